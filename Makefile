@@ -1,0 +1,40 @@
+# EDM: the two commands are `make test` and `make demo` (see README.md).
+# Everything installs itself on first use; later runs only rebuild what changed.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+export PATH := $(HOME)/.cargo/bin:$(abspath $(VENV))/bin:$(PATH)
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+SYSTEM_STAMP := .build/system.stamp
+DEPS_STAMP := $(VENV)/.deps.stamp
+EXT_STAMP := $(VENV)/.ext.stamp
+RUST_SOURCES := Cargo.toml pyproject.toml $(shell find crates -name '*.rs' -o -name 'Cargo.toml')
+
+.PHONY: setup test test-rust test-python demo lint clean
+
+setup: $(EXT_STAMP)
+
+$(SYSTEM_STAMP): scripts/install-system.sh
+	bash scripts/install-system.sh
+	@mkdir -p $(@D) && touch $@
+
+$(DEPS_STAMP): $(SYSTEM_STAMP) requirements.txt
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	touch $@
+
+# The Rust core as the Python extension edm._core (editable install of python/edm).
+$(EXT_STAMP): $(DEPS_STAMP) $(RUST_SOURCES)
+	maturin develop --release -q
+	touch $@
+
+test: setup
+	cargo test --workspace --exclude edm-py
+	$(PY) -m pytest -q
+
+demo: setup
+	$(VENV)/bin/edm demo
+
+clean:
+	rm -rf .build target $(VENV)

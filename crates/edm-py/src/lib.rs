@@ -1,0 +1,19 @@
+//! Python bindings: `edm._core`.
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Every protocol constant by name (the Rust `edm_proto::spec::SPEC` table).
+#[pyfunction]
+fn spec(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, value) in edm_proto::spec::SPEC {
+        d.set_item(*name, *value)?;
+    }
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(spec, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,205 @@
+// EDM wire protocol constants for the RTL: the SystemVerilog twin of
+// crates/edm-proto/src/spec.rs. tests/test_spec_crosscheck.py parses this file
+// and fails on any name or value that differs from the Rust definition.
+// Use as edm_pkg::NAME (no import inside modules; see docs/hardware.md).
+package edm_pkg;
+
+  // ---- 64b/66b block framing (IEEE 802.3 Clause 49) ----
+  // Sync header of a data block (/D/ and EDM's /MD/), as a 2-bit value, bit 0 first on the wire.
+  localparam logic [1:0] SYNC_DATA = 2'b10;
+  // Sync header of a control block.
+  localparam logic [1:0] SYNC_CTRL = 2'b01;
+  localparam int unsigned BLOCK_BITS = 66;
+  localparam int unsigned PAYLOAD_BITS = 64;
+
+  // ---- Standard Clause 49 block-type codes (figure 49-7) ----
+  // C0..C7: all control (idles /I/, errors /E/).
+  localparam logic [7:0] BT_C8 = 8'h1E;
+  // C0..C3, O4: ordered set in lane 4.
+  localparam logic [7:0] BT_C4_O4 = 8'h2D;
+  // C0..C3, S4: frame starts in lane 4.
+  localparam logic [7:0] BT_C4_S4 = 8'h33;
+  // O0, S4.
+  localparam logic [7:0] BT_O0_S4 = 8'h66;
+  // O0, O4.
+  localparam logic [7:0] BT_O0_O4 = 8'h55;
+  // S0, D1..D7: frame starts in lane 0.
+  localparam logic [7:0] BT_S0 = 8'h78;
+  // O0, C4..C7.
+  localparam logic [7:0] BT_O0_C4 = 8'h4B;
+  // T0: frame ends with 0 data bytes in this block.
+  localparam logic [7:0] BT_T0 = 8'h87;
+  localparam logic [7:0] BT_T1 = 8'h99;
+  localparam logic [7:0] BT_T2 = 8'hAA;
+  localparam logic [7:0] BT_T3 = 8'hB4;
+  localparam logic [7:0] BT_T4 = 8'hCC;
+  localparam logic [7:0] BT_T5 = 8'hD2;
+  localparam logic [7:0] BT_T6 = 8'hE1;
+  // T7: frame ends with 7 data bytes in this block.
+  localparam logic [7:0] BT_T7 = 8'hFF;
+  // 7-bit control character for idle (/I/).
+  localparam logic [7:0] CTRL_IDLE = 8'h00;
+  // 7-bit control character for error (/E/).
+  localparam logic [7:0] CTRL_ERROR = 8'h1E;
+  // XGMII control characters.
+  localparam logic [7:0] XGMII_IDLE = 8'h07;
+  localparam logic [7:0] XGMII_START = 8'hFB;
+  localparam logic [7:0] XGMII_TERM = 8'hFD;
+  localparam logic [7:0] XGMII_ERROR = 8'hFE;
+  localparam logic [7:0] XGMII_SEQ = 8'h9C;
+
+  // ---- EDM control blocks: block type BT_EDM, then a subtype byte ----
+  // The only 8-bit value at Hamming distance >= 4 from all 15 standard types
+  // (together they are the extended Hamming [8,4,4] code). EDM blocks are
+  // told apart by the subtype byte, also drawn from that code, so any two
+  // block codes differ in >= 4 bits.
+  localparam logic [7:0] BT_EDM = 8'h00;
+  // /MS/: first block of a memory message; carries message bytes 0..5.
+  localparam logic [7:0] SUB_MS = 8'h2D;
+  // /MT/: last block; carries up to 2 tail bytes and the message CRC-32C.
+  localparam logic [7:0] SUB_MT = 8'h4B;
+  // /MST/: single-block message. Reserved: no message kind fits (see docs/protocol.md).
+  localparam logic [7:0] SUB_MST = 8'h55;
+  // /N/: demand notification.
+  localparam logic [7:0] SUB_N = 8'h66;
+  // /G/: grant.
+  localparam logic [7:0] SUB_G = 8'h78;
+  // Message bytes in /MS/, /MD/, and the most tail bytes in /MT/.
+  localparam int unsigned MS_BYTES = 6;
+  localparam int unsigned MD_BYTES = 8;
+  localparam int unsigned MT_TAIL_MAX = 2;
+  // Byte offset of the tail bytes and of the CRC-32C inside the /MT/ payload.
+  localparam int unsigned MT_TAIL_OFFSET = 2;
+  localparam int unsigned MT_CRC_OFFSET = 4;
+  // CRC-32C (Castagnoli), reflected polynomial; init and final xor all ones.
+  localparam int unsigned CRC32C_POLY_REFLECTED = 2197175160;
+  // CRC-8 over payload bytes 0..6 of /N/ and /G/: polynomial x^8+x^2+x+1, init 0, not reflected.
+  localparam logic [7:0] CRC8_POLY = 8'h07;
+
+  // ---- Memory message header: 64 bits, little-endian, message bytes 0..7 ----
+  localparam int unsigned HDR_BYTES = 8;
+  localparam int unsigned HDR_KIND_LSB = 0;
+  localparam int unsigned HDR_KIND_W = 3;
+  localparam int unsigned HDR_SRC_LSB = 3;
+  localparam int unsigned HDR_SRC_W = 10;
+  localparam int unsigned HDR_DST_LSB = 13;
+  localparam int unsigned HDR_DST_W = 10;
+  localparam int unsigned HDR_ID_LSB = 23;
+  localparam int unsigned HDR_ID_W = 8;
+  // RREQ: bytes to read; WREQ/RRES: payload bytes in this unit; RMWREQ: operand bytes (8).
+  localparam int unsigned HDR_LEN_LSB = 31;
+  localparam int unsigned HDR_LEN_W = 16;
+  // Chunk index of this unit within its message.
+  localparam int unsigned HDR_SEQ_LSB = 47;
+  localparam int unsigned HDR_SEQ_W = 12;
+  // Set on the unit that completes its message.
+  localparam int unsigned HDR_LAST_LSB = 59;
+  // RMWREQ: opcode; RRES: status.
+  localparam int unsigned HDR_OP_LSB = 60;
+  localparam int unsigned HDR_OP_W = 4;
+  localparam int unsigned PORT_BITS = 10;
+  localparam int unsigned MAX_PORTS = 1024;
+
+  localparam logic [7:0] KIND_RREQ = 8'h01;
+  localparam logic [7:0] KIND_WREQ = 8'h02;
+  localparam logic [7:0] KIND_RMWREQ = 8'h03;
+  localparam logic [7:0] KIND_RRES = 8'h04;
+  // Bytes after the header before any payload: the 64-bit remote address
+  // (RREQ, WREQ), address + two 64-bit arguments (RMWREQ), none (RRES).
+  localparam int unsigned RREQ_EXT_BYTES = 8;
+  localparam int unsigned WREQ_EXT_BYTES = 8;
+  localparam int unsigned RMW_EXT_BYTES = 24;
+  localparam int unsigned RRES_EXT_BYTES = 0;
+  localparam int unsigned RMW_OPERAND_BYTES = 8;
+  // An RMW's response carries the old 64-bit value.
+  localparam int unsigned RMW_RESULT_BYTES = 8;
+  localparam logic [7:0] RMW_CAS = 8'h01;
+  localparam logic [7:0] RMW_FAA = 8'h02;
+  localparam logic [7:0] RMW_SWAP = 8'h03;
+  localparam logic [7:0] STATUS_OK = 8'h00;
+  // Completion status for a read that got no response in time (§3.3: NULL response).
+  localparam logic [7:0] STATUS_TIMEOUT = 8'h01;
+  localparam logic [7:0] STATUS_ERROR = 8'h02;
+  localparam int unsigned MAX_MESSAGE_BYTES = 65535;
+
+  // ---- /N/ and /G/ payload fields (bit offsets in the 64-bit payload) ----
+  localparam int unsigned NG_DST_LSB = 16;
+  localparam int unsigned NG_DST_W = 10;
+  localparam int unsigned NG_ID_LSB = 26;
+  localparam int unsigned NG_ID_W = 8;
+  // /N/: message bytes; /G/: chunk bytes granted.
+  localparam int unsigned NG_SIZE_LSB = 34;
+  localparam int unsigned NG_SIZE_W = 16;
+  localparam int unsigned NG_CRC_LSB = 56;
+
+  // ---- Ethernet framing (for overhead comparisons) ----
+  localparam int unsigned ETH_MIN_FRAME_BYTES = 64;
+  localparam int unsigned ETH_PREAMBLE_BYTES = 8;
+  localparam int unsigned ETH_IFG_BYTES = 12;
+  localparam int unsigned ETH_MTU_FRAME_BYTES = 1518;
+  localparam int unsigned ETH_MAX_FRAME_BYTES = 9216;
+
+  // ---- Timing: block times (ps) at each line rate ----
+  localparam int unsigned BLOCK_PS_10G = 6400;
+  localparam int unsigned BLOCK_PS_25G = 2560;
+  localparam int unsigned BLOCK_PS_100G = 640;
+  localparam int unsigned BLOCK_PS_400G = 160;
+  // The 25G PCS clock (390.625 MHz): one block per cycle.
+  localparam int unsigned CYCLE_PS = 2560;
+
+  // ---- Timing: Table 1 pipeline latencies (cycles of CYCLE_PS) ----
+  // One standard PCS traversal (Table 1's 5.12 ns entries).
+  localparam int unsigned PCS_PASS_CYCLES = 2;
+  // Host §3.2.1: generate an /N/ or RREQ block.
+  localparam int unsigned HOST_GEN_REQ_CYCLES = 2;
+  // Host: read a grant from the grant queue (crosses RX->TX clock domains).
+  localparam int unsigned HOST_READ_GRANT_CYCLES = 4;
+  // Host: generate an /M*/ data block for RRES/WREQ.
+  localparam int unsigned HOST_GEN_DATA_CYCLES = 3;
+  // Host: process a received /G/ (also a received RREQ, the implicit grant).
+  localparam int unsigned HOST_PROC_GRANT_CYCLES = 2;
+  // Host: extra cycle to hand a received RREQ to the memory controller.
+  localparam int unsigned HOST_PROC_RREQ_EXTRA_CYCLES = 1;
+  // Host: process a received RRES/WREQ block.
+  localparam int unsigned HOST_PROC_DATA_CYCLES = 3;
+  // Switch §3.2.2: identify a block's type.
+  localparam int unsigned SW_CLASSIFY_CYCLES = 1;
+  // Switch: notification queue insert (and delete), pipelined.
+  localparam int unsigned SW_NQ_INSERT_CYCLES = 2;
+  // Switch: read the highest-priority queue element.
+  localparam int unsigned SW_NQ_PEEK_CYCLES = 1;
+  // Switch: one priority-PIM iteration.
+  localparam int unsigned SW_PIM_ITER_CYCLES = 3;
+  // Switch: generate a /G/ block.
+  localparam int unsigned SW_GEN_GRANT_CYCLES = 1;
+  // Switch: forward an /M*/ block along a circuit (RX->TX crossing).
+  localparam int unsigned SW_FORWARD_CYCLES = 4;
+
+  // ---- Timing: Table 1 physical delays (ps) ----
+  // PMA + PMD + transceiver, per traversal.
+  localparam int unsigned PMA_PMD_XCVR_PS = 19000;
+  // Propagation per hop.
+  localparam int unsigned PROP_PS = 10000;
+
+  // ---- Table 1 baseline stack latencies (ps) ----
+  localparam int unsigned TCP_STACK_PS = 666200;
+  localparam int unsigned ROCE_STACK_PS = 230200;
+  localparam int unsigned ETH_MAC_PS = 7680;
+  localparam int unsigned ETH_PCS_PS = 7680;
+  localparam int unsigned L2_FORWARD_PS = 400000;
+  // Per CXL switch hop, paper §2.2.
+  localparam int unsigned CXL_SWITCH_HOP_PS = 100000;
+
+  // ---- The paper's published fabric latencies (ps), for comparison only ----
+  localparam int unsigned PAPER_EDM_READ_STACK_PS = 107520;
+  localparam int unsigned PAPER_EDM_WRITE_STACK_PS = 104960;
+  localparam int unsigned PAPER_EDM_READ_TOTAL_PS = 299520;
+  localparam int unsigned PAPER_EDM_WRITE_TOTAL_PS = 296960;
+
+  // ---- Scheduler defaults (§4.3) ----
+  localparam int unsigned DEFAULT_CHUNK_BYTES = 256;
+  // X: most active notifications per source-destination pair.
+  localparam int unsigned DEFAULT_MAX_ACTIVE_NOTIFS = 3;
+
+  // A block travels as logic [65:0] {payload[63:0], sync[1:0]}; bit 0 goes first on the wire.
+endpackage

@@ -1,0 +1,56 @@
+"""The SystemVerilog package and the Rust/Python definition agree on every constant."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from edm import protocol
+
+SV_PACKAGE = Path(__file__).resolve().parents[1] / "rtl" / "common" / "edm_pkg.sv"
+_LOCALPARAM = re.compile(r"localparam\s+[^=;]*?\b(\w+)\s*=\s*([^;]+);")
+
+
+def parse_sv_literal(text: str) -> int:
+    text = text.strip().replace("_", "")
+    m = re.fullmatch(r"(\d+)?'([bdhoBDHO])([0-9a-fA-F]+)", text)
+    if m:
+        base = {"b": 2, "d": 10, "h": 16, "o": 8}[m.group(2).lower()]
+        return int(m.group(3), base)
+    if re.fullmatch(r"\d+", text):
+        return int(text)
+    raise ValueError(f"unsupported SystemVerilog literal {text!r}")
+
+
+def parse_sv_package(path: Path) -> dict[str, int]:
+    src = re.sub(r"//[^\n]*", "", path.read_text())
+    out: dict[str, int] = {}
+    for name, value in _LOCALPARAM.findall(src):
+        assert name not in out, f"{path}: {name} defined twice"
+        out[name] = parse_sv_literal(value)
+    return out
+
+
+def test_sv_literal_parser():
+    assert parse_sv_literal("8'h2D") == 0x2D
+    assert parse_sv_literal("2'b10") == 2
+    assert parse_sv_literal("666200") == 666200
+
+
+def test_every_constant_agrees():
+    sv = parse_sv_package(SV_PACKAGE)
+    py = protocol.SPEC
+    assert len(py) > 50
+    only_sv = sorted(set(sv) - set(py))
+    only_rust = sorted(set(py) - set(sv))
+    assert not only_sv, f"in {SV_PACKAGE.name} but not in spec.rs: {only_sv}"
+    assert not only_rust, f"in spec.rs but not in {SV_PACKAGE.name}: {only_rust}"
+    wrong = {n: (sv[n], py[n]) for n in py if sv[n] != py[n]}
+    assert not wrong, f"values differ (sv, rust): {wrong}"
+
+
+def test_crosscheck_detects_a_difference(tmp_path):
+    # The check must be able to fail: change one code and it must notice.
+    bad = tmp_path / "edm_pkg.sv"
+    bad.write_text(SV_PACKAGE.read_text().replace("SUB_G = 8'h78", "SUB_G = 8'h79"))
+    assert parse_sv_package(bad)["SUB_G"] != protocol.SUB_G
