@@ -229,11 +229,11 @@ pub fn xgmii_decode(blocks: &[Block]) -> Result<Vec<XgmiiWord>, PcsError> {
 pub fn encode_frame(frame: &[u8]) -> Vec<Block> {
     let mut lanes: Vec<(bool, u8)> = Vec::with_capacity(frame.len() + 2 * LANES);
     lanes.push((true, XGMII_START));
-    lanes.extend(std::iter::repeat((false, PREAMBLE_BYTE)).take(PREAMBLE_DATA_LANES));
+    lanes.extend(std::iter::repeat_n((false, PREAMBLE_BYTE), PREAMBLE_DATA_LANES));
     lanes.push((false, SFD_BYTE));
     lanes.extend(frame.iter().map(|&b| (false, b)));
     lanes.push((true, XGMII_TERM));
-    while lanes.len() % LANES != 0 {
+    while !lanes.len().is_multiple_of(LANES) {
         lanes.push((true, XGMII_IDLE));
     }
     lanes
