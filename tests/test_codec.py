@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edm import codec, protocol
+from edm import codec, demo, protocol
 from edm.codec import CodecError, Message
+from edm.demo import flip
 
 PORTS = st.integers(0, protocol.MAX_PORTS - 1)
-SYNC_BITS = 2
 
 
 @st.composite
@@ -34,14 +34,6 @@ def messages(draw, max_data: int = 300) -> Message:
         return Message(kind, length=protocol.RMW_OPERAND_BYTES, addr=addr, **args, **common)
     data = draw(st.binary(max_size=max_data))
     return Message(kind, length=len(data), addr=addr if kind == "WREQ" else 0, data=data, **common)
-
-
-def flip(block: codec.Block, bit: int) -> codec.Block:
-    """Payload bit 0..63, sync bit 64..65."""
-    sync, payload = block
-    if bit < protocol.PAYLOAD_BITS:
-        return sync, payload ^ (1 << bit)
-    return sync ^ (1 << (bit - protocol.PAYLOAD_BITS)), payload
 
 
 def receive(line: list[codec.Block]) -> tuple[list[tuple], dict[str, int]]:
@@ -180,3 +172,9 @@ def test_overhead_table() -> None:
     assert (rreq["edm_bits"], rreq["ethernet_bits"], rreq["ratio"]) == (198, 693.0, 3.5)
     assert (wreq["edm_blocks"], wreq["edm_bits"]) == (11, 726)
     assert wreq["ethernet_bits"] > wreq["edm_bits"]
+
+
+def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.run(seed=3) == 0
+    out = capsys.readouterr().out
+    assert "counters:" in out and "RREQ (8 B address)" in out

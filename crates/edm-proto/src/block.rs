@@ -40,12 +40,18 @@ pub enum BlockClass {
 impl Block {
     /// A data block carrying `payload`.
     pub const fn data(payload: u64) -> Self {
-        Block { sync: SYNC_DATA, payload }
+        Block {
+            sync: SYNC_DATA,
+            payload,
+        }
     }
 
     /// A control block; `payload` includes the block type in byte 0.
     pub const fn control(payload: u64) -> Self {
-        Block { sync: SYNC_CTRL, payload }
+        Block {
+            sync: SYNC_CTRL,
+            payload,
+        }
     }
 
     /// The all-idle control block (/I/ in all eight lanes).
@@ -105,7 +111,9 @@ impl Block {
             },
             BT_C8 if *self == Block::idle() => BlockClass::Idle,
             BT_S0 | BT_C4_S4 | BT_O0_S4 => BlockClass::FrameStart,
-            BT_T0 | BT_T1 | BT_T2 | BT_T3 | BT_T4 | BT_T5 | BT_T6 | BT_T7 => BlockClass::FrameTerminate,
+            BT_T0 | BT_T1 | BT_T2 | BT_T3 | BT_T4 | BT_T5 | BT_T6 | BT_T7 => {
+                BlockClass::FrameTerminate
+            }
             t if STANDARD_BLOCK_TYPES.contains(&t) => BlockClass::OtherStandard,
             _ => BlockClass::Unknown,
         }
@@ -141,10 +149,30 @@ mod tests {
         assert_eq!(Block::idle().class(), BlockClass::Idle);
         assert_eq!(Block::edm(SUB_MS, 0).class(), BlockClass::MessageStart);
         assert_eq!(Block::edm(SUB_MST, 0).class(), BlockClass::Unknown);
-        assert_eq!(Block::control(BT_T3 as u64).class(), BlockClass::FrameTerminate);
-        assert_eq!(Block::control(BT_O0_C4 as u64).class(), BlockClass::OtherStandard);
+        assert_eq!(
+            Block::control(BT_T3 as u64).class(),
+            BlockClass::FrameTerminate
+        );
+        assert_eq!(
+            Block::control(BT_O0_C4 as u64).class(),
+            BlockClass::OtherStandard
+        );
         assert_eq!(Block::control(0x01).class(), BlockClass::Unknown);
-        assert_eq!(Block { sync: 0, payload: 0 }.class(), BlockClass::BadSync);
-        assert_eq!(Block { sync: 3, payload: 0 }.class(), BlockClass::BadSync);
+        assert_eq!(
+            Block {
+                sync: 0,
+                payload: 0
+            }
+            .class(),
+            BlockClass::BadSync
+        );
+        assert_eq!(
+            Block {
+                sync: 3,
+                payload: 0
+            }
+            .class(),
+            BlockClass::BadSync
+        );
     }
 }

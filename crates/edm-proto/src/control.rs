@@ -47,7 +47,10 @@ pub enum ControlError {
     DstTooWide(u16),
     /// Payload bits between the size and the CRC are not zero.
     NonZeroReserved,
-    BadCrc { expected: u8, found: u8 },
+    BadCrc {
+        expected: u8,
+        found: u8,
+    },
 }
 
 impl fmt::Display for ControlError {
@@ -57,7 +60,10 @@ impl fmt::Display for ControlError {
             ControlError::DstTooWide(d) => write!(f, "dst = {d} does not fit in {NG_DST_W} bits"),
             ControlError::NonZeroReserved => write!(f, "reserved bits are not zero"),
             ControlError::BadCrc { expected, found } => {
-                write!(f, "CRC-8 mismatch: computed 0x{expected:02x}, received 0x{found:02x}")
+                write!(
+                    f,
+                    "CRC-8 mismatch: computed 0x{expected:02x}, received 0x{found:02x}"
+                )
             }
         }
     }
@@ -77,9 +83,13 @@ pub fn encode_control(c: &Control) -> Result<Block, ControlError> {
     if c.dst >> NG_DST_W != 0 {
         return Err(ControlError::DstTooWide(c.dst));
     }
-    let fields = (c.dst as u64) << NG_DST_LSB | (c.msg_id as u64) << NG_ID_LSB | (c.size as u64) << NG_SIZE_LSB;
+    let fields = (c.dst as u64) << NG_DST_LSB
+        | (c.msg_id as u64) << NG_ID_LSB
+        | (c.size as u64) << NG_SIZE_LSB;
     let without_crc = Block::edm(c.kind.subtype(), fields).payload;
-    Ok(Block::control(without_crc | (crc_of(without_crc) as u64) << NG_CRC_LSB))
+    Ok(Block::control(
+        without_crc | (crc_of(without_crc) as u64) << NG_CRC_LSB,
+    ))
 }
 
 /// Decodes an /N/ or /G/ block, checking the reserved bits and the CRC-8.
@@ -116,15 +126,31 @@ mod tests {
     #[test]
     fn round_trip_and_every_single_bit_error_is_caught() {
         for kind in [ControlKind::Notification, ControlKind::Grant] {
-            let c = Control { kind, dst: 1023, msg_id: 0xA5, size: 0xBEEF };
+            let c = Control {
+                kind,
+                dst: 1023,
+                msg_id: 0xA5,
+                size: 0xBEEF,
+            };
             let b = encode_control(&c).unwrap();
             assert_eq!(decode_control(b), Ok(c));
             for bit in 0..64 {
-                let bad = Block { payload: b.payload ^ (1 << bit), ..b };
+                let bad = Block {
+                    payload: b.payload ^ (1 << bit),
+                    ..b
+                };
                 assert!(decode_control(bad).is_err(), "bit {bit}");
             }
         }
-        let too_wide = Control { kind: ControlKind::Grant, dst: 1024, msg_id: 0, size: 0 };
-        assert_eq!(encode_control(&too_wide), Err(ControlError::DstTooWide(1024)));
+        let too_wide = Control {
+            kind: ControlKind::Grant,
+            dst: 1024,
+            msg_id: 0,
+            size: 0,
+        };
+        assert_eq!(
+            encode_control(&too_wide),
+            Err(ControlError::DstTooWide(1024))
+        );
     }
 }

@@ -86,9 +86,17 @@ pub struct Message {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EncodeError {
     /// A header field does not fit its width.
-    FieldTooWide { field: &'static str, value: u64, width: u32 },
+    FieldTooWide {
+        field: &'static str,
+        value: u64,
+        width: u32,
+    },
     /// `len` disagrees with the kind (RMWREQ) or with `data.len()`.
-    BadLength { kind: Kind, len: u16, data_len: usize },
+    BadLength {
+        kind: Kind,
+        len: u16,
+        data_len: usize,
+    },
     /// A field this kind does not carry is not zero.
     UnusedFieldSet { kind: Kind, field: &'static str },
 }
@@ -115,11 +123,23 @@ pub enum DecodeError {
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EncodeError::FieldTooWide { field, value, width } => {
+            EncodeError::FieldTooWide {
+                field,
+                value,
+                width,
+            } => {
                 write!(f, "{field} = {value} does not fit in {width} bits")
             }
-            EncodeError::BadLength { kind, len, data_len } => {
-                write!(f, "{} with len {len} and {data_len} data bytes", kind.name())
+            EncodeError::BadLength {
+                kind,
+                len,
+                data_len,
+            } => {
+                write!(
+                    f,
+                    "{} with len {len} and {data_len} data bytes",
+                    kind.name()
+                )
             }
             EncodeError::UnusedFieldSet { kind, field } => {
                 write!(f, "{} does not carry {field}; it must be zero", kind.name())
@@ -137,10 +157,15 @@ impl fmt::Display for DecodeError {
             DecodeError::WrongBlockCount { expected, found } => {
                 write!(f, "expected {expected} blocks, found {found}")
             }
-            DecodeError::UnexpectedBlock { index } => write!(f, "unexpected block at index {index}"),
+            DecodeError::UnexpectedBlock { index } => {
+                write!(f, "unexpected block at index {index}")
+            }
             DecodeError::NonZeroPadding { index } => write!(f, "non-zero padding in block {index}"),
             DecodeError::BadCrc { expected, found } => {
-                write!(f, "CRC-32C mismatch: computed 0x{expected:08x}, received 0x{found:08x}")
+                write!(
+                    f,
+                    "CRC-32C mismatch: computed 0x{expected:08x}, received 0x{found:08x}"
+                )
             }
         }
     }
@@ -151,7 +176,11 @@ impl std::error::Error for DecodeError {}
 
 /// Bytes of M for a message of this kind and header len.
 pub const fn message_bytes(kind: Kind, len: u16) -> usize {
-    let payload = if kind.carries_payload() { len as usize } else { 0 };
+    let payload = if kind.carries_payload() {
+        len as usize
+    } else {
+        0
+    };
     HDR_BYTES as usize + kind.ext_bytes() + payload
 }
 
@@ -173,7 +202,11 @@ pub const fn message_blocks(kind: Kind, len: u16) -> usize {
 /// Places `value` in a header field, checking it fits.
 fn field(value: u64, lsb: u32, width: u32, name: &'static str) -> Result<u64, EncodeError> {
     if value >> width != 0 {
-        return Err(EncodeError::FieldTooWide { field: name, value, width });
+        return Err(EncodeError::FieldTooWide {
+            field: name,
+            value,
+            width,
+        });
     }
     Ok(value << lsb)
 }
@@ -186,37 +219,115 @@ const fn get(header: u64, lsb: u32, width: u32) -> u64 {
 impl Message {
     /// A read request for `len` bytes at `addr`.
     pub fn rreq(src: u16, dst: u16, msg_id: u8, addr: u64, len: u16) -> Message {
-        Message { kind: Kind::Rreq, src, dst, msg_id, len, addr, seq: 0, last: true, op: 0, arg0: 0, arg1: 0, data: vec![] }
+        Message {
+            kind: Kind::Rreq,
+            src,
+            dst,
+            msg_id,
+            len,
+            addr,
+            seq: 0,
+            last: true,
+            op: 0,
+            arg0: 0,
+            arg1: 0,
+            data: vec![],
+        }
     }
 
     /// Chunk `seq` of a write of `data` at `addr`.
-    pub fn wreq(src: u16, dst: u16, msg_id: u8, addr: u64, seq: u16, last: bool, data: Vec<u8>) -> Message {
+    pub fn wreq(
+        src: u16,
+        dst: u16,
+        msg_id: u8,
+        addr: u64,
+        seq: u16,
+        last: bool,
+        data: Vec<u8>,
+    ) -> Message {
         let len = data.len() as u16;
-        Message { kind: Kind::Wreq, src, dst, msg_id, len, addr, seq, last, op: 0, arg0: 0, arg1: 0, data }
+        Message {
+            kind: Kind::Wreq,
+            src,
+            dst,
+            msg_id,
+            len,
+            addr,
+            seq,
+            last,
+            op: 0,
+            arg0: 0,
+            arg1: 0,
+            data,
+        }
     }
 
     /// An atomic read-modify-write (RMW_* `op`) of the 64-bit word at `addr`.
-    pub fn rmwreq(src: u16, dst: u16, msg_id: u8, addr: u64, op: u8, arg0: u64, arg1: u64) -> Message {
+    pub fn rmwreq(
+        src: u16,
+        dst: u16,
+        msg_id: u8,
+        addr: u64,
+        op: u8,
+        arg0: u64,
+        arg1: u64,
+    ) -> Message {
         let len = RMW_OPERAND_BYTES as u16;
-        Message { kind: Kind::Rmwreq, src, dst, msg_id, len, addr, seq: 0, last: true, op, arg0, arg1, data: vec![] }
+        Message {
+            kind: Kind::Rmwreq,
+            src,
+            dst,
+            msg_id,
+            len,
+            addr,
+            seq: 0,
+            last: true,
+            op,
+            arg0,
+            arg1,
+            data: vec![],
+        }
     }
 
     /// Chunk `seq` of the response to request `msg_id`, with STATUS_* `status`.
-    pub fn rres(src: u16, dst: u16, msg_id: u8, seq: u16, last: bool, status: u8, data: Vec<u8>) -> Message {
+    pub fn rres(
+        src: u16,
+        dst: u16,
+        msg_id: u8,
+        seq: u16,
+        last: bool,
+        status: u8,
+        data: Vec<u8>,
+    ) -> Message {
         let len = data.len() as u16;
-        Message { kind: Kind::Rres, src, dst, msg_id, len, addr: 0, seq, last, op: status, arg0: 0, arg1: 0, data }
+        Message {
+            kind: Kind::Rres,
+            src,
+            dst,
+            msg_id,
+            len,
+            addr: 0,
+            seq,
+            last,
+            op: status,
+            arg0: 0,
+            arg1: 0,
+            data,
+        }
     }
 
     /// The 64-bit header, or why the fields do not fit it.
     pub fn header(&self) -> Result<u64, EncodeError> {
-        Ok(field(self.kind.code() as u64, HDR_KIND_LSB, HDR_KIND_W, "kind")?
-            | field(self.src as u64, HDR_SRC_LSB, HDR_SRC_W, "src")?
-            | field(self.dst as u64, HDR_DST_LSB, HDR_DST_W, "dst")?
-            | field(self.msg_id as u64, HDR_ID_LSB, HDR_ID_W, "msg_id")?
-            | field(self.len as u64, HDR_LEN_LSB, HDR_LEN_W, "len")?
-            | field(self.seq as u64, HDR_SEQ_LSB, HDR_SEQ_W, "seq")?
-            | field(self.last as u64, HDR_LAST_LSB, 1, "last")?
-            | field(self.op as u64, HDR_OP_LSB, HDR_OP_W, "op")?)
+        Ok(
+            field(self.kind.code() as u64, HDR_KIND_LSB, HDR_KIND_W, "kind")?
+                | field(self.src as u64, HDR_SRC_LSB, HDR_SRC_W, "src")?
+                | field(self.dst as u64, HDR_DST_LSB, HDR_DST_W, "dst")?
+                | field(self.msg_id as u64, HDR_ID_LSB, HDR_ID_W, "msg_id")?
+                | field(self.len as u64, HDR_LEN_LSB, HDR_LEN_W, "len")?
+                | field(self.seq as u64, HDR_SEQ_LSB, HDR_SEQ_W, "seq")?
+                | field(self.last as u64, HDR_LAST_LSB, 1, "last")?
+                | field(self.op as u64, HDR_OP_LSB, HDR_OP_W, "op")?,
+        )
     }
 
     /// Checks that the message can be encoded (the header fits, len matches
@@ -224,10 +335,18 @@ impl Message {
     pub fn validate(&self) -> Result<(), EncodeError> {
         self.header()?;
         let kind = self.kind;
-        let expected_data = if kind.carries_payload() { self.len as usize } else { 0 };
+        let expected_data = if kind.carries_payload() {
+            self.len as usize
+        } else {
+            0
+        };
         let len_ok = kind != Kind::Rmwreq || self.len as u32 == RMW_OPERAND_BYTES;
         if !len_ok || self.data.len() != expected_data {
-            return Err(EncodeError::BadLength { kind, len: self.len, data_len: self.data.len() });
+            return Err(EncodeError::BadLength {
+                kind,
+                len: self.len,
+                data_len: self.data.len(),
+            });
         }
         let unused = [
             ("addr", kind == Kind::Rres && self.addr != 0),
@@ -313,7 +432,10 @@ pub fn encode(message: &Message) -> Vec<Block> {
 /// Decodes exactly one message's blocks (/MS/, /MD/s, /MT/, no fillers),
 /// checking layout, padding and CRC.
 pub fn decode(blocks: &[Block]) -> Result<Message, DecodeError> {
-    let first = blocks.first().filter(|b| b.is_edm(SUB_MS)).ok_or(DecodeError::NotMessageStart)?;
+    let first = blocks
+        .first()
+        .filter(|b| b.is_edm(SUB_MS))
+        .ok_or(DecodeError::NotMessageStart)?;
     // Kind and len lie within /MS/ (spec test), so the layout is known from it alone.
     let partial_header = first.payload >> 16;
     let code = get(partial_header, HDR_KIND_LSB, HDR_KIND_W) as u8;
@@ -325,7 +447,10 @@ pub fn decode(blocks: &[Block]) -> Result<Message, DecodeError> {
     let m_len = message_bytes(kind, len);
     let (n_md, tail) = layout(m_len);
     if blocks.len() != n_md + 2 {
-        return Err(DecodeError::WrongBlockCount { expected: n_md + 2, found: blocks.len() });
+        return Err(DecodeError::WrongBlockCount {
+            expected: n_md + 2,
+            found: blocks.len(),
+        });
     }
     let mut m = Vec::with_capacity(m_len + MD_BYTES as usize);
     m.extend_from_slice(&first.bytes()[2..]);
@@ -348,7 +473,10 @@ pub fn decode(blocks: &[Block]) -> Result<Message, DecodeError> {
     let tail_at = MT_TAIL_OFFSET as usize;
     let mt_bytes = mt.bytes();
     m.extend_from_slice(&mt_bytes[tail_at..tail_at + tail]);
-    if mt_bytes[tail_at + tail..MT_CRC_OFFSET as usize].iter().any(|&b| b != 0) {
+    if mt_bytes[tail_at + tail..MT_CRC_OFFSET as usize]
+        .iter()
+        .any(|&b| b != 0)
+    {
         return Err(DecodeError::NonZeroPadding { index: mt_index });
     }
     let found = (mt.payload >> (8 * MT_CRC_OFFSET)) as u32;
@@ -387,10 +515,23 @@ mod tests {
     #[test]
     fn validation_names_the_problem() {
         let mut m = Message::rreq(1024, 0, 0, 0, 8);
-        assert_eq!(m.validate(), Err(EncodeError::FieldTooWide { field: "src", value: 1024, width: 10 }));
+        assert_eq!(
+            m.validate(),
+            Err(EncodeError::FieldTooWide {
+                field: "src",
+                value: 1024,
+                width: 10
+            })
+        );
         m.src = 0;
         m.arg0 = 1;
-        assert_eq!(m.validate(), Err(EncodeError::UnusedFieldSet { kind: Kind::Rreq, field: "arg0" }));
+        assert_eq!(
+            m.validate(),
+            Err(EncodeError::UnusedFieldSet {
+                kind: Kind::Rreq,
+                field: "arg0"
+            })
+        );
         let mut w = Message::wreq(0, 0, 0, 0, 0, true, vec![1, 2, 3]);
         w.len = 4;
         assert!(matches!(w.validate(), Err(EncodeError::BadLength { .. })));

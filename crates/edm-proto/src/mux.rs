@@ -85,10 +85,14 @@ impl TxMux {
 
     /// The block for the current slot (an idle block if nothing may go).
     pub fn next_block(&mut self) -> Block {
-        let frame_ready = !self.frames.is_empty() && (self.frame_sent > 0 || self.slot >= self.frame_start_slot);
+        let frame_ready =
+            !self.frames.is_empty() && (self.frame_sent > 0 || self.slot >= self.frame_start_slot);
         let unit_in_progress = self.unit_sent > 0;
         let take_unit = !self.units.is_empty()
-            && (unit_in_progress || !frame_ready || self.policy == Policy::Strict || !self.unit_just_ended);
+            && (unit_in_progress
+                || !frame_ready
+                || self.policy == Policy::Strict
+                || !self.unit_just_ended);
         self.unit_just_ended = false;
         let block = if take_unit {
             let unit = &self.units[0];
@@ -120,7 +124,11 @@ impl TxMux {
 
 /// The line stream for frames and memory units that arrive at the given block
 /// slots (`(arrival, blocks)`, each list served in order), until all are sent.
-pub fn tx_mux(frames: &[(u64, Vec<Block>)], units: &[(u64, Vec<Block>)], policy: Policy) -> Vec<Block> {
+pub fn tx_mux(
+    frames: &[(u64, Vec<Block>)],
+    units: &[(u64, Vec<Block>)],
+    policy: Policy,
+) -> Vec<Block> {
     let mut mux = TxMux::new(policy);
     let (mut next_frame, mut next_unit) = (0, 0);
     let mut line = Vec::new();
@@ -171,7 +179,10 @@ pub enum Event {
     /// An /N/ or a /G/.
     Control(Control),
     /// A frame rebuilt as consecutive blocks (/S/ .. /T/) and its bytes.
-    Frame { blocks: Vec<Block>, bytes: Vec<u8> },
+    Frame {
+        blocks: Vec<Block>,
+        bytes: Vec<u8>,
+    },
     Error(RxError),
 }
 
@@ -227,7 +238,11 @@ pub struct RxDemux {
 
 impl Default for RxDemux {
     fn default() -> Self {
-        RxDemux { message: None, frame: FrameState::None, counters: Counters::default() }
+        RxDemux {
+            message: None,
+            frame: FrameState::None,
+            counters: Counters::default(),
+        }
     }
 }
 
@@ -299,20 +314,22 @@ impl RxDemux {
                 }
                 self.frame = FrameState::Open(vec![block]);
             }
-            BlockClass::FrameTerminate => match std::mem::replace(&mut self.frame, FrameState::None) {
-                FrameState::Open(mut blocks) => {
-                    blocks.push(block);
-                    match decode_frame(&blocks) {
-                        Ok(bytes) => {
-                            self.counters.frames_ok += 1;
-                            events.push(Event::Frame { blocks, bytes });
+            BlockClass::FrameTerminate => {
+                match std::mem::replace(&mut self.frame, FrameState::None) {
+                    FrameState::Open(mut blocks) => {
+                        blocks.push(block);
+                        match decode_frame(&blocks) {
+                            Ok(bytes) => {
+                                self.counters.frames_ok += 1;
+                                events.push(Event::Frame { blocks, bytes });
+                            }
+                            Err(_) => self.error(RxError::BadFrame, &mut events),
                         }
-                        Err(_) => self.error(RxError::BadFrame, &mut events),
                     }
+                    FrameState::Discarding => {}
+                    FrameState::None => self.error(RxError::BadFrame, &mut events),
                 }
-                FrameState::Discarding => {}
-                FrameState::None => self.error(RxError::BadFrame, &mut events),
-            },
+            }
         }
         events
     }

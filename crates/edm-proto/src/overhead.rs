@@ -34,7 +34,8 @@ fn row(operation: &'static str, edm_blocks: usize, frame_payload_bytes: u32) -> 
     let wire = frame + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES;
     let ethernet_bits = (wire * 8) as f64 * BLOCK_BITS as f64 / PAYLOAD_BITS as f64;
     let frame_blocks = encode_frame(&vec![0; frame as usize]);
-    let ethernet_blocks = frame_blocks.len() + gap_blocks_after(*frame_blocks.last().expect("non-empty"));
+    let ethernet_blocks =
+        frame_blocks.len() + gap_blocks_after(*frame_blocks.last().expect("non-empty"));
     let edm_bits = edm_blocks as u64 * BLOCK_BITS as u64;
     OverheadRow {
         operation,
@@ -53,8 +54,16 @@ fn row(operation: &'static str, edm_blocks: usize, frame_payload_bytes: u32) -> 
 /// header and FCS around it).
 pub fn overhead_table() -> Vec<OverheadRow> {
     vec![
-        row("RREQ (8 B address)", message_blocks(Kind::Rreq, EXAMPLE_WRITE_BYTES), RREQ_EXT_BYTES),
-        row("WREQ (64 B data)", message_blocks(Kind::Wreq, EXAMPLE_WRITE_BYTES), EXAMPLE_WRITE_BYTES as u32),
+        row(
+            "RREQ (8 B address)",
+            message_blocks(Kind::Rreq, EXAMPLE_WRITE_BYTES),
+            RREQ_EXT_BYTES,
+        ),
+        row(
+            "WREQ (64 B data)",
+            message_blocks(Kind::Wreq, EXAMPLE_WRITE_BYTES),
+            EXAMPLE_WRITE_BYTES as u32,
+        ),
     ]
 }
 

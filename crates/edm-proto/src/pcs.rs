@@ -47,7 +47,10 @@ impl fmt::Display for PcsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PcsError::Unencodable { data, ctrl } => {
-                write!(f, "XGMII word data=0x{data:016x} ctrl=0x{ctrl:02x} has no 64b/66b encoding")
+                write!(
+                    f,
+                    "XGMII word data=0x{data:016x} ctrl=0x{ctrl:02x} has no 64b/66b encoding"
+                )
             }
             PcsError::InvalidBlock { index, block } => write!(
                 f,
@@ -56,7 +59,9 @@ impl fmt::Display for PcsError {
             ),
             PcsError::FrameNoStart => write!(f, "frame does not begin with /S/"),
             PcsError::FrameBadPreamble => write!(f, "frame preamble/SFD is wrong"),
-            PcsError::FrameControlInData { lane } => write!(f, "control character inside frame at lane {lane}"),
+            PcsError::FrameControlInData { lane } => {
+                write!(f, "control character inside frame at lane {lane}")
+            }
             PcsError::FrameNoTerminate => write!(f, "frame has no /T/"),
             PcsError::FrameTrailing => write!(f, "blocks or non-idle characters after /T/"),
         }
@@ -98,16 +103,21 @@ pub fn encode_word((data, ctrl): XgmiiWord) -> Result<Block, PcsError> {
     let lane = |i: usize| (data >> (8 * i)) as u8;
     // Packs the 7-bit codes of control lanes `lanes`, the first at bit `lsb`.
     let codes = |lanes: std::ops::Range<usize>, lsb: usize| -> Option<u64> {
-        lanes.enumerate().try_fold(0, |acc, (n, i)| Some(acc | control_code(lane(i))? << (lsb + 7 * n)))
+        lanes.enumerate().try_fold(0, |acc, (n, i)| {
+            Some(acc | control_code(lane(i))? << (lsb + 7 * n))
+        })
     };
-    let data_lanes = |lanes: std::ops::Range<usize>| lanes.fold(0, |acc, i| acc | (lane(i) as u64) << (8 * i));
+    let data_lanes =
+        |lanes: std::ops::Range<usize>| lanes.fold(0, |acc, i| acc | (lane(i) as u64) << (8 * i));
     let high_data = data_lanes(5..8);
     let low_data = data_lanes(1..4);
     let payload = match ctrl {
         0x00 => return Ok(Block::data(data)),
         0x01 if lane(0) == XGMII_START => Some(BT_S0 as u64 | data_lanes(1..8)),
         0x1F if lane(4) == XGMII_START => codes(0..4, 8).map(|c| BT_C4_S4 as u64 | c | high_data),
-        0x1F => (|| Some(BT_C4_O4 as u64 | codes(0..4, 8)? | ordered_set_code(lane(4))? << 36 | high_data))(),
+        0x1F => (|| {
+            Some(BT_C4_O4 as u64 | codes(0..4, 8)? | ordered_set_code(lane(4))? << 36 | high_data)
+        })(),
         0x11 => (|| {
             let o0 = ordered_set_code(lane(0))? << 32;
             let (block_type, o4) = match lane(4) {
@@ -116,17 +126,31 @@ pub fn encode_word((data, ctrl): XgmiiWord) -> Result<Block, PcsError> {
             };
             Some(block_type as u64 | low_data | o0 | o4 | high_data)
         })(),
-        0xF1 => (|| Some(BT_O0_C4 as u64 | low_data | ordered_set_code(lane(0))? << 32 | codes(4..8, 36)?))(),
+        0xF1 => (|| {
+            Some(BT_O0_C4 as u64 | low_data | ordered_set_code(lane(0))? << 32 | codes(4..8, 36)?)
+        })(),
         _ => (0..LANES)
             .find(|&k| ctrl == 0xFFu8 << k && lane(k) == XGMII_TERM)
             .and_then(|k| {
                 // /T/ in lane k: k data bytes (lane i in payload byte i+1), 7-k zero bits, then codes.
-                let before = if k == 0 { 0 } else { (data & (u64::MAX >> (64 - 8 * k))) << 8 };
+                let before = if k == 0 {
+                    0
+                } else {
+                    (data & (u64::MAX >> (64 - 8 * k))) << 8
+                };
                 Some(TERMINATE_TYPES[k] as u64 | before | codes(k + 1..LANES, 8 + 8 * k + (7 - k))?)
             })
-            .or_else(|| if ctrl == 0xFF { codes(0..LANES, 8).map(|c| BT_C8 as u64 | c) } else { None }),
+            .or_else(|| {
+                if ctrl == 0xFF {
+                    codes(0..LANES, 8).map(|c| BT_C8 as u64 | c)
+                } else {
+                    None
+                }
+            }),
     };
-    payload.map(Block::control).ok_or(PcsError::Unencodable { data, ctrl })
+    payload
+        .map(Block::control)
+        .ok_or(PcsError::Unencodable { data, ctrl })
 }
 
 /// Decodes one block to its XGMII word; `None` if it is not a valid standard block.
@@ -153,13 +177,14 @@ fn decode_one(block: Block) -> Option<XgmiiWord> {
     };
     let ordered_set = |code: u64| (code == O_CODE_SEQUENCE).then_some(XGMII_SEQ);
     // Control lanes `lanes` from 7-bit codes starting at bit `lsb`.
-    let control_lanes = |data: &mut u64, ctrl: &mut u8, lanes: std::ops::Range<usize>, lsb: usize| -> Option<()> {
-        for (n, i) in lanes.enumerate() {
-            *data |= (xgmii_control(bits(p, lsb + 7 * n, 7))? as u64) << (8 * i);
-            *ctrl |= 1 << i;
-        }
-        Some(())
-    };
+    let control_lanes =
+        |data: &mut u64, ctrl: &mut u8, lanes: std::ops::Range<usize>, lsb: usize| -> Option<()> {
+            for (n, i) in lanes.enumerate() {
+                *data |= (xgmii_control(bits(p, lsb + 7 * n, 7))? as u64) << (8 * i);
+                *ctrl |= 1 << i;
+            }
+            Some(())
+        };
     match block.block_type() {
         BT_C8 => control_lanes(&mut data, &mut ctrl, 0..8, 8)?,
         BT_S0 => {
@@ -229,7 +254,10 @@ pub fn xgmii_decode(blocks: &[Block]) -> Result<Vec<XgmiiWord>, PcsError> {
 pub fn encode_frame(frame: &[u8]) -> Vec<Block> {
     let mut lanes: Vec<(bool, u8)> = Vec::with_capacity(frame.len() + 2 * LANES);
     lanes.push((true, XGMII_START));
-    lanes.extend(std::iter::repeat_n((false, PREAMBLE_BYTE), PREAMBLE_DATA_LANES));
+    lanes.extend(std::iter::repeat_n(
+        (false, PREAMBLE_BYTE),
+        PREAMBLE_DATA_LANES,
+    ));
     lanes.push((false, SFD_BYTE));
     lanes.extend(frame.iter().map(|&b| (false, b)));
     lanes.push((true, XGMII_TERM));
@@ -239,9 +267,12 @@ pub fn encode_frame(frame: &[u8]) -> Vec<Block> {
     lanes
         .chunks(LANES)
         .map(|word| {
-            let (data, ctrl) = word.iter().enumerate().fold((0u64, 0u8), |(d, c), (i, &(is_ctrl, b))| {
-                (d | (b as u64) << (8 * i), c | (is_ctrl as u8) << i)
-            });
+            let (data, ctrl) = word
+                .iter()
+                .enumerate()
+                .fold((0u64, 0u8), |(d, c), (i, &(is_ctrl, b))| {
+                    (d | (b as u64) << (8 * i), c | (is_ctrl as u8) << i)
+                });
             encode_word((data, ctrl)).expect("a frame's words are always encodable")
         })
         .collect()
@@ -251,21 +282,32 @@ pub fn encode_frame(frame: &[u8]) -> Vec<Block> {
 pub fn decode_frame(blocks: &[Block]) -> Result<Vec<u8>, PcsError> {
     let lanes: Vec<(bool, u8)> = xgmii_decode(blocks)?
         .into_iter()
-        .flat_map(|(data, ctrl)| (0..LANES).map(move |i| (ctrl >> i & 1 == 1, (data >> (8 * i)) as u8)))
+        .flat_map(|(data, ctrl)| {
+            (0..LANES).map(move |i| (ctrl >> i & 1 == 1, (data >> (8 * i)) as u8))
+        })
         .collect();
-    let start = lanes.iter().position(|&l| l != (true, XGMII_IDLE)).ok_or(PcsError::FrameNoStart)?;
+    let start = lanes
+        .iter()
+        .position(|&l| l != (true, XGMII_IDLE))
+        .ok_or(PcsError::FrameNoStart)?;
     if start >= LANES || lanes[start] != (true, XGMII_START) {
         return Err(PcsError::FrameNoStart);
     }
     let body = &lanes[start + 1..];
     let preamble_ok = body.len() > PREAMBLE_DATA_LANES
-        && body[..PREAMBLE_DATA_LANES].iter().all(|&l| l == (false, PREAMBLE_BYTE))
+        && body[..PREAMBLE_DATA_LANES]
+            .iter()
+            .all(|&l| l == (false, PREAMBLE_BYTE))
         && body[PREAMBLE_DATA_LANES] == (false, SFD_BYTE);
     if !preamble_ok {
         return Err(PcsError::FrameBadPreamble);
     }
     let data_at = start + 1 + PREAMBLE_DATA_LANES + 1;
-    let end = lanes[data_at..].iter().position(|&(c, _)| c).map(|n| data_at + n).ok_or(PcsError::FrameNoTerminate)?;
+    let end = lanes[data_at..]
+        .iter()
+        .position(|&(c, _)| c)
+        .map(|n| data_at + n)
+        .ok_or(PcsError::FrameNoTerminate)?;
     if lanes[end] != (true, XGMII_TERM) {
         return Err(PcsError::FrameControlInData { lane: end });
     }
@@ -278,11 +320,16 @@ pub fn decode_frame(blocks: &[Block]) -> Result<Vec<u8>, PcsError> {
 /// Whole idle blocks needed after a frame's /T/ block so that the gap to the
 /// next /S/ (which starts in lane 0) is at least ETH_IFG_BYTES; 0 for other blocks.
 pub fn gap_blocks_after(terminate: Block) -> usize {
-    let Some(k) = TERMINATE_TYPES.iter().position(|&t| terminate.is_control() && t == terminate.block_type()) else {
+    let Some(k) = TERMINATE_TYPES
+        .iter()
+        .position(|&t| terminate.is_control() && t == terminate.block_type())
+    else {
         return 0;
     };
     let idles_in_block = LANES - 1 - k;
-    (ETH_IFG_BYTES as usize).saturating_sub(idles_in_block).div_ceil(LANES)
+    (ETH_IFG_BYTES as usize)
+        .saturating_sub(idles_in_block)
+        .div_ceil(LANES)
 }
 
 /// Degree and inner tap of the scrambler polynomial x^58 + x^39 + 1.
@@ -310,20 +357,26 @@ pub struct Descrambler {
 
 impl Default for Scrambler {
     fn default() -> Self {
-        Scrambler { state: SCRAMBLER_MASK }
+        Scrambler {
+            state: SCRAMBLER_MASK,
+        }
     }
 }
 
 impl Default for Descrambler {
     fn default() -> Self {
-        Descrambler { state: SCRAMBLER_MASK }
+        Descrambler {
+            state: SCRAMBLER_MASK,
+        }
     }
 }
 
 impl Scrambler {
     /// A scrambler with the given 58-bit state (higher bits ignored).
     pub fn new(state: u64) -> Self {
-        Scrambler { state: state & SCRAMBLER_MASK }
+        Scrambler {
+            state: state & SCRAMBLER_MASK,
+        }
     }
 
     pub fn scramble(&mut self, payload: u64) -> u64 {
@@ -340,7 +393,9 @@ impl Scrambler {
 impl Descrambler {
     /// A descrambler with the given 58-bit state (higher bits ignored).
     pub fn new(state: u64) -> Self {
-        Descrambler { state: state & SCRAMBLER_MASK }
+        Descrambler {
+            state: state & SCRAMBLER_MASK,
+        }
     }
 
     pub fn descramble(&mut self, payload: u64) -> u64 {
@@ -359,7 +414,12 @@ mod tests {
     use super::*;
 
     fn word(lanes: [(bool, u8); 8]) -> XgmiiWord {
-        lanes.iter().enumerate().fold((0, 0), |(d, c), (i, &(is_c, b))| (d | (b as u64) << (8 * i), c | (is_c as u8) << i))
+        lanes
+            .iter()
+            .enumerate()
+            .fold((0, 0), |(d, c), (i, &(is_c, b))| {
+                (d | (b as u64) << (8 * i), c | (is_c as u8) << i)
+            })
     }
     const I: (bool, u8) = (true, XGMII_IDLE);
     const E: (bool, u8) = (true, XGMII_ERROR);
@@ -375,7 +435,10 @@ mod tests {
         assert_eq!(encode_word(word([I; 8])), Ok(Block::idle()));
         // Error C8: every 7-bit code 0x1E.
         let e = encode_word(word([E; 8])).unwrap();
-        assert_eq!(e.payload, (0..8).fold(BT_C8 as u64, |p, i| p | (CTRL_ERROR as u64) << (8 + 7 * i)));
+        assert_eq!(
+            e.payload,
+            (0..8).fold(BT_C8 as u64, |p, i| p | (CTRL_ERROR as u64) << (8 + 7 * i))
+        );
         let s0 = encode_word(word([S, d(1), d(2), d(3), d(4), d(5), d(6), d(7)])).unwrap();
         assert_eq!(s0, Block::control(0x0706_0504_0302_0100 | BT_S0 as u64));
         // T3: three data bytes, 4 zero bits, then C4..C7 (idle = 0).
@@ -407,20 +470,35 @@ mod tests {
             words.push(word(lanes));
         }
         let blocks = xgmii_encode(&words).unwrap();
-        let mut types: Vec<u8> = blocks.iter().filter(|b| b.is_control()).map(|b| b.block_type()).collect();
+        let mut types: Vec<u8> = blocks
+            .iter()
+            .filter(|b| b.is_control())
+            .map(|b| b.block_type())
+            .collect();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), STANDARD_BLOCK_TYPES.len(), "all 15 standard types are exercised");
+        assert_eq!(
+            types.len(),
+            STANDARD_BLOCK_TYPES.len(),
+            "all 15 standard types are exercised"
+        );
         assert_eq!(xgmii_decode(&blocks), Ok(words));
     }
 
     #[test]
     fn invalid_input_is_reported() {
-        assert!(matches!(encode_word(word([d(1), S, I, I, I, I, I, I])), Err(PcsError::Unencodable { .. })));
+        assert!(matches!(
+            encode_word(word([d(1), S, I, I, I, I, I, I])),
+            Err(PcsError::Unencodable { .. })
+        ));
         assert!(encode_word(word([T, d(1), I, I, I, I, I, I])).is_err());
         assert!(encode_word(word([(true, 0x5C), I, I, I, I, I, I, I])).is_err());
         assert!(decode_block(Block::edm(SUB_MS, 0)).is_err());
-        assert!(decode_block(Block { sync: 0, payload: 0 }).is_err());
+        assert!(decode_block(Block {
+            sync: 0,
+            payload: 0
+        })
+        .is_err());
         // Non-zero padding bits of T0.
         assert!(decode_block(Block::control(BT_T0 as u64 | 1 << 8)).is_err());
         // A 7-bit code that is neither idle nor error.
@@ -442,10 +520,22 @@ mod tests {
     fn frame_starting_in_lane_4_decodes() {
         let words = [
             word([I, I, I, I, S, d(0x55), d(0x55), d(0x55)]),
-            word([d(0x55), d(0x55), d(0x55), d(SFD_BYTE), d(1), d(2), d(3), d(4)]),
+            word([
+                d(0x55),
+                d(0x55),
+                d(0x55),
+                d(SFD_BYTE),
+                d(1),
+                d(2),
+                d(3),
+                d(4),
+            ]),
             word([d(5), T, I, I, I, I, I, I]),
         ];
-        assert_eq!(decode_frame(&xgmii_encode(&words).unwrap()), Ok(vec![1, 2, 3, 4, 5]));
+        assert_eq!(
+            decode_frame(&xgmii_encode(&words).unwrap()),
+            Ok(vec![1, 2, 3, 4, 5])
+        );
     }
 
     #[test]

@@ -11,7 +11,10 @@ use edm_proto::{Block, BlockClass, Kind};
 use proptest::prelude::*;
 
 fn delivered(events: &[Event]) -> usize {
-    events.iter().filter(|e| matches!(e, Event::Message(_) | Event::Control(_))).count()
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::Message(_) | Event::Control(_)))
+        .count()
 }
 
 proptest! {
@@ -55,7 +58,10 @@ fn assert_detected(line: &[Block], what: &str) {
     let (events, rx) = demux_all(line);
     assert_eq!(delivered(&events), 0, "{what}: delivered {events:?}");
     let c = rx.counters;
-    assert!(c.corrupted + c.unknown + c.bad_sync > 0, "{what}: not counted {c:?}");
+    assert!(
+        c.corrupted + c.unknown + c.bad_sync > 0,
+        "{what}: not counted {c:?}"
+    );
 }
 
 #[test]
@@ -68,7 +74,10 @@ fn every_single_bit_error_in_a_message_is_detected() {
                 line.extend(&blocks);
                 line.push(Block::idle());
                 line[1 + i] = flip(line[1 + i], bit);
-                assert_detected(&line, &format!("{} len {} block {i} bit {bit}", m.kind.name(), m.len));
+                assert_detected(
+                    &line,
+                    &format!("{} len {} block {i} bit {bit}", m.kind.name(), m.len),
+                );
             }
         }
     }
@@ -83,8 +92,16 @@ fn every_single_bit_error_in_a_message_inside_a_frame_is_detected() {
             for bit in 0..BLOCK_BITS {
                 let mut corrupted = blocks.clone();
                 corrupted[i] = flip(corrupted[i], bit);
-                let line: Vec<Block> = frame[..5].iter().chain(&corrupted).chain(&frame[5..]).copied().collect();
-                assert_detected(&line, &format!("{} len {} block {i} bit {bit}", m.kind.name(), m.len));
+                let line: Vec<Block> = frame[..5]
+                    .iter()
+                    .chain(&corrupted)
+                    .chain(&frame[5..])
+                    .copied()
+                    .collect();
+                assert_detected(
+                    &line,
+                    &format!("{} len {} block {i} bit {bit}", m.kind.name(), m.len),
+                );
             }
         }
     }
@@ -93,7 +110,13 @@ fn every_single_bit_error_in_a_message_inside_a_frame_is_detected() {
 #[test]
 fn every_single_bit_error_in_a_notification_or_grant_is_detected() {
     for kind in [ControlKind::Notification, ControlKind::Grant] {
-        let block = encode_control(&Control { kind, dst: 517, msg_id: 77, size: 4097 }).unwrap();
+        let block = encode_control(&Control {
+            kind,
+            dst: 517,
+            msg_id: 77,
+            size: 4097,
+        })
+        .unwrap();
         for bit in 0..BLOCK_BITS {
             assert_detected(&[flip(block, bit)], &format!("{kind:?} bit {bit}"));
         }
@@ -117,11 +140,26 @@ fn two_and_three_bit_masks() -> Vec<u64> {
 
 #[test]
 fn every_2_and_3_bit_error_in_type_and_subtype_is_detected() {
-    let control = encode_control(&Control { kind: ControlKind::Grant, dst: 1, msg_id: 2, size: 3 }).unwrap();
-    let notification = encode_control(&Control { kind: ControlKind::Notification, dst: 1, msg_id: 2, size: 3 }).unwrap();
+    let control = encode_control(&Control {
+        kind: ControlKind::Grant,
+        dst: 1,
+        msg_id: 2,
+        size: 3,
+    })
+    .unwrap();
+    let notification = encode_control(&Control {
+        kind: ControlKind::Notification,
+        dst: 1,
+        msg_id: 2,
+        size: 3,
+    })
+    .unwrap();
     for mask in two_and_three_bit_masks() {
         for single in [control, notification] {
-            let bad = Block { payload: single.payload ^ mask, ..single };
+            let bad = Block {
+                payload: single.payload ^ mask,
+                ..single
+            };
             assert_eq!(bad.class(), BlockClass::Unknown, "mask {mask:04x}");
             assert_detected(&[bad], &format!("control mask {mask:04x}"));
         }
@@ -130,7 +168,10 @@ fn every_2_and_3_bit_error_in_type_and_subtype_is_detected() {
             for i in [0, blocks.len() - 1] {
                 let mut line = blocks.clone();
                 line[i].payload ^= mask;
-                assert_detected(&line, &format!("{} block {i} mask {mask:04x}", m.kind.name()));
+                assert_detected(
+                    &line,
+                    &format!("{} block {i} mask {mask:04x}", m.kind.name()),
+                );
             }
         }
     }
@@ -156,10 +197,19 @@ fn decode_errors_are_precise() {
     let blocks = encode(&m);
     assert_eq!(decode(&blocks[1..]), Err(DecodeError::NotMessageStart));
     assert_eq!(decode(&[]), Err(DecodeError::NotMessageStart));
-    assert_eq!(decode(&blocks[..3]), Err(DecodeError::WrongBlockCount { expected: 5, found: 3 }));
+    assert_eq!(
+        decode(&blocks[..3]),
+        Err(DecodeError::WrongBlockCount {
+            expected: 5,
+            found: 3
+        })
+    );
     let mut swapped = blocks.clone();
     swapped[2] = Block::idle();
-    assert_eq!(decode(&swapped), Err(DecodeError::UnexpectedBlock { index: 2 }));
+    assert_eq!(
+        decode(&swapped),
+        Err(DecodeError::UnexpectedBlock { index: 2 })
+    );
     let mut bad_kind = blocks.clone();
     bad_kind[0].payload &= !(7 << 16);
     assert_eq!(decode(&bad_kind), Err(DecodeError::BadKind(0)));
@@ -169,9 +219,18 @@ fn decode_errors_are_precise() {
     // 13 data bytes: M = 29, rest = 23, 3 MDs carry 23 bytes, the last one 7 (1 byte padding).
     let mut bad_pad = blocks.clone();
     bad_pad[3].payload ^= 1 << 63;
-    assert_eq!(decode(&bad_pad), Err(DecodeError::NonZeroPadding { index: 3 }));
+    assert_eq!(
+        decode(&bad_pad),
+        Err(DecodeError::NonZeroPadding { index: 3 })
+    );
     let rmw = encode(&edm_proto::Message::rmwreq(1, 2, 3, 4, RMW_FAA, 1, 0));
     let mut bad_len = rmw.clone();
     bad_len[0].payload ^= 1 << (16 + HDR_LEN_LSB);
-    assert_eq!(decode(&bad_len), Err(DecodeError::BadLength { kind: Kind::Rmwreq, len: 9 }));
+    assert_eq!(
+        decode(&bad_len),
+        Err(DecodeError::BadLength {
+            kind: Kind::Rmwreq,
+            len: 9
+        })
+    );
 }

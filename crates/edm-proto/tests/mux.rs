@@ -11,7 +11,10 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 fn arb_frame() -> impl Strategy<Value = Vec<u8>> {
-    vec(any::<u8>(), ETH_MIN_FRAME_BYTES as usize..=ETH_MAX_FRAME_BYTES as usize)
+    vec(
+        any::<u8>(),
+        ETH_MIN_FRAME_BYTES as usize..=ETH_MAX_FRAME_BYTES as usize,
+    )
 }
 
 fn arb_policy() -> impl Strategy<Value = Policy> {
@@ -21,7 +24,14 @@ fn arb_policy() -> impl Strategy<Value = Policy> {
 /// Arrival slots: non-decreasing, starting anywhere in 0..200.
 fn with_times<T: std::fmt::Debug + Clone>(items: Vec<T>, gaps: Vec<u64>) -> Vec<(u64, T)> {
     let mut t = 0;
-    items.into_iter().zip(gaps.into_iter().chain(std::iter::repeat(0))).map(|(x, g)| { t += g; (t, x) }).collect()
+    items
+        .into_iter()
+        .zip(gaps.into_iter().chain(std::iter::repeat(0)))
+        .map(|(x, g)| {
+            t += g;
+            (t, x)
+        })
+        .collect()
 }
 
 /// The standard line: each frame once it has arrived and the gap has passed, idles otherwise.
@@ -107,8 +117,21 @@ fn a_frame_preempted_at_every_block_position_still_decodes() {
         assert_eq!(events.len(), 3, "at {at}: {events:?}");
         assert_eq!(events[0], Event::Message(message.clone()));
         assert!(matches!(events[1], Event::Control(_)));
-        assert_eq!(events[2], Event::Frame { blocks: frame.clone(), bytes: bytes.clone() });
-        assert_eq!((rx.counters.frames_ok, rx.counters.messages_ok, rx.counters.grants_ok), (1, 1, 1));
+        assert_eq!(
+            events[2],
+            Event::Frame {
+                blocks: frame.clone(),
+                bytes: bytes.clone()
+            }
+        );
+        assert_eq!(
+            (
+                rx.counters.frames_ok,
+                rx.counters.messages_ok,
+                rx.counters.grants_ok
+            ),
+            (1, 1, 1)
+        );
     }
 }
 
@@ -124,7 +147,17 @@ fn pattern(policy: Policy) -> String {
     .unwrap();
     let units: Vec<(u64, Vec<Block>)> = vec![(0, vec![grant]); 4];
     let line = tx_mux(&[(0, frame.clone())], &units, policy);
-    line.iter().map(|b| if *b == grant { 'U' } else if frame.contains(b) { 'F' } else { '.' }).collect()
+    line.iter()
+        .map(|b| {
+            if *b == grant {
+                'U'
+            } else if frame.contains(b) {
+                'F'
+            } else {
+                '.'
+            }
+        })
+        .collect()
 }
 
 #[test]
@@ -135,13 +168,16 @@ fn fair_alternates_and_strict_puts_memory_first() {
 
 #[test]
 fn memory_units_are_never_split_and_use_the_inter_frame_gap() {
-    let frames: Vec<(u64, Vec<Block>)> = vec![(0, encode_frame(&[1; 64])), (0, encode_frame(&[2; 64]))];
+    let frames: Vec<(u64, Vec<Block>)> =
+        vec![(0, encode_frame(&[1; 64])), (0, encode_frame(&[2; 64]))];
     let message = edm_proto::message::encode(&sample_messages()[0]);
     // The message arrives as the first frame's /T/ goes out: it takes the gap slot.
     let line = tx_mux(&frames, &[(10, message.clone())], Policy::Fair);
     assert_eq!(&line[10..13], &message[..]);
     assert_eq!(line.len(), 10 + 3 + 10);
     let (events, rx) = demux_all(&line);
-    assert!(events.iter().all(|e| !matches!(e, Event::Error(RxError::BadFrame))));
+    assert!(events
+        .iter()
+        .all(|e| !matches!(e, Event::Error(RxError::BadFrame))));
     assert_eq!((rx.counters.frames_ok, rx.counters.messages_ok), (2, 1));
 }

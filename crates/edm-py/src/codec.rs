@@ -1,7 +1,9 @@
 //! The reference codec for Python (`edm._core`; wrapped by `python/edm/codec.py`).
 //! Blocks are `(sync, payload)` tuples; messages cross as a tuple of fields in
 //! the order of `edm.codec.Message`.
-use edm_proto::control::{decode_control as decode_control_block, encode_control, Control, ControlKind};
+use edm_proto::control::{
+    decode_control as decode_control_block, encode_control, Control, ControlKind,
+};
 use edm_proto::message::{self, Kind, Message};
 use edm_proto::mux::{self, Event, Policy};
 use edm_proto::{overhead, pcs, Block};
@@ -11,7 +13,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::fmt::Display;
 
-create_exception!(_core, CodecError, PyValueError, "Input the EDM codec rejects; the message says why.");
+create_exception!(
+    _core,
+    CodecError,
+    PyValueError,
+    "Input the EDM codec rejects; the message says why."
+);
 
 /// A block as Python sees it.
 type PyBlock = (u8, u64);
@@ -107,23 +114,44 @@ fn decode_message<'py>(py: Python<'py>, blocks: Vec<PyBlock>) -> PyResult<Bound<
 /// "RRES") and header length (bytes to read for RREQ, payload bytes for WREQ/RRES).
 #[pyfunction]
 fn message_blocks(kind: &str, length: &Bound<'_, PyAny>) -> PyResult<usize> {
-    Ok(message::message_blocks(kind_named(kind)?, narrow(length, "length")?))
+    Ok(message::message_blocks(
+        kind_named(kind)?,
+        narrow(length, "length")?,
+    ))
 }
 
-fn control_block(kind: ControlKind, dst: &Bound<'_, PyAny>, msg_id: &Bound<'_, PyAny>, size: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
-    let c = Control { kind, dst: narrow(dst, "dst")?, msg_id: narrow(msg_id, "msg_id")?, size: narrow(size, "size")? };
+fn control_block(
+    kind: ControlKind,
+    dst: &Bound<'_, PyAny>,
+    msg_id: &Bound<'_, PyAny>,
+    size: &Bound<'_, PyAny>,
+) -> PyResult<PyBlock> {
+    let c = Control {
+        kind,
+        dst: narrow(dst, "dst")?,
+        msg_id: narrow(msg_id, "msg_id")?,
+        size: narrow(size, "size")?,
+    };
     encode_control(&c).map(Block::into).map_err(codec_error)
 }
 
 /// The /N/ block announcing `size` message bytes for `dst`, message `msg_id`.
 #[pyfunction]
-fn encode_notification(dst: &Bound<'_, PyAny>, msg_id: &Bound<'_, PyAny>, size: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
+fn encode_notification(
+    dst: &Bound<'_, PyAny>,
+    msg_id: &Bound<'_, PyAny>,
+    size: &Bound<'_, PyAny>,
+) -> PyResult<PyBlock> {
     control_block(ControlKind::Notification, dst, msg_id, size)
 }
 
 /// The /G/ block granting `size` bytes of message (`dst`, `msg_id`).
 #[pyfunction]
-fn encode_grant(dst: &Bound<'_, PyAny>, msg_id: &Bound<'_, PyAny>, size: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
+fn encode_grant(
+    dst: &Bound<'_, PyAny>,
+    msg_id: &Bound<'_, PyAny>,
+    size: &Bound<'_, PyAny>,
+) -> PyResult<PyBlock> {
     control_block(ControlKind::Grant, dst, msg_id, size)
 }
 
@@ -150,7 +178,9 @@ fn decode_frame<'py>(py: Python<'py>, blocks: Vec<PyBlock>) -> PyResult<Bound<'p
 /// Clause 49 encoding of XGMII (data, ctrl) words; lane i = data bits [8i+7:8i], ctrl bit i.
 #[pyfunction]
 fn xgmii_encode(words: Vec<PyWord>) -> PyResult<Vec<PyBlock>> {
-    pcs::xgmii_encode(&words).map(|b| from_blocks(&b)).map_err(codec_error)
+    pcs::xgmii_encode(&words)
+        .map(|b| from_blocks(&b))
+        .map_err(codec_error)
 }
 
 /// Clause 49 decoding of blocks to XGMII (data, ctrl) words.
@@ -163,7 +193,10 @@ fn xgmii_decode(blocks: Vec<PyBlock>) -> PyResult<Vec<PyWord>> {
 fn arrival_times(times: Option<Vec<u64>>, count: usize, name: &str) -> PyResult<Vec<u64>> {
     let times = times.unwrap_or_else(|| vec![0; count]);
     if times.len() != count {
-        return Err(codec_error(format!("{name} has {} entries for {count} items", times.len())));
+        return Err(codec_error(format!(
+            "{name} has {} entries for {count} items",
+            times.len()
+        )));
     }
     Ok(times)
 }
@@ -180,12 +213,20 @@ fn tx_mux(
     frame_times: Option<Vec<u64>>,
     unit_times: Option<Vec<u64>>,
 ) -> PyResult<Vec<PyBlock>> {
-    let policy = Policy::from_name(policy).ok_or_else(|| codec_error(format!("unknown policy {policy:?}")))?;
+    let policy = Policy::from_name(policy)
+        .ok_or_else(|| codec_error(format!("unknown policy {policy:?}")))?;
     let frame_times = arrival_times(frame_times, frames.len(), "frame_times")?;
     let unit_times = arrival_times(unit_times, units.len(), "unit_times")?;
-    let frames: Vec<(u64, Vec<Block>)> =
-        frame_times.into_iter().zip(&frames).map(|(t, f)| (t, pcs::encode_frame(f.as_bytes()))).collect();
-    let units: Vec<(u64, Vec<Block>)> = unit_times.into_iter().zip(&units).map(|(t, u)| (t, to_blocks(u))).collect();
+    let frames: Vec<(u64, Vec<Block>)> = frame_times
+        .into_iter()
+        .zip(&frames)
+        .map(|(t, f)| (t, pcs::encode_frame(f.as_bytes())))
+        .collect();
+    let units: Vec<(u64, Vec<Block>)> = unit_times
+        .into_iter()
+        .zip(&units)
+        .map(|(t, u)| (t, to_blocks(u)))
+        .collect();
     Ok(from_blocks(&mux::tx_mux(&frames, &units, policy)))
 }
 

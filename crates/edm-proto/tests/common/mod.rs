@@ -17,31 +17,53 @@ pub fn arb_kind() -> impl Strategy<Value = Kind> {
 pub fn arb_message(max_data: usize) -> impl Strategy<Value = Message> {
     (
         arb_kind(),
-        (0..MAX_PORTS as u16, 0..MAX_PORTS as u16, any::<u8>(), any::<u16>()),
-        (any::<u64>(), 0..1u16 << HDR_SEQ_W, any::<bool>(), 0..1u8 << HDR_OP_W),
+        (
+            0..MAX_PORTS as u16,
+            0..MAX_PORTS as u16,
+            any::<u8>(),
+            any::<u16>(),
+        ),
+        (
+            any::<u64>(),
+            0..1u16 << HDR_SEQ_W,
+            any::<bool>(),
+            0..1u8 << HDR_OP_W,
+        ),
         (any::<u64>(), any::<u64>(), vec(any::<u8>(), 0..=max_data)),
     )
-        .prop_map(|(kind, (src, dst, msg_id, read_len), (addr, seq, last, op), (arg0, arg1, data))| {
-            let mut m = match kind {
-                Kind::Rreq => Message::rreq(src, dst, msg_id, addr, read_len),
-                Kind::Wreq => Message::wreq(src, dst, msg_id, addr, seq, last, data),
-                Kind::Rmwreq => Message::rmwreq(src, dst, msg_id, addr, op, arg0, arg1),
-                Kind::Rres => Message::rres(src, dst, msg_id, seq, last, op, data),
-            };
-            m.seq = seq;
-            m.last = last;
-            m.op = op;
-            m
-        })
+        .prop_map(
+            |(kind, (src, dst, msg_id, read_len), (addr, seq, last, op), (arg0, arg1, data))| {
+                let mut m = match kind {
+                    Kind::Rreq => Message::rreq(src, dst, msg_id, addr, read_len),
+                    Kind::Wreq => Message::wreq(src, dst, msg_id, addr, seq, last, data),
+                    Kind::Rmwreq => Message::rmwreq(src, dst, msg_id, addr, op, arg0, arg1),
+                    Kind::Rres => Message::rres(src, dst, msg_id, seq, last, op, data),
+                };
+                m.seq = seq;
+                m.last = last;
+                m.op = op;
+                m
+            },
+        )
 }
 
 pub fn arb_control() -> impl Strategy<Value = Control> {
-    (any::<bool>(), 0..MAX_PORTS as u16, any::<u8>(), any::<u16>()).prop_map(|(n, dst, msg_id, size)| Control {
-        kind: if n { ControlKind::Notification } else { ControlKind::Grant },
-        dst,
-        msg_id,
-        size,
-    })
+    (
+        any::<bool>(),
+        0..MAX_PORTS as u16,
+        any::<u8>(),
+        any::<u16>(),
+    )
+        .prop_map(|(n, dst, msg_id, size)| Control {
+            kind: if n {
+                ControlKind::Notification
+            } else {
+                ControlKind::Grant
+            },
+            dst,
+            msg_id,
+            size,
+        })
 }
 
 /// A memory unit: a message or a single /N/ or /G/.
@@ -61,7 +83,10 @@ impl Unit {
 }
 
 pub fn arb_unit(max_data: usize) -> impl Strategy<Value = Unit> {
-    prop_oneof![arb_message(max_data).prop_map(Unit::Message), arb_control().prop_map(Unit::Control)]
+    prop_oneof![
+        arb_message(max_data).prop_map(Unit::Message),
+        arb_control().prop_map(Unit::Control)
+    ]
 }
 
 /// Messages with payload sizes that are (mostly) not multiples of 8, one of each kind.
@@ -90,8 +115,14 @@ pub fn demux_all(line: &[Block]) -> (Vec<Event>, RxDemux) {
 /// The block with payload bit `bit` (0..64) or sync bit `bit - 64` (64, 65) flipped.
 pub fn flip(block: Block, bit: u32) -> Block {
     if bit < PAYLOAD_BITS {
-        Block { payload: block.payload ^ (1 << bit), ..block }
+        Block {
+            payload: block.payload ^ (1 << bit),
+            ..block
+        }
     } else {
-        Block { sync: block.sync ^ (1 << (bit - PAYLOAD_BITS)), ..block }
+        Block {
+            sync: block.sync ^ (1 << (bit - PAYLOAD_BITS)),
+            ..block
+        }
     }
 }
