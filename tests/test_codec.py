@@ -67,6 +67,7 @@ def test_invalid_messages_raise_codec_error() -> None:
         codec.encode_message(Message("WREQ", 0, 0, 0, 4, data=b"abc"))
     with pytest.raises(CodecError, match="out of range"):
         codec.encode_message(Message("RREQ", 0, 0, 256, 8))
+    assert codec.encode_message(Message("RRES", 1, 2, 3, 0, last=1)) == codec.encode_message(Message("RRES", 1, 2, 3, 0))
     with pytest.raises(ValueError, match="CRC"):
         blocks = codec.encode_message(Message("RREQ", 1, 2, 3, 8, addr=4))
         codec.decode_message([blocks[0], flip(blocks[1], 5), blocks[2]])

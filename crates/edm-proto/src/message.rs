@@ -412,6 +412,28 @@ fn le_word(bytes: &[u8]) -> u64 {
     bytes.iter().rev().fold(0, |w, &b| w << 8 | b as u64)
 }
 
+/// Kind and len from an /MS/ alone: they lie within its 6 message bytes
+/// (spec test), so a receiver knows the whole layout from the first block.
+fn announced(ms: Block) -> Result<(Kind, u16), DecodeError> {
+    if !ms.is_edm(SUB_MS) {
+        return Err(DecodeError::NotMessageStart);
+    }
+    let partial_header = ms.payload >> 16;
+    let code = get(partial_header, HDR_KIND_LSB, HDR_KIND_W) as u8;
+    let kind = Kind::from_code(code).ok_or(DecodeError::BadKind(code))?;
+    let len = get(partial_header, HDR_LEN_LSB, HDR_LEN_W) as u16;
+    if kind == Kind::Rmwreq && len as u32 != RMW_OPERAND_BYTES {
+        return Err(DecodeError::BadLength { kind, len });
+    }
+    Ok((kind, len))
+}
+
+/// The number of blocks the message starting with this /MS/ takes, or why
+/// its header is invalid.
+pub fn blocks_announced(ms: Block) -> Result<usize, DecodeError> {
+    announced(ms).map(|(kind, len)| message_blocks(kind, len))
+}
+
 /// The blocks of a message: /MS/, /MD/s, /MT/. Panics if the message is
 /// invalid (see [`Message::validate`]).
 pub fn encode(message: &Message) -> Vec<Block> {
@@ -432,18 +454,8 @@ pub fn encode(message: &Message) -> Vec<Block> {
 /// Decodes exactly one message's blocks (/MS/, /MD/s, /MT/, no fillers),
 /// checking layout, padding and CRC.
 pub fn decode(blocks: &[Block]) -> Result<Message, DecodeError> {
-    let first = blocks
-        .first()
-        .filter(|b| b.is_edm(SUB_MS))
-        .ok_or(DecodeError::NotMessageStart)?;
-    // Kind and len lie within /MS/ (spec test), so the layout is known from it alone.
-    let partial_header = first.payload >> 16;
-    let code = get(partial_header, HDR_KIND_LSB, HDR_KIND_W) as u8;
-    let kind = Kind::from_code(code).ok_or(DecodeError::BadKind(code))?;
-    let len = get(partial_header, HDR_LEN_LSB, HDR_LEN_W) as u16;
-    if kind == Kind::Rmwreq && len as u32 != RMW_OPERAND_BYTES {
-        return Err(DecodeError::BadLength { kind, len });
-    }
+    let first = *blocks.first().ok_or(DecodeError::NotMessageStart)?;
+    let (kind, len) = announced(first)?;
     let m_len = message_bytes(kind, len);
     let (n_md, tail) = layout(m_len);
     if blocks.len() != n_md + 2 {

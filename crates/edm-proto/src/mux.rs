@@ -2,7 +2,7 @@
 //! demultiplexer (extracts memory traffic, rebuilds frames as consecutive blocks).
 use crate::block::{Block, BlockClass};
 use crate::control::{decode_control, Control, ControlKind};
-use crate::message::{decode, message_blocks, Kind, Message};
+use crate::message::{blocks_announced, decode, Message};
 use crate::pcs::{decode_frame, gap_blocks_after};
 use std::collections::VecDeque;
 
@@ -224,14 +224,11 @@ enum FrameState {
     Discarding,
 }
 
-/// The largest message, in blocks: a message buffer never needs more.
-const MAX_MESSAGE_BLOCKS: usize = message_blocks(Kind::Wreq, u16::MAX);
-
 /// The streaming RX demultiplexer: feed it the line one block at a time.
 #[derive(Clone, Debug)]
 pub struct RxDemux {
-    /// The message in progress (from its /MS/).
-    message: Option<Vec<Block>>,
+    /// The message in progress (from its /MS/) and the block count its header announces.
+    message: Option<(Vec<Block>, usize)>,
     frame: FrameState,
     pub counters: Counters,
 }
@@ -255,9 +252,10 @@ impl RxDemux {
     pub fn push(&mut self, block: Block) -> Vec<Event> {
         let mut events = Vec::new();
         let class = block.class();
-        if let Some(buffer) = &mut self.message {
+        if let Some((buffer, announced)) = &mut self.message {
             match class {
-                BlockClass::Data if buffer.len() < MAX_MESSAGE_BLOCKS - 1 => {
+                // A data block beyond the announced /MD/s cannot be one: it aborts.
+                BlockClass::Data if buffer.len() < *announced - 1 => {
                     buffer.push(block);
                     return events;
                 }
@@ -297,7 +295,10 @@ impl RxDemux {
                 FrameState::Discarding => {}
                 FrameState::None => self.break_frame(&mut events),
             },
-            BlockClass::MessageStart => self.message = Some(vec![block]),
+            BlockClass::MessageStart => match blocks_announced(block) {
+                Ok(announced) => self.message = Some((vec![block], announced)),
+                Err(_) => self.error(RxError::Corrupted, &mut events),
+            },
             BlockClass::MessageTerminate => self.error(RxError::Corrupted, &mut events),
             BlockClass::Notification | BlockClass::Grant => self.control(block, &mut events),
             BlockClass::Unknown => self.error(RxError::Unknown, &mut events),

@@ -181,3 +181,44 @@ fn memory_units_are_never_split_and_use_the_inter_frame_gap() {
         .all(|e| !matches!(e, Event::Error(RxError::BadFrame))));
     assert_eq!((rx.counters.frames_ok, rx.counters.messages_ok), (2, 1));
 }
+
+#[test]
+fn the_receiver_follows_the_layout_announced_by_ms() {
+    let message = sample_messages()[0].clone(); // RREQ: /MS/ /MD/ /MT/
+    let blocks = edm_proto::message::encode(&message);
+    // An extra data block where /MT/ is due aborts the message; it and /MT/ are then stray.
+    let (events, rx) = demux_all(&[blocks[0], blocks[1], Block::data(7), blocks[2]]);
+    assert_eq!(
+        events,
+        vec![
+            Event::Error(RxError::Corrupted),
+            Event::Error(RxError::BadFrame),
+            Event::Error(RxError::Corrupted)
+        ]
+    );
+    assert_eq!((rx.counters.corrupted, rx.counters.frames_bad), (2, 1));
+    // An /MS/ with an invalid kind is counted at once.
+    let mut bad_kind = blocks[0];
+    bad_kind.payload &= !(((1 << HDR_KIND_W) - 1) << 16);
+    assert_eq!(
+        demux_all(&[bad_kind]).0,
+        vec![Event::Error(RxError::Corrupted)]
+    );
+}
+
+#[test]
+fn broken_frames_are_counted_once() {
+    let frame = encode_frame(&[5; 100]);
+    // Data with no frame open, then the rest of that frame: one bad frame.
+    let (events, rx) = demux_all(&frame[1..]);
+    assert_eq!(events, vec![Event::Error(RxError::BadFrame)]);
+    assert_eq!(rx.counters.frames_bad, 1);
+    // An idle inside a frame breaks it; the next frame is fine.
+    let mut line = frame[..4].to_vec();
+    line.push(Block::idle());
+    line.extend(&frame);
+    let (events, rx) = demux_all(&line);
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0], Event::Error(RxError::BadFrame));
+    assert_eq!((rx.counters.frames_bad, rx.counters.frames_ok), (1, 1));
+}
