@@ -6,6 +6,7 @@
 use crate::block::Block;
 use crate::spec::*;
 use std::fmt;
+use std::ops::Range;
 
 /// An 8-lane XGMII transfer: (data, ctrl).
 pub type XgmiiWord = (u64, u8);
@@ -98,59 +99,97 @@ fn ordered_set_code(xgmii: u8) -> Option<u64> {
     (xgmii == XGMII_SEQ).then_some(O_CODE_SEQUENCE)
 }
 
-/// Encodes one XGMII word as a block.
-pub fn encode_word((data, ctrl): XgmiiWord) -> Result<Block, PcsError> {
+/// XGMII ctrl masks of the word shapes that have a control block.
+const CTRL_LANE_0: u8 = 0x01;
+const CTRL_LANES_0_TO_4: u8 = 0x1F;
+const CTRL_LANES_0_AND_4: u8 = 0x11;
+const CTRL_LANES_0_AND_4_TO_7: u8 = 0xF1;
+const CTRL_ALL: u8 = 0xFF;
+/// Field positions in control-block payloads (figure 49-7): the first 7-bit
+/// code after the type byte; O0 after D1..D3; the lane-4 field (O4, the zero
+/// nibble before S4, or the codes C4..C7).
+const CODES_LSB: usize = 8;
+const O0_LSB: usize = 32;
+const LANE4_LSB: usize = 36;
+
+/// /T/ in lane k: k data bytes (lane i in payload byte i+1), 7-k zero bits,
+/// then the codes of lanes k+1..7 from this bit.
+const fn terminate_codes_lsb(k: usize) -> usize {
+    8 + 8 * k + (7 - k)
+}
+
+/// The control-block payload of a word with control lanes, if it has one.
+fn control_payload(data: u64, ctrl: u8) -> Option<u64> {
     let lane = |i: usize| (data >> (8 * i)) as u8;
-    // Packs the 7-bit codes of control lanes `lanes`, the first at bit `lsb`.
-    let codes = |lanes: std::ops::Range<usize>, lsb: usize| -> Option<u64> {
+    let data_lanes =
+        |lanes: Range<usize>| lanes.fold(0, |acc, i| acc | (lane(i) as u64) << (8 * i));
+    // The 7-bit codes of control lanes `lanes`, the first at bit `lsb`.
+    let codes = |lanes: Range<usize>, lsb: usize| {
         lanes.enumerate().try_fold(0, |acc, (n, i)| {
             Some(acc | control_code(lane(i))? << (lsb + 7 * n))
         })
     };
-    let data_lanes =
-        |lanes: std::ops::Range<usize>| lanes.fold(0, |acc, i| acc | (lane(i) as u64) << (8 * i));
-    let high_data = data_lanes(5..8);
-    let low_data = data_lanes(1..4);
-    let payload = match ctrl {
-        0x00 => return Ok(Block::data(data)),
-        0x01 if lane(0) == XGMII_START => Some(BT_S0 as u64 | data_lanes(1..8)),
-        0x1F if lane(4) == XGMII_START => codes(0..4, 8).map(|c| BT_C4_S4 as u64 | c | high_data),
-        0x1F => (|| {
-            Some(BT_C4_O4 as u64 | codes(0..4, 8)? | ordered_set_code(lane(4))? << 36 | high_data)
-        })(),
-        0x11 => (|| {
-            let o0 = ordered_set_code(lane(0))? << 32;
-            let (block_type, o4) = match lane(4) {
-                XGMII_START => (BT_O0_S4, 0),
-                l => (BT_O0_O4, ordered_set_code(l)? << 36),
-            };
-            Some(block_type as u64 | low_data | o0 | o4 | high_data)
-        })(),
-        0xF1 => (|| {
-            Some(BT_O0_C4 as u64 | low_data | ordered_set_code(lane(0))? << 32 | codes(4..8, 36)?)
-        })(),
-        _ => (0..LANES)
-            .find(|&k| ctrl == 0xFFu8 << k && lane(k) == XGMII_TERM)
-            .and_then(|k| {
-                // /T/ in lane k: k data bytes (lane i in payload byte i+1), 7-k zero bits, then codes.
-                let before = if k == 0 {
-                    0
-                } else {
-                    (data & (u64::MAX >> (64 - 8 * k))) << 8
-                };
-                Some(TERMINATE_TYPES[k] as u64 | before | codes(k + 1..LANES, 8 + 8 * k + (7 - k))?)
-            })
-            .or_else(|| {
-                if ctrl == 0xFF {
-                    codes(0..LANES, 8).map(|c| BT_C8 as u64 | c)
-                } else {
-                    None
-                }
-            }),
+    let o_code = |i: usize, lsb: usize| ordered_set_code(lane(i)).map(|o| o << lsb);
+    if let Some(k) = (0..LANES).find(|&k| ctrl == CTRL_ALL << k && lane(k) == XGMII_TERM) {
+        return Some(
+            TERMINATE_TYPES[k] as u64
+                | data_lanes(0..k) << 8
+                | codes(k + 1..LANES, terminate_codes_lsb(k))?,
+        );
+    }
+    let payload = match (ctrl, lane(0), lane(4)) {
+        (CTRL_ALL, _, _) => BT_C8 as u64 | codes(0..LANES, CODES_LSB)?,
+        (CTRL_LANE_0, XGMII_START, _) => BT_S0 as u64 | data_lanes(1..LANES),
+        (CTRL_LANES_0_TO_4, _, XGMII_START) => {
+            BT_C4_S4 as u64 | codes(0..4, CODES_LSB)? | data_lanes(5..8)
+        }
+        (CTRL_LANES_0_TO_4, _, _) => {
+            BT_C4_O4 as u64 | codes(0..4, CODES_LSB)? | o_code(4, LANE4_LSB)? | data_lanes(5..8)
+        }
+        (CTRL_LANES_0_AND_4, _, XGMII_START) => {
+            BT_O0_S4 as u64 | data_lanes(1..4) | o_code(0, O0_LSB)? | data_lanes(5..8)
+        }
+        (CTRL_LANES_0_AND_4, _, _) => {
+            BT_O0_O4 as u64
+                | data_lanes(1..4)
+                | o_code(0, O0_LSB)?
+                | o_code(4, LANE4_LSB)?
+                | data_lanes(5..8)
+        }
+        (CTRL_LANES_0_AND_4_TO_7, _, _) => {
+            BT_O0_C4 as u64 | data_lanes(1..4) | o_code(0, O0_LSB)? | codes(4..8, LANE4_LSB)?
+        }
+        _ => return None,
     };
-    payload
+    Some(payload)
+}
+
+/// Encodes one XGMII word as a block.
+pub fn encode_word((data, ctrl): XgmiiWord) -> Result<Block, PcsError> {
+    if ctrl == 0 {
+        return Ok(Block::data(data));
+    }
+    control_payload(data, ctrl)
         .map(Block::control)
         .ok_or(PcsError::Unencodable { data, ctrl })
+}
+
+/// Builds an XGMII word lane by lane.
+#[derive(Default)]
+struct WordBuilder {
+    data: u64,
+    ctrl: u8,
+}
+
+impl WordBuilder {
+    fn data(&mut self, lane: usize, byte: u64) {
+        self.data |= byte << (8 * lane);
+    }
+
+    fn control(&mut self, lane: usize, xgmii: u8) {
+        self.data(lane, xgmii as u64);
+        self.ctrl |= 1 << lane;
+    }
 }
 
 /// Decodes one block to its XGMII word; `None` if it is not a valid standard block.
@@ -162,72 +201,59 @@ fn decode_one(block: Block) -> Option<XgmiiWord> {
         return None;
     }
     let p = block.payload;
-    let mut data = 0u64;
-    let mut ctrl = 0u8;
-    let set_data = |data: &mut u64, i: usize, byte: u64| *data |= byte << (8 * i);
-    let set_control = |data: &mut u64, ctrl: &mut u8, i: usize, xgmii: u8| {
-        *data |= (xgmii as u64) << (8 * i);
-        *ctrl |= 1 << i;
-    };
-    // Lanes i in `lanes` carry data from payload byte i.
-    let copy_data = |data: &mut u64, lanes: std::ops::Range<usize>| {
-        for i in lanes {
-            set_data(data, i, bits(p, 8 * i, 8));
-        }
-    };
-    let ordered_set = |code: u64| (code == O_CODE_SEQUENCE).then_some(XGMII_SEQ);
-    // Control lanes `lanes` from 7-bit codes starting at bit `lsb`.
-    let control_lanes =
-        |data: &mut u64, ctrl: &mut u8, lanes: std::ops::Range<usize>, lsb: usize| -> Option<()> {
-            for (n, i) in lanes.enumerate() {
-                *data |= (xgmii_control(bits(p, lsb + 7 * n, 7))? as u64) << (8 * i);
-                *ctrl |= 1 << i;
-            }
+    let mut w = WordBuilder::default();
+    // Data lanes i in `lanes` from payload byte i (every format but /T/).
+    let same_bytes =
+        |w: &mut WordBuilder, lanes: Range<usize>| lanes.for_each(|i| w.data(i, bits(p, 8 * i, 8)));
+    let codes = |w: &mut WordBuilder, lanes: Range<usize>, lsb: usize| {
+        lanes.enumerate().try_for_each(|(n, i)| {
+            w.control(i, xgmii_control(bits(p, lsb + 7 * n, 7))?);
             Some(())
-        };
+        })
+    };
+    let ordered_set = |lsb: usize| (bits(p, lsb, 4) == O_CODE_SEQUENCE).then_some(XGMII_SEQ);
+    let start_after_zero_nibble = || (bits(p, LANE4_LSB, 4) == 0).then_some(XGMII_START);
     match block.block_type() {
-        BT_C8 => control_lanes(&mut data, &mut ctrl, 0..8, 8)?,
+        BT_C8 => codes(&mut w, 0..LANES, CODES_LSB)?,
         BT_S0 => {
-            set_control(&mut data, &mut ctrl, 0, XGMII_START);
-            copy_data(&mut data, 1..8);
+            w.control(0, XGMII_START);
+            same_bytes(&mut w, 1..LANES);
         }
-        t @ (BT_C4_S4 | BT_C4_O4) => {
-            control_lanes(&mut data, &mut ctrl, 0..4, 8)?;
-            let lane4 = if t == BT_C4_S4 {
-                (bits(p, 36, 4) == 0).then_some(XGMII_START)?
+        BT_C4_S4 | BT_C4_O4 => {
+            codes(&mut w, 0..4, CODES_LSB)?;
+            let lane4 = if block.block_type() == BT_C4_S4 {
+                start_after_zero_nibble()?
             } else {
-                ordered_set(bits(p, 36, 4))?
+                ordered_set(LANE4_LSB)?
             };
-            set_control(&mut data, &mut ctrl, 4, lane4);
-            copy_data(&mut data, 5..8);
+            w.control(4, lane4);
+            same_bytes(&mut w, 5..8);
         }
-        t @ (BT_O0_S4 | BT_O0_O4 | BT_O0_C4) => {
-            set_control(&mut data, &mut ctrl, 0, ordered_set(bits(p, 32, 4))?);
-            copy_data(&mut data, 1..4);
-            match t {
-                BT_O0_S4 => {
-                    (bits(p, 36, 4) == 0).then_some(())?;
-                    set_control(&mut data, &mut ctrl, 4, XGMII_START);
-                    copy_data(&mut data, 5..8);
-                }
-                BT_O0_O4 => {
-                    set_control(&mut data, &mut ctrl, 4, ordered_set(bits(p, 36, 4))?);
-                    copy_data(&mut data, 5..8);
-                }
-                _ => control_lanes(&mut data, &mut ctrl, 4..8, 36)?,
-            }
+        BT_O0_S4 | BT_O0_O4 => {
+            w.control(0, ordered_set(O0_LSB)?);
+            same_bytes(&mut w, 1..4);
+            let lane4 = if block.block_type() == BT_O0_S4 {
+                start_after_zero_nibble()?
+            } else {
+                ordered_set(LANE4_LSB)?
+            };
+            w.control(4, lane4);
+            same_bytes(&mut w, 5..8);
+        }
+        BT_O0_C4 => {
+            w.control(0, ordered_set(O0_LSB)?);
+            same_bytes(&mut w, 1..4);
+            codes(&mut w, 4..LANES, LANE4_LSB)?;
         }
         t => {
             let k = TERMINATE_TYPES.iter().position(|&bt| bt == t)?;
-            for i in 0..k {
-                set_data(&mut data, i, bits(p, 8 * (i + 1), 8));
-            }
+            (0..k).for_each(|i| w.data(i, bits(p, 8 * (i + 1), 8)));
             (bits(p, 8 + 8 * k, 7 - k) == 0).then_some(())?;
-            set_control(&mut data, &mut ctrl, k, XGMII_TERM);
-            control_lanes(&mut data, &mut ctrl, k + 1..8, 8 + 8 * k + (7 - k))?;
+            w.control(k, XGMII_TERM);
+            codes(&mut w, k + 1..LANES, terminate_codes_lsb(k))?;
         }
     }
-    Some((data, ctrl))
+    Some((w.data, w.ctrl))
 }
 
 /// Decodes one block to its XGMII word.
