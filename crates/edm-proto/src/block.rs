@@ -75,10 +75,12 @@ impl Block {
         (self.payload >> (8 * k)) as u8
     }
 
+    /// Sync header SYNC_DATA (/D/ or /MD/).
     pub const fn is_data(&self) -> bool {
         self.sync == SYNC_DATA
     }
 
+    /// Sync header SYNC_CTRL.
     pub const fn is_control(&self) -> bool {
         self.sync == SYNC_CTRL
     }

@@ -12,6 +12,7 @@ pub enum ControlKind {
 }
 
 impl ControlKind {
+    /// SUB_N or SUB_G.
     pub const fn subtype(self) -> u8 {
         match self {
             ControlKind::Notification => SUB_N,

@@ -14,6 +14,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in header-code order.
     pub const ALL: [Kind; 4] = [Kind::Rreq, Kind::Wreq, Kind::Rmwreq, Kind::Rres];
 
     /// The header code (KIND_*).
@@ -26,6 +27,7 @@ impl Kind {
         }
     }
 
+    /// The kind with header code `code`, if any.
     pub fn from_code(code: u8) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.code() == code)
     }
@@ -40,6 +42,7 @@ impl Kind {
         }
     }
 
+    /// The kind named "RREQ", "WREQ", "RMWREQ" or "RRES".
     pub fn from_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }

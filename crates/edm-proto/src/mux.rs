@@ -46,6 +46,7 @@ pub struct TxMux {
 }
 
 impl TxMux {
+    /// An empty multiplexer at slot 0.
     pub fn new(policy: Policy) -> Self {
         TxMux {
             policy,
@@ -230,6 +231,7 @@ pub struct RxDemux {
     /// The message in progress (from its /MS/) and the block count its header announces.
     message: Option<(Vec<Block>, usize)>,
     frame: FrameState,
+    /// Everything counted so far.
     pub counters: Counters,
 }
 
@@ -244,6 +246,7 @@ impl Default for RxDemux {
 }
 
 impl RxDemux {
+    /// A receiver with no message or frame in progress and zero counters.
     pub fn new() -> Self {
         Self::default()
     }

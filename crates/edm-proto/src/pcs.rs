@@ -372,12 +372,14 @@ fn feedback(state: u64) -> u64 {
 /// The self-synchronizing transmit scrambler (payload only, bit 0 first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Scrambler {
+    /// The last 58 scrambled bits; bit i was sent i+1 bits ago.
     pub state: u64,
 }
 
 /// The receive descrambler; it locks to any sender after 58 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Descrambler {
+    /// The last 58 received bits; bit i arrived i+1 bits ago.
     pub state: u64,
 }
 
@@ -405,6 +407,7 @@ impl Scrambler {
         }
     }
 
+    /// Scrambles one block payload (the sync header is never scrambled).
     pub fn scramble(&mut self, payload: u64) -> u64 {
         let mut out = 0;
         for i in 0..PAYLOAD_BITS {
@@ -424,6 +427,7 @@ impl Descrambler {
         }
     }
 
+    /// Descrambles one received block payload.
     pub fn descramble(&mut self, payload: u64) -> u64 {
         let mut out = 0;
         for i in 0..PAYLOAD_BITS {
