@@ -168,6 +168,20 @@ def test_scrambler(tx_state: int, rx_state: int, payloads: list[int]) -> None:
     assert codec.Scrambler().state == 2**58 - 1
 
 
+def test_scrambler_matches_the_polynomial_bit_by_bit() -> None:
+    """An independent bit-serial model: s[n] = d[n] ^ s[n-39] ^ s[n-58], history all ones."""
+    history = [1] * 58  # history[-k] = the scrambled bit sent k bits ago
+    payloads = [0, 2**64 - 1, 0x0123_4567_89AB_CDEF]
+    tx = codec.Scrambler()
+    for payload in payloads:
+        expected = 0
+        for i in range(64):
+            bit = (payload >> i & 1) ^ history[-39] ^ history[-58]
+            history = history[1:] + [bit]
+            expected |= bit << i
+        assert tx.scramble(payload) == expected
+
+
 def test_overhead_table() -> None:
     rreq, wreq = codec.overhead_table()
     assert (rreq["edm_bits"], rreq["ethernet_bits"], rreq["ratio"]) == (198, 693.0, 3.5)
