@@ -113,8 +113,9 @@ def test_unknown_blocks_are_counted() -> None:
 )
 def test_mux_demux_round_trip(frames: list[bytes], msgs: list[Message], policy: str, data) -> None:
     units = [codec.encode_message(m) for m in msgs] + [[codec.encode_grant(5, 6, 7)]]
-    times = sorted(data.draw(st.lists(st.integers(0, 300), min_size=len(units), max_size=len(units))))
-    line = codec.tx_mux(frames, units, policy, unit_times=times)
+    unit_times = sorted(data.draw(st.lists(st.integers(0, 300), min_size=len(units), max_size=len(units))))
+    frame_times = sorted(data.draw(st.lists(st.integers(0, 300), min_size=len(frames), max_size=len(frames))))
+    line = codec.tx_mux(frames, units, policy, frame_times=frame_times, unit_times=unit_times)
     events, counters = receive(line)
     assert [e[1] for e in events if e[0] == "message"] == msgs
     assert [e[1] for e in events if e[0] == "frame"] == frames
@@ -137,6 +138,8 @@ def test_frames_alone_are_the_standard_encoding() -> None:
     assert [e[1] for e in receive(line)[0]] == frames
     with pytest.raises(CodecError):
         codec.tx_mux(frames, [], "greedy")
+    with pytest.raises(CodecError, match="frame_times"):
+        codec.tx_mux(frames, [], frame_times=[0])
 
 
 @given(st.binary(min_size=protocol.ETH_MIN_FRAME_BYTES, max_size=2000))
