@@ -1,4 +1,6 @@
 //! Python bindings: `edm._core`.
+mod codec;
+
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -15,5 +17,6 @@ fn spec(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec, m)?)?;
+    codec::register(m)?;
     Ok(())
 }

@@ -1,0 +1,100 @@
+"""The EDM reference codec for Python.
+
+Everything is computed by the Rust golden model (``crates/edm-proto``) through
+``edm._core``; this module only gives messages a dataclass. A block is a
+``(sync, payload)`` tuple; XGMII words are ``(data, ctrl)`` with lane 0 in data
+bits 7:0 and ctrl bit i marking lane i as a control character. Invalid input
+raises :class:`CodecError` (a ``ValueError``) whose message gives the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple, dataclass
+
+from edm import _core
+
+Block = tuple[int, int]
+
+CodecError = _core.CodecError
+Scrambler = _core.Scrambler
+Descrambler = _core.Descrambler
+message_blocks = _core.message_blocks
+encode_notification = _core.encode_notification
+encode_grant = _core.encode_grant
+decode_control = _core.decode_control
+encode_frame = _core.encode_frame
+decode_frame = _core.decode_frame
+xgmii_encode = _core.xgmii_encode
+xgmii_decode = _core.xgmii_decode
+tx_mux = _core.tx_mux
+overhead_table = _core.overhead_table
+
+__all__ = [
+    "Block",
+    "CodecError",
+    "Descrambler",
+    "Message",
+    "RxDemux",
+    "Scrambler",
+    "decode_control",
+    "decode_frame",
+    "decode_message",
+    "encode_frame",
+    "encode_grant",
+    "encode_message",
+    "encode_notification",
+    "message_blocks",
+    "overhead_table",
+    "tx_mux",
+    "xgmii_decode",
+    "xgmii_encode",
+]
+
+
+@dataclass
+class Message:
+    """One memory message. ``kind`` is "RREQ", "WREQ", "RMWREQ" or "RRES";
+    ``length`` is the header's len (RREQ: bytes to read; WREQ/RRES: ``len(data)``;
+    RMWREQ: RMW_OPERAND_BYTES). ``op`` is the RMW opcode or the RRES status.
+    Fields a kind does not carry must be 0 (see docs/protocol.md)."""
+
+    kind: str
+    src: int
+    dst: int
+    msg_id: int
+    length: int
+    addr: int = 0
+    seq: int = 0
+    last: bool = True
+    op: int = 0
+    arg0: int = 0
+    arg1: int = 0
+    data: bytes = b""
+
+
+def encode_message(m: Message) -> list[Block]:
+    """The blocks /MS/, /MD/..., /MT/ of ``m``."""
+    return _core.encode_message(*astuple(m))
+
+
+def decode_message(blocks: list[Block]) -> Message:
+    """The message carried by exactly these blocks (no fillers)."""
+    return Message(*_core.decode_message(blocks))
+
+
+class RxDemux:
+    """The streaming RX demultiplexer. ``push(block)`` returns the events the
+    block completes: ("message", Message), ("notification", dst, msg_id, size),
+    ("grant", dst, msg_id, size), ("frame", bytes) or ("error", counter name)."""
+
+    def __init__(self) -> None:
+        self._rx = _core.RxDemux()
+
+    def push(self, block: Block) -> list[tuple]:
+        return [("message", Message(*e[1])) if e[0] == "message" else e for e in self._rx.push(block)]
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """messages_ok, notifications_ok, grants_ok, corrupted, unknown,
+        bad_sync, frames_ok, frames_bad."""
+        return self._rx.counters
