@@ -13,6 +13,7 @@ import sys
 
 COMMAND_MODULES = [
     "edm.demo",
+    "edm.protocol_cli",
 ]
 
 

@@ -138,6 +138,12 @@ package edm_pkg;
   localparam int unsigned ETH_IFG_BYTES = 12;
   localparam int unsigned ETH_MTU_FRAME_BYTES = 1518;
   localparam int unsigned ETH_MAX_FRAME_BYTES = 9216;
+  // MAC header (destination, source, EtherType) and frame check sequence.
+  localparam int unsigned ETH_HEADER_BYTES = 14;
+  localparam int unsigned ETH_FCS_BYTES = 4;
+  // Preamble byte and start-frame delimiter, carried in the /S/ block.
+  localparam logic [7:0] ETH_PREAMBLE_BYTE = 8'h55;
+  localparam logic [7:0] ETH_SFD_BYTE = 8'hD5;
 
   // ---- Timing: block times (ps) at each line rate ----
   localparam int unsigned BLOCK_PS_10G = 6400;

@@ -3,10 +3,6 @@ use crate::message::{message_blocks, Kind};
 use crate::pcs::{encode_frame, gap_blocks_after};
 use crate::spec::*;
 
-/// Ethernet MAC header (destination, source, EtherType) and FCS: the least a
-/// frame adds around its payload, with no IP or transport headers at all.
-pub const ETH_HEADER_BYTES: u32 = 14;
-pub const ETH_FCS_BYTES: u32 = 4;
 /// The example sizes: an 8-byte-address read and a 64-byte write.
 const EXAMPLE_WRITE_BYTES: u16 = 64;
 

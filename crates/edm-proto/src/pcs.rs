@@ -11,9 +11,6 @@ use std::ops::Range;
 /// An 8-lane XGMII transfer: (data, ctrl).
 pub type XgmiiWord = (u64, u8);
 
-/// Preamble byte and start-frame delimiter following /S/ (IEEE 802.3 clause 3).
-pub const PREAMBLE_BYTE: u8 = 0x55;
-pub const SFD_BYTE: u8 = 0xD5;
 /// Preamble bytes after /S/ and before the SFD (the /S/ itself replaces the first).
 const PREAMBLE_DATA_LANES: usize = ETH_PREAMBLE_BYTES as usize - 2;
 /// The 4-bit O code of the sequence ordered set (/Q/, XGMII_SEQ in lane 0 or 4);
@@ -281,10 +278,10 @@ pub fn encode_frame(frame: &[u8]) -> Vec<Block> {
     let mut lanes: Vec<(bool, u8)> = Vec::with_capacity(frame.len() + 2 * LANES);
     lanes.push((true, XGMII_START));
     lanes.extend(std::iter::repeat_n(
-        (false, PREAMBLE_BYTE),
+        (false, ETH_PREAMBLE_BYTE),
         PREAMBLE_DATA_LANES,
     ));
-    lanes.push((false, SFD_BYTE));
+    lanes.push((false, ETH_SFD_BYTE));
     lanes.extend(frame.iter().map(|&b| (false, b)));
     lanes.push((true, XGMII_TERM));
     while !lanes.len().is_multiple_of(LANES) {
@@ -323,8 +320,8 @@ pub fn decode_frame(blocks: &[Block]) -> Result<Vec<u8>, PcsError> {
     let preamble_ok = body.len() > PREAMBLE_DATA_LANES
         && body[..PREAMBLE_DATA_LANES]
             .iter()
-            .all(|&l| l == (false, PREAMBLE_BYTE))
-        && body[PREAMBLE_DATA_LANES] == (false, SFD_BYTE);
+            .all(|&l| l == (false, ETH_PREAMBLE_BYTE))
+        && body[PREAMBLE_DATA_LANES] == (false, ETH_SFD_BYTE);
     if !preamble_ok {
         return Err(PcsError::FrameBadPreamble);
     }
@@ -554,7 +551,7 @@ mod tests {
                 d(0x55),
                 d(0x55),
                 d(0x55),
-                d(SFD_BYTE),
+                d(ETH_SFD_BYTE),
                 d(1),
                 d(2),
                 d(3),

@@ -152,6 +152,12 @@ spec! {
     ETH_IFG_BYTES: u32 = 12;
     ETH_MTU_FRAME_BYTES: u32 = 1518;
     ETH_MAX_FRAME_BYTES: u32 = 9216;
+    /// MAC header (destination, source, EtherType) and frame check sequence.
+    ETH_HEADER_BYTES: u32 = 14;
+    ETH_FCS_BYTES: u32 = 4;
+    /// Preamble byte and start-frame delimiter, carried in the /S/ block.
+    ETH_PREAMBLE_BYTE: u8 = 0x55;
+    ETH_SFD_BYTE: u8 = 0xD5;
 
     // ---- Timing: block times (ps) at each line rate ----
     BLOCK_PS_10G: u64 = 6400;
