@@ -14,6 +14,7 @@ import sys
 COMMAND_MODULES = [
     "edm.demo",
     "edm.protocol_cli",
+    "edm.sweep",
 ]
 
 
