@@ -1,2 +1,10 @@
-//! EDM rack-scale fabric simulator (see docs/simulator.md).
+//! EDM rack-scale fabric simulator (see docs/simulator.md): a deterministic
+//! event-driven engine, EDM's scheduler and host/switch model, and workloads.
+pub mod config;
+pub mod edm;
+pub mod engine;
+pub mod rng;
+pub mod scheduler;
+pub mod workload;
+
 pub use edm_proto::spec;

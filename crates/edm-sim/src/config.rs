@@ -1,0 +1,122 @@
+//! Simulation configuration: the fabric, EDM's scheduler, and its defaults
+//! (Table 1 constants from `edm_proto::spec`).
+use edm_proto::spec;
+
+/// Picoseconds: the simulator's exact unit of time.
+pub type Ps = u64;
+
+/// Notification-queue priority (§3.1.1 property 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Priority {
+    /// Shortest remaining bytes first (heavy-tailed workloads).
+    Srpt,
+    /// Earliest notification first (light-tailed workloads).
+    Fcfs,
+}
+
+impl Priority {
+    pub fn from_name(name: &str) -> Option<Priority> {
+        match name {
+            "srpt" => Some(Priority::Srpt),
+            "fcfs" => Some(Priority::Fcfs),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FabricConfig {
+    /// Hosts on the one switch.
+    pub nodes: usize,
+    /// 10, 25, 100 or 400.
+    pub link_gbps: u32,
+    /// Propagation per hop.
+    pub prop_ps: Ps,
+    /// PMA + PMD + transceiver, per traversal (twice per hop).
+    pub phy_ps: Ps,
+    /// PHY pipeline clock (Table 1's 2.56 ns).
+    pub cycle_ps: Ps,
+    /// Scheduler clock (default the PHY clock, as in the FPGA prototype; the
+    /// paper's ASIC estimate is 3 GHz, 333 ps).
+    pub scheduler_cycle_ps: Ps,
+    /// DRAM access at the memory node (Table 1 excludes it; default 0).
+    pub dram_ps: Ps,
+}
+
+#[derive(Clone, Debug)]
+pub struct EdmConfig {
+    pub chunk_bytes: u32,
+    /// X: most active notifications per destination at a host.
+    pub max_active_notifs: u32,
+    pub priority: Priority,
+    /// Most PIM iterations after a wake-up before the scheduler waits for the
+    /// next change (0: iterate while any request was refused).
+    pub max_iterations: u32,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            nodes: 144,
+            link_gbps: 100,
+            prop_ps: spec::PROP_PS,
+            phy_ps: spec::PMA_PMD_XCVR_PS,
+            cycle_ps: spec::CYCLE_PS,
+            scheduler_cycle_ps: spec::CYCLE_PS,
+            dram_ps: 0,
+        }
+    }
+}
+
+impl Default for EdmConfig {
+    fn default() -> Self {
+        EdmConfig {
+            chunk_bytes: spec::DEFAULT_CHUNK_BYTES,
+            max_active_notifs: spec::DEFAULT_MAX_ACTIVE_NOTIFS,
+            priority: Priority::Srpt,
+            max_iterations: 0,
+        }
+    }
+}
+
+impl FabricConfig {
+    /// Time of one 66-bit block on a link.
+    pub fn block_ps(&self) -> Ps {
+        spec::block_ps(self.link_gbps).expect("validated link rate")
+    }
+
+    pub fn cycles(&self, n: u32) -> Ps {
+        n as Ps * self.cycle_ps
+    }
+
+    /// One link traversal's fixed delay for the first block: a PCS pass and a
+    /// PHY at each end plus propagation (Table 1; serialization is added per block).
+    pub fn hop_ps(&self) -> Ps {
+        2 * self.cycles(spec::PCS_PASS_CYCLES) + 2 * self.phy_ps + self.prop_ps
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if spec::block_ps(self.link_gbps).is_none() {
+            return Err(format!("link_gbps: {} is not one of 10, 25, 100, 400", self.link_gbps));
+        }
+        if self.nodes < 2 || self.nodes > spec::MAX_PORTS as usize {
+            return Err(format!("nodes: {} is not in 2..={}", self.nodes, spec::MAX_PORTS));
+        }
+        if self.cycle_ps == 0 || self.scheduler_cycle_ps == 0 {
+            return Err("cycle_ps and scheduler_cycle_ps must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+impl EdmConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.chunk_bytes == 0 || self.chunk_bytes > spec::MAX_MESSAGE_BYTES {
+            return Err(format!("chunk_bytes: {} is not in 1..={}", self.chunk_bytes, spec::MAX_MESSAGE_BYTES));
+        }
+        if self.max_active_notifs == 0 {
+            return Err("max_active_notifs: must be at least 1".into());
+        }
+        Ok(())
+    }
+}

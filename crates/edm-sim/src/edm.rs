@@ -1,0 +1,474 @@
+//! EDM (§3): hosts notify, the switch's priority-PIM scheduler grants chunks,
+//! granted data follows a virtual circuit. Latencies per step are Table 1's
+//! cycle counts (`edm_proto::spec`), so one message alone costs exactly the
+//! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
+use crate::config::{EdmConfig, FabricConfig, Ps};
+use crate::engine::{utilisation, EventQueue, Link, Outcome, Protocol, Record, Totals};
+use crate::scheduler::{Grant, Scheduler};
+use crate::workload::{MessageSpec, Op};
+use edm_proto::message::{message_blocks, Kind};
+use edm_proto::spec::*;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UnitKind {
+    /// /N/ for a write.
+    Notify,
+    /// An RREQ or RMWREQ from the requester (the implicit notification).
+    Request,
+    /// /G/ to a data source.
+    Grant,
+    /// The RREQ/RMWREQ forwarded to the memory node: the response's first grant.
+    ForwardedRequest,
+    /// One chunk of WREQ or RRES data.
+    Data,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Unit {
+    kind: UnitKind,
+    msg: u32,
+    /// Data bytes granted or carried.
+    bytes: u32,
+    last: bool,
+    blocks: u32,
+    /// When it was offered to the link it waits for (for switch wait statistics).
+    ready_at: Ps,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    Issue(u32),
+    HostSend(u16, Unit),
+    UplinkFree(u16),
+    DownlinkFree(u16),
+    /// First block of a unit at the switch from host `.0`.
+    SwitchIn(u16, Unit),
+    /// A unit ready at the switch egress toward host `.0`.
+    SwitchOut(u16, Unit),
+    /// Last block of a unit at host `.0`.
+    HostIn(u16, Unit),
+    SchedulerTick,
+}
+
+/// The EDM fabric model.
+pub struct Edm {
+    fabric: FabricConfig,
+    cfg: EdmConfig,
+}
+
+impl Edm {
+    pub fn new(fabric: FabricConfig, cfg: EdmConfig) -> Self {
+        Edm { fabric, cfg }
+    }
+
+    fn c(&self, cycles: u32) -> Ps {
+        self.fabric.cycles(cycles)
+    }
+
+    /// Data bytes a message moves (the response for reads and RMWs).
+    fn data_bytes(m: &MessageSpec) -> u32 {
+        match m.op {
+            Op::Rmw => RMW_RESULT_BYTES,
+            _ => m.size,
+        }
+    }
+
+    fn data_kind(m: &MessageSpec) -> Kind {
+        if m.op == Op::Write {
+            Kind::Wreq
+        } else {
+            Kind::Rres
+        }
+    }
+
+    fn request_blocks(m: &MessageSpec) -> u32 {
+        match m.op {
+            Op::Write => 1,
+            Op::Read => message_blocks(Kind::Rreq, 0) as u32,
+            Op::Rmw => message_blocks(Kind::Rmwreq, RMW_OPERAND_BYTES as u16) as u32,
+        }
+    }
+
+    /// (data source, data destination) of a message.
+    fn data_path(m: &MessageSpec) -> (u16, u16) {
+        if m.op == Op::Write {
+            (m.requester, m.memory)
+        } else {
+            (m.memory, m.requester)
+        }
+    }
+
+    /// Host cycles from receiving a grant (or the forwarded request) to the
+    /// data unit entering the uplink.
+    fn grant_to_data(&self, forwarded_request: bool) -> Ps {
+        let mut cycles = HOST_PROC_GRANT_CYCLES + HOST_READ_GRANT_CYCLES + HOST_GEN_DATA_CYCLES;
+        if forwarded_request {
+            cycles += HOST_PROC_RREQ_EXTRA_CYCLES;
+        }
+        self.c(cycles) + if forwarded_request { self.fabric.dram_ps } else { 0 }
+    }
+
+    /// How much later a read's first response chunk reaches the switch than a
+    /// chunk sent on a /G/: the forwarded request is longer than a /G/ and the
+    /// memory node spends an extra cycle (and the DRAM access) on it.
+    fn first_response_extra(&self, m: &MessageSpec) -> Ps {
+        (Self::request_blocks(m) as Ps - 1) * self.fabric.block_ps() + self.grant_to_data(true)
+            - self.grant_to_data(false)
+    }
+
+    fn iteration_ps(&self) -> Ps {
+        SW_PIM_ITER_CYCLES as Ps * self.fabric.scheduler_cycle_ps
+    }
+
+    fn notification_delay(&self) -> Ps {
+        self.c(SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES)
+    }
+}
+
+impl Protocol for Edm {
+    fn name(&self) -> &'static str {
+        "edm"
+    }
+
+    /// The same steps the engine takes, with no other traffic: the request or
+    /// notification reaches the switch, waits the insert latency, one PIM
+    /// iteration grants, and each chunk follows; later chunks are granted one
+    /// iteration after the ports' release (`wire - iteration` after a grant).
+    fn alone_ps(&self, m: &MessageSpec) -> Ps {
+        let f = &self.fabric;
+        let block = f.block_ps();
+        let hop = f.hop_ps();
+        let iteration = self.iteration_ps();
+        let kind = Self::data_kind(m);
+        let mut remaining = Self::data_bytes(m);
+        let visible = self.c(HOST_GEN_REQ_CYCLES) + hop + self.notification_delay();
+        let mut grant = visible + iteration;
+        let mut first = true;
+        let (mut uplink_free, mut downlink_free) = (0, 0);
+        loop {
+            let bytes = remaining.min(self.cfg.chunk_bytes);
+            remaining -= bytes;
+            let blocks = message_blocks(kind, bytes as u16) as Ps;
+            let to_source = grant + self.c(SW_GEN_GRANT_CYCLES) + hop;
+            let at_source = if first && m.op != Op::Write {
+                to_source + (Self::request_blocks(m) as Ps - 1) * block + self.grant_to_data(true)
+            } else {
+                to_source + self.grant_to_data(false)
+            };
+            let send = at_source.max(uplink_free);
+            uplink_free = send + blocks * block;
+            let egress = (send + hop + self.c(SW_FORWARD_CYCLES)).max(downlink_free);
+            downlink_free = egress + blocks * block;
+            let last_block = egress + hop + (blocks - 1) * block;
+            if remaining == 0 {
+                return last_block + self.c(HOST_PROC_DATA_CYCLES);
+            }
+            let extra = if first && m.op != Op::Write { self.first_response_extra(m) } else { 0 };
+            let release = (grant + extra + blocks * block).saturating_sub(iteration);
+            grant = release.max(grant) + iteration;
+            first = false;
+        }
+    }
+
+    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+        Sim::new(self, messages).run(progress)
+    }
+}
+
+struct Sim<'a> {
+    edm: &'a Edm,
+    msgs: &'a [MessageSpec],
+    n: usize,
+    q: EventQueue<Ev>,
+    uplinks: Vec<Link<Unit>>,
+    downlinks: Vec<Link<Unit>>,
+    /// Until when each switch egress is sending a data unit.
+    egress_data_until: Vec<Ps>,
+    sched: Scheduler,
+    scheduler_busy_until: Ps,
+    last_iteration_at: Option<Ps>,
+    deferred_tick: Option<Ps>,
+    iterations_since_wake: u32,
+    /// Active notifications per (requester, memory) and the messages waiting behind X.
+    active: Vec<u8>,
+    pending: Vec<VecDeque<u32>>,
+    delivered: Vec<u32>,
+    records: Vec<Record>,
+    totals: Totals,
+    completed: u64,
+}
+
+impl<'a> Sim<'a> {
+    fn new(edm: &'a Edm, msgs: &'a [MessageSpec]) -> Self {
+        let n = edm.fabric.nodes;
+        let f = &edm.fabric;
+        Sim {
+            edm,
+            msgs,
+            n,
+            q: EventQueue::default(),
+            uplinks: (0..n).map(|_| Link::default()).collect(),
+            downlinks: (0..n).map(|_| Link::default()).collect(),
+            egress_data_until: vec![0; n],
+            sched: Scheduler::new(
+                n,
+                edm.cfg.priority,
+                edm.cfg.chunk_bytes,
+                edm.iteration_ps(),
+                f.block_ps(),
+            ),
+            scheduler_busy_until: 0,
+            last_iteration_at: None,
+            deferred_tick: None,
+            iterations_since_wake: 0,
+            active: vec![0; n * n],
+            pending: vec![VecDeque::new(); n * n],
+            delivered: vec![0; msgs.len()],
+            records: msgs
+                .iter()
+                .map(|m| Record {
+                    complete_ps: None,
+                    alone_ps: edm.alone_ps(m),
+                })
+                .collect(),
+            totals: Totals::default(),
+            completed: 0,
+        }
+    }
+
+    fn run(mut self, progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+        // Issue events are fed lazily, in order, to keep the queue small.
+        let mut next_issue = 0usize;
+        let total = self.msgs.len() as u64;
+        loop {
+            let next_event_at = self.q_peek_time();
+            if next_issue < self.msgs.len() && next_event_at.map_or(true, |t| self.msgs[next_issue].issue_ps <= t) {
+                self.q.push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
+                next_issue += 1;
+            }
+            let Some((now, ev)) = self.q.pop() else { break };
+            self.totals.events += 1;
+            self.totals.end_ps = now;
+            if self.totals.events & 0xFFFF == 0 {
+                progress(self.completed, total);
+            }
+            self.handle(now, ev);
+        }
+        progress(self.completed, total);
+        let end = self.totals.end_ps;
+        (self.totals.uplink_util_mean, self.totals.uplink_util_max) = utilisation(&self.uplinks, end);
+        (self.totals.downlink_util_mean, self.totals.downlink_util_max) = utilisation(&self.downlinks, end);
+        self.totals.max_notification_queue = self.sched.max_occupancy;
+        self.totals.scheduler_iterations = self.sched.iterations;
+        Outcome {
+            records: self.records,
+            totals: self.totals,
+        }
+    }
+
+    fn q_peek_time(&self) -> Option<Ps> {
+        self.q.peek_time()
+    }
+
+    fn pair(&self, m: &MessageSpec) -> usize {
+        m.requester as usize * self.n + m.memory as usize
+    }
+
+    fn handle(&mut self, now: Ps, ev: Ev) {
+        let edm = self.edm;
+        match ev {
+            Ev::Issue(i) => {
+                let m = &self.msgs[i as usize];
+                let pair = self.pair(m);
+                if (self.active[pair] as u32) < edm.cfg.max_active_notifs {
+                    self.activate(now, i);
+                } else {
+                    self.pending[pair].push_back(i);
+                }
+            }
+            Ev::HostSend(h, unit) => {
+                let high = unit.kind == UnitKind::Data;
+                if let Some((blocks, unit)) = self.uplinks[h as usize].offer(now, unit.blocks, high, unit) {
+                    self.send_up(now, h, blocks, unit);
+                }
+            }
+            Ev::UplinkFree(h) => {
+                if let Some((blocks, unit)) = self.uplinks[h as usize].next(now) {
+                    self.send_up(now, h, blocks, unit);
+                }
+            }
+            Ev::DownlinkFree(h) => {
+                if let Some((blocks, unit)) = self.downlinks[h as usize].next(now) {
+                    self.send_down(now, h, blocks, unit);
+                }
+            }
+            Ev::SwitchIn(from, unit) => {
+                let m = &self.msgs[unit.msg as usize];
+                match unit.kind {
+                    UnitKind::Notify | UnitKind::Request => {
+                        let (src, dst) = Edm::data_path(m);
+                        debug_assert!(unit.kind != UnitKind::Notify || src == from);
+                        let visible = now + edm.notification_delay();
+                        let first_extra = if m.op == Op::Write { 0 } else { edm.first_response_extra(m) };
+                        self.sched.notify(
+                            visible,
+                            src,
+                            dst,
+                            unit.msg,
+                            Edm::data_bytes(m),
+                            Edm::data_kind(m),
+                            first_extra,
+                        );
+                        self.wake_scheduler(visible);
+                    }
+                    UnitKind::Data => {
+                        let (_, dst) = Edm::data_path(m);
+                        let ready = now + edm.c(SW_FORWARD_CYCLES);
+                        self.q.push(ready, Ev::SwitchOut(dst, Unit { ready_at: ready, ..unit }));
+                    }
+                    UnitKind::Grant | UnitKind::ForwardedRequest => unreachable!("hosts do not send these"),
+                }
+            }
+            Ev::SwitchOut(to, unit) => {
+                let high = unit.kind == UnitKind::Data;
+                if high && now < self.egress_data_until[to as usize] {
+                    self.totals.switch_data_conflicts += 1;
+                }
+                let link = &mut self.downlinks[to as usize];
+                if let Some((blocks, unit)) = link.offer(now, unit.blocks, high, unit) {
+                    self.send_down(now, to, blocks, unit);
+                } else if high {
+                    let waiting = link.max_waiting;
+                    self.totals.max_switch_data_queue = self.totals.max_switch_data_queue.max(waiting);
+                }
+            }
+            Ev::SchedulerTick => self.scheduler_tick(now),
+            Ev::HostIn(h, unit) => self.host_in(now, h, unit),
+        }
+    }
+
+    fn activate(&mut self, now: Ps, i: u32) {
+        let m = &self.msgs[i as usize];
+        let pair = self.pair(m);
+        self.active[pair] += 1;
+        let kind = if m.op == Op::Write { UnitKind::Notify } else { UnitKind::Request };
+        let unit = Unit {
+            kind,
+            msg: i,
+            bytes: 0,
+            last: false,
+            blocks: Edm::request_blocks(m),
+            ready_at: 0,
+        };
+        self.q.push(now + self.edm.c(HOST_GEN_REQ_CYCLES), Ev::HostSend(m.requester, unit));
+    }
+
+    fn deactivate(&mut self, now: Ps, i: u32) {
+        let pair = self.pair(&self.msgs[i as usize]);
+        self.active[pair] -= 1;
+        if let Some(next) = self.pending[pair].pop_front() {
+            self.activate(now, next);
+        }
+    }
+
+    fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+        let (d, free) = self.uplinks[h as usize].start(now, blocks, &self.edm.fabric);
+        self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+        self.q.push(free, Ev::UplinkFree(h));
+    }
+
+    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+        let (d, free) = self.downlinks[h as usize].start(now, blocks, &self.edm.fabric);
+        if unit.kind == UnitKind::Data {
+            self.totals.max_switch_data_wait_ps = self.totals.max_switch_data_wait_ps.max(now - unit.ready_at);
+            self.egress_data_until[h as usize] = free;
+        }
+        self.q.push(d.last_block, Ev::HostIn(h, unit));
+        self.q.push(free, Ev::DownlinkFree(h));
+    }
+
+    fn wake_scheduler(&mut self, at: Ps) {
+        self.iterations_since_wake = 0;
+        self.q.push(at, Ev::SchedulerTick);
+    }
+
+    fn scheduler_tick(&mut self, now: Ps) {
+        if now < self.scheduler_busy_until {
+            // An iteration is in flight: look again when it ends.
+            let at = self.scheduler_busy_until;
+            if self.deferred_tick != Some(at) {
+                self.deferred_tick = Some(at);
+                self.q.push(at, Ev::SchedulerTick);
+            }
+            return;
+        }
+        if self.last_iteration_at == Some(now) || self.sched.is_empty() {
+            return;
+        }
+        let max = self.edm.cfg.max_iterations;
+        if max > 0 && self.iterations_since_wake >= max {
+            return;
+        }
+        self.iterations_since_wake += 1;
+        let it = self.sched.iterate(now);
+        self.last_iteration_at = Some(now);
+        let iteration = self.sched.iteration_ps();
+        self.scheduler_busy_until = now + iteration;
+        for g in &it.grants {
+            self.issue_grant(g);
+            if g.release > now {
+                self.q.push(g.release, Ev::SchedulerTick);
+            }
+        }
+        if it.refused {
+            self.q.push(now + iteration, Ev::SchedulerTick);
+        }
+    }
+
+    fn issue_grant(&mut self, g: &Grant) {
+        let m = &self.msgs[g.msg as usize];
+        let forwarded = g.first && m.op != Op::Write;
+        let unit = Unit {
+            kind: if forwarded { UnitKind::ForwardedRequest } else { UnitKind::Grant },
+            msg: g.msg,
+            bytes: g.bytes,
+            last: g.last,
+            blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
+            ready_at: 0,
+        };
+        self.q.push(g.at + self.edm.c(SW_GEN_GRANT_CYCLES), Ev::SwitchOut(g.src, unit));
+    }
+
+    fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
+        let m = &self.msgs[unit.msg as usize];
+        match unit.kind {
+            UnitKind::Grant | UnitKind::ForwardedRequest => {
+                let forwarded = unit.kind == UnitKind::ForwardedRequest;
+                let data = Unit {
+                    kind: UnitKind::Data,
+                    blocks: message_blocks(Edm::data_kind(m), unit.bytes as u16) as u32,
+                    ..unit
+                };
+                self.q.push(now + self.edm.grant_to_data(forwarded), Ev::HostSend(h, data));
+                if m.op == Op::Write && unit.last {
+                    self.deactivate(now, unit.msg);
+                }
+            }
+            UnitKind::Data => {
+                let i = unit.msg as usize;
+                self.delivered[i] += unit.bytes;
+                self.totals.delivered_bytes += unit.bytes as u64;
+                if self.delivered[i] == Edm::data_bytes(m) {
+                    let done = now + self.edm.c(HOST_PROC_DATA_CYCLES);
+                    self.records[i].complete_ps = Some(done);
+                    self.completed += 1;
+                    if m.op != Op::Write {
+                        self.deactivate(now, unit.msg);
+                    }
+                }
+            }
+            UnitKind::Notify | UnitKind::Request => unreachable!("the switch does not send these to hosts"),
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! EDM's in-switch scheduler (§3.1): per-destination notification queues and
+//! priority-PIM. This is the reference model for the RTL switch; its exact
+//! semantics are in docs/simulator.md ("Scheduler semantics").
+//!
+//! Time is in ps. An iteration that starts at `t` decides with the state at
+//! `t` (request, accept, mark busy) and its grants are issued at `t + iteration`.
+//! Granted ports are released `wire - iteration` after the grant, where `wire`
+//! is the chunk's time on the link, so the next chunk's grant (one iteration
+//! after the release) lands exactly when the previous chunk's last block does.
+use crate::config::{Priority, Ps};
+use edm_proto::message::{message_blocks, Kind};
+
+/// One grant: `src` may send `bytes` of message `msg` to `dst` now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grant {
+    pub src: u16,
+    pub dst: u16,
+    pub msg: u32,
+    pub bytes: u32,
+    /// The first grant of the message (for a read: the forwarded RREQ).
+    pub first: bool,
+    /// The grant that exhausts the message.
+    pub last: bool,
+    /// Time the grant is issued.
+    pub at: Ps,
+    /// When its source and destination become free for the next grant.
+    pub release: Ps,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    msg: u32,
+    src: u16,
+    remaining: u32,
+    /// Arrival order (FCFS priority and tie-break).
+    order: u64,
+    visible_at: Ps,
+    granted: bool,
+    /// WREQ or RRES: the kind of the data units, for their wire time.
+    kind: Kind,
+    /// Extra delay of the first chunk's data (a read's forwarded RREQ path).
+    first_extra_ps: Ps,
+}
+
+impl Entry {
+    fn key(&self, priority: Priority) -> (u64, u64) {
+        match priority {
+            Priority::Srpt => (self.remaining as u64, self.order),
+            Priority::Fcfs => (self.order, 0),
+        }
+    }
+}
+
+/// What one iteration did.
+#[derive(Clone, Debug, Default)]
+pub struct Iteration {
+    pub grants: Vec<Grant>,
+    /// Some request was refused by its source: another iteration may match more.
+    pub refused: bool,
+}
+
+pub struct Scheduler {
+    queues: Vec<Vec<Entry>>,
+    src_release: Vec<Ps>,
+    dst_release: Vec<Ps>,
+    priority: Priority,
+    chunk_bytes: u32,
+    iteration_ps: Ps,
+    block_ps: Ps,
+    next_order: u64,
+    occupancy: usize,
+    pub max_occupancy: usize,
+    pub iterations: u64,
+    // Scratch, reused across iterations (generation-stamped, never cleared).
+    stamp: u32,
+    scan: u32,
+    seen_src: Vec<u32>,
+    best_request: Vec<(u32, (u64, u64), u16, usize)>,
+}
+
+impl Scheduler {
+    pub fn new(ports: usize, priority: Priority, chunk_bytes: u32, iteration_ps: Ps, block_ps: Ps) -> Self {
+        Scheduler {
+            queues: vec![Vec::new(); ports],
+            src_release: vec![0; ports],
+            dst_release: vec![0; ports],
+            priority,
+            chunk_bytes,
+            iteration_ps,
+            block_ps,
+            next_order: 0,
+            occupancy: 0,
+            max_occupancy: 0,
+            iterations: 0,
+            stamp: 0,
+            scan: 0,
+            seen_src: vec![0; ports],
+            best_request: vec![(0, (0, 0), 0, 0); ports],
+        }
+    }
+
+    pub fn iteration_ps(&self) -> Ps {
+        self.iteration_ps
+    }
+
+    /// Time on the link of a data unit carrying `bytes` of a `kind` message.
+    pub fn wire_ps(&self, kind: Kind, bytes: u32) -> Ps {
+        message_blocks(kind, bytes as u16) as Ps * self.block_ps
+    }
+
+    /// A notification for `bytes` of data from `src` to `dst`, usable from
+    /// `visible_at`; the first chunk's data takes `first_extra_ps` longer to
+    /// reach the switch than later chunks' (so its ports are held that much longer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn notify(
+        &mut self,
+        visible_at: Ps,
+        src: u16,
+        dst: u16,
+        msg: u32,
+        bytes: u32,
+        kind: Kind,
+        first_extra_ps: Ps,
+    ) {
+        self.queues[dst as usize].push(Entry {
+            msg,
+            src,
+            remaining: bytes,
+            order: self.next_order,
+            visible_at,
+            granted: false,
+            kind,
+            first_extra_ps,
+        });
+        self.next_order += 1;
+        self.occupancy += 1;
+        self.max_occupancy = self.max_occupancy.max(self.queues[dst as usize].len());
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.occupancy == 0
+    }
+
+    /// One priority-PIM iteration starting at `now`.
+    pub fn iterate(&mut self, now: Ps) -> Iteration {
+        self.iterations += 1;
+        self.stamp = self.stamp.wrapping_add(1);
+        let stamp = self.stamp;
+        let mut out = Iteration::default();
+        let mut requesting_srcs: Vec<u16> = Vec::new();
+        // (1) Each free destination requests its best eligible message: visible,
+        // source free, and the oldest of its source-destination pair.
+        for dst in 0..self.queues.len() {
+            if self.queues[dst].is_empty() || self.dst_release[dst] > now {
+                continue;
+            }
+            let mut best: Option<((u64, u64), usize)> = None;
+            self.scan = self.scan.wrapping_add(1);
+            for (i, e) in self.queues[dst].iter().enumerate() {
+                if e.visible_at > now {
+                    break; // arrival order = visibility order
+                }
+                let s = e.src as usize;
+                if self.seen_src[s] == self.scan {
+                    continue; // not the pair's oldest
+                }
+                self.seen_src[s] = self.scan;
+                if self.src_release[s] > now {
+                    continue;
+                }
+                let key = e.key(self.priority);
+                if best.map_or(true, |(k, _)| key < k) {
+                    best = Some((key, i));
+                }
+            }
+            // (2) Each source keeps the best request it gets (ties: lower destination).
+            if let Some((key, idx)) = best {
+                let s = self.queues[dst][idx].src as usize;
+                let slot = &mut self.best_request[s];
+                if slot.0 != stamp {
+                    *slot = (stamp, key, dst as u16, idx);
+                    requesting_srcs.push(s as u16);
+                } else {
+                    out.refused = true;
+                    if key < slot.1 {
+                        *slot = (stamp, key, dst as u16, idx);
+                    }
+                }
+            }
+        }
+        // (3) Accepted pairs become busy; grants are issued one iteration later.
+        let at = now + self.iteration_ps;
+        requesting_srcs.sort_unstable();
+        for s in requesting_srcs {
+            let (_, _, dst, idx) = self.best_request[s as usize];
+            let queue = &mut self.queues[dst as usize];
+            let e = &mut queue[idx];
+            let bytes = e.remaining.min(self.chunk_bytes);
+            let first = !e.granted;
+            e.granted = true;
+            e.remaining -= bytes;
+            let last = e.remaining == 0;
+            let (msg, kind) = (e.msg, e.kind);
+            let extra = if first { e.first_extra_ps } else { 0 };
+            if last {
+                queue.remove(idx);
+                self.occupancy -= 1;
+            }
+            let release = (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
+            self.src_release[s as usize] = release;
+            self.dst_release[dst as usize] = release;
+            out.grants.push(Grant {
+                src: s,
+                dst,
+                msg,
+                bytes,
+                first,
+                last,
+                at,
+                release,
+            });
+        }
+        out
+    }
+
+    /// Earliest time after `now` at which a waiting entry may become eligible
+    /// (a notification turns visible or a port is released); None if none waits.
+    pub fn next_change_after(&self, now: Ps) -> Option<Ps> {
+        let mut next: Option<Ps> = None;
+        let mut consider = |t: Ps| {
+            if t > now {
+                next = Some(next.map_or(t, |n: Ps| n.min(t)));
+            }
+        };
+        for (dst, queue) in self.queues.iter().enumerate() {
+            if queue.is_empty() {
+                continue;
+            }
+            consider(self.dst_release[dst]);
+            for e in queue {
+                consider(e.visible_at);
+                consider(self.src_release[e.src as usize]);
+            }
+        }
+        next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sched(ports: usize, priority: Priority) -> Scheduler {
+        Scheduler::new(ports, priority, 256, 3 * 2560, 640)
+    }
+
+    #[test]
+    fn every_iteration_is_a_matching_and_maximal_when_run_to_quiescence() {
+        let mut rng = crate::rng::Rng::new(5);
+        for trial in 0..50 {
+            let n = 8;
+            let mut s = sched(n, if trial % 2 == 0 { Priority::Srpt } else { Priority::Fcfs });
+            for m in 0..40u32 {
+                let src = rng.below(n as u64) as u16;
+                let dst = ((src as u64 + 1 + rng.below(n as u64 - 1)) % n as u64) as u16;
+                s.notify(0, src, dst, m, 1 + rng.below(2000) as u32, Kind::Wreq, 0);
+            }
+            // Iterate at one instant (ports stay busy): grants accumulate into a matching.
+            let mut used_src = vec![false; n];
+            let mut used_dst = vec![false; n];
+            loop {
+                let it = s.iterate(0);
+                for g in &it.grants {
+                    assert!(!used_src[g.src as usize] && !used_dst[g.dst as usize], "not a matching");
+                    used_src[g.src as usize] = true;
+                    used_dst[g.dst as usize] = true;
+                }
+                if it.grants.is_empty() {
+                    break;
+                }
+            }
+            // Maximal: no waiting entry has both ends free.
+            for (dst, q) in s.queues.iter().enumerate() {
+                for e in q {
+                    assert!(used_dst[dst] || used_src[e.src as usize], "not maximal");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn srpt_prefers_short_messages_but_keeps_pair_order() {
+        let mut s = sched(4, Priority::Srpt);
+        s.notify(0, 1, 0, 10, 5000, Kind::Wreq, 0); // pair (1,0) oldest, long
+        s.notify(0, 1, 0, 11, 64, Kind::Wreq, 0); // same pair, short: must wait
+        s.notify(0, 2, 0, 12, 1000, Kind::Wreq, 0);
+        let g = s.iterate(0).grants;
+        assert_eq!((g[0].src, g[0].msg), (2, 12), "SRPT across pairs");
+        let mut s = sched(4, Priority::Srpt);
+        s.notify(0, 1, 0, 10, 5000, Kind::Wreq, 0);
+        s.notify(0, 1, 0, 11, 64, Kind::Wreq, 0);
+        assert_eq!(s.iterate(0).grants[0].msg, 10, "per-pair order");
+    }
+
+    #[test]
+    fn fcfs_serves_in_arrival_order_and_chunks_then_releases() {
+        let mut s = sched(3, Priority::Fcfs);
+        s.notify(0, 1, 0, 1, 600, Kind::Wreq, 0);
+        s.notify(0, 2, 0, 2, 64, Kind::Wreq, 0);
+        let mut now = 0;
+        let mut order = Vec::new();
+        while !s.is_empty() {
+            let it = s.iterate(now);
+            order.extend(it.grants.iter().map(|g| (g.msg, g.bytes)));
+            now = s.next_change_after(now).unwrap_or(now + s.iteration_ps()).max(now + s.iteration_ps());
+        }
+        assert_eq!(order, vec![(1, 256), (1, 256), (1, 88), (2, 64)]);
+    }
+
+    #[test]
+    fn invisible_notifications_wait() {
+        let mut s = sched(2, Priority::Fcfs);
+        s.notify(100, 0, 1, 7, 8, Kind::Rres, 0);
+        assert!(s.iterate(99).grants.is_empty());
+        assert_eq!(s.next_change_after(99), Some(100));
+        assert_eq!(s.iterate(100).grants.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod timeline_tests {
+    use super::*;
+
+    #[test]
+    fn granted_circuits_never_overlap_at_a_port_over_time() {
+        // Random notifications over time; every grant occupies its source and
+        // destination for [at + extra, at + extra + wire): no two may overlap.
+        let mut rng = crate::rng::Rng::new(21);
+        let n = 6;
+        let mut s = Scheduler::new(n, Priority::Srpt, 256, 3 * 2560, 640);
+        let mut busy: Vec<Vec<(Ps, Ps)>> = vec![Vec::new(); 2 * n];
+        let mut now = 0;
+        let mut msg = 0;
+        for _ in 0..3000 {
+            if rng.below(3) == 0 {
+                let src = rng.below(n as u64) as u16;
+                let dst = ((src as u64 + 1 + rng.below(n as u64 - 1)) % n as u64) as u16;
+                let extra = rng.below(2) * 3840;
+                s.notify(now + 7680, src, dst, msg, 1 + rng.below(900) as u32, Kind::Rres, extra);
+                msg += 1;
+            }
+            for g in s.iterate(now).grants {
+                let start = g.release + s.iteration_ps() - s.wire_ps(Kind::Rres, g.bytes);
+                let interval = (start, g.release + s.iteration_ps());
+                for port in [g.src as usize, n + g.dst as usize] {
+                    if let Some(&(_, end)) = busy[port].last() {
+                        assert!(interval.0 >= end, "port {port} overlaps: {interval:?} after {end}");
+                    }
+                    busy[port].push(interval);
+                }
+            }
+            now += s.iteration_ps();
+        }
+        assert!(busy.iter().map(Vec::len).sum::<usize>() > 1000);
+    }
+}

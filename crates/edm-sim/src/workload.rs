@@ -1,0 +1,215 @@
+//! Workloads: the messages a run issues. Generators are seeded and exact; a
+//! trace can also be given message by message (see `edm.sim.trace` in Python).
+use crate::config::Ps;
+use crate::rng::Rng;
+
+/// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
+/// RMW reads and writes one 64-bit word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Rmw,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Rmw => "rmw",
+        }
+    }
+}
+
+/// One message of a workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageSpec {
+    pub op: Op,
+    /// The compute node that issues it.
+    pub requester: u16,
+    /// The memory node it addresses.
+    pub memory: u16,
+    /// Payload bytes (written, or read; 8 for RMW).
+    pub size: u32,
+    pub issue_ps: Ps,
+}
+
+/// Which nodes issue requests and which serve them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Roles {
+    /// Every node is both (the paper's all-to-all).
+    AllToAll,
+    /// The last `memory` nodes are memory nodes; the others compute nodes.
+    Split { memory: usize },
+}
+
+/// A message-size distribution: the artifact's CDF points `(size, cumulative
+/// probability)`, sizes in `unit` bytes, linearly interpolated and rounded to
+/// whole units (a single point of probability 1 is a fixed size).
+#[derive(Clone, Debug)]
+pub struct SizeCdf {
+    points: Vec<(f64, f64)>,
+    unit: u32,
+}
+
+impl SizeCdf {
+    pub fn new(points: Vec<(f64, f64)>, unit: u32) -> Result<Self, String> {
+        if points.is_empty() {
+            return Err("size CDF has no points".into());
+        }
+        for w in points.windows(2) {
+            if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
+                return Err(format!("size CDF is not non-decreasing at {:?} -> {:?}", w[0], w[1]));
+            }
+        }
+        if points.iter().any(|&(s, _)| s < 1.0) {
+            return Err("size CDF has a size below one unit".into());
+        }
+        Ok(SizeCdf { points, unit })
+    }
+
+    pub fn fixed(bytes: u32) -> Self {
+        SizeCdf {
+            points: vec![(1.0, 1.0)],
+            unit: bytes,
+        }
+    }
+
+    fn top(&self) -> f64 {
+        self.points.last().unwrap().1
+    }
+
+    /// A sample in bytes.
+    pub fn sample(&self, rng: &mut Rng) -> u32 {
+        let u = rng.uniform() * self.top();
+        let mut prev = self.points[0];
+        for &p in &self.points {
+            if u <= p.1 {
+                let span = p.1 - prev.1;
+                let size = if span <= 0.0 {
+                    p.0
+                } else {
+                    prev.0 + (p.0 - prev.0) * (u - prev.1) / span
+                };
+                return (size.round().max(1.0) as u32) * self.unit;
+            }
+            prev = p;
+        }
+        (self.points.last().unwrap().0.round() as u32) * self.unit
+    }
+
+    /// Mean bytes of the interpolated distribution (before rounding).
+    pub fn mean_bytes(&self) -> f64 {
+        let mut mean = self.points[0].0 * self.points[0].1;
+        for w in self.points.windows(2) {
+            mean += (w[0].0 + w[1].0) / 2.0 * (w[1].1 - w[0].1);
+        }
+        mean / self.top() * self.unit as f64
+    }
+}
+
+/// An open-loop workload: Poisson arrivals at each compute node, each message
+/// to a uniformly chosen memory node (so independent Poisson per pair).
+#[derive(Clone, Debug)]
+pub struct OpenLoop {
+    pub nodes: usize,
+    pub roles: Roles,
+    pub link_gbps: u32,
+    /// Fraction of each compute node's link rate carried by memory payload.
+    pub load: f64,
+    /// Probability that a message is a write (the rest are reads).
+    pub write_ratio: f64,
+    pub sizes: SizeCdf,
+    pub messages: usize,
+    pub seed: u64,
+}
+
+impl OpenLoop {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.load > 0.0 && self.load.is_finite()) {
+            return Err(format!("load: {} must be positive", self.load));
+        }
+        if !(0.0..=1.0).contains(&self.write_ratio) {
+            return Err(format!("write_ratio: {} is not in [0, 1]", self.write_ratio));
+        }
+        if let Roles::Split { memory } = self.roles {
+            if memory == 0 || memory >= self.nodes {
+                return Err(format!("memory_nodes: {memory} must be in 1..{}", self.nodes));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn generate(&self) -> Vec<MessageSpec> {
+        let (compute, memory): (Vec<u16>, Vec<u16>) = match self.roles {
+            Roles::AllToAll => ((0..self.nodes as u16).collect(), (0..self.nodes as u16).collect()),
+            Roles::Split { memory } => {
+                let first_memory = (self.nodes - memory) as u16;
+                ((0..first_memory).collect(), (first_memory..self.nodes as u16).collect())
+            }
+        };
+        let bits_per_ps = self.link_gbps as f64 * 1e-3;
+        let per_node_gap_ps = 8.0 * self.sizes.mean_bytes() / (self.load * bits_per_ps);
+        let gap_ps = per_node_gap_ps / compute.len() as f64;
+        let mut rng = Rng::new(self.seed);
+        let mut now = 0.0f64;
+        let mut out = Vec::with_capacity(self.messages);
+        while out.len() < self.messages {
+            now += rng.exponential(gap_ps);
+            let requester = compute[rng.below(compute.len() as u64) as usize];
+            let memory_node = loop {
+                let m = memory[rng.below(memory.len() as u64) as usize];
+                if m != requester {
+                    break m;
+                }
+            };
+            let op = if rng.uniform() < self.write_ratio { Op::Write } else { Op::Read };
+            out.push(MessageSpec {
+                op,
+                requester,
+                memory: memory_node,
+                size: self.sizes.sample(&mut rng),
+                issue_ps: now.round() as Ps,
+            });
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdf_interpolates_rounds_and_has_the_right_mean() {
+        let cdf = SizeCdf::new(vec![(4.0, 0.0), (4.0, 0.5), (8.0, 1.0)], 1460).unwrap();
+        assert_eq!(cdf.mean_bytes(), (0.5 * 4.0 + 0.5 * 6.0) * 1460.0);
+        let mut rng = Rng::new(3);
+        let n = 200_000;
+        let samples: Vec<u32> = (0..n).map(|_| cdf.sample(&mut rng)).collect();
+        assert!(samples.iter().all(|s| s % 1460 == 0 && (4 * 1460..=8 * 1460).contains(s)));
+        let mean = samples.iter().map(|&s| s as f64).sum::<f64>() / n as f64;
+        assert!((mean / cdf.mean_bytes() - 1.0).abs() < 0.01, "{mean}");
+    }
+
+    #[test]
+    fn open_loop_load_matches_its_definition() {
+        let w = OpenLoop {
+            nodes: 16,
+            roles: Roles::AllToAll,
+            link_gbps: 100,
+            load: 0.5,
+            write_ratio: 0.5,
+            sizes: SizeCdf::fixed(64),
+            messages: 200_000,
+            seed: 9,
+        };
+        let msgs = w.generate();
+        let span = msgs.last().unwrap().issue_ps as f64;
+        let offered_bits_per_ps = msgs.iter().map(|m| 8.0 * m.size as f64).sum::<f64>() / span / 16.0;
+        assert!((offered_bits_per_ps / 0.1 / 0.5 - 1.0).abs() < 0.02, "{offered_bits_per_ps}");
+        assert!(msgs.iter().all(|m| m.requester != m.memory));
+        assert_eq!(msgs, w.generate(), "same seed, same workload");
+    }
+}
