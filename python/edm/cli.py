@@ -15,6 +15,7 @@ COMMAND_MODULES = [
     "edm.demo",
     "edm.protocol_cli",
     "edm.sweep",
+    "edm.sim.cli",
 ]
 
 

@@ -1,5 +1,6 @@
 //! Python bindings: `edm._core`.
 mod codec;
+mod sim;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -18,5 +19,6 @@ fn spec(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec, m)?)?;
     codec::register(m)?;
+    sim::register(m)?;
     Ok(())
 }

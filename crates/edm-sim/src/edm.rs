@@ -287,21 +287,29 @@ impl<'a> Sim<'a> {
                     self.pending[pair].push_back(i);
                 }
             }
+            Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
+                let d = self.uplinks[h as usize].insert_control_block(now, &edm.fabric);
+                self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+                self.wake_uplink(h);
+            }
             Ev::HostSend(h, unit) => {
                 let high = unit.kind == UnitKind::Data;
                 if let Some((blocks, unit)) = self.uplinks[h as usize].offer(now, unit.blocks, high, unit) {
                     self.send_up(now, h, blocks, unit);
                 }
+                self.wake_uplink(h);
             }
             Ev::UplinkFree(h) => {
                 if let Some((blocks, unit)) = self.uplinks[h as usize].next(now) {
                     self.send_up(now, h, blocks, unit);
                 }
+                self.wake_uplink(h);
             }
             Ev::DownlinkFree(h) => {
                 if let Some((blocks, unit)) = self.downlinks[h as usize].next(now) {
                     self.send_down(now, h, blocks, unit);
                 }
+                self.wake_downlink(h);
             }
             Ev::SwitchIn(from, unit) => {
                 let m = &self.msgs[unit.msg as usize];
@@ -330,8 +338,14 @@ impl<'a> Sim<'a> {
                     UnitKind::Grant | UnitKind::ForwardedRequest => unreachable!("hosts do not send these"),
                 }
             }
+            Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
+                let d = self.downlinks[to as usize].insert_control_block(now, &edm.fabric);
+                self.q.push(d.last_block, Ev::HostIn(to, unit));
+                self.wake_downlink(to);
+            }
             Ev::SwitchOut(to, unit) => {
-                let high = unit.kind == UnitKind::Data;
+                // Data and forwarded requests (the first grant of a response) first.
+                let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
                 if high && now < self.egress_data_until[to as usize] {
                     self.totals.switch_data_conflicts += 1;
                 }
@@ -342,6 +356,7 @@ impl<'a> Sim<'a> {
                     let waiting = link.max_waiting;
                     self.totals.max_switch_data_queue = self.totals.max_switch_data_queue.max(waiting);
                 }
+                self.wake_downlink(to);
             }
             Ev::SchedulerTick => self.scheduler_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
@@ -372,10 +387,21 @@ impl<'a> Sim<'a> {
         }
     }
 
+    fn wake_uplink(&mut self, h: u16) {
+        if let Some(at) = self.uplinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::UplinkFree(h));
+        }
+    }
+
+    fn wake_downlink(&mut self, h: u16) {
+        if let Some(at) = self.downlinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::DownlinkFree(h));
+        }
+    }
+
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
-        let (d, free) = self.uplinks[h as usize].start(now, blocks, &self.edm.fabric);
+        let (d, _) = self.uplinks[h as usize].start(now, blocks, &self.edm.fabric);
         self.q.push(d.first_block, Ev::SwitchIn(h, unit));
-        self.q.push(free, Ev::UplinkFree(h));
     }
 
     fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
@@ -385,7 +411,6 @@ impl<'a> Sim<'a> {
             self.egress_data_until[h as usize] = free;
         }
         self.q.push(d.last_block, Ev::HostIn(h, unit));
-        self.q.push(free, Ev::DownlinkFree(h));
     }
 
     fn wake_scheduler(&mut self, at: Ps) {

@@ -80,6 +80,8 @@ pub struct Delivery {
 pub struct Link<U> {
     free_at: Ps,
     waiting: [VecDeque<(u32, U)>; 2],
+    /// Time of the pending free-link wake-up, if one is scheduled.
+    wake_at: Option<Ps>,
     pub busy_ps: Ps,
     pub max_waiting: usize,
 }
@@ -89,6 +91,7 @@ impl<U> Default for Link<U> {
         Link {
             free_at: 0,
             waiting: [VecDeque::new(), VecDeque::new()],
+            wake_at: None,
             busy_ps: 0,
             max_waiting: 0,
         }
@@ -107,8 +110,11 @@ impl<U> Link<U> {
         None
     }
 
-    /// The next waiting unit, if the link is free at `now`.
+    /// The next waiting unit, if the link is free at `now` (call on a wake-up).
     pub fn next(&mut self, now: Ps) -> Option<(u32, U)> {
+        if self.wake_at == Some(now) {
+            self.wake_at = None;
+        }
         if self.free_at > now {
             return None;
         }
@@ -129,6 +135,32 @@ impl<U> Link<U> {
         self.free_at = now + blocks as Ps * block;
         self.busy_ps += blocks as Ps * block;
         (d, self.free_at)
+    }
+
+    /// Sends a single control block (/N/ or /G/) at once, even inside a unit
+    /// in progress: the protocol lets them fill any slot (docs/protocol.md §3.3).
+    /// Whatever the link was sending then finishes one block later; the unit
+    /// in flight is not re-timed (an error of at most one block per filler).
+    pub fn insert_control_block(&mut self, now: Ps, fabric: &FabricConfig) -> Delivery {
+        let block = fabric.block_ps();
+        self.free_at = self.free_at.max(now) + block;
+        self.busy_ps += block;
+        let first_block = now + fabric.hop_ps();
+        Delivery {
+            start: now,
+            first_block,
+            last_block: first_block,
+        }
+    }
+
+    /// If units wait and no wake-up is scheduled for when the link frees: the
+    /// time to schedule one (the caller must then call [`Link::next`] at it).
+    pub fn wake_needed(&mut self) -> Option<Ps> {
+        if self.has_waiting() && self.wake_at != Some(self.free_at) {
+            self.wake_at = Some(self.free_at);
+            return Some(self.free_at);
+        }
+        None
     }
 
     pub fn has_waiting(&self) -> bool {

@@ -1,0 +1,239 @@
+//! The simulator for Python (`edm._core`; wrapped by `python/edm/sim/`).
+//! Configuration arrives as plain dicts already validated and defaulted by
+//! `edm.sim.config`; results leave as columns for a pandas DataFrame.
+use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::edm::Edm;
+use edm_sim::engine::Protocol;
+use edm_sim::scheduler::Scheduler as CoreScheduler;
+use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
+use edm_proto::message::Kind;
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    d.get_item(key)?
+        .ok_or_else(|| PyKeyError::new_err(format!("missing config field {key:?}")))?
+        .extract()
+        .map_err(|e| PyValueError::new_err(format!("config field {key:?}: {e}")))
+}
+
+fn priority(name: &str) -> PyResult<Priority> {
+    Priority::from_name(name).ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
+}
+
+fn fabric_config(d: &Bound<'_, PyDict>) -> PyResult<FabricConfig> {
+    let f = FabricConfig {
+        nodes: get(d, "nodes")?,
+        link_gbps: get(d, "link_gbps")?,
+        prop_ps: get(d, "prop_ps")?,
+        phy_ps: get(d, "phy_ps")?,
+        cycle_ps: get(d, "cycle_ps")?,
+        scheduler_cycle_ps: get(d, "scheduler_cycle_ps")?,
+        dram_ps: get(d, "dram_ps")?,
+    };
+    f.validate().map_err(PyValueError::new_err)?;
+    Ok(f)
+}
+
+fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
+    let c = EdmConfig {
+        chunk_bytes: get(d, "chunk_bytes")?,
+        max_active_notifs: get(d, "max_active_notifs")?,
+        priority: priority(&get::<String>(d, "priority")?)?,
+        max_iterations: get(d, "max_iterations")?,
+    };
+    c.validate().map_err(PyValueError::new_err)?;
+    Ok(c)
+}
+
+fn op_from_code(code: u8) -> PyResult<Op> {
+    match code {
+        0 => Ok(Op::Read),
+        1 => Ok(Op::Write),
+        2 => Ok(Op::Rmw),
+        _ => Err(PyValueError::new_err(format!("op code {code} is not 0 (read), 1 (write) or 2 (rmw)"))),
+    }
+}
+
+fn op_code(op: Op) -> u8 {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Rmw => 2,
+    }
+}
+
+/// The open-loop workload described by `w` (sizes as CDF points in `unit` bytes).
+#[pyfunction]
+fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<(Vec<u8>, Vec<u16>, Vec<u16>, Vec<u32>, Vec<Ps>)> {
+    let memory_nodes: usize = get(w, "memory_nodes")?;
+    let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
+    let gen = OpenLoop {
+        nodes: get(w, "nodes")?,
+        roles: if memory_nodes == 0 { Roles::AllToAll } else { Roles::Split { memory: memory_nodes } },
+        link_gbps: get(w, "link_gbps")?,
+        load: get(w, "load")?,
+        write_ratio: get(w, "write_ratio")?,
+        sizes,
+        messages: get(w, "messages")?,
+        seed: get(w, "seed")?,
+    };
+    gen.validate().map_err(PyValueError::new_err)?;
+    let msgs = gen.generate();
+    Ok((
+        msgs.iter().map(|m| op_code(m.op)).collect(),
+        msgs.iter().map(|m| m.requester).collect(),
+        msgs.iter().map(|m| m.memory).collect(),
+        msgs.iter().map(|m| m.size).collect(),
+        msgs.iter().map(|m| m.issue_ps).collect(),
+    ))
+}
+
+/// Runs EDM on the messages given as columns (sorted by issue time); returns
+/// (complete_ps with -1 for unfinished, alone_ps, totals dict).
+#[pyfunction]
+#[pyo3(signature = (fabric, edm, op, requester, memory, size, issue_ps, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_edm<'py>(
+    py: Python<'py>,
+    fabric: &Bound<'py, PyDict>,
+    edm: &Bound<'py, PyDict>,
+    op: Vec<u8>,
+    requester: Vec<u16>,
+    memory: Vec<u16>,
+    size: Vec<u32>,
+    issue_ps: Vec<Ps>,
+    progress: Option<PyObject>,
+) -> PyResult<(Vec<i64>, Vec<Ps>, Bound<'py, PyDict>)> {
+    let f = fabric_config(fabric)?;
+    let n = op.len();
+    if [requester.len(), memory.len(), size.len(), issue_ps.len()].iter().any(|&l| l != n) {
+        return Err(PyValueError::new_err("message columns differ in length"));
+    }
+    let mut msgs = Vec::with_capacity(n);
+    for i in 0..n {
+        let m = MessageSpec {
+            op: op_from_code(op[i])?,
+            requester: requester[i],
+            memory: memory[i],
+            size: size[i],
+            issue_ps: issue_ps[i],
+        };
+        if m.requester as usize >= f.nodes || m.memory as usize >= f.nodes || m.requester == m.memory {
+            return Err(PyValueError::new_err(format!(
+                "message {i}: requester {} and memory {} must be distinct nodes below {}",
+                m.requester, m.memory, f.nodes
+            )));
+        }
+        if m.size == 0 {
+            return Err(PyValueError::new_err(format!("message {i}: size must be positive")));
+        }
+        if i > 0 && m.issue_ps < msgs.last().map_or(0, |p: &MessageSpec| p.issue_ps) {
+            return Err(PyValueError::new_err(format!("message {i}: not sorted by issue time")));
+        }
+        msgs.push(m);
+    }
+    let mut model = Edm::new(f, edm_config(edm)?);
+    let mut callback_error = None;
+    let mut report = |done: u64, total: u64| {
+        if let (Some(cb), None) = (&progress, &callback_error) {
+            if let Err(e) = cb.call1(py, (done, total)) {
+                callback_error = Some(e);
+            }
+        }
+    };
+    let out = model.run(&msgs, &mut report);
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    let t = &out.totals;
+    let totals = PyDict::new(py);
+    totals.set_item("events", t.events)?;
+    totals.set_item("end_ps", t.end_ps)?;
+    totals.set_item("uplink_util_mean", t.uplink_util_mean)?;
+    totals.set_item("uplink_util_max", t.uplink_util_max)?;
+    totals.set_item("downlink_util_mean", t.downlink_util_mean)?;
+    totals.set_item("downlink_util_max", t.downlink_util_max)?;
+    totals.set_item("max_switch_data_queue", t.max_switch_data_queue)?;
+    totals.set_item("max_switch_data_wait_ps", t.max_switch_data_wait_ps)?;
+    totals.set_item("switch_data_conflicts", t.switch_data_conflicts)?;
+    totals.set_item("max_notification_queue", t.max_notification_queue)?;
+    totals.set_item("scheduler_iterations", t.scheduler_iterations)?;
+    totals.set_item("delivered_bytes", t.delivered_bytes)?;
+    Ok((
+        out.records.iter().map(|r| r.complete_ps.map_or(-1, |c| c as i64)).collect(),
+        out.records.iter().map(|r| r.alone_ps).collect(),
+        totals,
+    ))
+}
+
+/// EDM's priority-PIM scheduler alone, stepped one scheduler cycle at a time
+/// (the reference model for the RTL switch).
+#[pyclass]
+struct Scheduler {
+    inner: CoreScheduler,
+    cycle_ps: Ps,
+    now: Ps,
+    busy_until: Ps,
+    in_flight: Vec<(Ps, u16, u16, u32, u32)>,
+}
+
+#[pymethods]
+impl Scheduler {
+    #[new]
+    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS))]
+    fn new(ports: usize, policy: &str, chunk_bytes: u32, link_gbps: u32, cycle_ps: Ps) -> PyResult<Self> {
+        let block_ps = edm_proto::spec::block_ps(link_gbps)
+            .ok_or_else(|| PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400")))?;
+        let iteration = edm_proto::spec::SW_PIM_ITER_CYCLES as Ps * cycle_ps;
+        Ok(Scheduler {
+            inner: CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps),
+            cycle_ps,
+            now: 0,
+            busy_until: 0,
+            in_flight: Vec::new(),
+        })
+    }
+
+    /// A notification arriving this cycle (visible after the insert latency).
+    #[pyo3(signature = (src, dst, msg_id, size, kind="WREQ"))]
+    fn notify(&mut self, src: u16, dst: u16, msg_id: u32, size: u32, kind: &str) -> PyResult<()> {
+        let kind = match kind {
+            "WREQ" => Kind::Wreq,
+            "RRES" => Kind::Rres,
+            _ => return Err(PyValueError::new_err(format!("kind: {kind:?} is not WREQ or RRES"))),
+        };
+        let visible = self.now + edm_proto::spec::SW_NQ_INSERT_CYCLES as Ps * self.cycle_ps;
+        self.inner.notify(visible, src, dst, msg_id, size, kind, 0);
+        Ok(())
+    }
+
+    /// Runs one scheduler cycle; returns the grants issued at its end as
+    /// (src, dst, msg_id, bytes).
+    fn step(&mut self) -> Vec<(u16, u16, u32, u32)> {
+        if self.now >= self.busy_until && !self.inner.is_empty() {
+            let it = self.inner.iterate(self.now);
+            self.busy_until = self.now + self.inner.iteration_ps();
+            self.in_flight.extend(it.grants.iter().map(|g| (g.at, g.src, g.dst, g.msg, g.bytes)));
+        }
+        self.now += self.cycle_ps;
+        let now = self.now;
+        let (due, later): (Vec<_>, Vec<_>) = self.in_flight.drain(..).partition(|g| g.0 <= now);
+        self.in_flight = later;
+        due.into_iter().map(|(_, s, d, m, b)| (s, d, m, b)).collect()
+    }
+
+    /// The current cycle.
+    #[getter]
+    fn cycle(&self) -> u64 {
+        self.now / self.cycle_ps
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
+    m.add_function(wrap_pyfunction!(run_edm, m)?)?;
+    m.add_class::<Scheduler>()?;
+    Ok(())
+}

@@ -1,0 +1,188 @@
+"""The EDM fabric simulator from Python.
+
+>>> from edm import sim
+>>> result = sim.run({"nodes": 16, "load": 0.5, "messages": 10_000})
+>>> result.summary["mean_slowdown"]          # doctest: +SKIP
+>>> result.messages.head()                   # one row per message (pandas)
+
+:func:`run` resolves the configuration (:mod:`edm.sim.config`), builds the
+workload, runs the Rust engine (``crates/edm-sim``) and summarises. Field
+definitions are in docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from edm import _core
+from edm.sim.config import ConfigError, resolve
+from edm.sim.workloads import CDF_UNIT_BYTES, OP_READ, OP_RMW, OP_WRITE, Messages, load_cdf, read_trace
+
+Scheduler = _core.Scheduler
+
+__all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_point"]
+
+OP_NAMES = {OP_READ: "read", OP_WRITE: "write", OP_RMW: "rmw"}
+_FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
+_EDM_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations")
+
+
+@dataclass
+class Result:
+    summary: dict[str, Any]
+    messages: pd.DataFrame
+
+
+def build_workload(cfg: dict[str, Any]) -> Messages:
+    """The messages a resolved configuration issues."""
+    wl = cfg["workload"]
+    if wl not in ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached"):
+        msgs = read_trace(wl)
+        if int(msgs.requester.max()) >= cfg["nodes"] or int(msgs.memory.max()) >= cfg["nodes"]:
+            raise ConfigError(f"{wl}: trace uses node {max(msgs.requester.max(), msgs.memory.max())}, "
+                              f"but nodes = {cfg['nodes']}")
+        return msgs
+    if wl == "micro":
+        cdf, unit = [(1.0, 1.0)], cfg["message_bytes"]
+    else:
+        cdf, unit = load_cdf(wl), CDF_UNIT_BYTES
+    cols = _core.generate_open_loop(
+        {
+            "nodes": cfg["nodes"],
+            "memory_nodes": cfg["memory_nodes"],
+            "link_gbps": cfg["link_gbps"],
+            "load": float(cfg["load"]),
+            "write_ratio": float(cfg["write_ratio"]),
+            "cdf": cdf,
+            "unit": unit,
+            "messages": cfg["messages"],
+            "seed": cfg["seed"],
+        }
+    )
+    op, requester, memory, size, issue = cols
+    return Messages(
+        op=np.frombuffer(bytes(op), np.uint8).copy(),
+        requester=np.asarray(requester, np.uint16),
+        memory=np.asarray(memory, np.uint16),
+        size=np.asarray(size, np.uint32),
+        issue_ps=np.asarray(issue, np.uint64),
+    )
+
+
+def run(config: dict[str, Any] | None = None, progress: bool = False, source: str = "config") -> Result:
+    """Simulates one configuration to completion."""
+    cfg = resolve(dict(config or {}), source)
+    msgs = build_workload(cfg)
+    started = time.perf_counter()
+    bar = _progress_bar(len(msgs)) if progress else None
+    complete, alone, totals = _core.run_edm(
+        {k: cfg[k] for k in _FABRIC_KEYS},
+        {k: cfg[k] for k in _EDM_KEYS},
+        msgs.op.tolist(),
+        msgs.requester.tolist(),
+        msgs.memory.tolist(),
+        msgs.size.tolist(),
+        msgs.issue_ps.tolist(),
+        bar.update_to if bar else None,
+    )
+    wall = time.perf_counter() - started
+    if bar:
+        bar.close()
+    df = pd.DataFrame(
+        {
+            "op": pd.Categorical.from_codes(msgs.op.astype(np.int8), ["read", "write", "rmw"]),
+            "requester": msgs.requester,
+            "memory": msgs.memory,
+            "size": msgs.size,
+            "issue_ps": msgs.issue_ps,
+            "complete_ps": np.asarray(complete, np.int64),
+            "alone_ps": np.asarray(alone, np.uint64),
+        }
+    )
+    done = df["complete_ps"] >= 0
+    df["latency_ns"] = np.where(done, (df["complete_ps"] - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
+    df["slowdown"] = df["latency_ns"] / (df["alone_ps"] / 1e3)
+    return Result(summary=summarise(cfg, df, totals, wall), messages=df)
+
+
+def run_point(config: dict[str, Any]) -> dict[str, Any]:
+    """The summary only: the runner ``edm sweep`` calls (``edm.sim:run_point``)."""
+    return run(config).summary
+
+
+def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
+    v = values.dropna().to_numpy()
+    if len(v) == 0:
+        return {f"{k}_{prefix}": float("nan") for k in ("mean", "median", "p99", "p999")}
+    return {
+        f"mean_{prefix}": float(v.mean()),
+        f"median_{prefix}": float(np.median(v)),
+        f"p99_{prefix}": float(np.quantile(v, 0.99)),
+        f"p999_{prefix}": float(np.quantile(v, 0.999)),
+    }
+
+
+def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wall: float) -> dict[str, Any]:
+    done = df["complete_ps"] >= 0
+    deadlocked = df.index[~done].tolist()
+    measured = df.iloc[int(len(df) * cfg["warmup_fraction"]) :]
+    summary: dict[str, Any] = {
+        "protocol": cfg["protocol"],
+        "config": cfg,
+        "messages": int(len(df)),
+        "completed": int(done.sum()),
+        "deadlocked": len(deadlocked),
+        "deadlocked_ids": deadlocked[:20],
+        "warmup_excluded": int(len(df) - len(measured)),
+        **_stats(measured["latency_ns"], "latency_ns"),
+        **_stats(measured["slowdown"], "slowdown"),
+        "mean_unloaded_ns": float(measured["alone_ps"].mean() / 1e3),
+    }
+    by_op = {}
+    for name in ("read", "write", "rmw"):
+        part = measured[measured["op"] == name]
+        if len(part):
+            by_op[name] = {
+                "messages": int(len(part)),
+                "mean_unloaded_ns": float(part["alone_ps"].mean() / 1e3),
+                **_stats(part["latency_ns"], "latency_ns"),
+                **_stats(part["slowdown"], "slowdown"),
+            }
+    summary["by_op"] = by_op
+    span_ps = max(int(totals["end_ps"]) - int(df["issue_ps"].min()), 1)
+    summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
+    summary["offered_load"] = cfg["load"]
+    for key in (
+        "uplink_util_mean",
+        "uplink_util_max",
+        "downlink_util_mean",
+        "downlink_util_max",
+        "max_notification_queue",
+        "max_switch_data_queue",
+        "switch_data_conflicts",
+        "scheduler_iterations",
+        "events",
+    ):
+        summary[key] = totals[key]
+    summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
+    summary["wall_seconds"] = wall
+    summary["messages_per_second"] = len(df) / wall if wall > 0 else float("inf")
+    return summary
+
+
+def _progress_bar(total: int):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="msg", desc="simulate", file=sys.stderr, mininterval=0.5)
+
+    def update_to(done: int, _total: int) -> None:
+        bar.update(done - bar.n)
+
+    bar.update_to = update_to  # type: ignore[attr-defined]
+    return bar

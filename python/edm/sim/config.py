@@ -1,0 +1,106 @@
+"""Simulation configuration: defaults, validation with clear errors, TOML loading.
+
+A configuration is a flat dict (the same keys as ``edm simulate`` flags and a
+TOML file's top level); :func:`resolve` fills defaults and checks every field.
+Time constants default to the protocol spec (Table 1): see docs/simulator.md.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from edm import protocol
+
+WORKLOADS = ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached")
+PROTOCOLS = ("edm",)
+
+DEFAULTS: dict[str, Any] = {
+    "protocol": "edm",
+    "nodes": 144,
+    "memory_nodes": 0,  # 0: every node is compute and memory (all-to-all)
+    "link_gbps": 100,
+    "workload": "micro",
+    "load": 0.5,
+    "write_ratio": 0.5,
+    "message_bytes": 64,  # micro workload
+    "messages": 100_000,
+    "seed": 1,
+    "warmup_fraction": 0.0,
+    # EDM
+    "chunk_bytes": protocol.DEFAULT_CHUNK_BYTES,
+    "max_active_notifs": protocol.DEFAULT_MAX_ACTIVE_NOTIFS,
+    "priority": "srpt",
+    "max_iterations": 0,
+    # Fabric timing (ps)
+    "prop_ps": protocol.PROP_PS,
+    "phy_ps": protocol.PMA_PMD_XCVR_PS,
+    "cycle_ps": protocol.CYCLE_PS,
+    "scheduler_cycle_ps": protocol.CYCLE_PS,
+    "dram_ps": 0,
+}
+
+_TYPES: dict[str, type | tuple[type, ...]] = {
+    k: (int, float) if isinstance(v, float) else type(v) for k, v in DEFAULTS.items()
+}
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; the message names the source and field."""
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    unknown = sorted(set(doc) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
+    return doc
+
+
+def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
+    """Defaults filled in and every field checked; raises ConfigError naming the field."""
+    unknown = sorted(set(config) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"{source}: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
+    out = {**DEFAULTS, **config}
+    for key, value in out.items():
+        expected = _TYPES[key]
+        if isinstance(value, bool) or not isinstance(value, expected):
+            raise ConfigError(f"{source}: field {key!r} = {value!r} should be {_type_name(expected)}")
+
+    def check(ok: bool, key: str, why: str) -> None:
+        if not ok:
+            raise ConfigError(f"{source}: field {key!r} = {out[key]!r} {why}")
+
+    check(out["protocol"] in PROTOCOLS, "protocol", f"is not one of {PROTOCOLS}")
+    check(2 <= out["nodes"] <= protocol.MAX_PORTS, "nodes", f"is not in 2..{protocol.MAX_PORTS}")
+    check(0 <= out["memory_nodes"] < out["nodes"], "memory_nodes", "is not in 0..nodes-1")
+    check(out["link_gbps"] in (10, 25, 100, 400), "link_gbps", "is not 10, 25, 100 or 400")
+    wl = out["workload"]
+    check(wl in WORKLOADS or Path(wl).is_file(), "workload", f"is not one of {WORKLOADS} or an existing trace file")
+    check(0 < out["load"] <= 1.5, "load", "is not in (0, 1.5]")
+    check(0 <= out["write_ratio"] <= 1, "write_ratio", "is not in [0, 1]")
+    check(1 <= out["message_bytes"] <= protocol.MAX_MESSAGE_BYTES, "message_bytes", "is out of range")
+    check(out["messages"] >= 1, "messages", "must be at least 1")
+    check(out["seed"] >= 0, "seed", "must be non-negative")
+    check(0 <= out["warmup_fraction"] < 1, "warmup_fraction", "is not in [0, 1)")
+    check(1 <= out["chunk_bytes"] <= protocol.MAX_MESSAGE_BYTES, "chunk_bytes", "is out of range")
+    check(1 <= out["max_active_notifs"] <= 255, "max_active_notifs", "is not in 1..255")
+    check(out["priority"] in ("srpt", "fcfs"), "priority", "is not srpt or fcfs")
+    check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
+    for key in ("prop_ps", "phy_ps", "dram_ps"):
+        check(out[key] >= 0, key, "must be non-negative")
+    for key in ("cycle_ps", "scheduler_cycle_ps"):
+        check(out[key] > 0, key, "must be positive")
+    return out
+
+
+def _type_name(t: type | tuple[type, ...]) -> str:
+    return "a number" if isinstance(t, tuple) else {int: "an integer", str: "a string"}.get(t, t.__name__)

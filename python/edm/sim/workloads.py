@@ -1,0 +1,111 @@
+"""Workload inputs: the application size CDFs shipped with EDM, and the paper
+artifact's trace format (import and export).
+
+Trace format, one message per line, seven whitespace-separated integers:
+``id type src dst size response start_slot`` where type is 1 (RREQ) or 3
+(WREQ), size is the request's bytes (WREQ: the data written), response is the
+bytes read (RREQ) or -1 (WREQ), and start_slot counts 0.64 ns slots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+TRACE_SLOT_PS = 640
+TRACE_RREQ, TRACE_WREQ = 1, 3
+OP_READ, OP_WRITE, OP_RMW = 0, 1, 2
+CDF_UNIT_BYTES = 1460
+_FIELDS = ("id", "type", "src", "dst", "size", "response", "start_slot")
+
+
+class TraceError(ValueError):
+    """A malformed trace; the message names the file, line and field."""
+
+
+def load_cdf(app: str) -> list[tuple[float, float]]:
+    """(size in 1460-byte packets, cumulative probability) points of an application."""
+    text = resources.files("edm.workloads").joinpath(f"CDF_{app}.txt").read_text()
+    points = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 3:
+            raise ValueError(f"CDF_{app}.txt:{n}: expected 3 columns, got {len(parts)}")
+        points.append((float(parts[0]), float(parts[2])))
+    return points
+
+
+@dataclass
+class Messages:
+    """A workload as columns, sorted by issue time."""
+
+    op: np.ndarray  # uint8: OP_READ, OP_WRITE, OP_RMW
+    requester: np.ndarray  # uint16
+    memory: np.ndarray  # uint16
+    size: np.ndarray  # uint32: bytes written or read
+    issue_ps: np.ndarray  # uint64
+
+    def __len__(self) -> int:
+        return len(self.op)
+
+
+def read_trace(path: str | Path) -> Messages:
+    path = Path(path)
+    cols: list[list[int]] = [[] for _ in range(5)]
+    with path.open() as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            parts = line.split()
+            if len(parts) != len(_FIELDS):
+                raise TraceError(f"{path}:{n}: expected {len(_FIELDS)} columns ({' '.join(_FIELDS)}), got {len(parts)}")
+            values = []
+            for field, text in zip(_FIELDS, parts):
+                try:
+                    values.append(int(text))
+                except ValueError:
+                    raise TraceError(f"{path}:{n}: field {field!r} = {text!r} is not an integer") from None
+            _, kind, src, dst, size, response, slot = values
+            if kind not in (TRACE_RREQ, TRACE_WREQ):
+                raise TraceError(f"{path}:{n}: field 'type' = {kind} is not 1 (RREQ) or 3 (WREQ)")
+            for field, v in (("src", src), ("dst", dst), ("start_slot", slot)):
+                if v < 0:
+                    raise TraceError(f"{path}:{n}: field {field!r} = {v} is negative")
+            if src == dst:
+                raise TraceError(f"{path}:{n}: fields 'src' and 'dst' are both {src}")
+            nbytes = response if kind == TRACE_RREQ else size
+            field = "response" if kind == TRACE_RREQ else "size"
+            if nbytes <= 0:
+                raise TraceError(f"{path}:{n}: field {field!r} = {nbytes} must be positive for this type")
+            cols[0].append(OP_READ if kind == TRACE_RREQ else OP_WRITE)
+            cols[1].append(src)
+            cols[2].append(dst)
+            cols[3].append(nbytes)
+            cols[4].append(slot * TRACE_SLOT_PS)
+    if not cols[0]:
+        raise TraceError(f"{path}: no messages")
+    order = np.argsort(np.asarray(cols[4]), kind="stable")
+    return Messages(
+        op=np.asarray(cols[0], np.uint8)[order],
+        requester=np.asarray(cols[1], np.uint16)[order],
+        memory=np.asarray(cols[2], np.uint16)[order],
+        size=np.asarray(cols[3], np.uint32)[order],
+        issue_ps=np.asarray(cols[4], np.uint64)[order],
+    )
+
+
+def write_trace(messages: Messages, path: str | Path, rreq_bytes: int = 16) -> None:
+    """Writes the artifact format (RMWs become 8-byte reads; times round to slots)."""
+    with Path(path).open("w") as f:
+        for i in range(len(messages)):
+            write = messages.op[i] == OP_WRITE
+            kind = TRACE_WREQ if write else TRACE_RREQ
+            size = int(messages.size[i]) if write else rreq_bytes
+            response = -1 if write else int(messages.size[i])
+            slot = round(int(messages.issue_ps[i]) / TRACE_SLOT_PS)
+            f.write(f"{i} {kind} {messages.requester[i]} {messages.memory[i]} {size} {response} {slot}\n")
