@@ -39,11 +39,12 @@ import json
 import os
 import sys
 import time
-import tomllib
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
+
+from edm.tomlfile import read_toml
 
 STORE_FORMAT = 1
 
@@ -69,12 +70,7 @@ class Sweep:
 
 def load_sweep(path: str | Path) -> Sweep:
     path = Path(path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise SweepError(f"{path}: no such sweep file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"{path}: not valid TOML: {e}") from None
+    doc = read_toml(path, SweepError, "sweep file")
     head = doc.get("sweep", {})
     unknown = set(doc) - {"sweep", "base", "grid"}
     if unknown:

@@ -7,11 +7,11 @@ Time constants default to the protocol spec (Table 1): see docs/simulator.md.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from edm import protocol
+from edm.tomlfile import read_toml
 
 WORKLOADS = ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached")
 PROTOCOLS = ("edm",)
@@ -51,13 +51,7 @@ class ConfigError(ValueError):
 
 
 def load_toml(path: str | Path) -> dict[str, Any]:
-    path = Path(path)
-    try:
-        doc = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    doc = read_toml(path, ConfigError, "config file")
     unknown = sorted(set(doc) - set(DEFAULTS))
     if unknown:
         raise ConfigError(f"{path}: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
