@@ -1,0 +1,46 @@
+"""cocotb: edm_fifo against a Python deque, with random pushes, pops and stalls."""
+
+import random
+from collections import deque
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+
+@cocotb.test()
+async def fifo_matches_a_deque(dut):
+    depth = 1 << int(dut.DEPTH_LOG2.value)
+    mask = (1 << int(dut.WIDTH.value)) - 1
+    rng = random.Random(depth)
+    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
+    dut.rst_n.value = 0
+    dut.wr_valid.value = 0
+    dut.rd_ready.value = 0
+    await RisingEdge(dut.clk)
+    await FallingEdge(dut.clk)
+    dut.rst_n.value = 1
+    model: deque[int] = deque()
+    saw_full = False
+    popped = 0
+    for cycle in range(3000):
+        fill = (cycle // 100) % 2 == 0  # phases that mostly fill, then mostly drain
+        wr = rng.random() < (0.8 if fill else 0.3)
+        rd = rng.random() < (0.3 if fill else 0.8)
+        data = rng.getrandbits(80) & mask
+        dut.wr_valid.value = wr
+        dut.wr_data.value = data
+        dut.rd_ready.value = rd
+        await ReadOnly()
+        assert int(dut.count.value) == len(model), f"cycle {cycle}: count"
+        assert bool(dut.wr_ready.value) == (len(model) < depth), f"cycle {cycle}: wr_ready"
+        assert bool(dut.rd_valid.value) == bool(model), f"cycle {cycle}: rd_valid"
+        saw_full |= len(model) == depth
+        accept = wr and len(model) < depth
+        if rd and model:
+            assert int(dut.rd_data.value) == model.popleft(), f"cycle {cycle}: wrong word out"
+            popped += 1
+        if accept:
+            model.append(data)
+        await FallingEdge(dut.clk)
+    assert saw_full and popped > 500, (saw_full, popped)
