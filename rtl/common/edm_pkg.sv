@@ -3,6 +3,7 @@
 // and fails on any name or value that differs from the Rust definition.
 // Use as edm_pkg::NAME (no import inside modules; see docs/hardware.md).
 package edm_pkg;
+  /* verilator lint_off UNUSEDPARAM */  // a constants package: each user needs a few
 
   // ---- 64b/66b block framing (IEEE 802.3 Clause 49) ----
   // Sync header of a data block (/D/ and EDM's /MD/), as a 2-bit value, bit 0 first on the wire.
@@ -208,4 +209,5 @@ package edm_pkg;
   localparam int unsigned DEFAULT_MAX_ACTIVE_NOTIFS = 3;
 
   // A block travels as logic [65:0] {payload[63:0], sync[1:0]}; bit 0 goes first on the wire.
+  /* verilator lint_on UNUSEDPARAM */
 endpackage

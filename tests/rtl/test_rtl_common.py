@@ -9,6 +9,8 @@ from rtlsim import RTL, lint, simulate, sources
 MODULES = {
     "edm_fifo": ["common/edm_fifo.sv"],
     "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
+    "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
+    "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
 }
 
 
@@ -33,3 +35,8 @@ def test_fifo(depth_log2):
 def test_scrambler(descramble):
     simulate("pcs_scrambler", sources("pcs/pcs_scrambler.sv"), "tb_scrambler",
              {"DESCRAMBLE": descramble}, name=f"pcs_scrambler_{descramble}")
+
+
+@pytest.mark.parametrize("top", ["pcs_encoder", "pcs_decoder"])
+def test_pcs_codec(top):
+    simulate(top, sources(*MODULES[top]), f"tb_{top}")

@@ -1,0 +1,77 @@
+// IEEE 802.3 Clause 49 64b/66b encoder and decoder between XGMII (64-bit data,
+// 8 control bits, lane i = data[8i+7:8i], ctrl[i]) and 66-bit blocks
+// {payload, sync}. Formats handled: all data, all control (idle /I/, error /E/),
+// start in lane 0 or lane 4 (after idles), terminate in any lane. The encoder
+// turns any other XGMII word into an all-error block; the decoder turns any
+// other block into an all-error XGMII word and pulses `invalid`. One cycle each.
+module pcs_encoder (
+    input  logic        clk,
+    input  logic        rst_n,
+    input  logic        in_valid,
+    input  logic [63:0] xgmii_data,
+    input  logic [7:0]  xgmii_ctrl,
+    output logic        out_valid,
+    output logic [65:0] block,
+    output logic        invalid  // the word had no encoding (sent as /E/)
+);
+  logic [63:0] payload;
+  logic [1:0]  sync;
+  logic        ok;
+
+  always_comb begin
+    sync = edm_pkg::SYNC_CTRL;
+    payload = '0;
+    ok = 1'b0;
+    if (xgmii_ctrl == 8'h00) begin
+      sync = edm_pkg::SYNC_DATA;
+      payload = xgmii_data;
+      ok = 1'b1;
+    end else if (xgmii_ctrl == 8'h01 && pcs_codec_pkg::lane(xgmii_data, 0) == edm_pkg::XGMII_START) begin
+      payload = {xgmii_data[63:8], edm_pkg::BT_S0};
+      ok = 1'b1;
+    end else if (xgmii_ctrl == 8'h1F && pcs_codec_pkg::lane(xgmii_data, 4) == edm_pkg::XGMII_START) begin
+      ok = 1'b1;
+      payload = {xgmii_data[63:40], 4'b0, 28'b0, edm_pkg::BT_C4_S4};
+      for (int i = 0; i < 4; i++) begin
+        ok &= pcs_codec_pkg::is_idle_or_error(pcs_codec_pkg::lane(xgmii_data, i));
+        payload[8 + 7*i +: 7] = pcs_codec_pkg::code7(pcs_codec_pkg::lane(xgmii_data, i));
+      end
+    end else if (xgmii_ctrl == 8'hFF && pcs_codec_pkg::lane(xgmii_data, 0) != edm_pkg::XGMII_TERM) begin
+      ok = 1'b1;
+      payload = {56'b0, edm_pkg::BT_C8};
+      for (int i = 0; i < 8; i++) begin
+        ok &= pcs_codec_pkg::is_idle_or_error(pcs_codec_pkg::lane(xgmii_data, i));
+        payload[8 + 7*i +: 7] = pcs_codec_pkg::code7(pcs_codec_pkg::lane(xgmii_data, i));
+      end
+    end else begin
+      // /T/ in lane k: lanes below are data, lanes above idle/error.
+      for (int k = 0; k < 8; k++) begin
+        if (xgmii_ctrl == (8'hFF << k) && pcs_codec_pkg::lane(xgmii_data, k) == edm_pkg::XGMII_TERM) begin
+          ok = 1'b1;
+          payload = {56'b0, pcs_codec_pkg::terminate_type(k)};
+          for (int i = 0; i < k; i++) payload[8 + 8*i +: 8] = pcs_codec_pkg::lane(xgmii_data, i);
+          for (int i = k + 1; i < 8; i++) begin
+            ok &= pcs_codec_pkg::is_idle_or_error(pcs_codec_pkg::lane(xgmii_data, i));
+            payload[8 + 8*k + (7 - k) + 7*(i - k - 1) +: 7] = pcs_codec_pkg::code7(pcs_codec_pkg::lane(xgmii_data, i));
+          end
+        end
+      end
+    end
+    if (!ok) begin
+      sync = edm_pkg::SYNC_CTRL;
+      payload = pcs_codec_pkg::error_payload();
+    end
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      out_valid <= 1'b0;
+      block <= '0;
+      invalid <= 1'b0;
+    end else begin
+      out_valid <= in_valid;
+      invalid <= in_valid && !ok;
+      if (in_valid) block <= {payload, sync};
+    end
+  end
+endmodule
