@@ -8,6 +8,7 @@ from rtlsim import RTL, lint, simulate, sources
 
 MODULES = {
     "edm_fifo": ["common/edm_fifo.sv"],
+    "edm_fifo_async": ["common/edm_fifo_async.sv"],
     "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
@@ -40,3 +41,9 @@ def test_scrambler(descramble):
 @pytest.mark.parametrize("top", ["pcs_encoder", "pcs_decoder"])
 def test_pcs_codec(top):
     simulate(top, sources(*MODULES[top]), f"tb_{top}")
+
+
+@pytest.mark.parametrize("depth_log2", [2, 3])
+def test_fifo_async(depth_log2):
+    simulate("edm_fifo_async", sources("common/edm_fifo_async.sv"), "tb_fifo_async",
+             {"WIDTH": 66, "DEPTH_LOG2": depth_log2}, name=f"edm_fifo_async_{depth_log2}")
