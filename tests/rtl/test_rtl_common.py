@@ -10,6 +10,7 @@ MODULES = {
     "edm_fifo": ["common/edm_fifo.sv"],
     "edm_fifo_async": ["common/edm_fifo_async.sv"],
     "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
+    "pcs_block_lock": ["pcs/pcs_block_lock.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
 }
@@ -47,3 +48,7 @@ def test_pcs_codec(top):
 def test_fifo_async(depth_log2):
     simulate("edm_fifo_async", sources("common/edm_fifo_async.sv"), "tb_fifo_async",
              {"WIDTH": 66, "DEPTH_LOG2": depth_log2}, name=f"edm_fifo_async_{depth_log2}")
+
+
+def test_block_lock():
+    simulate("pcs_block_lock", sources("pcs/pcs_block_lock.sv"), "tb_block_lock")
