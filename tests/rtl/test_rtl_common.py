@@ -10,6 +10,7 @@ MODULES = {
     "edm_fifo": ["common/edm_fifo.sv"],
     "edm_fifo_async": ["common/edm_fifo_async.sv"],
     "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
+    "edm_tx": ["common/edm_fifo.sv", "host/edm_tx.sv"],
     "pcs_block_lock": ["pcs/pcs_block_lock.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
@@ -52,3 +53,8 @@ def test_fifo_async(depth_log2):
 
 def test_block_lock():
     simulate("pcs_block_lock", sources("pcs/pcs_block_lock.sv"), "tb_block_lock")
+
+
+@pytest.mark.parametrize("strict", [0, 1])
+def test_edm_tx(strict):
+    simulate("edm_tx", sources(*MODULES["edm_tx"]), "tb_edm_tx", {"STRICT": strict}, name=f"edm_tx_{strict}")
