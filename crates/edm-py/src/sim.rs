@@ -64,9 +64,12 @@ fn op_code(op: Op) -> u8 {
     }
 }
 
+/// A workload as columns: op codes, requesters, memory nodes, sizes, issue times.
+type Columns = (Vec<u8>, Vec<u16>, Vec<u16>, Vec<u32>, Vec<Ps>);
+
 /// The open-loop workload described by `w` (sizes as CDF points in `unit` bytes).
 #[pyfunction]
-fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<(Vec<u8>, Vec<u16>, Vec<u16>, Vec<u32>, Vec<Ps>)> {
+fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
     let memory_nodes: usize = get(w, "memory_nodes")?;
     let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
     let gen = OpenLoop {

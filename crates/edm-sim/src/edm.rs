@@ -243,7 +243,7 @@ impl<'a> Sim<'a> {
         let total = self.msgs.len() as u64;
         loop {
             let next_event_at = self.q_peek_time();
-            if next_issue < self.msgs.len() && next_event_at.map_or(true, |t| self.msgs[next_issue].issue_ps <= t) {
+            if next_issue < self.msgs.len() && next_event_at.is_none_or(|t| self.msgs[next_issue].issue_ps <= t) {
                 self.q.push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
                 next_issue += 1;
             }

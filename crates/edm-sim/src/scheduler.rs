@@ -169,7 +169,7 @@ impl Scheduler {
                     continue;
                 }
                 let key = e.key(self.priority);
-                if best.map_or(true, |(k, _)| key < k) {
+                if best.is_none_or(|(k, _)| key < k) {
                     best = Some((key, i));
                 }
             }

@@ -22,13 +22,12 @@ import pandas as pd
 
 from edm import _core
 from edm.sim.config import ConfigError, resolve
-from edm.sim.workloads import CDF_UNIT_BYTES, OP_READ, OP_RMW, OP_WRITE, Messages, load_cdf, read_trace
+from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, read_trace
 
 Scheduler = _core.Scheduler
 
 __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_point"]
 
-OP_NAMES = {OP_READ: "read", OP_WRITE: "write", OP_RMW: "rmw"}
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 _EDM_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations")
 
