@@ -17,8 +17,9 @@ A sweep file (TOML) names a runner, a base configuration and a grid::
     seed = [1, 2, 3]
 
 Each point's result is stored in ``OUT/points/<key>.json`` where ``key`` is a
-hash of the point's *full* configuration (runner included), written atomically
-with a checksum. Re-running a sweep skips every point whose file is present and
+hash of the point's *full* configuration, the runner and a fingerprint of the
+code (the compiled core and the Python package), written atomically with a
+checksum; changing the simulator therefore never reuses a stale result. Re-running a sweep skips every point whose file is present and
 valid, so an interrupted sweep resumes without recomputing finished points; a
 corrupted or mismatching file is reported and recomputed. A point whose runner
 raises is written to ``OUT/failed/<key>.json`` with its traceback, reported, and
@@ -94,9 +95,27 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+_FINGERPRINT: str | None = None
+
+
+def code_fingerprint() -> str:
+    """Hash of the edm package's files (Python sources and the compiled core)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".so", ".txt") and "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+        _FINGERPRINT = h.hexdigest()[:16]
+    return _FINGERPRINT
+
+
 def point_key(runner: str, config: dict[str, Any]) -> str:
-    """Stable key of one point: the same runner and configuration give the same key anywhere."""
-    return hashlib.sha256(canonical_json({"runner": runner, "config": config}).encode()).hexdigest()[:20]
+    """Stable key of one point: the same runner, configuration and code give the same key anywhere."""
+    ident = {"runner": runner, "config": config, "code": code_fingerprint()}
+    return hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:20]
 
 
 @dataclass
@@ -136,6 +155,7 @@ class ResultStore:
             "format": STORE_FORMAT,
             "key": key,
             "runner": runner,
+            "code": code_fingerprint(),
             "config": config,
             "result": result,
             "checksum": _checksum(result),

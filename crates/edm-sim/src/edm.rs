@@ -442,8 +442,11 @@ impl<'a> Sim<'a> {
         self.scheduler_busy_until = now + iteration;
         for g in &it.grants {
             self.issue_grant(g);
-            if g.release > now {
-                self.q.push(g.release, Ev::SchedulerTick);
+            let early = g.release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            for at in [early, g.release] {
+                if at > now {
+                    self.q.push(at, Ev::SchedulerTick);
+                }
             }
         }
         if it.refused {

@@ -68,6 +68,12 @@ pub struct Scheduler {
     iteration_ps: Ps,
     block_ps: Ps,
     next_order: u64,
+    /// The largest `first_extra_ps` seen: how far ahead of a port's release a
+    /// read's first chunk may be granted.
+    lookahead_ps: Ps,
+    /// Ungranted entries with a first-chunk lead, by source and by destination.
+    leading_by_src: Vec<u32>,
+    leading_by_dst: Vec<u32>,
     occupancy: usize,
     pub max_occupancy: usize,
     pub iterations: u64,
@@ -89,6 +95,9 @@ impl Scheduler {
             iteration_ps,
             block_ps,
             next_order: 0,
+            lookahead_ps: 0,
+            leading_by_src: vec![0; ports],
+            leading_by_dst: vec![0; ports],
             occupancy: 0,
             max_occupancy: 0,
             iterations: 0,
@@ -96,6 +105,16 @@ impl Scheduler {
             scan: 0,
             seen_src: vec![0; ports],
             best_request: vec![(0, (0, 0), 0, 0); ports],
+        }
+    }
+
+    /// How far before the release of `src` and `dst` an iteration may use
+    /// one of them: only waiting first chunks with a lead can (else 0).
+    pub fn lookahead_ps(&self, src: u16, dst: u16) -> Ps {
+        if self.leading_by_src[src as usize] + self.leading_by_dst[dst as usize] > 0 {
+            self.lookahead_ps
+        } else {
+            0
         }
     }
 
@@ -132,6 +151,11 @@ impl Scheduler {
             kind,
             first_extra_ps,
         });
+        self.lookahead_ps = self.lookahead_ps.max(first_extra_ps);
+        if first_extra_ps > 0 {
+            self.leading_by_src[src as usize] += 1;
+            self.leading_by_dst[dst as usize] += 1;
+        }
         self.next_order += 1;
         self.occupancy += 1;
         self.max_occupancy = self.max_occupancy.max(self.queues[dst as usize].len());
@@ -151,7 +175,7 @@ impl Scheduler {
         // (1) Each free destination requests its best eligible message: visible,
         // source free, and the oldest of its source-destination pair.
         for dst in 0..self.queues.len() {
-            if self.queues[dst].is_empty() || self.dst_release[dst] > now {
+            if self.queues[dst].is_empty() || self.dst_release[dst] > now + self.lookahead_ps {
                 continue;
             }
             let mut best: Option<((u64, u64), usize)> = None;
@@ -165,7 +189,11 @@ impl Scheduler {
                     continue; // not the pair's oldest
                 }
                 self.seen_src[s] = self.scan;
-                if self.src_release[s] > now {
+                // A read's first chunk reaches the ports `lead` later than a
+                // chunk sent on a /G/, so it may be granted that much before
+                // they are released: its circuit still starts after theirs ends.
+                let lead = if e.granted { 0 } else { e.first_extra_ps };
+                if self.src_release[s] > now + lead || self.dst_release[dst] > now + lead {
                     continue;
                 }
                 let key = e.key(self.priority);
@@ -202,6 +230,10 @@ impl Scheduler {
             let last = e.remaining == 0;
             let (msg, kind) = (e.msg, e.kind);
             let extra = if first { e.first_extra_ps } else { 0 };
+            if extra > 0 {
+                self.leading_by_src[s as usize] -= 1;
+                self.leading_by_dst[dst as usize] -= 1;
+            }
             if last {
                 queue.remove(idx);
                 self.occupancy -= 1;
