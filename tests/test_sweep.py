@@ -120,3 +120,28 @@ def test_killed_sweep_resumes_without_recomputing_finished_points(tmp_path):
     assert not finished & set(recomputed), f"recomputed finished points {finished & set(recomputed)}"
     assert sorted(set(recomputed) | finished) == xs
     assert f"{len(finished)} reused" in done.stdout
+
+
+def test_plot_from_stored_results_averages_seeds(tmp_path):
+    from edm.plot import aggregate, build_report
+
+    f = tmp_path / "sweep.toml"
+    f.write_text(
+        f"""
+[sweep]
+name = "p"
+runner = "sweep_runners:square"
+out = "out"
+[base]
+log = "{tmp_path / 'calls.log'}"
+[grid]
+x = [1, 2]
+seed = [1, 2, 3]
+"""
+    )
+    s = load_sweep(f)
+    run_sweep(s, processes=False, workers=2, progress=False)
+    series = aggregate(ResultStore(s.out).all_results(), "x", "square", None)
+    assert series[None] == [(1, 1.0, 0.0, 3), (2, 4.0, 0.0, 3)]
+    md, html = build_report(s.out, "x", "square", None)
+    assert "| 2 | 4 | 0 | 3 |" in md.read_text() and html.exists()
