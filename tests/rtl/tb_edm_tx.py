@@ -4,10 +4,10 @@ reference demultiplexer must recover every frame and message byte-exact."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
+from tbutil import clock_and_reset
 
 IDLE = codec.xgmii_encode([(int.from_bytes(bytes([protocol.XGMII_IDLE] * 8), "little"), 0xFF)])[0]
 
@@ -45,13 +45,7 @@ def make_traffic(rng, frames, messages):
 async def run(dut, enc, units, mem_stall=0.0, seed=0):
     """Drives both inputs as fast as allowed; returns the line and the largest buffer level."""
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    dut.enc_valid.value = 0
-    dut.mem_valid.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut, enc_valid=0, mem_valid=0)
     mem = [(b, i == len(u) - 1) for u in units for i, b in enumerate(u)]
     e = m = 0
     line, max_level, ready_low = [], 0, False

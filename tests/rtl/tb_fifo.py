@@ -4,8 +4,9 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+from cocotb.triggers import FallingEdge, ReadOnly
+
+from tbutil import clock_and_reset
 
 
 @cocotb.test()
@@ -13,13 +14,7 @@ async def fifo_matches_a_deque(dut):
     depth = 1 << int(dut.DEPTH_LOG2.value)
     mask = (1 << int(dut.WIDTH.value)) - 1
     rng = random.Random(depth)
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    dut.wr_valid.value = 0
-    dut.rd_ready.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut, wr_valid=0, rd_ready=0)
     model: deque[int] = deque()
     saw_full = False
     popped = 0

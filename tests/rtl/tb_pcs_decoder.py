@@ -3,11 +3,11 @@
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
 from pcs_vectors import frame_blocks, lane4_start_word, terminate_words
+from tbutil import clock_and_reset
 
 ERROR_WORD = (int.from_bytes(bytes([protocol.XGMII_ERROR] * 8), "little"), 0xFF)
 
@@ -25,12 +25,7 @@ async def decode(dut, block):
 
 @cocotb.test()
 async def frames_and_corrupted_blocks(dut):
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    dut.in_valid.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut, in_valid=0)
     rng = random.Random(23)
     blocks = frame_blocks(rng, 24) + codec.xgmii_encode([lane4_start_word(rng) for _ in range(4)] + terminate_words(rng))
     for i, (block, expected) in enumerate(zip(blocks, codec.xgmii_decode(blocks))):

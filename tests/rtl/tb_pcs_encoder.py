@@ -3,11 +3,11 @@
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec
 from pcs_vectors import frame_blocks, lane4_start_word, terminate_words
+from tbutil import clock_and_reset
 
 
 async def encode(dut, word):
@@ -23,12 +23,7 @@ async def encode(dut, word):
 
 @cocotb.test()
 async def frames_idles_and_junk(dut):
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    dut.in_valid.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut, in_valid=0)
     rng = random.Random(17)
     reference = frame_blocks(rng, 24)
     words = codec.xgmii_decode(reference)

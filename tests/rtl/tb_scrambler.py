@@ -3,22 +3,16 @@
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec
+from tbutil import clock_and_reset
 
 
 @cocotb.test()
 async def matches_the_reference_with_idle_gaps(dut):
     descramble = bool(int(dut.DESCRAMBLE.value))
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    dut.in_valid.value = 0
-    dut.in_data.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut, in_valid=0, in_data=0)
     rng = random.Random(11)
     words = [rng.getrandbits(64) for _ in range(300)] + [0] * 20 + [(1 << 64) - 1] * 5
     model = codec.Descrambler() if descramble else codec.Scrambler()
@@ -44,11 +38,7 @@ async def matches_the_reference_with_idle_gaps(dut):
 async def descrambler_resynchronises_from_any_state(dut):
     if not int(dut.DESCRAMBLE.value):
         return
-    cocotb.start_soon(Clock(dut.clk, 2, units="ns").start())
-    dut.rst_n.value = 0
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst_n.value = 1
+    await clock_and_reset(dut)
     # A scrambler that started in another state: after one block (> 58 bits)
     # the descrambler must track it exactly.
     tx = codec.Scrambler(state=0x2A5A5A5A5A5A5A5)
