@@ -24,8 +24,8 @@ module edm_fifo_async #(
   logic [AW:0] rd_gray_w1, rd_gray_w2;  // read pointer seen by the writer
   logic [AW:0] wr_gray_r1, wr_gray_r2;  // write pointer seen by the reader
 
-  function automatic logic [AW:0] to_gray(input logic [AW:0] b);
-    return b ^ (b >> 1);
+  function automatic [AW:0] to_gray(input [AW:0] b);
+    to_gray = b ^ (b >> 1);
   endfunction
 
   // Full: the writer is a whole FIFO ahead (top two Gray bits differ, rest equal).

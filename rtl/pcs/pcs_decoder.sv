@@ -15,12 +15,6 @@ module pcs_decoder (
   logic [7:0]  ctrl;
   logic        ok;
 
-  // XGMII character of a 7-bit code; flags anything but idle and error.
-  function automatic logic [7:0] from_code7(input logic [6:0] c, inout logic good);
-    good &= (c == edm_pkg::CTRL_IDLE[6:0]) || (c == edm_pkg::CTRL_ERROR[6:0]);
-    return c == edm_pkg::CTRL_IDLE[6:0] ? edm_pkg::XGMII_IDLE : edm_pkg::XGMII_ERROR;
-  endfunction
-
   assign p = block[65:2];
 
   always_comb begin
@@ -35,7 +29,10 @@ module pcs_decoder (
       case (p[7:0])
         edm_pkg::BT_C8: begin
           ctrl = 8'hFF;
-          for (int i = 0; i < 8; i++) data[8*i +: 8] = from_code7(p[8 + 7*i +: 7], ok);
+          for (int i = 0; i < 8; i++) begin
+            data[8*i +: 8] = pcs_codec_pkg::xgmii_of_code7(p[8 + 7*i +: 7]);
+            ok &= pcs_codec_pkg::is_known_code7(p[8 + 7*i +: 7]);
+          end
         end
         edm_pkg::BT_S0: begin
           ctrl = 8'h01;
@@ -43,7 +40,10 @@ module pcs_decoder (
         end
         edm_pkg::BT_C4_S4: begin
           ctrl = 8'h1F;
-          for (int i = 0; i < 4; i++) data[8*i +: 8] = from_code7(p[8 + 7*i +: 7], ok);
+          for (int i = 0; i < 4; i++) begin
+            data[8*i +: 8] = pcs_codec_pkg::xgmii_of_code7(p[8 + 7*i +: 7]);
+            ok &= pcs_codec_pkg::is_known_code7(p[8 + 7*i +: 7]);
+          end
           ok &= p[39:36] == 4'b0;
           data[63:32] = {p[63:40], edm_pkg::XGMII_START};
         end
@@ -57,8 +57,10 @@ module pcs_decoder (
               data[8*k +: 8] = edm_pkg::XGMII_TERM;
               // The 7-k pad bits after the data must be zero.
               for (int b = 0; b < 7 - k; b++) ok &= !p[8 + 8*k + b];
-              for (int i = k + 1; i < 8; i++)
-                data[8*i +: 8] = from_code7(p[8 + 8*k + (7 - k) + 7*(i - k - 1) +: 7], ok);
+              for (int i = k + 1; i < 8; i++) begin
+                data[8*i +: 8] = pcs_codec_pkg::xgmii_of_code7(p[8 + 8*k + (7 - k) + 7*(i - k - 1) +: 7]);
+                ok &= pcs_codec_pkg::is_known_code7(p[8 + 8*k + (7 - k) + 7*(i - k - 1) +: 7]);
+              end
             end
           end
         end

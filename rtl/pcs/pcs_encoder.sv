@@ -59,7 +59,7 @@ module pcs_encoder (
     end
     if (!ok) begin
       sync = edm_pkg::SYNC_CTRL;
-      payload = pcs_codec_pkg::error_payload();
+      payload = pcs_codec_pkg::error_payload(0);
     end
   end
 

@@ -58,3 +58,11 @@ def test_block_lock():
 @pytest.mark.parametrize("strict", [0, 1])
 def test_edm_tx(strict):
     simulate("edm_tx", sources(*MODULES["edm_tx"]), "tb_edm_tx", {"STRICT": strict}, name=f"edm_tx_{strict}")
+
+
+@pytest.mark.parametrize("top", sorted(MODULES))
+def test_synthesizes_for_ecp5(top):
+    from synth import synthesize
+
+    cells = synthesize(top)
+    assert cells.get("LUT4", 0) > 0 and cells.get("TRELLIS_FF", 0) > 0, cells

