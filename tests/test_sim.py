@@ -133,3 +133,30 @@ def test_first_grant_comes_after_insert_and_one_iteration_on_the_iteration_grid(
     it = protocol.SW_PIM_ITER_CYCLES
     start = -(-protocol.SW_NQ_INSERT_CYCLES // it) * it
     assert first + 1 == start + it
+
+
+@pytest.mark.parametrize("name", sim.config.PROTOCOLS)
+def test_every_protocol_runs_from_python_and_nothing_beats_alone(name):
+    r = sim.run({**SMALL, "protocol": name, "messages": 500, "load": 0.3})
+    s = r.summary
+    assert s["protocol"] == name and s["completed"] == 500, s
+    assert (r.messages["slowdown"] >= 1.0 - 1e-9).all()
+    assert s["mean_unloaded_ns"] > 100
+
+
+def test_unknown_protocol_is_a_config_error():
+    with pytest.raises(ConfigError, match=r"field 'protocol' = 'tcp'"):
+        resolve({"protocol": "tcp"})
+
+
+def test_unloaded_table_has_every_protocol_beside_table_1(capsys):
+    from edm.sim.unloaded import unloaded_table
+
+    rows = {r["protocol"]: r for r in unloaded_table()}
+    assert set(rows) == set(sim.config.PROTOCOLS)
+    # Table 1's raw-Ethernet write is 557.44 ns; ours adds two serializations.
+    assert rows["pfabric"]["write_table1_ns"] == pytest.approx(557.44)
+    assert rows["pfabric"]["write_ns"] > 557.44
+    assert rows["edm"]["read_ns"] < rows["pfc_dcqcn"]["read_ns"] < rows["dctcp"]["read_ns"]
+    assert main(["unloaded"]) == 0
+    assert "| dctcp | TCP/IP in hardware |" in capsys.readouterr().out

@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "edm.protocol_cli",
     "edm.sweep",
     "edm.sim.cli",
+    "edm.sim.unloaded",
     "edm.plot",
 ]
 

@@ -197,6 +197,19 @@ package edm_pkg;
   // Per CXL switch hop, paper §2.2.
   localparam int unsigned CXL_SWITCH_HOP_PS = 100000;
 
+  // ---- Baseline framing (bytes): headers each baseline adds per packet ----
+  // Ethernet MTU (IP packet bytes).
+  localparam int unsigned ETH_MTU_PAYLOAD_BYTES = 1500;
+  // TCP/IP: IPv4 20 + TCP 20 (DCTCP, pFabric's DCTCP-like transport).
+  localparam int unsigned TCPIP_HEADER_BYTES = 40;
+  // RoCEv2: IPv4 20 + UDP 8 + BTH 12 + ICRC 4 (PFC + DCQCN).
+  localparam int unsigned ROCE_HEADER_BYTES = 44;
+  // Raw Ethernet transports (IRD, Fastpass): flow id + sequence number.
+  localparam int unsigned RAW_TRANSPORT_HEADER_BYTES = 8;
+  // CXL 68-byte flit: 64 bytes of slots + 2 protocol ID + 2 CRC.
+  localparam int unsigned CXL_FLIT_BYTES = 68;
+  localparam int unsigned CXL_FLIT_PAYLOAD_BYTES = 64;
+
   // ---- The paper's published fabric latencies (ps), for comparison only ----
   localparam int unsigned PAPER_EDM_READ_STACK_PS = 107520;
   localparam int unsigned PAPER_EDM_WRITE_STACK_PS = 104960;

@@ -210,6 +210,19 @@ spec! {
     /// Per CXL switch hop, paper §2.2.
     CXL_SWITCH_HOP_PS: u64 = 100000;
 
+    // ---- Baseline framing (bytes): headers each baseline adds per packet ----
+    /// Ethernet MTU (IP packet bytes).
+    ETH_MTU_PAYLOAD_BYTES: u32 = 1500;
+    /// TCP/IP: IPv4 20 + TCP 20 (DCTCP, pFabric's DCTCP-like transport).
+    TCPIP_HEADER_BYTES: u32 = 40;
+    /// RoCEv2: IPv4 20 + UDP 8 + BTH 12 + ICRC 4 (PFC + DCQCN).
+    ROCE_HEADER_BYTES: u32 = 44;
+    /// Raw Ethernet transports (IRD, Fastpass): flow id + sequence number.
+    RAW_TRANSPORT_HEADER_BYTES: u32 = 8;
+    /// CXL 68-byte flit: 64 bytes of slots + 2 protocol ID + 2 CRC.
+    CXL_FLIT_BYTES: u32 = 68;
+    CXL_FLIT_PAYLOAD_BYTES: u32 = 64;
+
     // ---- The paper's published fabric latencies (ps), for comparison only ----
     PAPER_EDM_READ_STACK_PS: u64 = 107520;
     PAPER_EDM_WRITE_STACK_PS: u64 = 104960;

@@ -1,6 +1,7 @@
 //! The simulator for Python (`edm._core`; wrapped by `python/edm/sim/`).
 //! Configuration arrives as plain dicts already validated and defaulted by
 //! `edm.sim.config`; results leave as columns for a pandas DataFrame.
+use edm_sim::baselines::{baseline, BASELINES};
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
@@ -93,13 +94,39 @@ fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
     ))
 }
 
-/// Runs EDM on the messages given as columns (sorted by issue time); returns
-/// (complete_ps with -1 for unfinished, alone_ps, totals dict).
+/// The protocol called `name` (EDM or a baseline) on this fabric.
+fn protocol(name: &str, f: FabricConfig, edm: &Bound<'_, PyDict>) -> PyResult<Box<dyn Protocol>> {
+    if name == "edm" {
+        return Ok(Box::new(Edm::new(f, edm_config(edm)?)));
+    }
+    baseline(name, &f).ok_or_else(|| {
+        PyValueError::new_err(format!("protocol: {name:?} is not edm or one of {:?}", BASELINES))
+    })
+}
+
+/// Latency (ps) of one message alone in the network under `name`.
 #[pyfunction]
-#[pyo3(signature = (fabric, edm, op, requester, memory, size, issue_ps, progress=None))]
+fn alone_ps(name: &str, fabric: &Bound<'_, PyDict>, edm: &Bound<'_, PyDict>, op: u8, size: u32) -> PyResult<Ps> {
+    let f = fabric_config(fabric)?;
+    let p = protocol(name, f, edm)?;
+    let m = MessageSpec {
+        op: op_from_code(op)?,
+        requester: 0,
+        memory: 1,
+        size,
+        issue_ps: 0,
+    };
+    Ok(p.alone_ps(&m))
+}
+
+/// Runs protocol `name` on the messages given as columns (sorted by issue
+/// time); returns (complete_ps with -1 for unfinished, alone_ps, totals dict).
+#[pyfunction]
+#[pyo3(signature = (name, fabric, edm, op, requester, memory, size, issue_ps, progress=None))]
 #[allow(clippy::too_many_arguments)]
-fn run_edm<'py>(
+fn run_protocol<'py>(
     py: Python<'py>,
+    name: &str,
     fabric: &Bound<'py, PyDict>,
     edm: &Bound<'py, PyDict>,
     op: Vec<u8>,
@@ -137,7 +164,7 @@ fn run_edm<'py>(
         }
         msgs.push(m);
     }
-    let mut model = Edm::new(f, edm_config(edm)?);
+    let mut model = protocol(name, f, edm)?;
     let mut callback_error = None;
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {
@@ -164,6 +191,13 @@ fn run_edm<'py>(
     totals.set_item("max_notification_queue", t.max_notification_queue)?;
     totals.set_item("scheduler_iterations", t.scheduler_iterations)?;
     totals.set_item("delivered_bytes", t.delivered_bytes)?;
+    totals.set_item("drops", t.drops)?;
+    totals.set_item("ecn_marks", t.ecn_marks)?;
+    totals.set_item("pauses", t.pauses)?;
+    totals.set_item("retransmissions", t.retransmissions)?;
+    totals.set_item("timeouts", t.timeouts)?;
+    totals.set_item("max_switch_queue_bytes", t.max_switch_queue_bytes)?;
+    totals.set_item("max_ingress_bytes", t.max_ingress_bytes)?;
     Ok((
         out.records.iter().map(|r| r.complete_ps.map_or(-1, |c| c as i64)).collect(),
         out.records.iter().map(|r| r.alone_ps).collect(),
@@ -236,7 +270,9 @@ impl Scheduler {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
-    m.add_function(wrap_pyfunction!(run_edm, m)?)?;
+    m.add_function(wrap_pyfunction!(run_protocol, m)?)?;
+    m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
+    m.add("BASELINES", BASELINES.to_vec())?;
     m.add_class::<Scheduler>()?;
     Ok(())
 }

@@ -196,6 +196,17 @@ pub struct Totals {
     pub scheduler_iterations: u64,
     /// Data bytes delivered to their destination.
     pub delivered_bytes: u64,
+    /// Packet baselines: packets dropped at the switch, data packets marked
+    /// with ECN, PFC pauses sent, packets retransmitted, retransmission timeouts.
+    pub drops: u64,
+    pub ecn_marks: u64,
+    pub pauses: u64,
+    pub retransmissions: u64,
+    pub timeouts: u64,
+    /// Packet baselines: most bytes queued at one switch egress, and held
+    /// from one ingress (PFC accounting).
+    pub max_switch_queue_bytes: u64,
+    pub max_ingress_bytes: u64,
 }
 
 /// A protocol run over a workload: what the engine returns.

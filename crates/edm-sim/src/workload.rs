@@ -5,7 +5,7 @@ use crate::rng::Rng;
 
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
 /// RMW reads and writes one 64-bit word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Op {
     Read,
     Write,

@@ -80,7 +80,8 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     msgs = build_workload(cfg)
     started = time.perf_counter()
     bar = _progress_bar(len(msgs)) if progress else None
-    complete, alone, totals = _core.run_edm(
+    complete, alone, totals = _core.run_protocol(
+        cfg["protocol"],
         {k: cfg[k] for k in _FABRIC_KEYS},
         {k: cfg[k] for k in _EDM_KEYS},
         msgs.op.tolist(),
@@ -165,6 +166,13 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         "max_notification_queue",
         "max_switch_data_queue",
         "switch_data_conflicts",
+        "drops",
+        "ecn_marks",
+        "pauses",
+        "retransmissions",
+        "timeouts",
+        "max_switch_queue_bytes",
+        "max_ingress_bytes",
         "scheduler_iterations",
         "events",
     ):

@@ -14,7 +14,7 @@ from edm import protocol
 from edm.tomlfile import read_toml
 
 WORKLOADS = ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached")
-PROTOCOLS = ("edm",)
+PROTOCOLS = ("edm", "dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", "fastpass")
 
 DEFAULTS: dict[str, Any] = {
     "protocol": "edm",

@@ -1,0 +1,233 @@
+//! The paper's six baselines (§4.3) with their default parameters, each a
+//! [`Transport`] on the one packet fabric (`packet`), wrapped as a
+//! [`Protocol`] like EDM. Every default and its source: docs/simulator.md,
+//! "Baselines". Slowdowns divide by each message's latency alone in the
+//! network under the same protocol, measured by running it alone.
+use crate::config::{FabricConfig, Ps};
+use crate::engine::{Outcome, Protocol};
+use crate::packet::cxl::{Cxl, CxlConfig};
+use crate::packet::dcqcn::{Dcqcn, DcqcnConfig};
+use crate::packet::fastpass::{Fastpass, FastpassConfig};
+use crate::packet::ird::{Ird, IrdConfig};
+use crate::packet::window::{WindowConfig, WindowLaw, WindowTransport};
+use crate::packet::*;
+use crate::workload::MessageSpec;
+use edm_proto::spec::*;
+
+/// The baselines by name, in the paper's order.
+pub const BASELINES: &[&str] = &["dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", "fastpass"];
+
+/// Per-egress switch buffer (bytes): ~25 MB shared over 128 x 100G ports,
+/// statically partitioned.
+pub const SWITCH_BUFFER_BYTES: u64 = 200_000;
+
+/// Round trip of an MTU packet and its ACK on `cfg`, unloaded.
+pub fn base_rtt_ps(fabric: &FabricConfig, cfg: &PacketConfig) -> Ps {
+    let byte = fabric.block_ps() / 8;
+    let link = 2 * fabric.phy_ps + fabric.prop_ps;
+    let path = 2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
+    let mtu = cfg.framing.wire(cfg.framing.mss()) as Ps;
+    let ack = cfg.framing.wire(0) as Ps;
+    2 * path + 2 * (mtu + ack) * byte
+}
+
+/// Bandwidth-delay product in bytes.
+pub fn bdp_bytes(fabric: &FabricConfig, cfg: &PacketConfig) -> u64 {
+    base_rtt_ps(fabric, cfg) * fabric.link_gbps as u64 / 8000
+}
+
+fn ethernet(stack_ps: Ps, header: u32) -> PacketConfig {
+    PacketConfig {
+        host_stack_ps: stack_ps,
+        framing: Framing::Ethernet {
+            header,
+            mss: ETH_MTU_PAYLOAD_BYTES - header,
+        },
+        ..PacketConfig::raw_ethernet()
+    }
+}
+
+pub fn dctcp_config(fabric: &FabricConfig) -> WindowConfig {
+    let mut net = ethernet(TCP_STACK_PS, TCPIP_HEADER_BYTES);
+    let bdp = bdp_bytes(fabric, &net);
+    net.buffer_bytes = SWITCH_BUFFER_BYTES;
+    // DCTCP's guideline K > C x RTT / 7.
+    net.ecn = Ecn::Step { k: bdp.div_ceil(7) };
+    WindowConfig {
+        net: net.clone(),
+        law: WindowLaw::Dctcp { g: 1.0 / 16.0 },
+        init_cwnd: 10.0,
+        max_cwnd: 1e9,
+        rto_ps: 4 * base_rtt_ps(fabric, &net),
+        ack_every: 1,
+        per_flow: false,
+        srpt_priority: false,
+    }
+}
+
+pub fn pfabric_config(fabric: &FabricConfig) -> WindowConfig {
+    let mut net = ethernet(0, TCPIP_HEADER_BYTES);
+    let bdp = bdp_bytes(fabric, &net);
+    let mss = net.framing.mss() as u64;
+    // pFabric: about two BDPs of buffer per port, a window of one BDP, RTO of ~3 RTTs.
+    net.buffer_bytes = 2 * bdp;
+    net.discipline = Discipline::Priority;
+    let window = bdp.div_ceil(mss) as f64;
+    WindowConfig {
+        net: net.clone(),
+        law: WindowLaw::Fixed,
+        init_cwnd: window,
+        max_cwnd: window,
+        rto_ps: 3 * base_rtt_ps(fabric, &net),
+        ack_every: 1,
+        per_flow: true,
+        srpt_priority: true,
+    }
+}
+
+pub fn dcqcn_config(fabric: &FabricConfig) -> DcqcnConfig {
+    let mut net = ethernet(ROCE_STACK_PS, ROCE_HEADER_BYTES);
+    let scale = fabric.link_gbps as f64 / 40.0; // DCQCN's parameters are for 40 Gbps
+    let mtu_wire = net.framing.wire(net.framing.mss()) as u64;
+    net.buffer_bytes = SWITCH_BUFFER_BYTES;
+    net.ecn = Ecn::Red {
+        kmin: 5_000,
+        kmax: 200_000,
+        pmax: 0.01,
+    };
+    net.pfc = Some(Pfc {
+        xoff: 64_000,
+        xon: 64_000 - 2 * mtu_wire,
+    });
+    DcqcnConfig {
+        net,
+        g: 1.0 / 256.0,
+        alpha_period_ps: 55_000_000,
+        increase_period_ps: 55_000_000,
+        increase_bytes: 10_000_000,
+        fast_recovery_steps: 5,
+        rai_bps: 40e6 * scale,
+        rhai_bps: 400e6 * scale,
+        min_rate_bps: 100e6,
+        cnp_interval_ps: 50_000_000,
+    }
+}
+
+pub fn ird_config(fabric: &FabricConfig) -> IrdConfig {
+    let net = ethernet(0, RAW_TRANSPORT_HEADER_BYTES);
+    let bdp = bdp_bytes(fabric, &net);
+    IrdConfig {
+        net,
+        max_outstanding: bdp as u32,
+    }
+}
+
+pub fn cxl_config(_fabric: &FabricConfig) -> CxlConfig {
+    CxlConfig {
+        net: PacketConfig {
+            host_stack_ps: 0,
+            host_nic_ps: ETH_MAC_PS + ETH_PCS_PS,
+            switch_in_ps: CXL_SWITCH_HOP_PS,
+            switch_out_ps: 0,
+            framing: Framing::Flit {
+                bytes: CXL_FLIT_BYTES,
+                payload: CXL_FLIT_PAYLOAD_BYTES,
+            },
+            credits: Some(CXL_DEFAULT_CREDITS),
+            ..PacketConfig::raw_ethernet()
+        },
+    }
+}
+
+/// Flit credits per switch ingress port: twice the credit loop at 100 Gbps.
+pub const CXL_DEFAULT_CREDITS: u32 = 64;
+
+pub fn fastpass_config(_fabric: &FabricConfig) -> FastpassConfig {
+    FastpassConfig {
+        net: PacketConfig {
+            arbiter_port: true,
+            ..ethernet(0, RAW_TRANSPORT_HEADER_BYTES)
+        },
+    }
+}
+
+/// A packet baseline as a [`Protocol`].
+pub struct PacketProtocol<T: Transport> {
+    fabric: FabricConfig,
+    make: Box<dyn Fn() -> T>,
+    alone: AloneCache,
+    name: &'static str,
+    /// Counters of the last run.
+    pub stats: PacketStats,
+}
+
+impl<T: Transport> PacketProtocol<T> {
+    pub fn new(fabric: FabricConfig, make: impl Fn() -> T + 'static) -> Self {
+        let name = make().name();
+        PacketProtocol {
+            fabric,
+            make: Box::new(make),
+            alone: AloneCache::default(),
+            name,
+            stats: PacketStats::default(),
+        }
+    }
+}
+
+impl<T: Transport> Protocol for PacketProtocol<T> {
+    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+        let mut t = (self.make)();
+        let (mut out, stats) = simulate(&mut t, &self.fabric, messages, progress);
+        fill_alone(&mut out, &self.alone, &self.make, &self.fabric, messages);
+        out.totals.drops = stats.drops;
+        out.totals.ecn_marks = stats.ecn_marks;
+        out.totals.pauses = stats.pauses;
+        out.totals.retransmissions = stats.retransmissions;
+        out.totals.timeouts = stats.timeouts;
+        out.totals.max_switch_queue_bytes = stats.max_queue_bytes;
+        out.totals.max_ingress_bytes = stats.max_ingress_bytes;
+        self.stats = stats;
+        out
+    }
+
+    fn alone_ps(&self, m: &MessageSpec) -> Ps {
+        self.alone.get(&self.make, &self.fabric, m)
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+/// The baseline called `name` with its defaults, or None.
+pub fn baseline(name: &str, fabric: &FabricConfig) -> Option<Box<dyn Protocol>> {
+    let f = fabric.clone();
+    Some(match name {
+        "dctcp" => {
+            let c = dctcp_config(&f);
+            Box::new(PacketProtocol::new(f, move || WindowTransport::new("dctcp", c.clone())))
+        }
+        "pfabric" => {
+            let c = pfabric_config(&f);
+            Box::new(PacketProtocol::new(f, move || WindowTransport::new("pfabric", c.clone())))
+        }
+        "pfc_dcqcn" => {
+            let c = dcqcn_config(&f);
+            let gbps = f.link_gbps;
+            Box::new(PacketProtocol::new(f, move || Dcqcn::new(c.clone(), gbps)))
+        }
+        "ird" => {
+            let c = ird_config(&f);
+            Box::new(PacketProtocol::new(f, move || Ird::new(c.clone())))
+        }
+        "cxl" => {
+            let c = cxl_config(&f);
+            Box::new(PacketProtocol::new(f, move || Cxl::new(c.clone())))
+        }
+        "fastpass" => {
+            let c = fastpass_config(&f);
+            Box::new(PacketProtocol::new(f, move || Fastpass::new(c.clone())))
+        }
+        _ => return None,
+    })
+}
