@@ -1,13 +1,13 @@
 //! The simulator for Python (`edm._core`; wrapped by `python/edm/sim/`).
 //! Configuration arrives as plain dicts already validated and defaulted by
 //! `edm.sim.config`; results leave as columns for a pandas DataFrame.
+use edm_proto::message::Kind;
 use edm_sim::baselines::{baseline, BASELINES};
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
-use edm_proto::message::Kind;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -20,7 +20,8 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult
 }
 
 fn priority(name: &str) -> PyResult<Priority> {
-    Priority::from_name(name).ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
+    Priority::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
 }
 
 fn fabric_config(d: &Bound<'_, PyDict>) -> PyResult<FabricConfig> {
@@ -53,7 +54,9 @@ fn op_from_code(code: u8) -> PyResult<Op> {
         0 => Ok(Op::Read),
         1 => Ok(Op::Write),
         2 => Ok(Op::Rmw),
-        _ => Err(PyValueError::new_err(format!("op code {code} is not 0 (read), 1 (write) or 2 (rmw)"))),
+        _ => Err(PyValueError::new_err(format!(
+            "op code {code} is not 0 (read), 1 (write) or 2 (rmw)"
+        ))),
     }
 }
 
@@ -75,7 +78,13 @@ fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
     let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
     let gen = OpenLoop {
         nodes: get(w, "nodes")?,
-        roles: if memory_nodes == 0 { Roles::AllToAll } else { Roles::Split { memory: memory_nodes } },
+        roles: if memory_nodes == 0 {
+            Roles::AllToAll
+        } else {
+            Roles::Split {
+                memory: memory_nodes,
+            }
+        },
         link_gbps: get(w, "link_gbps")?,
         load: get(w, "load")?,
         write_ratio: get(w, "write_ratio")?,
@@ -100,13 +109,22 @@ fn protocol(name: &str, f: FabricConfig, edm: &Bound<'_, PyDict>) -> PyResult<Bo
         return Ok(Box::new(Edm::new(f, edm_config(edm)?)));
     }
     baseline(name, &f).ok_or_else(|| {
-        PyValueError::new_err(format!("protocol: {name:?} is not edm or one of {:?}", BASELINES))
+        PyValueError::new_err(format!(
+            "protocol: {name:?} is not edm or one of {:?}",
+            BASELINES
+        ))
     })
 }
 
 /// Latency (ps) of one message alone in the network under `name`.
 #[pyfunction]
-fn alone_ps(name: &str, fabric: &Bound<'_, PyDict>, edm: &Bound<'_, PyDict>, op: u8, size: u32) -> PyResult<Ps> {
+fn alone_ps(
+    name: &str,
+    fabric: &Bound<'_, PyDict>,
+    edm: &Bound<'_, PyDict>,
+    op: u8,
+    size: u32,
+) -> PyResult<Ps> {
     let f = fabric_config(fabric)?;
     let p = protocol(name, f, edm)?;
     let m = MessageSpec {
@@ -138,7 +156,10 @@ fn run_protocol<'py>(
 ) -> PyResult<(Vec<i64>, Vec<Ps>, Bound<'py, PyDict>)> {
     let f = fabric_config(fabric)?;
     let n = op.len();
-    if [requester.len(), memory.len(), size.len(), issue_ps.len()].iter().any(|&l| l != n) {
+    if [requester.len(), memory.len(), size.len(), issue_ps.len()]
+        .iter()
+        .any(|&l| l != n)
+    {
         return Err(PyValueError::new_err("message columns differ in length"));
     }
     let mut msgs = Vec::with_capacity(n);
@@ -150,17 +171,24 @@ fn run_protocol<'py>(
             size: size[i],
             issue_ps: issue_ps[i],
         };
-        if m.requester as usize >= f.nodes || m.memory as usize >= f.nodes || m.requester == m.memory {
+        if m.requester as usize >= f.nodes
+            || m.memory as usize >= f.nodes
+            || m.requester == m.memory
+        {
             return Err(PyValueError::new_err(format!(
                 "message {i}: requester {} and memory {} must be distinct nodes below {}",
                 m.requester, m.memory, f.nodes
             )));
         }
         if m.size == 0 {
-            return Err(PyValueError::new_err(format!("message {i}: size must be positive")));
+            return Err(PyValueError::new_err(format!(
+                "message {i}: size must be positive"
+            )));
         }
         if i > 0 && m.issue_ps < msgs.last().map_or(0, |p: &MessageSpec| p.issue_ps) {
-            return Err(PyValueError::new_err(format!("message {i}: not sorted by issue time")));
+            return Err(PyValueError::new_err(format!(
+                "message {i}: not sorted by issue time"
+            )));
         }
         msgs.push(m);
     }
@@ -199,7 +227,10 @@ fn run_protocol<'py>(
     totals.set_item("max_switch_queue_bytes", t.max_switch_queue_bytes)?;
     totals.set_item("max_ingress_bytes", t.max_ingress_bytes)?;
     Ok((
-        out.records.iter().map(|r| r.complete_ps.map_or(-1, |c| c as i64)).collect(),
+        out.records
+            .iter()
+            .map(|r| r.complete_ps.map_or(-1, |c| c as i64))
+            .collect(),
         out.records.iter().map(|r| r.alone_ps).collect(),
         totals,
     ))
@@ -220,9 +251,16 @@ struct Scheduler {
 impl Scheduler {
     #[new]
     #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS))]
-    fn new(ports: usize, policy: &str, chunk_bytes: u32, link_gbps: u32, cycle_ps: Ps) -> PyResult<Self> {
-        let block_ps = edm_proto::spec::block_ps(link_gbps)
-            .ok_or_else(|| PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400")))?;
+    fn new(
+        ports: usize,
+        policy: &str,
+        chunk_bytes: u32,
+        link_gbps: u32,
+        cycle_ps: Ps,
+    ) -> PyResult<Self> {
+        let block_ps = edm_proto::spec::block_ps(link_gbps).ok_or_else(|| {
+            PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400"))
+        })?;
         let iteration = edm_proto::spec::SW_PIM_ITER_CYCLES as Ps * cycle_ps;
         Ok(Scheduler {
             inner: CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps),
@@ -239,7 +277,11 @@ impl Scheduler {
         let kind = match kind {
             "WREQ" => Kind::Wreq,
             "RRES" => Kind::Rres,
-            _ => return Err(PyValueError::new_err(format!("kind: {kind:?} is not WREQ or RRES"))),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "kind: {kind:?} is not WREQ or RRES"
+                )))
+            }
         };
         let visible = self.now + edm_proto::spec::SW_NQ_INSERT_CYCLES as Ps * self.cycle_ps;
         self.inner.notify(visible, src, dst, msg_id, size, kind, 0);
@@ -252,13 +294,19 @@ impl Scheduler {
         if self.now >= self.busy_until && !self.inner.is_empty() {
             let it = self.inner.iterate(self.now);
             self.busy_until = self.now + self.inner.iteration_ps();
-            self.in_flight.extend(it.grants.iter().map(|g| (g.at, g.src, g.dst, g.msg, g.bytes)));
+            self.in_flight.extend(
+                it.grants
+                    .iter()
+                    .map(|g| (g.at, g.src, g.dst, g.msg, g.bytes)),
+            );
         }
         self.now += self.cycle_ps;
         let now = self.now;
         let (due, later): (Vec<_>, Vec<_>) = self.in_flight.drain(..).partition(|g| g.0 <= now);
         self.in_flight = later;
-        due.into_iter().map(|(_, s, d, m, b)| (s, d, m, b)).collect()
+        due.into_iter()
+            .map(|(_, s, d, m, b)| (s, d, m, b))
+            .collect()
     }
 
     /// The current cycle.

@@ -25,7 +25,8 @@ pub const SWITCH_BUFFER_BYTES: u64 = 200_000;
 pub fn base_rtt_ps(fabric: &FabricConfig, cfg: &PacketConfig) -> Ps {
     let byte = fabric.block_ps() / 8;
     let link = 2 * fabric.phy_ps + fabric.prop_ps;
-    let path = 2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
+    let path =
+        2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
     let mtu = cfg.framing.wire(cfg.framing.mss()) as Ps;
     let ack = cfg.framing.wire(0) as Ps;
     2 * path + 2 * (mtu + ack) * byte
@@ -205,11 +206,15 @@ pub fn baseline(name: &str, fabric: &FabricConfig) -> Option<Box<dyn Protocol>> 
     Some(match name {
         "dctcp" => {
             let c = dctcp_config(&f);
-            Box::new(PacketProtocol::new(f, move || WindowTransport::new("dctcp", c.clone())))
+            Box::new(PacketProtocol::new(f, move || {
+                WindowTransport::new("dctcp", c.clone())
+            }))
         }
         "pfabric" => {
             let c = pfabric_config(&f);
-            Box::new(PacketProtocol::new(f, move || WindowTransport::new("pfabric", c.clone())))
+            Box::new(PacketProtocol::new(f, move || {
+                WindowTransport::new("pfabric", c.clone())
+            }))
         }
         "pfc_dcqcn" => {
             let c = dcqcn_config(&f);

@@ -97,10 +97,17 @@ impl FabricConfig {
 
     pub fn validate(&self) -> Result<(), String> {
         if spec::block_ps(self.link_gbps).is_none() {
-            return Err(format!("link_gbps: {} is not one of 10, 25, 100, 400", self.link_gbps));
+            return Err(format!(
+                "link_gbps: {} is not one of 10, 25, 100, 400",
+                self.link_gbps
+            ));
         }
         if self.nodes < 2 || self.nodes > spec::MAX_PORTS as usize {
-            return Err(format!("nodes: {} is not in 2..={}", self.nodes, spec::MAX_PORTS));
+            return Err(format!(
+                "nodes: {} is not in 2..={}",
+                self.nodes,
+                spec::MAX_PORTS
+            ));
         }
         if self.cycle_ps == 0 || self.scheduler_cycle_ps == 0 {
             return Err("cycle_ps and scheduler_cycle_ps must be positive".into());
@@ -112,7 +119,11 @@ impl FabricConfig {
 impl EdmConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.chunk_bytes == 0 || self.chunk_bytes > spec::MAX_MESSAGE_BYTES {
-            return Err(format!("chunk_bytes: {} is not in 1..={}", self.chunk_bytes, spec::MAX_MESSAGE_BYTES));
+            return Err(format!(
+                "chunk_bytes: {} is not in 1..={}",
+                self.chunk_bytes,
+                spec::MAX_MESSAGE_BYTES
+            ));
         }
         if self.max_active_notifs == 0 {
             return Err("max_active_notifs: must be at least 1".into());

@@ -106,7 +106,12 @@ impl Edm {
         if forwarded_request {
             cycles += HOST_PROC_RREQ_EXTRA_CYCLES;
         }
-        self.c(cycles) + if forwarded_request { self.fabric.dram_ps } else { 0 }
+        self.c(cycles)
+            + if forwarded_request {
+                self.fabric.dram_ps
+            } else {
+                0
+            }
     }
 
     /// How much later a read's first response chunk reaches the switch than a
@@ -164,7 +169,11 @@ impl Protocol for Edm {
             if remaining == 0 {
                 return last_block + self.c(HOST_PROC_DATA_CYCLES);
             }
-            let extra = if first && m.op != Op::Write { self.first_response_extra(m) } else { 0 };
+            let extra = if first && m.op != Op::Write {
+                self.first_response_extra(m)
+            } else {
+                0
+            };
             let release = (grant + extra + blocks * block).saturating_sub(iteration);
             grant = release.max(grant) + iteration;
             first = false;
@@ -243,8 +252,11 @@ impl<'a> Sim<'a> {
         let total = self.msgs.len() as u64;
         loop {
             let next_event_at = self.q_peek_time();
-            if next_issue < self.msgs.len() && next_event_at.is_none_or(|t| self.msgs[next_issue].issue_ps <= t) {
-                self.q.push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
+            if next_issue < self.msgs.len()
+                && next_event_at.is_none_or(|t| self.msgs[next_issue].issue_ps <= t)
+            {
+                self.q
+                    .push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
                 next_issue += 1;
             }
             let Some((now, ev)) = self.q.pop() else { break };
@@ -257,8 +269,12 @@ impl<'a> Sim<'a> {
         }
         progress(self.completed, total);
         let end = self.totals.end_ps;
-        (self.totals.uplink_util_mean, self.totals.uplink_util_max) = utilisation(&self.uplinks, end);
-        (self.totals.downlink_util_mean, self.totals.downlink_util_max) = utilisation(&self.downlinks, end);
+        (self.totals.uplink_util_mean, self.totals.uplink_util_max) =
+            utilisation(&self.uplinks, end);
+        (
+            self.totals.downlink_util_mean,
+            self.totals.downlink_util_max,
+        ) = utilisation(&self.downlinks, end);
         self.totals.max_notification_queue = self.sched.max_occupancy;
         self.totals.scheduler_iterations = self.sched.iterations;
         Outcome {
@@ -294,7 +310,9 @@ impl<'a> Sim<'a> {
             }
             Ev::HostSend(h, unit) => {
                 let high = unit.kind == UnitKind::Data;
-                if let Some((blocks, unit)) = self.uplinks[h as usize].offer(now, unit.blocks, high, unit) {
+                if let Some((blocks, unit)) =
+                    self.uplinks[h as usize].offer(now, unit.blocks, high, unit)
+                {
                     self.send_up(now, h, blocks, unit);
                 }
                 self.wake_uplink(h);
@@ -318,7 +336,11 @@ impl<'a> Sim<'a> {
                         let (src, dst) = Edm::data_path(m);
                         debug_assert!(unit.kind != UnitKind::Notify || src == from);
                         let visible = now + edm.notification_delay();
-                        let first_extra = if m.op == Op::Write { 0 } else { edm.first_response_extra(m) };
+                        let first_extra = if m.op == Op::Write {
+                            0
+                        } else {
+                            edm.first_response_extra(m)
+                        };
                         self.sched.notify(
                             visible,
                             src,
@@ -333,9 +355,20 @@ impl<'a> Sim<'a> {
                     UnitKind::Data => {
                         let (_, dst) = Edm::data_path(m);
                         let ready = now + edm.c(SW_FORWARD_CYCLES);
-                        self.q.push(ready, Ev::SwitchOut(dst, Unit { ready_at: ready, ..unit }));
+                        self.q.push(
+                            ready,
+                            Ev::SwitchOut(
+                                dst,
+                                Unit {
+                                    ready_at: ready,
+                                    ..unit
+                                },
+                            ),
+                        );
                     }
-                    UnitKind::Grant | UnitKind::ForwardedRequest => unreachable!("hosts do not send these"),
+                    UnitKind::Grant | UnitKind::ForwardedRequest => {
+                        unreachable!("hosts do not send these")
+                    }
                 }
             }
             Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
@@ -354,7 +387,8 @@ impl<'a> Sim<'a> {
                     self.send_down(now, to, blocks, unit);
                 } else if high {
                     let waiting = link.max_waiting;
-                    self.totals.max_switch_data_queue = self.totals.max_switch_data_queue.max(waiting);
+                    self.totals.max_switch_data_queue =
+                        self.totals.max_switch_data_queue.max(waiting);
                 }
                 self.wake_downlink(to);
             }
@@ -367,7 +401,11 @@ impl<'a> Sim<'a> {
         let m = &self.msgs[i as usize];
         let pair = self.pair(m);
         self.active[pair] += 1;
-        let kind = if m.op == Op::Write { UnitKind::Notify } else { UnitKind::Request };
+        let kind = if m.op == Op::Write {
+            UnitKind::Notify
+        } else {
+            UnitKind::Request
+        };
         let unit = Unit {
             kind,
             msg: i,
@@ -376,7 +414,10 @@ impl<'a> Sim<'a> {
             blocks: Edm::request_blocks(m),
             ready_at: 0,
         };
-        self.q.push(now + self.edm.c(HOST_GEN_REQ_CYCLES), Ev::HostSend(m.requester, unit));
+        self.q.push(
+            now + self.edm.c(HOST_GEN_REQ_CYCLES),
+            Ev::HostSend(m.requester, unit),
+        );
     }
 
     fn deactivate(&mut self, now: Ps, i: u32) {
@@ -407,7 +448,8 @@ impl<'a> Sim<'a> {
     fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, free) = self.downlinks[h as usize].start(now, blocks, &self.edm.fabric);
         if unit.kind == UnitKind::Data {
-            self.totals.max_switch_data_wait_ps = self.totals.max_switch_data_wait_ps.max(now - unit.ready_at);
+            self.totals.max_switch_data_wait_ps =
+                self.totals.max_switch_data_wait_ps.max(now - unit.ready_at);
             self.egress_data_until[h as usize] = free;
         }
         self.q.push(d.last_block, Ev::HostIn(h, unit));
@@ -442,7 +484,9 @@ impl<'a> Sim<'a> {
         self.scheduler_busy_until = now + iteration;
         for g in &it.grants {
             self.issue_grant(g);
-            let early = g.release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            let early = g
+                .release
+                .saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
             for at in [early, g.release] {
                 if at > now {
                     self.q.push(at, Ev::SchedulerTick);
@@ -458,14 +502,21 @@ impl<'a> Sim<'a> {
         let m = &self.msgs[g.msg as usize];
         let forwarded = g.first && m.op != Op::Write;
         let unit = Unit {
-            kind: if forwarded { UnitKind::ForwardedRequest } else { UnitKind::Grant },
+            kind: if forwarded {
+                UnitKind::ForwardedRequest
+            } else {
+                UnitKind::Grant
+            },
             msg: g.msg,
             bytes: g.bytes,
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
             ready_at: 0,
         };
-        self.q.push(g.at + self.edm.c(SW_GEN_GRANT_CYCLES), Ev::SwitchOut(g.src, unit));
+        self.q.push(
+            g.at + self.edm.c(SW_GEN_GRANT_CYCLES),
+            Ev::SwitchOut(g.src, unit),
+        );
     }
 
     fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
@@ -478,7 +529,10 @@ impl<'a> Sim<'a> {
                     blocks: message_blocks(Edm::data_kind(m), unit.bytes as u16) as u32,
                     ..unit
                 };
-                self.q.push(now + self.edm.grant_to_data(forwarded), Ev::HostSend(h, data));
+                self.q.push(
+                    now + self.edm.grant_to_data(forwarded),
+                    Ev::HostSend(h, data),
+                );
                 if m.op == Op::Write && unit.last {
                     self.deactivate(now, unit.msg);
                 }
@@ -496,7 +550,9 @@ impl<'a> Sim<'a> {
                     }
                 }
             }
-            UnitKind::Notify | UnitKind::Request => unreachable!("the switch does not send these to hosts"),
+            UnitKind::Notify | UnitKind::Request => {
+                unreachable!("the switch does not send these to hosts")
+            }
         }
     }
 }

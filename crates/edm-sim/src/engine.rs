@@ -106,7 +106,9 @@ impl<U> Link<U> {
             return Some((blocks, unit));
         }
         self.waiting[usize::from(!high)].push_back((blocks, unit));
-        self.max_waiting = self.max_waiting.max(self.waiting[0].len() + self.waiting[1].len());
+        self.max_waiting = self
+            .max_waiting
+            .max(self.waiting[0].len() + self.waiting[1].len());
         None
     }
 
@@ -118,7 +120,9 @@ impl<U> Link<U> {
         if self.free_at > now {
             return None;
         }
-        self.waiting[0].pop_front().or_else(|| self.waiting[1].pop_front())
+        self.waiting[0]
+            .pop_front()
+            .or_else(|| self.waiting[1].pop_front())
     }
 
     /// Starts sending `blocks` blocks at `now`; returns the delivery times and
@@ -230,8 +234,14 @@ pub fn utilisation<U>(links: &[Link<U>], end: Ps) -> (f64, f64) {
     if end == 0 || links.is_empty() {
         return (0.0, 0.0);
     }
-    let u: Vec<f64> = links.iter().map(|l| l.busy_ps as f64 / end as f64).collect();
-    (u.iter().sum::<f64>() / u.len() as f64, u.iter().cloned().fold(0.0, f64::max))
+    let u: Vec<f64> = links
+        .iter()
+        .map(|l| l.busy_ps as f64 / end as f64)
+        .collect();
+    (
+        u.iter().sum::<f64>() / u.len() as f64,
+        u.iter().cloned().fold(0.0, f64::max),
+    )
 }
 
 #[cfg(test)]

@@ -85,7 +85,13 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(ports: usize, priority: Priority, chunk_bytes: u32, iteration_ps: Ps, block_ps: Ps) -> Self {
+    pub fn new(
+        ports: usize,
+        priority: Priority,
+        chunk_bytes: u32,
+        iteration_ps: Ps,
+        block_ps: Ps,
+    ) -> Self {
         Scheduler {
             queues: vec![Vec::new(); ports],
             src_release: vec![0; ports],
@@ -238,7 +244,8 @@ impl Scheduler {
                 queue.remove(idx);
                 self.occupancy -= 1;
             }
-            let release = (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
+            let release =
+                (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
             self.src_release[s as usize] = release;
             self.dst_release[dst as usize] = release;
             out.grants.push(Grant {
@@ -291,7 +298,14 @@ mod tests {
         let mut rng = crate::rng::Rng::new(5);
         for trial in 0..50 {
             let n = 8;
-            let mut s = sched(n, if trial % 2 == 0 { Priority::Srpt } else { Priority::Fcfs });
+            let mut s = sched(
+                n,
+                if trial % 2 == 0 {
+                    Priority::Srpt
+                } else {
+                    Priority::Fcfs
+                },
+            );
             for m in 0..40u32 {
                 let src = rng.below(n as u64) as u16;
                 let dst = ((src as u64 + 1 + rng.below(n as u64 - 1)) % n as u64) as u16;
@@ -303,7 +317,10 @@ mod tests {
             loop {
                 let it = s.iterate(0);
                 for g in &it.grants {
-                    assert!(!used_src[g.src as usize] && !used_dst[g.dst as usize], "not a matching");
+                    assert!(
+                        !used_src[g.src as usize] && !used_dst[g.dst as usize],
+                        "not a matching"
+                    );
                     used_src[g.src as usize] = true;
                     used_dst[g.dst as usize] = true;
                 }
@@ -344,7 +361,10 @@ mod tests {
         while !s.is_empty() {
             let it = s.iterate(now);
             order.extend(it.grants.iter().map(|g| (g.msg, g.bytes)));
-            now = s.next_change_after(now).unwrap_or(now + s.iteration_ps()).max(now + s.iteration_ps());
+            now = s
+                .next_change_after(now)
+                .unwrap_or(now + s.iteration_ps())
+                .max(now + s.iteration_ps());
         }
         assert_eq!(order, vec![(1, 256), (1, 256), (1, 88), (2, 64)]);
     }
@@ -378,7 +398,15 @@ mod timeline_tests {
                 let src = rng.below(n as u64) as u16;
                 let dst = ((src as u64 + 1 + rng.below(n as u64 - 1)) % n as u64) as u16;
                 let extra = rng.below(2) * 3840;
-                s.notify(now + 7680, src, dst, msg, 1 + rng.below(900) as u32, Kind::Rres, extra);
+                s.notify(
+                    now + 7680,
+                    src,
+                    dst,
+                    msg,
+                    1 + rng.below(900) as u32,
+                    Kind::Rres,
+                    extra,
+                );
                 msg += 1;
             }
             for g in s.iterate(now).grants {
@@ -386,7 +414,10 @@ mod timeline_tests {
                 let interval = (start, g.release + s.iteration_ps());
                 for port in [g.src as usize, n + g.dst as usize] {
                     if let Some(&(_, end)) = busy[port].last() {
-                        assert!(interval.0 >= end, "port {port} overlaps: {interval:?} after {end}");
+                        assert!(
+                            interval.0 >= end,
+                            "port {port} overlaps: {interval:?} after {end}"
+                        );
                     }
                     busy[port].push(interval);
                 }

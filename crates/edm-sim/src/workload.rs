@@ -60,7 +60,10 @@ impl SizeCdf {
         }
         for w in points.windows(2) {
             if w[1].0 < w[0].0 || w[1].1 < w[0].1 {
-                return Err(format!("size CDF is not non-decreasing at {:?} -> {:?}", w[0], w[1]));
+                return Err(format!(
+                    "size CDF is not non-decreasing at {:?} -> {:?}",
+                    w[0], w[1]
+                ));
             }
         }
         if points.iter().any(|&(s, _)| s < 1.0) {
@@ -131,11 +134,17 @@ impl OpenLoop {
             return Err(format!("load: {} must be positive", self.load));
         }
         if !(0.0..=1.0).contains(&self.write_ratio) {
-            return Err(format!("write_ratio: {} is not in [0, 1]", self.write_ratio));
+            return Err(format!(
+                "write_ratio: {} is not in [0, 1]",
+                self.write_ratio
+            ));
         }
         if let Roles::Split { memory } = self.roles {
             if memory == 0 || memory >= self.nodes {
-                return Err(format!("memory_nodes: {memory} must be in 1..{}", self.nodes));
+                return Err(format!(
+                    "memory_nodes: {memory} must be in 1..{}",
+                    self.nodes
+                ));
             }
         }
         Ok(())
@@ -143,10 +152,16 @@ impl OpenLoop {
 
     pub fn generate(&self) -> Vec<MessageSpec> {
         let (compute, memory): (Vec<u16>, Vec<u16>) = match self.roles {
-            Roles::AllToAll => ((0..self.nodes as u16).collect(), (0..self.nodes as u16).collect()),
+            Roles::AllToAll => (
+                (0..self.nodes as u16).collect(),
+                (0..self.nodes as u16).collect(),
+            ),
             Roles::Split { memory } => {
                 let first_memory = (self.nodes - memory) as u16;
-                ((0..first_memory).collect(), (first_memory..self.nodes as u16).collect())
+                (
+                    (0..first_memory).collect(),
+                    (first_memory..self.nodes as u16).collect(),
+                )
             }
         };
         let bits_per_ps = self.link_gbps as f64 * 1e-3;
@@ -164,7 +179,11 @@ impl OpenLoop {
                     break m;
                 }
             };
-            let op = if rng.uniform() < self.write_ratio { Op::Write } else { Op::Read };
+            let op = if rng.uniform() < self.write_ratio {
+                Op::Write
+            } else {
+                Op::Read
+            };
             out.push(MessageSpec {
                 op,
                 requester,
@@ -188,7 +207,9 @@ mod tests {
         let mut rng = Rng::new(3);
         let n = 200_000;
         let samples: Vec<u32> = (0..n).map(|_| cdf.sample(&mut rng)).collect();
-        assert!(samples.iter().all(|s| s % 1460 == 0 && (4 * 1460..=8 * 1460).contains(s)));
+        assert!(samples
+            .iter()
+            .all(|s| s % 1460 == 0 && (4 * 1460..=8 * 1460).contains(s)));
         let mean = samples.iter().map(|&s| s as f64).sum::<f64>() / n as f64;
         assert!((mean / cdf.mean_bytes() - 1.0).abs() < 0.01, "{mean}");
     }
@@ -207,8 +228,12 @@ mod tests {
         };
         let msgs = w.generate();
         let span = msgs.last().unwrap().issue_ps as f64;
-        let offered_bits_per_ps = msgs.iter().map(|m| 8.0 * m.size as f64).sum::<f64>() / span / 16.0;
-        assert!((offered_bits_per_ps / 0.1 / 0.5 - 1.0).abs() < 0.02, "{offered_bits_per_ps}");
+        let offered_bits_per_ps =
+            msgs.iter().map(|m| 8.0 * m.size as f64).sum::<f64>() / span / 16.0;
+        assert!(
+            (offered_bits_per_ps / 0.1 / 0.5 - 1.0).abs() < 0.02,
+            "{offered_bits_per_ps}"
+        );
         assert!(msgs.iter().all(|m| m.requester != m.memory));
         assert_eq!(msgs, w.generate(), "same seed, same workload");
     }

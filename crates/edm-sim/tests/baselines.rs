@@ -40,7 +40,11 @@ fn mixed_workload(nodes: usize, load: f64, messages: usize, seed: u64) -> Vec<Me
         load,
         write_ratio: 0.5,
         // Sizes that are not multiples of 8 or of any MSS, up to several packets.
-        sizes: SizeCdf::new(vec![(1.0, 0.0), (64.0, 0.6), (700.0, 0.9), (5001.0, 1.0)], 1).unwrap(),
+        sizes: SizeCdf::new(
+            vec![(1.0, 0.0), (64.0, 0.6), (700.0, 0.9), (5001.0, 1.0)],
+            1,
+        )
+        .unwrap(),
         messages,
         seed,
     }
@@ -56,8 +60,13 @@ fn every_baseline_completes_every_message_conserves_bytes_and_is_deterministic()
     for name in BASELINES {
         let a = run_named(name, &f, &msgs);
         for (i, (r, m)) in a.records.iter().zip(&msgs).enumerate() {
-            let done = r.complete_ps.unwrap_or_else(|| panic!("{name}: message {i} never completed"));
-            assert!(done - m.issue_ps >= r.alone_ps, "{name}: message {i} faster than alone");
+            let done = r
+                .complete_ps
+                .unwrap_or_else(|| panic!("{name}: message {i} never completed"));
+            assert!(
+                done - m.issue_ps >= r.alone_ps,
+                "{name}: message {i} faster than alone"
+            );
         }
         assert_eq!(a.totals.delivered_bytes, data, "{name}: bytes delivered");
         let b = run_named(name, &f, &msgs);
@@ -72,7 +81,8 @@ fn every_baseline_completes_every_message_conserves_bytes_and_is_deterministic()
 fn one_packet_ps(f: &FabricConfig, cfg: &PacketConfig, payload: u32) -> Ps {
     let byte = f.block_ps() / 8;
     let link = 2 * f.phy_ps + f.prop_ps;
-    let path = 2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
+    let path =
+        2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
     path + 2 * cfg.framing.wire(payload) as Ps * byte
 }
 
@@ -81,7 +91,11 @@ fn unloaded_latency_is_table_1_plus_serialization() {
     let f = fabric(4);
     let write = msg(Op::Write, 0, 1, 64, 0);
     let read = msg(Op::Read, 0, 1, 64, 0);
-    let (wreq, rreq, rres) = (request_bytes(&write), request_bytes(&read), response_bytes(&read));
+    let (wreq, rreq, rres) = (
+        request_bytes(&write),
+        request_bytes(&read),
+        response_bytes(&read),
+    );
     let tcp = dctcp_config(&f).net;
     let roce = dcqcn_config(&f).net;
     let raw = pfabric_config(&f).net;
@@ -92,7 +106,11 @@ fn unloaded_latency_is_table_1_plus_serialization() {
     assert_eq!(one_packet_ps(&f, &raw, wreq) - ser(&raw, wreq), 557_440);
     for (name, cfg) in [("dctcp", &tcp), ("pfabric", &raw), ("pfc_dcqcn", &roce)] {
         let p = baseline(name, &f).unwrap();
-        assert_eq!(p.alone_ps(&write), one_packet_ps(&f, cfg, wreq), "{name} write");
+        assert_eq!(
+            p.alone_ps(&write),
+            one_packet_ps(&f, cfg, wreq),
+            "{name} write"
+        );
         // The memory node acknowledges the request before the response goes
         // out (no piggybacking): one ACK frame on its uplink.
         let ack_ps = cfg.framing.wire(0) as Ps * (f.block_ps() / 8);
@@ -105,17 +123,26 @@ fn unloaded_latency_is_table_1_plus_serialization() {
     // IRD: the write's receiver grants at once; the credit crosses the fabric first.
     let ird = ird_config(&f).net;
     let p = baseline("ird", &f).unwrap();
-    assert_eq!(p.alone_ps(&write), one_packet_ps(&f, &ird, 0) + one_packet_ps(&f, &ird, wreq));
+    assert_eq!(
+        p.alone_ps(&write),
+        one_packet_ps(&f, &ird, 0) + one_packet_ps(&f, &ird, wreq)
+    );
     // Fastpass: request to the arbiter, allocation back, then the data.
     let fp = fastpass_config(&f).net;
     let p = baseline("fastpass", &f).unwrap();
-    assert_eq!(p.alone_ps(&write), 2 * one_packet_ps(&f, &fp, 0) + one_packet_ps(&f, &fp, wreq));
+    assert_eq!(
+        p.alone_ps(&write),
+        2 * one_packet_ps(&f, &fp, 0) + one_packet_ps(&f, &fp, wreq)
+    );
     // CXL: flits, cut into 64-byte payloads; the last flit ends the write.
     let cxl = cxl_config(&f).net;
     let flits = wreq.div_ceil(CXL_FLIT_PAYLOAD_BYTES) as Ps;
     let flit_ps = CXL_FLIT_BYTES as Ps * (f.block_ps() / 8);
     let p = baseline("cxl", &f).unwrap();
-    assert_eq!(p.alone_ps(&write), one_packet_ps(&f, &cxl, 0) + (flits - 1) * flit_ps);
+    assert_eq!(
+        p.alone_ps(&write),
+        one_packet_ps(&f, &cxl, 0) + (flits - 1) * flit_ps
+    );
 }
 
 /// `senders` hosts each write `count` messages of `size` bytes to host 0 at time 0.
@@ -133,18 +160,33 @@ fn incast(senders: u16, count: usize, size: u32) -> Vec<MessageSpec> {
 fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
     let f = fabric(9);
     let cfg = dctcp_config(&f);
-    let Ecn::Step { k } = cfg.net.ecn else { panic!() };
+    let Ecn::Step { k } = cfg.net.ecn else {
+        panic!()
+    };
     let msgs = incast(8, 200, 60_000);
-    let mut p = PacketProtocol::new(f.clone(), move || WindowTransport::new("dctcp", cfg.clone()));
+    let mut p = PacketProtocol::new(f.clone(), move || {
+        WindowTransport::new("dctcp", cfg.clone())
+    });
     let out = p.run(&msgs, &mut |_, _| {});
     let bytes: u64 = msgs.iter().map(|m| m.size as u64).sum();
-    let span = out.records.iter().map(|r| r.complete_ps.unwrap()).max().unwrap();
+    let span = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap();
     let gbps = bytes as f64 * 8.0 / span as f64 * 1e3;
     assert!(gbps > 85.0, "goodput {gbps:.1} Gbps");
     assert!(p.stats.ecn_marks > 0);
     let mean_q = p.stats.mean_queue_bytes_busiest;
-    assert!(mean_q > 0.5 * k as f64 && mean_q < 4.0 * k as f64, "mean queue {mean_q:.0} B vs K = {k} B");
-    assert_eq!(p.stats.drops, 0, "DCTCP keeps the queue far below the buffer");
+    assert!(
+        mean_q > 0.5 * k as f64 && mean_q < 4.0 * k as f64,
+        "mean queue {mean_q:.0} B vs K = {k} B"
+    );
+    assert_eq!(
+        p.stats.drops, 0,
+        "DCTCP keeps the queue far below the buffer"
+    );
 }
 
 #[test]
@@ -161,7 +203,11 @@ fn pfc_never_drops_and_pauses_under_incast() {
     assert!(p.stats.pauses > 0, "incast must trigger PAUSE");
     assert!(p.stats.ecn_marks > 0);
     // The headroom above Xoff absorbs what is in flight when PAUSE is sent.
-    assert!(p.stats.max_ingress_bytes < pfc.xoff + 20_000, "{}", p.stats.max_ingress_bytes);
+    assert!(
+        p.stats.max_ingress_bytes < pfc.xoff + 20_000,
+        "{}",
+        p.stats.max_ingress_bytes
+    );
 }
 
 #[test]
@@ -176,17 +222,31 @@ fn pfabric_drops_and_lets_short_messages_overtake_long_ones() {
     let latency = |i: usize| (out.records[i].complete_ps.unwrap() - msgs[i].issue_ps) as f64;
     let short: f64 = (16..32).map(latency).sum::<f64>() / 16.0;
     let alone_short = out.records[16].alone_ps as f64;
-    let long_done = (0..16).map(|i| out.records[i].complete_ps.unwrap()).max().unwrap();
-    assert!(out.totals.drops > 0, "a 2-BDP buffer must overflow under 16-way incast");
-    assert!(short < 3.0 * alone_short, "short writes {short:.0} ps vs alone {alone_short:.0} ps");
-    assert!(long_done > msgs[16].issue_ps + short as Ps, "short writes finished before the long ones");
+    let long_done = (0..16)
+        .map(|i| out.records[i].complete_ps.unwrap())
+        .max()
+        .unwrap();
+    assert!(
+        out.totals.drops > 0,
+        "a 2-BDP buffer must overflow under 16-way incast"
+    );
+    assert!(
+        short < 3.0 * alone_short,
+        "short writes {short:.0} ps vs alone {alone_short:.0} ps"
+    );
+    assert!(
+        long_done > msgs[16].issue_ps + short as Ps,
+        "short writes finished before the long ones"
+    );
 }
 
 #[test]
 fn cxl_never_drops_and_blocks_the_head_of_line_under_incast() {
     let f = fabric(10);
     // Host 1 writes to idle host 9 while it and 7 others write to host 0.
-    let victim: Vec<MessageSpec> = (0..50).map(|i| msg(Op::Write, 1, 9, 64, 500_000 + i * 200_000)).collect();
+    let victim: Vec<MessageSpec> = (0..50)
+        .map(|i| msg(Op::Write, 1, 9, 64, 500_000 + i * 200_000))
+        .collect();
     let mut mixed = incast(8, 40, 4096);
     mixed.extend(victim.iter().cloned());
     mixed.sort_by_key(|m| m.issue_ps);
@@ -205,7 +265,10 @@ fn cxl_never_drops_and_blocks_the_head_of_line_under_incast() {
     };
     let loaded = mean_victim(&out, &mixed);
     let alone = out.records[mixed.iter().position(|m| m.memory == 9).unwrap()].alone_ps as f64;
-    assert!(loaded > 5.0 * alone, "victim latency {loaded:.0} ps vs alone {alone:.0} ps: no HOL blocking?");
+    assert!(
+        loaded > 5.0 * alone,
+        "victim latency {loaded:.0} ps vs alone {alone:.0} ps: no HOL blocking?"
+    );
 }
 
 #[test]
@@ -221,12 +284,20 @@ fn ird_loses_throughput_when_two_receivers_grant_one_sender() {
     let cfg = ird_config(&f);
     let mut p = PacketProtocol::new(f.clone(), move || Ird::new(cfg.clone()));
     let out = p.run(&msgs, &mut |_, _| {});
-    let end = out.records.iter().map(|r| r.complete_ps.unwrap()).max().unwrap() as f64;
+    let end = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap() as f64;
     // A central scheduler would finish by (400 + 300 kB at sender 1, and 600 + 300 kB at receiver 3):
     // 900 kB on receiver 3's link. IRD wastes receiver 3's grants while sender 1 serves both.
     let byte_ps = (f.block_ps() / 8) as f64;
     let ideal = 900_000.0 * byte_ps;
-    assert!(end > 1.03 * ideal, "IRD finished in {end:.0} ps, the ideal is {ideal:.0} ps");
+    assert!(
+        end > 1.03 * ideal,
+        "IRD finished in {end:.0} ps, the ideal is {ideal:.0} ps"
+    );
 }
 
 #[test]
@@ -246,15 +317,42 @@ fn fastpass_is_limited_by_its_arbiter_link_when_messages_are_small_and_many() {
     let out = run_named("fastpass", &f, &small);
     // 32 hosts at 40% of 100G in 64-byte writes ask more requests per second
     // than the arbiter's 100G link can carry (one 84-byte request each).
-    let span = out.records.iter().map(|r| r.complete_ps.unwrap()).max().unwrap() as f64;
+    let span = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap() as f64;
     let issued_span = small.last().unwrap().issue_ps as f64;
-    let request_ps = (ETH_MIN_FRAME_BYTES + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES) as f64 * (f.block_ps() / 8) as f64;
-    assert!(span > 0.95 * small.len() as f64 * request_ps, "the arbiter link bounds the run");
-    assert!(span > 2.0 * issued_span, "offered faster than the arbiter can take: {span} vs {issued_span}");
+    let request_ps = (ETH_MIN_FRAME_BYTES + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES) as f64
+        * (f.block_ps() / 8) as f64;
+    assert!(
+        span > 0.95 * small.len() as f64 * request_ps,
+        "the arbiter link bounds the run"
+    );
+    assert!(
+        span > 2.0 * issued_span,
+        "offered faster than the arbiter can take: {span} vs {issued_span}"
+    );
     // Large messages at the same load need few requests: no such limit.
-    let large: Vec<MessageSpec> = small.iter().map(|m| MessageSpec { size: 4096, issue_ps: m.issue_ps * 64, ..m.clone() }).collect();
+    let large: Vec<MessageSpec> = small
+        .iter()
+        .map(|m| MessageSpec {
+            size: 4096,
+            issue_ps: m.issue_ps * 64,
+            ..m.clone()
+        })
+        .collect();
     let out = run_named("fastpass", &f, &large[..2000]);
-    let span = out.records.iter().map(|r| r.complete_ps.unwrap()).max().unwrap() as f64;
+    let span = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap() as f64;
     let last = large[1999].issue_ps as f64;
-    assert!(span < 1.2 * last + 1e6, "4 KiB writes: done at {span:.0} ps, last issued at {last:.0} ps");
+    assert!(
+        span < 1.2 * last + 1e6,
+        "4 KiB writes: done at {span:.0} ps, last issued at {last:.0} ps"
+    );
 }

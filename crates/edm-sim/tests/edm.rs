@@ -37,8 +37,14 @@ fn a_64_byte_read_and_write_alone_cost_table_1_plus_serialization() {
     let block = f.block_ps();
     let write_blocks = message_blocks(Kind::Wreq, 64) as Ps;
     let read_blocks = message_blocks(Kind::Rres, 64) as Ps + message_blocks(Kind::Rreq, 0) as Ps;
-    assert_eq!(edm.alone_ps(&one(Op::Write, 64)), PAPER_EDM_WRITE_TOTAL_PS + (write_blocks - 1) * block);
-    assert_eq!(edm.alone_ps(&one(Op::Read, 64)), PAPER_EDM_READ_TOTAL_PS + (read_blocks - 2) * block);
+    assert_eq!(
+        edm.alone_ps(&one(Op::Write, 64)),
+        PAPER_EDM_WRITE_TOTAL_PS + (write_blocks - 1) * block
+    );
+    assert_eq!(
+        edm.alone_ps(&one(Op::Read, 64)),
+        PAPER_EDM_READ_TOTAL_PS + (read_blocks - 2) * block
+    );
 }
 
 #[test]
@@ -49,13 +55,23 @@ fn closed_form_alone_latency_equals_an_actual_alone_run() {
                 let m = one(op, size);
                 let out = run(fabric(4, gbps), EdmConfig::default(), &[m.clone()]);
                 let measured = out.records[0].complete_ps.expect("completes") - m.issue_ps;
-                assert_eq!(measured, out.records[0].alone_ps, "{op:?} {size} B at {gbps}G");
+                assert_eq!(
+                    measured, out.records[0].alone_ps,
+                    "{op:?} {size} B at {gbps}G"
+                );
             }
         }
     }
 }
 
-fn workload(nodes: usize, load: f64, write_ratio: f64, sizes: SizeCdf, messages: usize, seed: u64) -> Vec<MessageSpec> {
+fn workload(
+    nodes: usize,
+    load: f64,
+    write_ratio: f64,
+    sizes: SizeCdf,
+    messages: usize,
+    seed: u64,
+) -> Vec<MessageSpec> {
     OpenLoop {
         nodes,
         roles: Roles::AllToAll,
@@ -78,18 +94,40 @@ fn heavy_sizes() -> SizeCdf {
 fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
     for (priority, load) in [(Priority::Srpt, 0.9), (Priority::Fcfs, 0.6)] {
         let msgs = workload(16, load, 0.5, heavy_sizes(), 20_000, 3);
-        let out = run(fabric(16, 100), EdmConfig { priority, ..EdmConfig::default() }, &msgs);
-        assert!(out.records.iter().all(|r| r.complete_ps.is_some()), "all complete");
+        let out = run(
+            fabric(16, 100),
+            EdmConfig {
+                priority,
+                ..EdmConfig::default()
+            },
+            &msgs,
+        );
+        assert!(
+            out.records.iter().all(|r| r.complete_ps.is_some()),
+            "all complete"
+        );
         let expected: u64 = msgs
             .iter()
-            .map(|m| if m.op == Op::Rmw { RMW_RESULT_BYTES as u64 } else { m.size as u64 })
+            .map(|m| {
+                if m.op == Op::Rmw {
+                    RMW_RESULT_BYTES as u64
+                } else {
+                    m.size as u64
+                }
+            })
             .sum();
         assert_eq!(out.totals.delivered_bytes, expected, "bytes conserved");
         // Every node is compute and memory: a destination's queue holds up to X
         // writes from each other node and X reads it issued to each other node.
-        assert!(out.totals.max_notification_queue <= 2 * 3 * 15, "2*X*(N-1) bound");
+        assert!(
+            out.totals.max_notification_queue <= 2 * 3 * 15,
+            "2*X*(N-1) bound"
+        );
         for (m, r) in msgs.iter().zip(&out.records) {
-            assert!(r.complete_ps.unwrap() - m.issue_ps >= r.alone_ps, "faster than alone");
+            assert!(
+                r.complete_ps.unwrap() - m.issue_ps >= r.alone_ps,
+                "faster than alone"
+            );
         }
     }
 }
@@ -135,12 +173,23 @@ fn one_saturated_pair_runs_near_line_rate_minus_framing() {
         .collect();
     let out = run(f.clone(), EdmConfig::default(), &msgs);
     let first = msgs[0].issue_ps;
-    let last = out.records.iter().map(|r| r.complete_ps.unwrap()).max().unwrap();
+    let last = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap();
     let payload_bits = 200.0 * 256.0 * 64.0 * 8.0;
     let goodput = payload_bits / (last - first) as f64 * 1e3; // Gbps
-    // 100 Gbps carries 64 payload bits per 66-bit block; a chunk is a whole unit.
+                                                              // 100 Gbps carries 64 payload bits per 66-bit block; a chunk is a whole unit.
     let unit_blocks = message_blocks(Kind::Wreq, 256) as f64;
     let line = 100.0 * (256.0 * 8.0) / (unit_blocks * 64.0);
-    assert!(goodput <= line * 1.0001, "faster than the wire: {goodput:.2} Gbps vs {line:.2}");
-    assert!(goodput >= 0.95 * line, "goodput {goodput:.2} Gbps vs {line:.2}");
+    assert!(
+        goodput <= line * 1.0001,
+        "faster than the wire: {goodput:.2} Gbps vs {line:.2}"
+    );
+    assert!(
+        goodput >= 0.95 * line,
+        "goodput {goodput:.2} Gbps vs {line:.2}"
+    );
 }

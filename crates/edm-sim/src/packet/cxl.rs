@@ -23,7 +23,10 @@ pub struct Cxl {
 
 impl Cxl {
     pub fn new(cfg: CxlConfig) -> Self {
-        Cxl { cfg, queue: Vec::new() }
+        Cxl {
+            cfg,
+            queue: Vec::new(),
+        }
     }
 }
 

@@ -115,7 +115,10 @@ impl Dcqcn {
 
 fn increase(qp: &mut Qp, c: &DcqcnConfig, line: f64) {
     let f = c.fast_recovery_steps;
-    let (hi, lo) = (qp.timer_stage.max(qp.byte_stage), qp.timer_stage.min(qp.byte_stage));
+    let (hi, lo) = (
+        qp.timer_stage.max(qp.byte_stage),
+        qp.timer_stage.min(qp.byte_stage),
+    );
     if hi > f {
         qp.rt += if lo > f { c.rhai_bps } else { c.rai_bps };
         qp.rt = qp.rt.min(line);
@@ -170,7 +173,9 @@ impl Transport for Dcqcn {
         let framing = self.cfg.net.framing;
         let n = framing.packets(f.bytes);
         for i in 0..n {
-            self.qps[q as usize].queue.push_back((flow, framing.payload(f.bytes, i), i + 1 == n));
+            self.qps[q as usize]
+                .queue
+                .push_back((flow, framing.payload(f.bytes, i), i + 1 == n));
         }
         self.make_ready(net, now, q);
     }
@@ -188,7 +193,9 @@ impl Transport for Dcqcn {
                 continue;
             }
             if self.qps[q as usize].next_send > now {
-                earliest = Some(earliest.map_or(self.qps[q as usize].next_send, |e: Ps| e.min(self.qps[q as usize].next_send)));
+                earliest = Some(earliest.map_or(self.qps[q as usize].next_send, |e: Ps| {
+                    e.min(self.qps[q as usize].next_send)
+                }));
                 self.ready[h as usize].push_back(q);
                 continue;
             }
@@ -229,7 +236,12 @@ impl Transport for Dcqcn {
                     let qp = &mut self.qps[q as usize];
                     if qp.last_cnp.is_none_or(|t| now >= t + interval) {
                         qp.last_cnp = Some(now);
-                        let mut cnp = Packet::new(h, p.src, PacketKind::Control, self.cfg.net.framing.wire(0));
+                        let mut cnp = Packet::new(
+                            h,
+                            p.src,
+                            PacketKind::Control,
+                            self.cfg.net.framing.wire(0),
+                        );
                         cnp.flow = q;
                         self.control[h as usize].push_back(cnp);
                         self.cnps += 1;
@@ -237,7 +249,8 @@ impl Transport for Dcqcn {
                     }
                 }
                 if p.aux2 == 1 {
-                    let mut ack = Packet::new(h, p.src, PacketKind::Ack, self.cfg.net.framing.wire(0));
+                    let mut ack =
+                        Packet::new(h, p.src, PacketKind::Ack, self.cfg.net.framing.wire(0));
                     ack.flow = q;
                     self.control[h as usize].push_back(ack);
                     net.kick(now, h);

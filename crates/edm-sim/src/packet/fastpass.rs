@@ -47,12 +47,17 @@ impl Fastpass {
 
     fn flow_wire_ps(&self, net: &Net, bytes: u32) -> Ps {
         let framing = self.cfg.net.framing;
-        (0..framing.packets(bytes)).map(|i| net.wire_ps(framing.wire(framing.payload(bytes, i)))).sum()
+        (0..framing.packets(bytes))
+            .map(|i| net.wire_ps(framing.wire(framing.payload(bytes, i))))
+            .sum()
     }
 
     fn release(&mut self, net: &mut Net, now: Ps, h: u16) {
         let framing = self.cfg.net.framing;
-        while self.pending[h as usize].front().is_some_and(|&(at, _)| at <= now) {
+        while self.pending[h as usize]
+            .front()
+            .is_some_and(|&(at, _)| at <= now)
+        {
             let (_, flow) = self.pending[h as usize].pop_front().unwrap();
             let f = net.flows[flow as usize];
             self.data[h as usize].extend(flow_packets(framing, flow, &f));
@@ -67,7 +72,9 @@ impl Fastpass {
 /// The end of a reserved interval overlapping [start, start + dur), if any.
 fn conflict(busy: &BTreeMap<Ps, Ps>, start: Ps, dur: Ps) -> Option<Ps> {
     // Intervals never overlap, so only the last one starting before the end can.
-    busy.range(..start + dur).next_back().and_then(|(_, &end)| (end > start).then_some(end))
+    busy.range(..start + dur)
+        .next_back()
+        .and_then(|(_, &end)| (end > start).then_some(end))
 }
 
 /// Forgets reservations that ended before `now`.
@@ -98,14 +105,21 @@ impl Transport for Fastpass {
 
     fn on_flow(&mut self, net: &mut Net, now: Ps, flow: u32) {
         let f = net.flows[flow as usize];
-        let mut req = Packet::new(f.src, self.arbiter, PacketKind::Control, self.cfg.net.framing.wire(0));
+        let mut req = Packet::new(
+            f.src,
+            self.arbiter,
+            PacketKind::Control,
+            self.cfg.net.framing.wire(0),
+        );
         req.flow = flow;
         self.control[f.src as usize].push_back(req);
         net.kick(now, f.src);
     }
 
     fn next_packet(&mut self, _net: &mut Net, _now: Ps, h: u16) -> Option<Packet> {
-        self.control[h as usize].pop_front().or_else(|| self.data[h as usize].pop_front())
+        self.control[h as usize]
+            .pop_front()
+            .or_else(|| self.data[h as usize].pop_front())
     }
 
     fn on_packet(&mut self, net: &mut Net, now: Ps, h: u16, p: Packet) {
@@ -116,9 +130,14 @@ impl Transport for Fastpass {
                 // destination's downlink are free.
                 let f = net.flows[p.flow as usize];
                 let alloc_wire = self.cfg.net.framing.wire(0);
-                let reach = now + net.packet_ps(alloc_wire) + self.control[h as usize].len() as Ps * net.wire_ps(alloc_wire);
+                let reach = now
+                    + net.packet_ps(alloc_wire)
+                    + self.control[h as usize].len() as Ps * net.wire_ps(alloc_wire);
                 let dur = self.flow_wire_ps(net, f.bytes);
-                let (src, dst) = (&mut self.src_busy[f.src as usize], &mut self.dst_busy[f.dst as usize]);
+                let (src, dst) = (
+                    &mut self.src_busy[f.src as usize],
+                    &mut self.dst_busy[f.dst as usize],
+                );
                 prune(src, now);
                 prune(dst, now);
                 let mut start = reach;

@@ -127,7 +127,9 @@ impl Transport for Ird {
     }
 
     fn next_packet(&mut self, _net: &mut Net, _now: Ps, h: u16) -> Option<Packet> {
-        self.control[h as usize].pop_front().or_else(|| self.granted[h as usize].pop_front())
+        self.control[h as usize]
+            .pop_front()
+            .or_else(|| self.granted[h as usize].pop_front())
     }
 
     fn on_packet(&mut self, net: &mut Net, now: Ps, h: u16, p: Packet) {
@@ -135,7 +137,14 @@ impl Transport for Ird {
             PacketKind::Control => {
                 // A credit: send the granted packet when the uplink gets to it.
                 let f = net.flows[p.flow as usize];
-                let d = data_packet(self.cfg.net.framing, f.src, f.dst, p.flow, p.aux as u32, p.aux2 as u32);
+                let d = data_packet(
+                    self.cfg.net.framing,
+                    f.src,
+                    f.dst,
+                    p.flow,
+                    p.aux as u32,
+                    p.aux2 as u32,
+                );
                 self.granted[h as usize].push_back(d);
                 net.kick(now, h);
             }
@@ -149,7 +158,10 @@ impl Transport for Ird {
                     return;
                 }
                 let list = &mut self.incoming[h as usize];
-                let i = list.iter().position(|x| x.flow == p.flow).expect("data for a known flow");
+                let i = list
+                    .iter()
+                    .position(|x| x.flow == p.flow)
+                    .expect("data for a known flow");
                 list[i].received += p.payload;
                 if list[i].received == list[i].bytes {
                     list.swap_remove(i);

@@ -97,10 +97,16 @@ pub struct Flow {
 pub enum Ecn {
     Off,
     /// Mark when the queue holds more than `k` bytes (DCTCP).
-    Step { k: u64 },
+    Step {
+        k: u64,
+    },
     /// RED: probability rising linearly from 0 at `kmin` to `pmax` at `kmax`,
     /// 1 above (DCQCN).
-    Red { kmin: u64, kmax: u64, pmax: f64 },
+    Red {
+        kmin: u64,
+        kmax: u64,
+        pmax: f64,
+    },
 }
 
 /// How a switch egress orders its queue.
@@ -137,7 +143,8 @@ impl Framing {
     pub fn wire(&self, payload: u32) -> u32 {
         match *self {
             Framing::Ethernet { header, .. } => {
-                let frame = (payload + header + ETH_HEADER_BYTES + ETH_FCS_BYTES).max(ETH_MIN_FRAME_BYTES);
+                let frame =
+                    (payload + header + ETH_HEADER_BYTES + ETH_FCS_BYTES).max(ETH_MIN_FRAME_BYTES);
                 frame + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES
             }
             Framing::Flit { bytes, .. } => bytes,
@@ -370,7 +377,8 @@ impl<'a> Net<'a> {
     pub fn kick(&mut self, now: Ps, h: u16) {
         if !self.kick_pending[h as usize] {
             self.kick_pending[h as usize] = true;
-            self.q.push(now.max(self.up_busy_until[h as usize]), Ev::Kick(h));
+            self.q
+                .push(now.max(self.up_busy_until[h as usize]), Ev::Kick(h));
         }
     }
 
@@ -386,12 +394,17 @@ impl<'a> Net<'a> {
             FlowRole::Request => {
                 let m = &self.msgs[f.msg as usize];
                 let bytes = response_bytes(m);
-                let id = self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
+                let id =
+                    self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
                 self.q.push(now + self.fabric.dram_ps, Ev::FlowStart(id));
             }
             FlowRole::Write | FlowRole::Response => {
                 let m = &self.msgs[f.msg as usize];
-                self.delivered_bytes += if m.op == Op::Rmw { RMW_RESULT_BYTES } else { m.size } as u64;
+                self.delivered_bytes += if m.op == Op::Rmw {
+                    RMW_RESULT_BYTES
+                } else {
+                    m.size
+                } as u64;
                 let r = &mut self.records[f.msg as usize];
                 debug_assert!(r.complete_ps.is_none(), "message {} completed twice", f.msg);
                 r.complete_ps = Some(now);
@@ -400,7 +413,15 @@ impl<'a> Net<'a> {
         }
     }
 
-    fn add_flow(&mut self, src: u16, dst: u16, bytes: u32, msg: u32, role: FlowRole, at: Ps) -> u32 {
+    fn add_flow(
+        &mut self,
+        src: u16,
+        dst: u16,
+        bytes: u32,
+        msg: u32,
+        role: FlowRole,
+        at: Ps,
+    ) -> u32 {
         self.flows.push(Flow {
             src,
             dst,
@@ -543,7 +564,12 @@ impl<'a> Net<'a> {
     }
 
     fn send_pfc(&mut self, now: Ps, to: u16, pause: bool) {
-        let mut p = Packet::new(to, to, PacketKind::Pause, ETH_MIN_FRAME_BYTES + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES);
+        let mut p = Packet::new(
+            to,
+            to,
+            PacketKind::Pause,
+            ETH_MIN_FRAME_BYTES + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES,
+        );
         p.aux = pause as u64;
         self.egress[to as usize].control.push_back(p);
         if !self.egress[to as usize].busy {
@@ -581,7 +607,13 @@ impl<'a> Net<'a> {
         self.down_busy_ps[port as usize] += ser;
         let c = self.cfg;
         let last_bit = now + c.switch_out_ps + self.link_ps() + ser;
-        let at = last_bit + c.host_nic_ps + if p.kind == PacketKind::Pause { 0 } else { c.host_stack_ps };
+        let at = last_bit
+            + c.host_nic_ps
+            + if p.kind == PacketKind::Pause {
+                0
+            } else {
+                c.host_stack_ps
+            };
         self.q.push(at, Ev::AtHost(p));
         self.q.push(now + ser, Ev::EgressFree(port));
     }
@@ -595,13 +627,19 @@ impl<'a> Net<'a> {
         let start = self.egress[port as usize].rr;
         for k in 0..n {
             let i = (start + k) % n;
-            if self.ingress_fifo[i].front().is_some_and(|(_, p)| p.dst == port) {
+            if self.ingress_fifo[i]
+                .front()
+                .is_some_and(|(_, p)| p.dst == port)
+            {
                 let (queued_at, p) = self.ingress_fifo[i].pop_front().unwrap();
                 self.egress[port as usize].rr = (i + 1) % n;
                 self.egress[port as usize].busy = true;
                 self.max_wait_ps = self.max_wait_ps.max(now - queued_at);
                 // The freed ingress slot's credit returns over the link.
-                self.q.push(now + self.cfg.switch_out_ps + self.link_ps(), Ev::Credit(i as u16));
+                self.q.push(
+                    now + self.cfg.switch_out_ps + self.link_ps(),
+                    Ev::Credit(i as u16),
+                );
                 self.transmit_down(now, port, p);
                 // The ingress's new head may be bound for an idle egress.
                 if let Some(&(_, next)) = self.ingress_fifo[i].front() {
@@ -646,11 +684,27 @@ pub fn response_bytes(m: &MessageSpec) -> u32 {
 /// The data packets of `flow` (`f`), each with its byte offset in `aux`.
 pub fn flow_packets(framing: Framing, flow: u32, f: &Flow) -> impl Iterator<Item = Packet> {
     let (src, dst, bytes) = (f.src, f.dst, f.bytes);
-    (0..framing.packets(bytes)).map(move |i| data_packet(framing, src, dst, flow, i * framing.mss(), framing.payload(bytes, i)))
+    (0..framing.packets(bytes)).map(move |i| {
+        data_packet(
+            framing,
+            src,
+            dst,
+            flow,
+            i * framing.mss(),
+            framing.payload(bytes, i),
+        )
+    })
 }
 
 /// One data packet of `flow` carrying `payload` bytes from byte `offset`.
-pub fn data_packet(framing: Framing, src: u16, dst: u16, flow: u32, offset: u32, payload: u32) -> Packet {
+pub fn data_packet(
+    framing: Framing,
+    src: u16,
+    dst: u16,
+    flow: u32,
+    offset: u32,
+    payload: u32,
+) -> Packet {
     let mut p = Packet::new(src, dst, PacketKind::Data, framing.wire(payload));
     p.payload = payload;
     p.flow = flow;
@@ -694,8 +748,14 @@ pub fn simulate<T: Transport>(
     let mut next_issue = 0usize;
     let mut totals = Totals::default();
     loop {
-        if next_issue < msgs.len() && net.q.peek_time().is_none_or(|t| msgs[next_issue].issue_ps <= t) {
-            net.q.push(msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
+        if next_issue < msgs.len()
+            && net
+                .q
+                .peek_time()
+                .is_none_or(|t| msgs[next_issue].issue_ps <= t)
+        {
+            net.q
+                .push(msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
             next_issue += 1;
         }
         let Some((now, ev)) = net.q.pop() else { break };
@@ -706,7 +766,11 @@ pub fn simulate<T: Transport>(
         match ev {
             Ev::Issue(i) => {
                 let m = &msgs[i as usize];
-                let role = if m.op == Op::Write { FlowRole::Write } else { FlowRole::Request };
+                let role = if m.op == Op::Write {
+                    FlowRole::Write
+                } else {
+                    FlowRole::Request
+                };
                 let id = net.add_flow(m.requester, m.memory, request_bytes(m), i, role, now);
                 t.on_flow(&mut net, now, id);
             }
@@ -757,12 +821,22 @@ pub fn simulate<T: Transport>(
     let end = totals.end_ps.max(1);
     let hosts = fabric.nodes;
     let util = |busy: &[Ps]| {
-        let u: Vec<f64> = busy[..hosts].iter().map(|&b| b as f64 / end as f64).collect();
-        (u.iter().sum::<f64>() / u.len() as f64, u.iter().cloned().fold(0.0, f64::max))
+        let u: Vec<f64> = busy[..hosts]
+            .iter()
+            .map(|&b| b as f64 / end as f64)
+            .collect();
+        (
+            u.iter().sum::<f64>() / u.len() as f64,
+            u.iter().cloned().fold(0.0, f64::max),
+        )
     };
     (totals.uplink_util_mean, totals.uplink_util_max) = util(&net.up_busy_ps);
     (totals.downlink_util_mean, totals.downlink_util_max) = util(&net.down_busy_ps);
-    totals.max_switch_data_queue = if cfg.credits.is_some() { net.queue_occupancy_cxl() } else { net.max_queue_packets };
+    totals.max_switch_data_queue = if cfg.credits.is_some() {
+        net.queue_occupancy_cxl()
+    } else {
+        net.max_queue_packets
+    };
     totals.max_switch_data_wait_ps = net.max_wait_ps;
     totals.delivered_bytes = net.delivered_bytes;
     for port in 0..net.ports {
@@ -795,7 +869,12 @@ impl Default for AloneCache {
 }
 
 impl AloneCache {
-    pub fn get<T: Transport>(&self, make: impl Fn() -> T, fabric: &FabricConfig, m: &MessageSpec) -> Ps {
+    pub fn get<T: Transport>(
+        &self,
+        make: impl Fn() -> T,
+        fabric: &FabricConfig,
+        m: &MessageSpec,
+    ) -> Ps {
         let key = (m.op, m.size);
         if let Some(&v) = self.cache.borrow().get(&key) {
             return v;
@@ -809,14 +888,22 @@ impl AloneCache {
         };
         let mut t = make();
         let (out, _) = simulate(&mut t, fabric, std::slice::from_ref(&alone), &mut |_, _| {});
-        let v = out.records[0].complete_ps.expect("a message alone always completes");
+        let v = out.records[0]
+            .complete_ps
+            .expect("a message alone always completes");
         self.cache.borrow_mut().insert(key, v);
         v
     }
 }
 
 /// Fills `alone_ps` of every record of a packet-baseline run.
-pub fn fill_alone<T: Transport>(out: &mut Outcome, cache: &AloneCache, make: impl Fn() -> T, fabric: &FabricConfig, msgs: &[MessageSpec]) {
+pub fn fill_alone<T: Transport>(
+    out: &mut Outcome,
+    cache: &AloneCache,
+    make: impl Fn() -> T,
+    fabric: &FabricConfig,
+    msgs: &[MessageSpec],
+) {
     for (r, m) in out.records.iter_mut().zip(msgs) {
         r.alone_ps = cache.get(&make, fabric, m);
     }

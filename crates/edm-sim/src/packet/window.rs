@@ -126,7 +126,9 @@ impl WindowTransport {
 
     fn can_send(&self, c: u32) -> bool {
         let c = &self.conns[c as usize];
-        c.retx.is_some() || ((c.snd_nxt as usize) < c.segs.len() && ((c.snd_nxt - c.snd_una) as f64) < c.cwnd.floor().max(1.0))
+        c.retx.is_some()
+            || ((c.snd_nxt as usize) < c.segs.len()
+                && ((c.snd_nxt - c.snd_una) as f64) < c.cwnd.floor().max(1.0))
     }
 
     fn make_ready(&mut self, now: Ps, net: &mut Net, c: u32) {
@@ -142,7 +144,11 @@ impl WindowTransport {
         let conn = &mut self.conns[c as usize];
         conn.rto_gen = conn.rto_gen.wrapping_add(1);
         conn.rto_armed = true;
-        net.timer(now + self.cfg.rto_ps, conn.src, ((c as u64) << 32) | conn.rto_gen as u64);
+        net.timer(
+            now + self.cfg.rto_ps,
+            conn.src,
+            ((c as u64) << 32) | conn.rto_gen as u64,
+        );
     }
 
     fn data_packet(&mut self, net: &mut Net, now: Ps, c: u32) -> Packet {
@@ -159,12 +165,21 @@ impl WindowTransport {
             }
         };
         let s = conn.segs[seq as usize];
-        let mut p = Packet::new(conn.src, conn.dst, PacketKind::Data, framing.wire(s.payload));
+        let mut p = Packet::new(
+            conn.src,
+            conn.dst,
+            PacketKind::Data,
+            framing.wire(s.payload),
+        );
         p.payload = s.payload;
         p.flow = c;
         p.seq = seq;
         p.aux2 = s.flow as u64;
-        p.prio = if self.cfg.srpt_priority { s.remaining as u64 } else { 0 };
+        p.prio = if self.cfg.srpt_priority {
+            s.remaining as u64
+        } else {
+            0
+        };
         if !conn.rto_armed {
             self.arm_rto(net, now, c);
         }
@@ -188,11 +203,19 @@ impl WindowTransport {
             conn.rcv_nxt += 1;
         }
         conn.unacked += 1;
-        let immediate = !in_order || !flow_ends.is_empty() || p.ce != conn.last_ce || conn.unacked >= self.cfg.ack_every;
+        let immediate = !in_order
+            || !flow_ends.is_empty()
+            || p.ce != conn.last_ce
+            || conn.unacked >= self.cfg.ack_every;
         if immediate {
             conn.unacked = 0;
             conn.last_ce = p.ce;
-            let mut ack = Packet::new(conn.dst, conn.src, PacketKind::Ack, self.cfg.net.framing.wire(0));
+            let mut ack = Packet::new(
+                conn.dst,
+                conn.src,
+                PacketKind::Ack,
+                self.cfg.net.framing.wire(0),
+            );
             ack.flow = c;
             ack.aux = conn.rcv_nxt as u64;
             ack.ce = false;
