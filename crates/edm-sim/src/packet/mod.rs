@@ -17,7 +17,7 @@ use crate::rng::Rng;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 /// What a packet is to the fabric: data is queued, dropped and marked;
 /// control packets (ACKs, credits, CNPs, requests to an arbiter) too, except
@@ -291,8 +291,9 @@ pub struct Net<'a> {
     /// Bytes from each ingress in the switch, and whether it is paused (PFC).
     ingress_bytes: Vec<u64>,
     ingress_paused: Vec<bool>,
-    /// CXL input queues.
+    /// CXL input queues, and per egress the ingress ports whose head is bound for it.
     ingress_fifo: Vec<VecDeque<(Ps, Packet)>>,
+    heads_for: Vec<BTreeSet<u16>>,
     records: Vec<Record>,
     completed: u64,
     delivered_bytes: u64,
@@ -337,6 +338,7 @@ impl<'a> Net<'a> {
             ingress_bytes: vec![0; ports],
             ingress_paused: vec![false; ports],
             ingress_fifo: (0..ports).map(|_| VecDeque::new()).collect(),
+            heads_for: (0..ports).map(|_| BTreeSet::new()).collect(),
             records: vec![Record::default(); msgs.len()],
             completed: 0,
             delivered_bytes: 0,
@@ -455,7 +457,11 @@ impl<'a> Net<'a> {
 
     fn enqueue(&mut self, now: Ps, p: Packet, ingress: u16) {
         if self.cfg.credits.is_some() {
-            self.ingress_fifo[ingress as usize].push_back((now, p));
+            let fifo = &mut self.ingress_fifo[ingress as usize];
+            fifo.push_back((now, p));
+            if fifo.len() == 1 {
+                self.heads_for[p.dst as usize].insert(ingress);
+            }
             self.try_dispatch(now, p.dst);
             return;
         }
@@ -618,35 +624,31 @@ impl<'a> Net<'a> {
         self.q.push(now + ser, Ev::EgressFree(port));
     }
 
-    /// CXL: egress `port`, if idle, takes the next ingress head bound for it.
+    /// CXL: egress `port`, if idle, takes the next ingress head bound for it
+    /// (round robin over ingress ports).
     fn try_dispatch(&mut self, now: Ps, port: u16) {
-        if self.egress[port as usize].busy {
+        let e = &self.egress[port as usize];
+        if e.busy {
             return;
         }
-        let n = self.ports;
-        let start = self.egress[port as usize].rr;
-        for k in 0..n {
-            let i = (start + k) % n;
-            if self.ingress_fifo[i]
-                .front()
-                .is_some_and(|(_, p)| p.dst == port)
-            {
-                let (queued_at, p) = self.ingress_fifo[i].pop_front().unwrap();
-                self.egress[port as usize].rr = (i + 1) % n;
-                self.egress[port as usize].busy = true;
-                self.max_wait_ps = self.max_wait_ps.max(now - queued_at);
-                // The freed ingress slot's credit returns over the link.
-                self.q.push(
-                    now + self.cfg.switch_out_ps + self.link_ps(),
-                    Ev::Credit(i as u16),
-                );
-                self.transmit_down(now, port, p);
-                // The ingress's new head may be bound for an idle egress.
-                if let Some(&(_, next)) = self.ingress_fifo[i].front() {
-                    self.try_dispatch(now, next.dst);
-                }
-                return;
-            }
+        let heads = &self.heads_for[port as usize];
+        let Some(&i) = heads.range(e.rr as u16..).next().or_else(|| heads.iter().next()) else {
+            return;
+        };
+        self.heads_for[port as usize].remove(&i);
+        let (queued_at, p) = self.ingress_fifo[i as usize].pop_front().expect("a head");
+        debug_assert_eq!(p.dst, port);
+        let e = &mut self.egress[port as usize];
+        e.rr = (i as usize + 1) % self.ports;
+        e.busy = true;
+        self.max_wait_ps = self.max_wait_ps.max(now - queued_at);
+        // The freed ingress slot's credit returns over the link.
+        self.q.push(now + self.cfg.switch_out_ps + self.link_ps(), Ev::Credit(i));
+        self.transmit_down(now, port, p);
+        // The ingress's new head may be bound for an idle egress.
+        if let Some(&(_, next)) = self.ingress_fifo[i as usize].front() {
+            self.heads_for[next.dst as usize].insert(i);
+            self.try_dispatch(now, next.dst);
         }
     }
 
