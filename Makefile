@@ -1,4 +1,4 @@
-# EDM: the two commands are `make test` and `make demo` (see README.md).
+# EDM: the two commands are `make reproduce` (the main job) and `make test` (see README.md).
 # Everything installs itself on first use; later runs only rebuild what changed.
 SHELL := /bin/bash
 VENV := .venv
@@ -11,7 +11,7 @@ DEPS_STAMP := $(VENV)/.deps.stamp
 EXT_STAMP := $(VENV)/.ext.stamp
 RUST_SOURCES := Cargo.toml pyproject.toml $(shell find crates -name '*.rs' -o -name 'Cargo.toml')
 
-.PHONY: setup test test-rust test-python demo lint clean
+.PHONY: setup test test-rust test-python demo reproduce lint clean
 
 setup: $(EXT_STAMP)
 
@@ -35,6 +35,12 @@ test: setup
 
 demo: setup
 	$(VENV)/bin/edm demo
+
+# The paper's evaluation end to end: results/reproduce/report.{html,md} and a
+# screenshot of the report rendered in headless Chromium.
+reproduce: setup
+	$(VENV)/bin/edm reproduce
+	bash scripts/screenshot_report.sh results/reproduce/report.html
 
 clean:
 	rm -rf .build target $(VENV)

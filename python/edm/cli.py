@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "edm.sim.cli",
     "edm.sim.unloaded",
     "edm.plot",
+    "edm.reproduce",
 ]
 
 

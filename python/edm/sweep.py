@@ -98,14 +98,25 @@ def canonical_json(obj: Any) -> str:
 _FINGERPRINT: str | None = None
 
 
+# What a result depends on: the compiled core, the simulator's Python side and
+# its data. Report, plot and CLI code are left out, so re-rendering a report
+# after changing them reuses every stored point.
+_FINGERPRINTED = ("sim", "workloads", "protocol.py", "codec.py", "_core")
+
+
 def code_fingerprint() -> str:
-    """Hash of the edm package's files (Python sources and the compiled core)."""
+    """Hash of the simulator's code: the compiled core, edm.sim and its data."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
         root = Path(__file__).resolve().parent
         h = hashlib.sha256()
         for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".so", ".txt") and "__pycache__" not in path.parts:
+            rel = path.relative_to(root)
+            if (
+                path.suffix in (".py", ".so", ".txt")
+                and "__pycache__" not in path.parts
+                and rel.parts[0].startswith(_FINGERPRINTED)
+            ):
                 h.update(str(path.relative_to(root)).encode())
                 h.update(path.read_bytes())
         _FINGERPRINT = h.hexdigest()[:16]
@@ -275,7 +286,7 @@ def _execute(
             n_workers=n if processes else 1,
             threads_per_worker=1 if processes else n,
             processes=processes,
-            dashboard_address=None,
+            dashboard_address=":0",  # a free port: never clashes with another cluster
         )
         client = Client(cluster)
     try:

@@ -30,6 +30,9 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 _EDM_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations")
+# Bytes completed / bytes issued over the second half of a run's issue period
+# below which the run is reported as past saturation (`stable` = False).
+STABLE_DELIVERY = 0.9
 
 
 @dataclass
@@ -155,6 +158,17 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
                 **_stats(part["slowdown"], "slowdown"),
             }
     summary["by_op"] = by_op
+    # Past saturation queues grow for as long as a run lasts, and latency then
+    # depends on run length, not only on load. Flag it: over the second half of
+    # the issue period, the bytes completed fall short of the bytes issued.
+    issue = df["issue_ps"].to_numpy(np.int64)
+    t0, t1 = int(issue[len(df) // 2]), int(issue[-1])
+    issued = df["size"].to_numpy(np.float64)[(issue >= t0) & (issue <= t1)].sum()
+    complete = df["complete_ps"].to_numpy(np.int64)
+    delivered = df["size"].to_numpy(np.float64)[(complete >= t0) & (complete <= t1)].sum()
+    ratio = delivered / issued if issued > 0 and t1 > t0 else float("nan")
+    summary["delivery_ratio"] = float(ratio)
+    summary["stable"] = bool(ratio >= STABLE_DELIVERY) if np.isfinite(ratio) else None
     span_ps = max(int(totals["end_ps"]) - int(df["issue_ps"].min()), 1)
     summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
     summary["offered_load"] = cfg["load"]

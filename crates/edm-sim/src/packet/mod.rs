@@ -811,7 +811,12 @@ pub fn simulate<T: Transport>(
                     t.on_packet(&mut net, now, p.dst, p);
                 }
             }
-            Ev::Timer(h, token) => t.on_timer(&mut net, now, h, token),
+            Ev::Timer(h, token) => {
+                t.on_timer(&mut net, now, h, token);
+                // A timer that found nothing to do (a stale retransmission
+                // timeout) does not extend the run.
+                continue;
+            }
             Ev::Credit(h) => {
                 net.credits[h as usize] += 1;
                 net.kick(now, h);
