@@ -11,9 +11,11 @@ MODULES = {
     "edm_fifo_async": ["common/edm_fifo_async.sv"],
     "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
     "edm_tx": ["common/edm_fifo.sv", "host/edm_tx.sv"],
+    "edm_rx": ["host/edm_rx.sv"],
     "pcs_block_lock": ["pcs/pcs_block_lock.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
+    "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
 }
 
 
@@ -58,6 +60,21 @@ def test_block_lock():
 @pytest.mark.parametrize("strict", [0, 1])
 def test_edm_tx(strict):
     simulate("edm_tx", sources(*MODULES["edm_tx"]), "tb_edm_tx", {"STRICT": strict}, name=f"edm_tx_{strict}")
+
+
+def test_edm_rx():
+    simulate("edm_rx", sources(*MODULES["edm_rx"]), "tb_edm_rx")
+
+
+# N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler.
+@pytest.mark.parametrize("n", [4, 8])
+@pytest.mark.parametrize("srpt", [1, 0])
+def test_pim_scheduler(n, srpt):
+    block_ps, chunk, depth = {(4, 1): (640, 256, 8), (4, 0): (2560, 64, 8),
+                              (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16)}[(n, srpt)]
+    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler",
+             {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth},
+             name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}")
 
 
 @pytest.mark.parametrize("top", sorted(MODULES))

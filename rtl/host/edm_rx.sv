@@ -1,0 +1,351 @@
+// EDM RX demultiplexer, between the descrambler and the 64b/66b decoder
+// (§3.2.3, docs/protocol.md §3.3 and §6): the inverse of edm_tx. One 66-bit
+// block per clock in (in_valid may have gaps, e.g. from a gearbox); every
+// block is classified, checked and steered in the same cycle, and all outputs
+// are registered: LATENCY IS ONE REGISTER STAGE (1 cycle) for every port.
+//
+// Memory units (/MS/ /MD/.. /MT/) go to the mem_* port, checked on the fly:
+//   * /MS/ announces the layout (kind, len); an invalid kind or an RMWREQ
+//     whose len is not 8 is counted corrupted at once and nothing is output.
+//   * Each block of an accepted unit is output as it arrives (mem_first on the
+//     /MS/, mem_last on the /MT/), cut-through. The CRC-32C over the message
+//     bytes, the /MD/ count and the zero padding are checked as the blocks
+//     pass; the verdict comes with the /MT/: mem_last && !mem_error is the
+//     ONLY "unit good" indication. A consumer must hold any side effect until
+//     then and drop the unit on mem_error or mem_abort.
+//   * mem_abort pulses when an open unit is truncated: a block other than
+//     /MD/ (while /MD/s are still due), /MT/, /N/, /G/ or the all-idle filler
+//     arrives inside it (a frame block, a second /MS/, an unknown or bad-sync
+//     block, or a data block where the /MT/ is due). The unit is counted
+//     corrupted and the aborting block is then processed as if no unit were
+//     open (so a second /MS/ may raise mem_first in the same cycle as the
+//     mem_abort of the unit it cut short). Every mem_first is therefore
+//     followed by exactly one mem_last or one mem_abort.
+// /N/ and /G/ (also as fillers inside a unit) are checked (CRC-8 and zero
+// reserved bits) and their fields output on notif_* / grant_*; bad ones are
+// dropped and counted corrupted.
+//
+// Decoder side (out_valid, out_block), design decisions:
+//   * Frame blocks and every standard control block outside a memory unit
+//     (idles and ordered sets included) are forwarded cut-through, so with no
+//     memory traffic out_block is in_block delayed by one cycle. A frame that
+//     the TX preempted reaches the decoder with a gap in out_valid where the
+//     memory blocks were, but never with a foreign block inside it: an
+//     unpreempted frame gains no latency (the paper buffers every frame until
+//     its /T/; we do not). pcs_decoder has in_valid, so gaps are fine.
+//   * Idle blocks inside a memory unit are fillers and are dropped (they would
+//     otherwise land inside a preempted frame); idles outside units are kept.
+//   * Blocks with a bad sync header are counted (cnt_bad_sync) and still
+//     forwarded, so the decoder turns them into /E/ and the MAC drops a frame
+//     they hit. A data block where a unit's /MT/ is due aborts the unit and is
+//     forwarded as frame data (docs/protocol.md §3.3).
+//   * Never forwarded: every BT_EDM block (/MS/ /MD/ /MT/ /N/ /G/, unknown
+//     subtypes, the reserved /MST/) and control blocks of unknown type; the
+//     unknown ones are counted (cnt_unknown), as the spec says (dropped,
+//     counted, never delivered).
+// Counters: 16-bit, saturating, same meaning as the reference receiver's
+// (edm.codec.RxDemux): messages_ok, corrupted, unknown, notifications_ok,
+// grants_ok, bad_sync. Frames are the decoder's and MAC's business.
+module edm_rx (
+    input  logic        clk,
+    input  logic        rst_n,
+    // From the descrambler: {payload[63:0], sync[1:0]}.
+    input  logic        in_valid,
+    input  logic [65:0] in_block,
+    // Toward the 64b/66b decoder: frame blocks and standard control blocks.
+    output logic        out_valid,
+    output logic [65:0] out_block,
+    // Memory units, block by block (/MS/ first, /MT/ last, no fillers).
+    output logic        mem_valid,
+    output logic [65:0] mem_block,
+    output logic        mem_first,
+    output logic        mem_last,
+    output logic        mem_error,   // with mem_last: the unit is bad, drop it
+    output logic        mem_abort,   // the open unit was truncated, drop it
+    // Good /N/ and /G/ blocks, decoded.
+    output logic        notif_valid,
+    output logic [9:0]  notif_dst,
+    output logic [7:0]  notif_msg_id,
+    output logic [15:0] notif_size,
+    output logic        grant_valid,
+    output logic [9:0]  grant_dst,
+    output logic [7:0]  grant_msg_id,
+    output logic [15:0] grant_size,
+    // Status counters (16-bit, saturating).
+    output logic [15:0] cnt_msg_ok,
+    output logic [15:0] cnt_corrupted,
+    output logic [15:0] cnt_unknown,
+    output logic [15:0] cnt_notif_ok,
+    output logic [15:0] cnt_grant_ok,
+    output logic [15:0] cnt_bad_sync
+);
+  // ---- CRC helpers (Verilog-2005 style: result assigned to the name) ----
+
+  // CRC-32C register (reflected, not complemented) after one more byte.
+  function automatic [31:0] crc32c_byte(input [31:0] crc, input [7:0] data);
+    crc32c_byte = crc ^ {24'b0, data};
+    for (integer b = 0; b < 8; b++)
+      crc32c_byte = (crc32c_byte >> 1) ^ (edm_pkg::CRC32C_POLY_REFLECTED & {32{crc32c_byte[0]}});
+  endfunction
+
+  // ... after eight more bytes, byte 0 first.
+  function automatic [31:0] crc32c_word(input [31:0] crc, input [63:0] data);
+    crc32c_word = crc;
+    for (integer i = 0; i < 8; i++) crc32c_word = crc32c_byte(crc32c_word, data[8*i +: 8]);
+  endfunction
+
+  // The word update is linear in {data, crc}: bit 96*j + k of this table says
+  // whether input bit k of {data[63:0], crc[31:0]} flips output bit j.
+  // Evaluated at elaboration, so each output bit is one flat XOR (the unrolled
+  // bit-serial form leaves terms that cancel, which synthesis does not always see).
+  function automatic [32*96-1:0] crc32c_word_masks(input integer unused);
+    logic [31:0] col;
+    crc32c_word_masks = '0;
+    for (integer k = 0; k < 96; k++) begin
+      col = k < 32 ? crc32c_word(32'd1 << k, 64'd0) : crc32c_word(32'd0, 64'd1 << (k - 32));
+      for (integer j = 0; j < 32; j++) crc32c_word_masks[96*j + k] = col[j];
+    end
+  endfunction
+
+  // CRC-8 (x^8+x^2+x+1, init 0, MSB first) of payload bytes 0..6.
+  function automatic [7:0] crc8_56(input [55:0] data);
+    crc8_56 = 8'h00;
+    for (integer i = 0; i < 7; i++) begin
+      crc8_56 = crc8_56 ^ data[8*i +: 8];
+      for (integer b = 0; b < 8; b++)
+        crc8_56 = {crc8_56[6:0], 1'b0} ^ (edm_pkg::CRC8_POLY & {8{crc8_56[7]}});
+    end
+  endfunction
+
+  // Bytes k..7 of a payload are zero.
+  function automatic zero_from(input [63:0] data, input [3:0] k);
+    zero_from = 1'b1;
+    for (integer i = 0; i < 8; i++)
+      zero_from = zero_from && (i < k || data[8*i +: 8] == 8'h00);
+  endfunction
+
+  // c + inc, saturating at 0xFFFF.
+  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
+    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
+  endfunction
+
+  localparam logic [63:0] IDLE_PAYLOAD = {56'b0, edm_pkg::BT_C8};
+  localparam int unsigned NG_FIELDS_END = edm_pkg::NG_SIZE_LSB + edm_pkg::NG_SIZE_W;
+
+  // ---- Classification of the incoming block (no context) ----
+  logic [1:0]  sync;
+  logic [63:0] p;
+  logic        is_data, is_ctrl, is_bad_sync, is_edm;
+  logic        c_ms, c_mt, c_n, c_g, c_idle, c_std, c_unknown;
+
+  assign sync        = in_block[1:0];
+  assign p           = in_block[65:2];
+  assign is_data     = sync == edm_pkg::SYNC_DATA;
+  assign is_ctrl     = sync == edm_pkg::SYNC_CTRL;
+  assign is_bad_sync = !is_data && !is_ctrl;
+  assign is_edm      = is_ctrl && p[7:0] == edm_pkg::BT_EDM;
+  assign c_ms        = is_edm && p[15:8] == edm_pkg::SUB_MS;
+  assign c_mt        = is_edm && p[15:8] == edm_pkg::SUB_MT;
+  assign c_n         = is_edm && p[15:8] == edm_pkg::SUB_N;
+  assign c_g         = is_edm && p[15:8] == edm_pkg::SUB_G;
+  assign c_idle      = is_ctrl && p == IDLE_PAYLOAD;
+  always_comb begin
+    case (p[7:0])
+      edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
+      edm_pkg::BT_O0_O4, edm_pkg::BT_S0, edm_pkg::BT_O0_C4,
+      edm_pkg::BT_T0, edm_pkg::BT_T1, edm_pkg::BT_T2, edm_pkg::BT_T3,
+      edm_pkg::BT_T4, edm_pkg::BT_T5, edm_pkg::BT_T6, edm_pkg::BT_T7: c_std = is_ctrl;
+      default: c_std = 1'b0;
+    endcase
+  end
+  assign c_unknown = is_ctrl && !c_std && !c_ms && !c_mt && !c_n && !c_g;
+
+  // ---- /MS/: the layout its header announces ----
+  // Message bytes 0..5 are payload bytes 2..7, so header bits [47:0] = p[63:16].
+  logic [7:0]  hdr_kind;
+  logic [15:0] hdr_len;
+  logic        ms_ok;
+  logic [16:0] m_len;     // |M| = 8 + ext + payload, at most 65551
+  logic [16:0] m_len_m1;  // |M| - 1 = 8 * n_md + b, b in 0..7
+
+  assign hdr_kind = {5'b0, p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W]};
+  assign hdr_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
+  always_comb begin
+    ms_ok = 1'b1;
+    case (hdr_kind)
+      edm_pkg::KIND_RREQ:   m_len = 17'd16;
+      edm_pkg::KIND_WREQ:   m_len = 17'd16 + {1'b0, hdr_len};
+      edm_pkg::KIND_RMWREQ: begin
+        m_len = 17'd32;
+        ms_ok = hdr_len == 16'(edm_pkg::RMW_OPERAND_BYTES);
+      end
+      edm_pkg::KIND_RRES:   m_len = 17'd8 + {1'b0, hdr_len};
+      default: begin
+        m_len = 17'd8;
+        ms_ok = 1'b0;
+      end
+    endcase
+  end
+  // n_md = ceil((|M| - 8) / 8) = (|M| - 1) >> 3; with b = (|M| - 1) mod 8 the
+  // last /MD/ carries b + 3 bytes if b < 6, else 8 bytes and the /MT/ b - 5.
+  assign m_len_m1 = m_len - 17'd1;
+
+  // ---- Unit state ----
+  logic        in_unit;
+  logic [13:0] md_left;   // /MD/ blocks still due
+  logic [2:0]  lay_b;     // b of the open unit
+  logic [2:0]  shift;     // s of the open unit (see the CRC below)
+  logic [63:0] residue;   // bytes 0..s-1: the bytes of Z that do not fill a word yet
+  logic [31:0] crc;       // CRC register (init 0) over the words of Z so far
+  logic        pad_ok;    // the last /MD/'s padding was zero
+
+  logic [3:0]  last_md_bytes, tail_bytes;
+  assign last_md_bytes = lay_b >= 3'd6 ? 4'd8 : {1'b0, lay_b} + 4'd3;
+  assign tail_bytes    = lay_b >= 3'd6 ? {2'b0, lay_b[1:0]} - 4'd1 : 4'd0;  // 6 -> 1, 7 -> 2
+
+  // An /MD/ of the open unit; an /MT/ closing it.
+  logic        take_md, md_is_last, take_mt, mt_good, take_filler, abort;
+  assign take_md    = in_unit && is_data && md_left != 14'd0;
+  assign md_is_last = md_left == 14'd1;
+  assign take_mt    = in_unit && c_mt;
+
+  // ---- CRC-32C at a fixed 8 bytes per block ----
+  // The unit's bytes arrive 6 (/MS/), 8 per /MD/ (3..8 in the last) and 0..2
+  // (/MT/). Rather than a CRC engine for every byte count, the engine always
+  // takes whole 8-byte words of the byte string
+  //   Z = z zero bytes || M with bytes 0..3 inverted,  z = -|M| mod 8,
+  // whose length is a multiple of 8. With the register starting at 0, leading
+  // zeros change nothing and inverting M's first 4 bytes is the same as the
+  // all-ones initial value, so the register after Z is the CRC-32C register
+  // after M. A block's bytes sit at a fixed byte offset s = (z + 6) mod 8
+  // within Z's words: each block completes one word (its first 8 - s bytes
+  // after the s residue bytes of the previous one) and leaves s bytes. The
+  // /MS/ counts as the 8-byte chunk {0, 0, M0..M5}: when z < 2 its word is all
+  // zero (a no-op at register 0). The last /MD/ completes Z's last word when
+  // the /MT/ has no tail (its padding then lies in the residue); otherwise the
+  // /MT/'s tail bytes complete it (s + tail = 8). One fixed word update and one
+  // byte shifter instead of a variable-length chain.
+  logic [31:0] crc_in, crc_next;
+  logic [63:0] chunk, res_in, rot, keep, word;
+  logic [2:0]  shift_in;
+  always_comb begin
+    crc_in   = crc;
+    res_in   = residue;
+    shift_in = shift;
+    chunk    = p;
+    if (c_ms) begin
+      crc_in   = '0;
+      res_in   = '0;
+      shift_in = 3'd6 - m_len[2:0];
+      chunk    = {p[63:48], ~p[47:16], 16'b0};
+    end else if (c_mt) begin
+      chunk    = {48'b0, p[31:16]};
+    end
+  end
+  // The chunk rotated by s bytes: bytes s..7 complete the word, bytes 0..s-1
+  // are the next residue.
+  assign rot  = (chunk << {shift_in, 3'b000}) | (chunk >> (7'd64 - {1'b0, shift_in, 3'b000}));
+  assign keep = ~(64'hFFFF_FFFF_FFFF_FFFF << {shift_in, 3'b000});  // bytes 0..s-1
+  assign word = (res_in & keep) | (rot & ~keep);
+  localparam logic [32*96-1:0] CRC_MASKS = crc32c_word_masks(0);
+  for (genvar j = 0; j < 32; j++) begin : g_crc
+    assign crc_next[j] = ^({word, crc_in} & CRC_MASKS[96*j +: 96]);
+  end
+  assign mt_good  = md_left == 14'd0 && pad_ok
+                 && zero_from({48'b0, p[31:16]}, tail_bytes)
+                 && ~(tail_bytes != 4'd0 ? crc_next : crc) == p[63:32];
+  // Fillers inside a unit: idles are dropped, /N/ and /G/ handled as usual.
+  assign take_filler = in_unit && (c_idle || c_n || c_g);
+  assign abort       = in_unit && !take_md && !take_mt && !take_filler;
+
+  // ---- What the block does once no unit is open (or it aborted the open one) ----
+  logic free, start_unit, forward, n_good, g_good, ng_fields_ok;
+  logic [1:0] corrupted_inc;
+
+  assign free         = !in_unit || abort;
+  assign start_unit   = free && c_ms && ms_ok;
+  assign forward      = free && (is_data || is_bad_sync || c_std);
+  assign ng_fields_ok = p[edm_pkg::NG_CRC_LSB +: 8] == crc8_56(p[55:0])
+                     && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
+  assign n_good       = c_n && ng_fields_ok;
+  assign g_good       = c_g && ng_fields_ok;
+  // Per block: an abort (+1), then an invalid /MS/, a stray /MT/ or a bad /N/ /G/ (+1).
+  assign corrupted_inc = {1'b0, abort || (take_mt && !mt_good)}
+                       + {1'b0, free && ((c_ms && !ms_ok) || c_mt)}
+                       + {1'b0, (c_n || c_g) && !ng_fields_ok};
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      in_unit <= 1'b0;
+      md_left <= '0;
+      lay_b <= '0;
+      shift <= '0;
+      residue <= '0;
+      crc <= '0;
+      pad_ok <= 1'b0;
+      out_valid <= 1'b0;
+      out_block <= '0;
+      mem_valid <= 1'b0;
+      mem_block <= '0;
+      mem_first <= 1'b0;
+      mem_last <= 1'b0;
+      mem_error <= 1'b0;
+      mem_abort <= 1'b0;
+      notif_valid <= 1'b0;
+      notif_dst <= '0;
+      notif_msg_id <= '0;
+      notif_size <= '0;
+      grant_valid <= 1'b0;
+      grant_dst <= '0;
+      grant_msg_id <= '0;
+      grant_size <= '0;
+      cnt_msg_ok <= '0;
+      cnt_corrupted <= '0;
+      cnt_unknown <= '0;
+      cnt_notif_ok <= '0;
+      cnt_grant_ok <= '0;
+      cnt_bad_sync <= '0;
+    end else begin
+      out_valid <= in_valid && forward;
+      out_block <= in_block;
+      mem_valid <= in_valid && (take_md || take_mt || start_unit);
+      mem_block <= in_block;
+      mem_first <= start_unit;
+      mem_last <= take_mt;
+      mem_error <= take_mt && !mt_good;
+      mem_abort <= in_valid && abort;
+      notif_valid <= in_valid && n_good;
+      grant_valid <= in_valid && g_good;
+      notif_dst <= p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      notif_msg_id <= p[edm_pkg::NG_ID_LSB +: edm_pkg::NG_ID_W];
+      notif_size <= p[edm_pkg::NG_SIZE_LSB +: edm_pkg::NG_SIZE_W];
+      grant_dst <= p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      grant_msg_id <= p[edm_pkg::NG_ID_LSB +: edm_pkg::NG_ID_W];
+      grant_size <= p[edm_pkg::NG_SIZE_LSB +: edm_pkg::NG_SIZE_W];
+      if (in_valid) begin
+        if (take_md) begin
+          md_left <= md_left - 14'd1;
+          crc <= crc_next;
+          residue <= rot;
+          if (md_is_last) pad_ok <= zero_from(p, last_md_bytes);
+        end
+        if (take_mt || abort) in_unit <= 1'b0;
+        if (start_unit) begin
+          in_unit <= 1'b1;
+          md_left <= m_len_m1[16:3];
+          lay_b <= m_len_m1[2:0];
+          shift <= shift_in;
+          residue <= rot;
+          crc <= crc_next;
+          pad_ok <= 1'b1;  // no /MD/ (RRES of 0 bytes): nothing padded
+        end
+        cnt_msg_ok <= sat_add(cnt_msg_ok, {1'b0, take_mt && mt_good});
+        cnt_corrupted <= sat_add(cnt_corrupted, corrupted_inc);
+        cnt_unknown <= sat_add(cnt_unknown, {1'b0, free && c_unknown});
+        cnt_notif_ok <= sat_add(cnt_notif_ok, {1'b0, n_good});
+        cnt_grant_ok <= sat_add(cnt_grant_ok, {1'b0, g_good});
+        cnt_bad_sync <= sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
+      end
+    end
+  end
+endmodule
