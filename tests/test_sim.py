@@ -149,6 +149,23 @@ def test_unknown_protocol_is_a_config_error():
         resolve({"protocol": "tcp"})
 
 
+def test_baseline_parameters_reach_the_engine_and_bad_ones_name_the_field():
+    incast = {"protocol": "dctcp", "nodes": 16, "messages": 600, "load": 0.9, "message_bytes": 20000,
+              "write_ratio": 1.0}
+    default = sim.run(incast).summary
+    small = sim.run({**incast, "switch_buffer_bytes": 4000}).summary
+    assert default["drops"] == 0 and small["drops"] > 0
+    assert small["max_switch_queue_bytes"] <= 4000 < default["max_switch_queue_bytes"]
+    # Overrides of other protocols are ignored (one grid may span them all).
+    assert sim.run({**incast, "cxl_credits": 4}).summary["mean_latency_ns"] == default["mean_latency_ns"]
+    with pytest.raises(ConfigError, match=r"field 'dcqcn_pmax' = 2.0"):
+        resolve({"dcqcn_pmax": 2.0})
+    with pytest.raises(ConfigError, match=r"field 'cxl_credits' = -1"):
+        resolve({"cxl_credits": -1})
+    with pytest.raises(ValueError, match=r"pfc_xoff_bytes: 100 is below"):
+        sim.run({**incast, "protocol": "pfc_dcqcn", "pfc_xoff_bytes": 100})
+
+
 def test_unloaded_table_has_every_protocol_beside_table_1(capsys):
     from edm.sim.unloaded import unloaded_table
 

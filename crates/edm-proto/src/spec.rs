@@ -286,7 +286,10 @@ mod tests {
     #[test]
     fn edm_subtypes_are_a_distance_4_code_and_never_zero() {
         for (i, &a) in EDM_SUBTYPES.iter().enumerate() {
-            assert!(a.count_ones() >= 4, "a stuck-at-zero byte must not decode: 0x{a:02x}");
+            assert!(
+                a.count_ones() >= 4,
+                "a stuck-at-zero byte must not decode: 0x{a:02x}"
+            );
             for &b in &EDM_SUBTYPES[i + 1..] {
                 assert!(dist(a, b) >= 4, "0x{a:02x} 0x{b:02x}");
             }
@@ -330,7 +333,10 @@ mod tests {
         // Read: compute (gen RREQ + process RRES), switch (classify+insert+PIM+G, then forward),
         // memory (process RREQ + hand-off + read grant + gen data); 8 PCS passes.
         let c = CYCLE_PS;
-        let sw = (SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES + SW_PIM_ITER_CYCLES + SW_GEN_GRANT_CYCLES
+        let sw = (SW_CLASSIFY_CYCLES
+            + SW_NQ_INSERT_CYCLES
+            + SW_PIM_ITER_CYCLES
+            + SW_GEN_GRANT_CYCLES
             + SW_FORWARD_CYCLES) as u64;
         let read = (8 * PCS_PASS_CYCLES + HOST_GEN_REQ_CYCLES + HOST_PROC_DATA_CYCLES) as u64
             + sw
@@ -348,8 +354,14 @@ mod tests {
             + HOST_PROC_DATA_CYCLES) as u64
             + sw;
         assert_eq!(write * c, PAPER_EDM_WRITE_STACK_PS);
-        assert_eq!(PAPER_EDM_READ_STACK_PS + 8 * PMA_PMD_XCVR_PS + 4 * PROP_PS, PAPER_EDM_READ_TOTAL_PS);
-        assert_eq!(PAPER_EDM_WRITE_STACK_PS + 8 * PMA_PMD_XCVR_PS + 4 * PROP_PS, PAPER_EDM_WRITE_TOTAL_PS);
+        assert_eq!(
+            PAPER_EDM_READ_STACK_PS + 8 * PMA_PMD_XCVR_PS + 4 * PROP_PS,
+            PAPER_EDM_READ_TOTAL_PS
+        );
+        assert_eq!(
+            PAPER_EDM_WRITE_STACK_PS + 8 * PMA_PMD_XCVR_PS + 4 * PROP_PS,
+            PAPER_EDM_WRITE_TOTAL_PS
+        );
     }
 
     #[test]

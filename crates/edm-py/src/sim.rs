@@ -2,7 +2,7 @@
 //! Configuration arrives as plain dicts already validated and defaulted by
 //! `edm.sim.config`; results leave as columns for a pandas DataFrame.
 use edm_proto::message::Kind;
-use edm_sim::baselines::{baseline, BASELINES};
+use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
@@ -47,6 +47,37 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
     };
     c.validate().map_err(PyValueError::new_err)?;
     Ok(c)
+}
+
+/// A field of `d` if present, else its type's default (0: the protocol's own).
+fn get_or_default<'py, T: FromPyObject<'py> + Default>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<T> {
+    if d.contains(key)? {
+        get(d, key)
+    } else {
+        Ok(T::default())
+    }
+}
+
+/// Overrides of the baselines' defaults (docs/simulator.md, "Baselines").
+fn baseline_params(d: &Bound<'_, PyDict>) -> PyResult<BaselineParams> {
+    let p = BaselineParams {
+        switch_buffer_bytes: get_or_default(d, "switch_buffer_bytes")?,
+        dctcp_k_bytes: get_or_default(d, "dctcp_k_bytes")?,
+        dctcp_init_cwnd: get_or_default(d, "dctcp_init_cwnd")?,
+        dctcp_ack_every: get_or_default(d, "dctcp_ack_every")?,
+        pfabric_window_packets: get_or_default(d, "pfabric_window_packets")?,
+        dcqcn_kmin_bytes: get_or_default(d, "dcqcn_kmin_bytes")?,
+        dcqcn_kmax_bytes: get_or_default(d, "dcqcn_kmax_bytes")?,
+        dcqcn_pmax: get_or_default(d, "dcqcn_pmax")?,
+        pfc_xoff_bytes: get_or_default(d, "pfc_xoff_bytes")?,
+        cxl_credits: get_or_default(d, "cxl_credits")?,
+        ird_window_bytes: get_or_default(d, "ird_window_bytes")?,
+    };
+    p.validate().map_err(PyValueError::new_err)?;
+    Ok(p)
 }
 
 fn op_from_code(code: u8) -> PyResult<Op> {
@@ -103,12 +134,17 @@ fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
     ))
 }
 
-/// The protocol called `name` (EDM or a baseline) on this fabric.
-fn protocol(name: &str, f: FabricConfig, edm: &Bound<'_, PyDict>) -> PyResult<Box<dyn Protocol>> {
+/// The protocol called `name` (EDM or a baseline) on this fabric; `params`
+/// holds EDM's fields and any baseline overrides.
+fn protocol(
+    name: &str,
+    f: FabricConfig,
+    params: &Bound<'_, PyDict>,
+) -> PyResult<Box<dyn Protocol>> {
     if name == "edm" {
-        return Ok(Box::new(Edm::new(f, edm_config(edm)?)));
+        return Ok(Box::new(Edm::new(f, edm_config(params)?)));
     }
-    baseline(name, &f).ok_or_else(|| {
+    baseline_with(name, &f, &baseline_params(params)?).ok_or_else(|| {
         PyValueError::new_err(format!(
             "protocol: {name:?} is not edm or one of {:?}",
             BASELINES
@@ -121,12 +157,12 @@ fn protocol(name: &str, f: FabricConfig, edm: &Bound<'_, PyDict>) -> PyResult<Bo
 fn alone_ps(
     name: &str,
     fabric: &Bound<'_, PyDict>,
-    edm: &Bound<'_, PyDict>,
+    params: &Bound<'_, PyDict>,
     op: u8,
     size: u32,
 ) -> PyResult<Ps> {
     let f = fabric_config(fabric)?;
-    let p = protocol(name, f, edm)?;
+    let p = protocol(name, f, params)?;
     let m = MessageSpec {
         op: op_from_code(op)?,
         requester: 0,
@@ -140,13 +176,13 @@ fn alone_ps(
 /// Runs protocol `name` on the messages given as columns (sorted by issue
 /// time); returns (complete_ps with -1 for unfinished, alone_ps, totals dict).
 #[pyfunction]
-#[pyo3(signature = (name, fabric, edm, op, requester, memory, size, issue_ps, progress=None))]
+#[pyo3(signature = (name, fabric, params, op, requester, memory, size, issue_ps, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_protocol<'py>(
     py: Python<'py>,
     name: &str,
     fabric: &Bound<'py, PyDict>,
-    edm: &Bound<'py, PyDict>,
+    params: &Bound<'py, PyDict>,
     op: Vec<u8>,
     requester: Vec<u16>,
     memory: Vec<u16>,
@@ -192,7 +228,7 @@ fn run_protocol<'py>(
         }
         msgs.push(m);
     }
-    let mut model = protocol(name, f, edm)?;
+    let mut model = protocol(name, f, params)?;
     let mut callback_error = None;
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {

@@ -21,6 +21,75 @@ pub const BASELINES: &[&str] = &["dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", 
 /// statically partitioned.
 pub const SWITCH_BUFFER_BYTES: u64 = 200_000;
 
+/// Overrides of the baselines' defaults for sweeps; 0 keeps a default.
+/// Each field applies to the protocols its name or comment says and is
+/// ignored by the others (so one grid can span every protocol).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BaselineParams {
+    /// Per-egress switch buffer of dctcp, pfabric and pfc_dcqcn.
+    pub switch_buffer_bytes: u64,
+    /// DCTCP's marking threshold K.
+    pub dctcp_k_bytes: u64,
+    /// DCTCP's initial window, in packets.
+    pub dctcp_init_cwnd: u64,
+    /// DCTCP: one ACK per this many packets (delayed ACKs above 1).
+    pub dctcp_ack_every: u32,
+    /// pFabric's fixed window, in packets.
+    pub pfabric_window_packets: u64,
+    /// DCQCN's RED marking: Kmin, Kmax (bytes) and Pmax.
+    pub dcqcn_kmin_bytes: u64,
+    pub dcqcn_kmax_bytes: u64,
+    pub dcqcn_pmax: f64,
+    /// PFC's per-ingress Xoff threshold (Xon is two MTUs below it).
+    pub pfc_xoff_bytes: u64,
+    /// CXL flit credits per switch ingress port.
+    pub cxl_credits: u32,
+    /// IRD: bytes a receiver may have granted and not yet received.
+    pub ird_window_bytes: u64,
+}
+
+impl BaselineParams {
+    pub fn validate(&self) -> Result<(), String> {
+        let framing = ethernet(0, RAW_TRANSPORT_HEADER_BYTES).framing;
+        let mtu = framing.wire(framing.mss()) as u64;
+        if self.dcqcn_pmax != 0.0 && !(self.dcqcn_pmax > 0.0 && self.dcqcn_pmax <= 1.0) {
+            return Err(format!("dcqcn_pmax: {} is not in (0, 1]", self.dcqcn_pmax));
+        }
+        if self.dcqcn_kmin_bytes != 0
+            && self.dcqcn_kmax_bytes != 0
+            && self.dcqcn_kmin_bytes > self.dcqcn_kmax_bytes
+        {
+            return Err(format!(
+                "dcqcn_kmin_bytes ({}) exceeds dcqcn_kmax_bytes ({})",
+                self.dcqcn_kmin_bytes, self.dcqcn_kmax_bytes
+            ));
+        }
+        if self.pfc_xoff_bytes != 0 && self.pfc_xoff_bytes < 3 * mtu {
+            return Err(format!(
+                "pfc_xoff_bytes: {} is below three MTU frames ({})",
+                self.pfc_xoff_bytes,
+                3 * mtu
+            ));
+        }
+        if self.switch_buffer_bytes != 0 && self.switch_buffer_bytes < 2 * mtu {
+            return Err(format!(
+                "switch_buffer_bytes: {} is below two MTU frames ({})",
+                self.switch_buffer_bytes,
+                2 * mtu
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn or<T: PartialEq + Default>(value: T, default: T) -> T {
+    if value == T::default() {
+        default
+    } else {
+        value
+    }
+}
+
 /// Round trip of an MTU packet and its ACK on `cfg`, unloaded.
 pub fn base_rtt_ps(fabric: &FabricConfig, cfg: &PacketConfig) -> Ps {
     let byte = fabric.block_ps() / 8;
@@ -48,32 +117,34 @@ fn ethernet(stack_ps: Ps, header: u32) -> PacketConfig {
     }
 }
 
-pub fn dctcp_config(fabric: &FabricConfig) -> WindowConfig {
+pub fn dctcp_config(fabric: &FabricConfig, p: &BaselineParams) -> WindowConfig {
     let mut net = ethernet(TCP_STACK_PS, TCPIP_HEADER_BYTES);
     let bdp = bdp_bytes(fabric, &net);
-    net.buffer_bytes = SWITCH_BUFFER_BYTES;
+    net.buffer_bytes = or(p.switch_buffer_bytes, SWITCH_BUFFER_BYTES);
     // DCTCP's guideline K > C x RTT / 7.
-    net.ecn = Ecn::Step { k: bdp.div_ceil(7) };
+    net.ecn = Ecn::Step {
+        k: or(p.dctcp_k_bytes, bdp.div_ceil(7)),
+    };
     WindowConfig {
         net: net.clone(),
         law: WindowLaw::Dctcp { g: 1.0 / 16.0 },
-        init_cwnd: 10.0,
+        init_cwnd: or(p.dctcp_init_cwnd, 10) as f64,
         max_cwnd: 1e9,
         rto_ps: 4 * base_rtt_ps(fabric, &net),
-        ack_every: 1,
+        ack_every: or(p.dctcp_ack_every, 1),
         per_flow: false,
         srpt_priority: false,
     }
 }
 
-pub fn pfabric_config(fabric: &FabricConfig) -> WindowConfig {
+pub fn pfabric_config(fabric: &FabricConfig, p: &BaselineParams) -> WindowConfig {
     let mut net = ethernet(0, TCPIP_HEADER_BYTES);
     let bdp = bdp_bytes(fabric, &net);
     let mss = net.framing.mss() as u64;
     // pFabric: about two BDPs of buffer per port, a window of one BDP, RTO of ~3 RTTs.
-    net.buffer_bytes = 2 * bdp;
+    net.buffer_bytes = or(p.switch_buffer_bytes, 2 * bdp);
     net.discipline = Discipline::Priority;
-    let window = bdp.div_ceil(mss) as f64;
+    let window = or(p.pfabric_window_packets, bdp.div_ceil(mss)) as f64;
     WindowConfig {
         net: net.clone(),
         law: WindowLaw::Fixed,
@@ -86,19 +157,20 @@ pub fn pfabric_config(fabric: &FabricConfig) -> WindowConfig {
     }
 }
 
-pub fn dcqcn_config(fabric: &FabricConfig) -> DcqcnConfig {
+pub fn dcqcn_config(fabric: &FabricConfig, p: &BaselineParams) -> DcqcnConfig {
     let mut net = ethernet(ROCE_STACK_PS, ROCE_HEADER_BYTES);
     let scale = fabric.link_gbps as f64 / 40.0; // DCQCN's parameters are for 40 Gbps
     let mtu_wire = net.framing.wire(net.framing.mss()) as u64;
-    net.buffer_bytes = SWITCH_BUFFER_BYTES;
+    net.buffer_bytes = or(p.switch_buffer_bytes, SWITCH_BUFFER_BYTES);
     net.ecn = Ecn::Red {
-        kmin: 5_000,
-        kmax: 200_000,
-        pmax: 0.01,
+        kmin: or(p.dcqcn_kmin_bytes, 5_000),
+        kmax: or(p.dcqcn_kmax_bytes, 200_000),
+        pmax: or(p.dcqcn_pmax, 0.01),
     };
+    let xoff = or(p.pfc_xoff_bytes, 64_000);
     net.pfc = Some(Pfc {
-        xoff: 64_000,
-        xon: 64_000 - 2 * mtu_wire,
+        xoff,
+        xon: xoff - 2 * mtu_wire,
     });
     DcqcnConfig {
         net,
@@ -114,16 +186,16 @@ pub fn dcqcn_config(fabric: &FabricConfig) -> DcqcnConfig {
     }
 }
 
-pub fn ird_config(fabric: &FabricConfig) -> IrdConfig {
+pub fn ird_config(fabric: &FabricConfig, p: &BaselineParams) -> IrdConfig {
     let net = ethernet(0, RAW_TRANSPORT_HEADER_BYTES);
     let bdp = bdp_bytes(fabric, &net);
     IrdConfig {
         net,
-        max_outstanding: bdp as u32,
+        max_outstanding: or(p.ird_window_bytes, bdp) as u32,
     }
 }
 
-pub fn cxl_config(_fabric: &FabricConfig) -> CxlConfig {
+pub fn cxl_config(_fabric: &FabricConfig, p: &BaselineParams) -> CxlConfig {
     CxlConfig {
         net: PacketConfig {
             host_stack_ps: 0,
@@ -134,7 +206,7 @@ pub fn cxl_config(_fabric: &FabricConfig) -> CxlConfig {
                 bytes: CXL_FLIT_BYTES,
                 payload: CXL_FLIT_PAYLOAD_BYTES,
             },
-            credits: Some(CXL_DEFAULT_CREDITS),
+            credits: Some(or(p.cxl_credits, CXL_DEFAULT_CREDITS)),
             ..PacketConfig::raw_ethernet()
         },
     }
@@ -202,31 +274,40 @@ impl<T: Transport> Protocol for PacketProtocol<T> {
 
 /// The baseline called `name` with its defaults, or None.
 pub fn baseline(name: &str, fabric: &FabricConfig) -> Option<Box<dyn Protocol>> {
+    baseline_with(name, fabric, &BaselineParams::default())
+}
+
+/// The baseline called `name` with the overrides in `p`, or None.
+pub fn baseline_with(
+    name: &str,
+    fabric: &FabricConfig,
+    p: &BaselineParams,
+) -> Option<Box<dyn Protocol>> {
     let f = fabric.clone();
     Some(match name {
         "dctcp" => {
-            let c = dctcp_config(&f);
+            let c = dctcp_config(&f, p);
             Box::new(PacketProtocol::new(f, move || {
                 WindowTransport::new("dctcp", c.clone())
             }))
         }
         "pfabric" => {
-            let c = pfabric_config(&f);
+            let c = pfabric_config(&f, p);
             Box::new(PacketProtocol::new(f, move || {
                 WindowTransport::new("pfabric", c.clone())
             }))
         }
         "pfc_dcqcn" => {
-            let c = dcqcn_config(&f);
+            let c = dcqcn_config(&f, p);
             let gbps = f.link_gbps;
             Box::new(PacketProtocol::new(f, move || Dcqcn::new(c.clone(), gbps)))
         }
         "ird" => {
-            let c = ird_config(&f);
+            let c = ird_config(&f, p);
             Box::new(PacketProtocol::new(f, move || Ird::new(c.clone())))
         }
         "cxl" => {
-            let c = cxl_config(&f);
+            let c = cxl_config(&f, p);
             Box::new(PacketProtocol::new(f, move || Cxl::new(c.clone())))
         }
         "fastpass" => {

@@ -96,9 +96,9 @@ fn unloaded_latency_is_table_1_plus_serialization() {
         request_bytes(&read),
         response_bytes(&read),
     );
-    let tcp = dctcp_config(&f).net;
-    let roce = dcqcn_config(&f).net;
-    let raw = pfabric_config(&f).net;
+    let tcp = dctcp_config(&f, &BaselineParams::default()).net;
+    let roce = dcqcn_config(&f, &BaselineParams::default()).net;
+    let raw = pfabric_config(&f, &BaselineParams::default()).net;
     // The fixed path of each stack is Table 1's total write fabric latency.
     let ser = |cfg: &PacketConfig, p| 2 * cfg.framing.wire(p) as Ps * (f.block_ps() / 8);
     assert_eq!(one_packet_ps(&f, &tcp, wreq) - ser(&tcp, wreq), 1_889_840);
@@ -121,7 +121,7 @@ fn unloaded_latency_is_table_1_plus_serialization() {
         );
     }
     // IRD: the write's receiver grants at once; the credit crosses the fabric first.
-    let ird = ird_config(&f).net;
+    let ird = ird_config(&f, &BaselineParams::default()).net;
     let p = baseline("ird", &f).unwrap();
     assert_eq!(
         p.alone_ps(&write),
@@ -135,7 +135,7 @@ fn unloaded_latency_is_table_1_plus_serialization() {
         2 * one_packet_ps(&f, &fp, 0) + one_packet_ps(&f, &fp, wreq)
     );
     // CXL: flits, cut into 64-byte payloads; the last flit ends the write.
-    let cxl = cxl_config(&f).net;
+    let cxl = cxl_config(&f, &BaselineParams::default()).net;
     let flits = wreq.div_ceil(CXL_FLIT_PAYLOAD_BYTES) as Ps;
     let flit_ps = CXL_FLIT_BYTES as Ps * (f.block_ps() / 8);
     let p = baseline("cxl", &f).unwrap();
@@ -159,7 +159,7 @@ fn incast(senders: u16, count: usize, size: u32) -> Vec<MessageSpec> {
 #[test]
 fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
     let f = fabric(9);
-    let cfg = dctcp_config(&f);
+    let cfg = dctcp_config(&f, &BaselineParams::default());
     let Ecn::Step { k } = cfg.net.ecn else {
         panic!()
     };
@@ -192,7 +192,7 @@ fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
 #[test]
 fn pfc_never_drops_and_pauses_under_incast() {
     let f = fabric(33);
-    let cfg = dcqcn_config(&f);
+    let cfg = dcqcn_config(&f, &BaselineParams::default());
     let pfc = cfg.net.pfc.unwrap();
     let msgs = incast(32, 20, 20_000);
     let gbps = f.link_gbps;
@@ -250,7 +250,7 @@ fn cxl_never_drops_and_blocks_the_head_of_line_under_incast() {
     let mut mixed = incast(8, 40, 4096);
     mixed.extend(victim.iter().cloned());
     mixed.sort_by_key(|m| m.issue_ps);
-    let cfg = cxl_config(&f);
+    let cfg = cxl_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Cxl::new(cfg.clone()));
     let out = p.run(&mixed, &mut |_, _| {});
     assert_eq!(p.stats.drops, 0);
@@ -281,7 +281,7 @@ fn ird_loses_throughput_when_two_receivers_grant_one_sender() {
         msg(Op::Write, 1, 3, 300_000, 0),
         msg(Op::Write, 0, 3, 600_000, 0),
     ];
-    let cfg = ird_config(&f);
+    let cfg = ird_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Ird::new(cfg.clone()));
     let out = p.run(&msgs, &mut |_, _| {});
     let end = out
@@ -355,4 +355,63 @@ fn fastpass_is_limited_by_its_arbiter_link_when_messages_are_small_and_many() {
         span < 1.2 * last + 1e6,
         "4 KiB writes: done at {span:.0} ps, last issued at {last:.0} ps"
     );
+}
+
+#[test]
+fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
+    let f = fabric(9);
+    let msgs = incast(8, 40, 60_000);
+    let run = |p: BaselineParams| {
+        baseline_with("dctcp", &f, &p)
+            .unwrap()
+            .run(&msgs, &mut |_, _| {})
+            .totals
+    };
+    let default = run(BaselineParams::default());
+    let Ecn::Step { k } = dctcp_config(&f, &BaselineParams::default()).net.ecn else {
+        panic!()
+    };
+    // A four times higher K: the queue settles higher.
+    let mean_queue = |p: BaselineParams| {
+        let cfg = dctcp_config(&f, &p);
+        let mut proto = PacketProtocol::new(f.clone(), move || {
+            WindowTransport::new("dctcp", cfg.clone())
+        });
+        proto.run(&msgs, &mut |_, _| {});
+        proto.stats.mean_queue_bytes_busiest
+    };
+    let (q, q_high) = (
+        mean_queue(BaselineParams::default()),
+        mean_queue(BaselineParams {
+            dctcp_k_bytes: 4 * k,
+            ..Default::default()
+        }),
+    );
+    assert!(
+        q_high > 2.0 * q,
+        "mean queue {q_high:.0} B with K = {} B vs {q:.0} B with K = {k} B",
+        4 * k
+    );
+    // A buffer of a few frames overflows under an 8-to-1 incast.
+    assert_eq!(default.drops, 0);
+    let small = run(BaselineParams {
+        switch_buffer_bytes: 6_000,
+        ..Default::default()
+    });
+    assert!(small.drops > 0 && small.max_switch_queue_bytes <= 6_000);
+    assert!(BaselineParams {
+        dcqcn_kmin_bytes: 10,
+        dcqcn_kmax_bytes: 5,
+        ..Default::default()
+    }
+    .validate()
+    .unwrap_err()
+    .contains("dcqcn_kmin_bytes"));
+    assert!(BaselineParams {
+        pfc_xoff_bytes: 100,
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+    assert!(BaselineParams::default().validate().is_ok());
 }

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from edm import _core
-from edm.sim.config import ConfigError, resolve
+from edm.sim.config import BASELINE_KEYS, ConfigError, resolve
 from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, read_trace
 
 Scheduler = _core.Scheduler
@@ -29,7 +29,8 @@ Scheduler = _core.Scheduler
 __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_point"]
 
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
-_EDM_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations")
+# Protocol parameters: EDM's, then the baselines' overrides.
+_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
@@ -86,7 +87,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     complete, alone, totals = _core.run_protocol(
         cfg["protocol"],
         {k: cfg[k] for k in _FABRIC_KEYS},
-        {k: cfg[k] for k in _EDM_KEYS},
+        {k: cfg[k] for k in _PROTOCOL_KEYS},
         msgs.op.tolist(),
         msgs.requester.tolist(),
         msgs.memory.tolist(),

@@ -33,6 +33,18 @@ DEFAULTS: dict[str, Any] = {
     "max_active_notifs": protocol.DEFAULT_MAX_ACTIVE_NOTIFS,
     "priority": "srpt",
     "max_iterations": 0,
+    # Baselines: overrides of their defaults (docs/simulator.md); 0 keeps the default
+    "switch_buffer_bytes": 0,  # dctcp, pfabric, pfc_dcqcn: per-egress buffer
+    "dctcp_k_bytes": 0,  # ECN threshold K
+    "dctcp_init_cwnd": 0,  # packets
+    "dctcp_ack_every": 0,  # delayed ACKs: one per this many packets
+    "pfabric_window_packets": 0,
+    "dcqcn_kmin_bytes": 0,
+    "dcqcn_kmax_bytes": 0,
+    "dcqcn_pmax": 0.0,
+    "pfc_xoff_bytes": 0,  # Xon is two MTUs below
+    "cxl_credits": 0,  # flit credits per switch ingress
+    "ird_window_bytes": 0,  # granted-not-received bytes per receiver
     # Fabric timing (ps)
     "prop_ps": protocol.PROP_PS,
     "phy_ps": protocol.PMA_PMD_XCVR_PS,
@@ -41,6 +53,9 @@ DEFAULTS: dict[str, Any] = {
     "dram_ps": 0,
 }
 
+BASELINE_KEYS = ("switch_buffer_bytes", "dctcp_k_bytes", "dctcp_init_cwnd", "dctcp_ack_every",
+                 "pfabric_window_packets", "dcqcn_kmin_bytes", "dcqcn_kmax_bytes", "dcqcn_pmax",
+                 "pfc_xoff_bytes", "cxl_credits", "ird_window_bytes")
 _TYPES: dict[str, type | tuple[type, ...]] = {
     k: (int, float) if isinstance(v, float) else type(v) for k, v in DEFAULTS.items()
 }
@@ -89,6 +104,11 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(1 <= out["max_active_notifs"] <= 255, "max_active_notifs", "is not in 1..255")
     check(out["priority"] in ("srpt", "fcfs"), "priority", "is not srpt or fcfs")
     check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
+    for key in BASELINE_KEYS:
+        check(out[key] >= 0, key, "must be non-negative (0 keeps the protocol's default)")
+    check(out["dcqcn_pmax"] <= 1, "dcqcn_pmax", "is not in [0, 1]")
+    check(out["dcqcn_kmin_bytes"] <= out["dcqcn_kmax_bytes"] or not out["dcqcn_kmax_bytes"], "dcqcn_kmin_bytes",
+          f"exceeds dcqcn_kmax_bytes = {out['dcqcn_kmax_bytes']}")
     for key in ("prop_ps", "phy_ps", "dram_ps"):
         check(out[key] >= 0, key, "must be non-negative")
     for key in ("cycle_ps", "scheduler_cycle_ps"):

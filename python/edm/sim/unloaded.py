@@ -55,16 +55,16 @@ STACK = {
 
 def unloaded_table(config: dict[str, Any] | None = None, size: int = 64) -> list[dict[str, Any]]:
     """One row per protocol: unloaded read and write latency (ns)."""
-    from edm.sim import _EDM_KEYS, _FABRIC_KEYS
+    from edm.sim import _PROTOCOL_KEYS, _FABRIC_KEYS
 
     rows = []
     for name in PROTOCOLS:
         cfg = resolve({**(config or {}), "protocol": name})
         fabric = {k: cfg[k] for k in _FABRIC_KEYS}
-        edm = {k: cfg[k] for k in _EDM_KEYS}
+        params = {k: cfg[k] for k in _PROTOCOL_KEYS}
         row: dict[str, Any] = {"protocol": name, "stack": STACK[name]}
         for op, code in OPS.items():
-            row[f"{op}_ns"] = _core.alone_ps(name, fabric, edm, code, size) / 1e3
+            row[f"{op}_ns"] = _core.alone_ps(name, fabric, params, code, size) / 1e3
             row[f"{op}_table1_ns"] = TABLE1_NS.get(name, {}).get(op)
         rows.append(row)
     return rows

@@ -632,7 +632,11 @@ impl<'a> Net<'a> {
             return;
         }
         let heads = &self.heads_for[port as usize];
-        let Some(&i) = heads.range(e.rr as u16..).next().or_else(|| heads.iter().next()) else {
+        let Some(&i) = heads
+            .range(e.rr as u16..)
+            .next()
+            .or_else(|| heads.iter().next())
+        else {
             return;
         };
         self.heads_for[port as usize].remove(&i);
@@ -643,7 +647,8 @@ impl<'a> Net<'a> {
         e.busy = true;
         self.max_wait_ps = self.max_wait_ps.max(now - queued_at);
         // The freed ingress slot's credit returns over the link.
-        self.q.push(now + self.cfg.switch_out_ps + self.link_ps(), Ev::Credit(i));
+        self.q
+            .push(now + self.cfg.switch_out_ps + self.link_ps(), Ev::Credit(i));
         self.transmit_down(now, port, p);
         // The ingress's new head may be bound for an idle egress.
         if let Some(&(_, next)) = self.ingress_fifo[i as usize].front() {
