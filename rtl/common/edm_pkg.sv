@@ -221,6 +221,45 @@ package edm_pkg;
   // X: most active notifications per source-destination pair.
   localparam int unsigned DEFAULT_MAX_ACTIVE_NOTIFS = 3;
 
+  // ---- Integrity checks shared by every module that checks or makes a unit ----
+  // (Verilog-2005 style: the result is assigned to the function's name.)
+
+  // CRC-32C register (reflected, not complemented) after one more byte.
+  function automatic [31:0] crc32c_byte(input [31:0] crc, input [7:0] data);
+    crc32c_byte = crc ^ {24'b0, data};
+    for (integer b = 0; b < 8; b++)
+      crc32c_byte = (crc32c_byte >> 1) ^ (CRC32C_POLY_REFLECTED & {32{crc32c_byte[0]}});
+  endfunction
+
+  // ... after eight more bytes, byte 0 first.
+  function automatic [31:0] crc32c_word(input [31:0] crc, input [63:0] data);
+    crc32c_word = crc;
+    for (integer i = 0; i < 8; i++) crc32c_word = crc32c_byte(crc32c_word, data[8*i +: 8]);
+  endfunction
+
+  // The word update is linear in {data, crc}: bit 96*j + k of this table says
+  // whether input bit k of {data[63:0], crc[31:0]} flips output bit j.
+  // Evaluated at elaboration, so each output bit is one flat XOR (the unrolled
+  // bit-serial form leaves terms that cancel, which synthesis does not always see).
+  function automatic [32*96-1:0] crc32c_word_masks(input integer unused);
+    logic [31:0] col;
+    crc32c_word_masks = '0;
+    for (integer k = 0; k < 96; k++) begin
+      col = k < 32 ? crc32c_word(32'd1 << k, 64'd0) : crc32c_word(32'd0, 64'd1 << (k - 32));
+      for (integer j = 0; j < 32; j++) crc32c_word_masks[96*j + k] = col[j];
+    end
+  endfunction
+
+  // CRC-8 (x^8+x^2+x+1, init 0, MSB first) of payload bytes 0..6 (/N/, /G/).
+  function automatic [7:0] crc8_56(input [55:0] data);
+    crc8_56 = 8'h00;
+    for (integer i = 0; i < 7; i++) begin
+      crc8_56 = crc8_56 ^ data[8*i +: 8];
+      for (integer b = 0; b < 8; b++)
+        crc8_56 = {crc8_56[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_56[7]}});
+    end
+  endfunction
+
   // A block travels as logic [65:0] {payload[63:0], sync[1:0]}; bit 0 goes first on the wire.
   /* verilator lint_on UNUSEDPARAM */
 endpackage

@@ -79,44 +79,6 @@ module edm_rx (
     output logic [15:0] cnt_grant_ok,
     output logic [15:0] cnt_bad_sync
 );
-  // ---- CRC helpers (Verilog-2005 style: result assigned to the name) ----
-
-  // CRC-32C register (reflected, not complemented) after one more byte.
-  function automatic [31:0] crc32c_byte(input [31:0] crc, input [7:0] data);
-    crc32c_byte = crc ^ {24'b0, data};
-    for (integer b = 0; b < 8; b++)
-      crc32c_byte = (crc32c_byte >> 1) ^ (edm_pkg::CRC32C_POLY_REFLECTED & {32{crc32c_byte[0]}});
-  endfunction
-
-  // ... after eight more bytes, byte 0 first.
-  function automatic [31:0] crc32c_word(input [31:0] crc, input [63:0] data);
-    crc32c_word = crc;
-    for (integer i = 0; i < 8; i++) crc32c_word = crc32c_byte(crc32c_word, data[8*i +: 8]);
-  endfunction
-
-  // The word update is linear in {data, crc}: bit 96*j + k of this table says
-  // whether input bit k of {data[63:0], crc[31:0]} flips output bit j.
-  // Evaluated at elaboration, so each output bit is one flat XOR (the unrolled
-  // bit-serial form leaves terms that cancel, which synthesis does not always see).
-  function automatic [32*96-1:0] crc32c_word_masks(input integer unused);
-    logic [31:0] col;
-    crc32c_word_masks = '0;
-    for (integer k = 0; k < 96; k++) begin
-      col = k < 32 ? crc32c_word(32'd1 << k, 64'd0) : crc32c_word(32'd0, 64'd1 << (k - 32));
-      for (integer j = 0; j < 32; j++) crc32c_word_masks[96*j + k] = col[j];
-    end
-  endfunction
-
-  // CRC-8 (x^8+x^2+x+1, init 0, MSB first) of payload bytes 0..6.
-  function automatic [7:0] crc8_56(input [55:0] data);
-    crc8_56 = 8'h00;
-    for (integer i = 0; i < 7; i++) begin
-      crc8_56 = crc8_56 ^ data[8*i +: 8];
-      for (integer b = 0; b < 8; b++)
-        crc8_56 = {crc8_56[6:0], 1'b0} ^ (edm_pkg::CRC8_POLY & {8{crc8_56[7]}});
-    end
-  endfunction
-
   // Bytes k..7 of a payload are zero.
   function automatic zero_from(input [63:0] data, input [3:0] k);
     zero_from = 1'b1;
@@ -247,7 +209,7 @@ module edm_rx (
   assign rot  = (chunk << {shift_in, 3'b000}) | (chunk >> (7'd64 - {1'b0, shift_in, 3'b000}));
   assign keep = ~(64'hFFFF_FFFF_FFFF_FFFF << {shift_in, 3'b000});  // bytes 0..s-1
   assign word = (res_in & keep) | (rot & ~keep);
-  localparam logic [32*96-1:0] CRC_MASKS = crc32c_word_masks(0);
+  localparam logic [32*96-1:0] CRC_MASKS = edm_pkg::crc32c_word_masks(0);
   for (genvar j = 0; j < 32; j++) begin : g_crc
     assign crc_next[j] = ^({word, crc_in} & CRC_MASKS[96*j +: 96]);
   end
@@ -265,7 +227,7 @@ module edm_rx (
   assign free         = !in_unit || abort;
   assign start_unit   = free && c_ms && ms_ok;
   assign forward      = free && (is_data || is_bad_sync || c_std);
-  assign ng_fields_ok = p[edm_pkg::NG_CRC_LSB +: 8] == crc8_56(p[55:0])
+  assign ng_fields_ok = p[edm_pkg::NG_CRC_LSB +: 8] == edm_pkg::crc8_56(p[55:0])
                      && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
   assign n_good       = c_n && ng_fields_ok;
   assign g_good       = c_g && ng_fields_ok;

@@ -16,6 +16,7 @@ MODULES = {
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
     "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
+    "edm_mem_node": ["common/edm_fifo.sv", "host/edm_mem_node.sv"],
 }
 
 
@@ -64,6 +65,10 @@ def test_edm_tx(strict):
 
 def test_edm_rx():
     simulate("edm_rx", sources(*MODULES["edm_rx"]), "tb_edm_rx")
+
+
+def test_mem_node():
+    simulate("edm_mem_node", sources(*MODULES["edm_mem_node"]), "tb_mem_node")
 
 
 # N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler.

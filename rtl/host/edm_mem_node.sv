@@ -1,0 +1,671 @@
+// EDM memory-node engine (§3.2.1 "Implementing RMWREQ", §2.3, docs/protocol.md
+// §3 and §4): serves the RREQ, WREQ and RMWREQ units that edm_rx delivers at a
+// memory node against a local memory (a DRAM controller port), and sends the
+// read responses as RRES units toward edm_tx, one chunk per grant.
+//
+// Input (from edm_rx's mem_* port, block by block, no back-pressure): a unit
+// is acted on only when it is complete and good (in_last && !in_error). Until
+// then nothing leaves the receive buffers; a unit that ends in in_error or
+// in_abort is forgotten and counted in cnt_dropped, as is a unit of a kind a
+// memory node does not serve (RRES) or a WREQ longer than MAX_WRITE_BYTES.
+// A unit that starts while in_room is low (no command slot, WREQ data slot or
+// response slot free; the same test for every kind) is not stored and is
+// counted in cnt_overflow, as is a /G/ that finds the grant queue full. in_room
+// is for the link side: in the fabric the switch's scheduler paces the units
+// (edm_rx has no back-pressure); a testbench can pace on it.
+//
+// Commands are served strictly in arrival order, one at a time, so the memory
+// sees them in that order (a read issued before a later write sees the older
+// data; the memory port is assumed to answer reads in order).
+//   WREQ:   the data bytes are written with byte masks (any address, any length
+//           1..MAX_WRITE_BYTES), one 8-byte word per request.
+//   RREQ:   takes a response slot as it arrives (so its grants find it); when
+//           the engine reaches it, its first chunk is queued as granted (the
+//           RREQ is the first grant: min(CHUNK_BYTES, len) bytes) and all its
+//           words are read into the slot's buffer. A read of
+//           0 bytes gets an empty RRES (STATUS_OK); a read longer than
+//           MAX_READ_BYTES an empty RRES with STATUS_ERROR (cnt_rejected).
+//   RMWREQ: RMW_CAS / RMW_FAA / RMW_SWAP (edm_pkg) on the aligned 64-bit
+//           little-endian word: read, then write (a failed CAS writes nothing).
+//           ATOMIC: the engine issues no other memory request between the read
+//           and the write. The old value returns as an 8-byte RRES once the write
+//           is issued. An unknown opcode or an unaligned address is not executed:
+//           empty RRES with STATUS_ERROR (cnt_rejected).
+// Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
+// one releases the next chunk of its message, of min(grant_size, bytes not yet
+// granted) bytes, seq counting from 0, last on the chunk that completes the
+// message. A grant waits while its message's first chunk is not queued yet;
+// one that names no pending response (e.g. its RREQ was corrupted) or no bytes
+// left is discarded and counted (cnt_stray_grants).
+// Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
+// the /MT/; valid/ready as edm_tx's memory input. A chunk starts when its bytes
+// are in the buffer, so its blocks then go out back to back.
+// Counters: 16-bit, saturating.
+module edm_mem_node #(
+    parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // the scheduler's chunk
+    parameter int unsigned MAX_READ_BYTES = 1024,   // longest RREQ served (multiple of 8)
+    parameter int unsigned MAX_WRITE_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // longest WREQ unit
+    parameter int unsigned READ_SLOTS_LOG2 = 2,     // responses in progress at once
+    parameter int unsigned CMD_DEPTH_LOG2 = 2,      // good units waiting for the engine
+    parameter int unsigned TAGS_LOG2 = 4,           // memory reads in flight
+    parameter int unsigned GRANTS_LOG2 = 3          // grant and chunk queues
+) (
+    input  logic        clk,
+    input  logic        rst_n,
+    // From edm_rx: memory units, block by block.
+    input  logic        in_valid,
+    input  logic [65:0] in_block,
+    input  logic        in_first,
+    input  logic        in_last,
+    input  logic        in_error,
+    input  logic        in_abort,
+    output logic        in_room,       // a new unit of any kind would be stored
+    // From edm_rx: good /G/ blocks.
+    input  logic        grant_valid,
+    input  logic [9:0]  grant_dst,
+    input  logic [7:0]  grant_msg_id,
+    input  logic [15:0] grant_size,
+    // Memory: one 8-byte word per request; reads are answered in order, any
+    // number of cycles (>= 1) later, with no back-pressure on the answers.
+    output logic        dram_req_valid,
+    input  logic        dram_req_ready,
+    output logic [63:0] dram_req_addr,   // byte address, 8-byte aligned
+    output logic        dram_req_write,
+    output logic [63:0] dram_req_wdata,  // little-endian: byte k of the word in bits [8k+7:8k]
+    output logic [7:0]  dram_req_wmask,  // bit k: write byte k
+    input  logic        dram_rsp_valid,
+    input  logic [63:0] dram_rsp_data,
+    // Toward edm_tx's memory input: RRES units.
+    output logic        out_valid,
+    input  logic        out_ready,
+    output logic [65:0] out_block,
+    output logic        out_last,
+    // Status counters (16-bit, saturating).
+    output logic [15:0] cnt_rreq,          // RREQs served
+    output logic [15:0] cnt_wreq,          // WREQs served
+    output logic [15:0] cnt_rmw,           // RMWREQs served
+    output logic [15:0] cnt_dropped,       // bad, aborted or unservable units
+    output logic [15:0] cnt_overflow,      // units or grants lost to full queues
+    output logic [15:0] cnt_rejected,      // good requests answered with STATUS_ERROR
+    output logic [15:0] cnt_stray_grants   // grants naming no pending response
+);
+  // ---------------------------------------------------------------- helpers
+
+  // c + inc, saturating at 0xFFFF.
+  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
+    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
+  endfunction
+
+  // ---------------------------------------------------------------- sizes
+  localparam int unsigned RS = 1 << READ_SLOTS_LOG2;          // response slots
+  localparam int unsigned RSW = READ_SLOTS_LOG2;
+  localparam int unsigned SLOT_WORDS = MAX_READ_BYTES / 8 + 1;  // an unaligned read spans one more word
+  localparam int unsigned WIW = $clog2(SLOT_WORDS + 1);       // a word index or count in a slot
+  localparam int unsigned RBW = $clog2(RS * SLOT_WORDS);      // response buffer address
+  // WREQ data slots: the unit's blocks as 8-byte words T[i] (see below).
+  localparam int unsigned WBW = $clog2(MAX_WRITE_BYTES / 8 + 6);
+  localparam int unsigned CMD_DEPTH = 1 << CMD_DEPTH_LOG2;
+  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + 1 + READ_SLOTS_LOG2;
+  localparam int unsigned TAG_W = 1 + RSW + WIW;
+  localparam int unsigned GQ_W = 10 + 8 + 16;
+  localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
+
+  localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
+  localparam logic [2:0] K_WREQ = 3'(edm_pkg::KIND_WREQ);
+  localparam logic [2:0] K_RMW = 3'(edm_pkg::KIND_RMWREQ);
+  localparam logic [3:0] OP_CAS = 4'(edm_pkg::RMW_CAS);
+  localparam logic [3:0] OP_FAA = 4'(edm_pkg::RMW_FAA);
+  localparam logic [3:0] OP_SWAP = 4'(edm_pkg::RMW_SWAP);
+  localparam logic [15:0] CHUNK = 16'(CHUNK_BYTES);
+  localparam logic [15:0] MAX_READ = 16'(MAX_READ_BYTES);
+  localparam logic [15:0] MAX_WRITE = 16'(MAX_WRITE_BYTES);
+  localparam logic [15:0] RMW_BYTES = 16'(edm_pkg::RMW_RESULT_BYTES);
+  localparam int unsigned OP_IN_T1 = edm_pkg::HDR_OP_LSB - 48;  // header bits 48..63 are T[1][15:0]
+
+  // A unit as 8-byte words: T = 2 zero bytes || M, so T[0] is the /MS/ payload
+  // with its type bytes cleared, T[i] the i-th /MD/ (i >= 1) and T[n_md + 1] the
+  // /MT/ tail bytes in bytes 0..1. Hence the address is {T[2][15:0], T[1][63:16]},
+  // arg0 {T[3][15:0], T[2][63:16]}, arg1 {T[4][15:0], T[3][63:16]}, and WREQ data
+  // byte k is T byte 18 + k.
+
+  // ================================================================ receive
+  logic [63:0] p, t_word;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [1:0] in_sync;  // edm_rx checked it
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign in_sync = in_block[1:0];
+  assign p = in_block[65:2];
+  assign t_word = in_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
+
+  logic [2:0]  ms_kind;
+  logic [9:0]  ms_src, ms_dst;
+  logic [7:0]  ms_id;
+  logic [15:0] ms_len;
+  logic        ms_supported;
+  assign ms_kind = p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W];
+  assign ms_src  = p[16 + edm_pkg::HDR_SRC_LSB +: edm_pkg::HDR_SRC_W];
+  assign ms_dst  = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
+  assign ms_id   = p[16 + edm_pkg::HDR_ID_LSB +: edm_pkg::HDR_ID_W];
+  assign ms_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
+  assign ms_supported = ms_kind == K_RREQ || ms_kind == K_RMW || (ms_kind == K_WREQ && ms_len <= MAX_WRITE);
+
+  logic           rx_open;   // a stored unit is being received
+  logic [WBW-1:0] rx_idx;    // T index of the next block
+  logic [2:0]     rx_kind;
+  logic [9:0]     rx_src, rx_dst;
+  logic [7:0]     rx_id;
+  logic [15:0]    rx_len;
+  logic [3:0]     rx_op, nx_op;
+  logic [63:0]    rx_addr, rx_arg0, rx_arg1, nx_addr, nx_arg0, nx_arg1;
+  logic           rx_wslot;        // WREQ data slot of the unit being received
+  logic [1:0]     wslots_used;     // committed WREQs whose data the engine still needs
+
+  always_comb begin
+    nx_op = rx_op;
+    nx_addr = rx_addr;
+    nx_arg0 = rx_arg0;
+    nx_arg1 = rx_arg1;
+    if (rx_idx == 1) begin
+      nx_addr[47:0] = t_word[63:16];
+      nx_op = t_word[OP_IN_T1 +: edm_pkg::HDR_OP_W];
+    end
+    if (rx_idx == 2) begin
+      nx_addr[63:48] = t_word[15:0];
+      nx_arg0[47:0] = t_word[63:16];
+    end
+    if (rx_idx == 3) begin
+      nx_arg0[63:48] = t_word[15:0];
+      nx_arg1[47:0] = t_word[63:16];
+    end
+    if (rx_idx == 4) nx_arg1[63:48] = t_word[15:0];
+  end
+
+  // What a committed RREQ/RMWREQ will answer: x_len bytes, STATUS_ERROR if x_err.
+  logic        x_err;
+  logic [15:0] x_len;
+  always_comb begin
+    if (rx_kind == K_RREQ) x_err = rx_len > MAX_READ;
+    else x_err = !(nx_op == OP_CAS || nx_op == OP_FAA || nx_op == OP_SWAP) || nx_addr[2:0] != 3'd0;
+    x_len = x_err ? 16'd0 : (rx_kind == K_RREQ ? rx_len : RMW_BYTES);
+  end
+
+  logic fresh, ms_store, cont, commit, bad_end;
+  logic cmd_wr_ready;
+  assign fresh    = in_valid && in_first;
+  assign ms_store = fresh && ms_supported && in_room;
+  assign cont     = in_valid && !in_first && rx_open;
+  assign commit   = cont && in_last && !in_error;
+  assign bad_end  = (rx_open && in_abort) || (cont && in_last && in_error);
+
+  // WREQ data slots: 2 x 2^WBW words, written as the blocks arrive.
+  logic [63:0] wram [2 << WBW];
+  always_ff @(posedge clk)
+    if (cont && rx_kind == K_WREQ) wram[{rx_wslot, rx_idx}] <= t_word;
+
+  // ================================================================ queues
+  logic               cmd_valid, cmd_pop;
+  logic [CMD_W-1:0]   cmd_data;
+  logic [CMD_DEPTH_LOG2:0] cmd_count;
+  edm_fifo #(.WIDTH(CMD_W), .DEPTH_LOG2(CMD_DEPTH_LOG2)) cmd_q (
+      .clk, .rst_n,
+      .wr_valid(commit), .wr_ready(cmd_wr_ready),
+      .wr_data({rx_kind, rx_len, nx_op, nx_addr, nx_arg0, nx_arg1, rx_wslot, free_idx}),
+      .rd_valid(cmd_valid), .rd_ready(cmd_pop), .rd_data(cmd_data),
+      .count(cmd_count)
+  );
+  assign in_room = cmd_count < (CMD_DEPTH_LOG2 + 1)'(CMD_DEPTH) && wslots_used < 2'd2 && free_any;
+
+  // Memory reads in flight: {rmw, slot, word}.
+  logic             tq_wr_valid, tq_wr_ready, tq_valid, tq_pop;
+  logic [TAG_W-1:0] tq_wr_data, tq_data;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [TAGS_LOG2:0] tq_count;
+  logic [GRANTS_LOG2:0] gq_count, jq_count;
+  /* verilator lint_on UNUSEDSIGNAL */
+  edm_fifo #(.WIDTH(TAG_W), .DEPTH_LOG2(TAGS_LOG2)) tag_q (
+      .clk, .rst_n,
+      .wr_valid(tq_wr_valid), .wr_ready(tq_wr_ready), .wr_data(tq_wr_data),
+      .rd_valid(tq_valid), .rd_ready(tq_pop), .rd_data(tq_data),
+      .count(tq_count)
+  );
+
+  // Grants: {dst, msg_id, size}.
+  logic            gq_wr_ready, gq_valid, gq_pop;
+  logic [GQ_W-1:0] gq_data;
+  edm_fifo #(.WIDTH(GQ_W), .DEPTH_LOG2(GRANTS_LOG2)) grant_q (
+      .clk, .rst_n,
+      .wr_valid(grant_valid), .wr_ready(gq_wr_ready), .wr_data({grant_dst, grant_msg_id, grant_size}),
+      .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data),
+      .count(gq_count)
+  );
+
+  // Chunks to send: {slot, offset, size, seq, last}.
+  logic             jq_wr_valid, jq_wr_ready, jq_valid, jq_pop;
+  logic [JOB_W-1:0] jq_wr_data, jq_data;
+  edm_fifo #(.WIDTH(JOB_W), .DEPTH_LOG2(GRANTS_LOG2)) job_q (
+      .clk, .rst_n,
+      .wr_valid(jq_wr_valid), .wr_ready(jq_wr_ready), .wr_data(jq_wr_data),
+      .rd_valid(jq_valid), .rd_ready(jq_pop), .rd_data(jq_data),
+      .count(jq_count)
+  );
+
+  // ================================================================ response slots
+  logic [RS-1:0]            rs_valid;
+  logic [RS-1:0]            rs_started;  // its first chunk is queued
+  logic [RS-1:0][9:0]       rs_req;      // the requester: the RRES's dst
+  logic [RS-1:0][9:0]       rs_port;     // this node: the RRES's src
+  logic [RS-1:0][7:0]       rs_id;
+  logic [RS-1:0][15:0]      rs_len;      // bytes the response carries
+  logic [RS-1:0][15:0]      rs_granted;  // bytes queued as chunks so far
+  logic [RS-1:0][11:0]      rs_seq;      // seq of the next chunk
+  logic [RS-1:0][2:0]       rs_a;        // address mod 8
+  logic [RS-1:0]            rs_err;      // STATUS_ERROR
+  logic [RS-1:0][WIW-1:0]   rs_arrived;  // words in the buffer
+
+  logic [63:0] rbuf [RS * SLOT_WORDS];
+
+  logic           free_any;
+  logic [RSW-1:0] free_idx;
+  always_comb begin
+    free_any = 1'b0;
+    free_idx = '0;
+    for (integer i = RS - 1; i >= 0; i--)
+      if (!rs_valid[i]) begin
+        free_any = 1'b1;
+        free_idx = RSW'(i);
+      end
+  end
+
+  // ================================================================ engine
+  localparam logic [2:0] E_IDLE = 3'd0, E_WRITE = 3'd1, E_READ = 3'd2, E_RMW_RD = 3'd3,
+                         E_RMW_WAIT = 3'd4, E_RMW_WR = 3'd5, E_RMW_DONE = 3'd6;
+  logic [2:0]  e_state;
+  logic [13:0] e_j;         // word of the request
+  logic [63:0] e_old;       // RMW: the word read
+
+  logic [2:0]  c_kind;
+  logic [15:0] c_len;
+  logic [3:0]  c_op;
+  logic [63:0] c_addr, c_arg0, c_arg1;
+  logic        c_wslot;
+  logic [RSW-1:0] c_slot;  // response slot of an RREQ/RMWREQ
+  assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_wslot, c_slot} = cmd_data;
+
+  logic [2:0]  c_a;
+  logic [60:0] c_w0;
+  logic [16:0] c_end;     // a + len - 1: the last byte's offset from word c_w0
+  logic [13:0] c_last_j;  // index of the last word
+  assign c_a = c_addr[2:0];
+  assign c_w0 = c_addr[63:3];
+  assign c_end = {14'b0, c_a} + {1'b0, c_len} - 17'd1;
+  assign c_last_j = c_end[16:3];
+
+  logic c_read_ok, c_rmw_ok;
+  assign c_read_ok = c_len <= MAX_READ;
+  assign c_rmw_ok  = (c_op == OP_CAS || c_op == OP_FAA || c_op == OP_SWAP) && c_a == 3'd0;
+
+  // WREQ word e_j: memory bytes 8*e_j .. 8*e_j+7 from word c_w0 are T bytes
+  // 8*e_j + 18 - a .. : T[q] and T[q+1] shifted right by s bytes.
+  logic [WBW-1:0] w_q;
+  logic [2:0]     w_s;
+  logic [63:0]    w_lo, w_hi, w_data;
+  logic [2:0]     w_first_lane, w_last_lane;
+  logic [7:0]     w_mask;
+  assign w_q  = e_j[WBW-1:0] + (c_a <= 3'd2 ? WBW'(2) : WBW'(1));
+  assign w_s  = 3'd2 - c_a;
+  assign w_lo = wram[{c_wslot, w_q}];
+  assign w_hi = wram[{c_wslot, w_q + WBW'(1)}];
+  assign w_data = 64'({w_hi, w_lo} >> {w_s, 3'b000});
+  assign w_first_lane = e_j == 14'd0 ? c_a : 3'd0;
+  assign w_last_lane  = e_j == c_last_j ? c_end[2:0] : 3'd7;
+  always_comb
+    for (integer b = 0; b < 8; b++) w_mask[b] = 3'(b) >= w_first_lane && 3'(b) <= w_last_lane;
+
+  // RMW: the new value.
+  logic        rmw_write;
+  logic [63:0] rmw_new;
+  always_comb begin
+    rmw_write = 1'b1;
+    rmw_new = c_arg0;                          // SWAP
+    if (c_op == OP_FAA) rmw_new = e_old + c_arg0;
+    if (c_op == OP_CAS) begin
+      rmw_new = c_arg1;
+      rmw_write = e_old == c_arg0;
+    end
+  end
+
+  // Memory requests.
+  logic dram_fire;
+  always_comb begin
+    dram_req_valid = 1'b0;
+    dram_req_write = 1'b0;
+    dram_req_addr  = {c_w0 + 61'(e_j), 3'b000};
+    dram_req_wdata = w_data;
+    dram_req_wmask = w_mask;
+    case (e_state)
+      E_WRITE: begin
+        dram_req_valid = 1'b1;
+        dram_req_write = 1'b1;
+      end
+      E_READ, E_RMW_RD: dram_req_valid = tq_wr_ready;
+      E_RMW_WR: begin
+        dram_req_valid = rmw_write;
+        dram_req_write = 1'b1;
+        dram_req_wdata = rmw_new;
+        dram_req_wmask = 8'hFF;
+      end
+      default: ;
+    endcase
+  end
+  assign dram_fire   = dram_req_valid && dram_req_ready;
+  assign tq_wr_valid = dram_fire && !dram_req_write;
+  assign tq_wr_data  = {e_state == E_RMW_RD, c_slot, WIW'(e_j)};
+
+  // Read answers go to the response buffer.
+  logic           rsp_fire, t_rmw;
+  logic [RSW-1:0] t_slot;
+  logic [WIW-1:0] t_word_idx;
+  assign {t_rmw, t_slot, t_word_idx} = tq_data;
+  assign rsp_fire = dram_rsp_valid && tq_valid;
+  assign tq_pop   = rsp_fire;
+  always_ff @(posedge clk)
+    if (rsp_fire) rbuf[RBW'(t_slot) * RBW'(SLOT_WORDS) + RBW'(t_word_idx)] <= dram_rsp_data;
+
+  // First chunk of an RREQ (the implicit grant) or the RMW result.
+  logic        e_push, e_done, a_err, a_err_done;
+  logic [15:0] a_len, a_first;
+  always_comb begin
+    a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
+    a_len = a_err ? 16'd0 : (c_kind == K_RREQ ? c_len : RMW_BYTES);
+    a_first = a_len < CHUNK ? a_len : CHUNK;
+  end
+  // The finished command was answered with STATUS_ERROR (bad RREQ length or RMW).
+  assign a_err_done = c_kind != K_WREQ && a_err;
+  // E_IDLE: an RREQ queues its first chunk at once, a good RMWREQ in E_RMW_DONE.
+  assign e_push = jq_wr_ready && ((e_state == E_IDLE && cmd_valid && (c_kind == K_RREQ || (c_kind == K_RMW && a_err)))
+                               || e_state == E_RMW_DONE);
+
+  always_comb begin
+    e_done = 1'b0;
+    case (e_state)
+      E_IDLE: e_done = cmd_valid && ((c_kind == K_WREQ && c_len == 16'd0)
+                    || (e_push && (a_err || (c_kind == K_RREQ && c_len == 16'd0))));
+      E_WRITE, E_READ: e_done = dram_fire && e_j == c_last_j;
+      E_RMW_DONE: e_done = jq_wr_ready;
+      default: ;
+    endcase
+  end
+  assign cmd_pop = e_done;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      e_state <= E_IDLE;
+      e_j <= '0;
+      e_old <= '0;
+    end else begin
+      case (e_state)
+        E_IDLE: begin
+          e_j <= '0;
+          if (cmd_valid && !e_done) begin
+            if (c_kind == K_WREQ) e_state <= E_WRITE;
+            else if (c_kind == K_RMW) e_state <= E_RMW_RD;
+            else if (e_push) e_state <= E_READ;
+          end
+        end
+        E_WRITE, E_READ:
+          if (dram_fire) begin
+            e_j <= e_j + 14'd1;
+            if (e_done) e_state <= E_IDLE;
+          end
+        E_RMW_RD: if (dram_fire) e_state <= E_RMW_WAIT;
+        E_RMW_WAIT:
+          if (rsp_fire && t_rmw) begin
+            e_old <= dram_rsp_data;
+            e_state <= E_RMW_WR;
+          end
+        E_RMW_WR: if (dram_fire || !rmw_write) e_state <= E_RMW_DONE;
+        E_RMW_DONE: if (e_done) e_state <= E_IDLE;
+        default: e_state <= E_IDLE;
+      endcase
+    end
+  end
+
+  // ================================================================ grants
+  logic [9:0]     g_dst;
+  logic [7:0]     g_id;
+  logic [15:0]    g_size, g_rem, g_take;
+  logic           g_match, g_push, g_stray;
+  logic [RSW-1:0] g_slot;
+  assign {g_dst, g_id, g_size} = gq_data;
+  always_comb begin
+    g_match = 1'b0;
+    g_slot = '0;
+    for (integer i = RS - 1; i >= 0; i--)
+      if (rs_valid[i] && rs_req[i] == g_dst && rs_id[i] == g_id) begin
+        g_match = 1'b1;
+        g_slot = RSW'(i);
+      end
+  end
+  assign g_rem   = rs_len[g_slot] - rs_granted[g_slot];
+  assign g_take  = g_size < g_rem ? g_size : g_rem;
+  // A grant for a slot whose first chunk is not queued yet waits (it is next).
+  assign g_stray = gq_valid && (!g_match || (rs_started[g_slot] && (g_rem == 16'd0 || g_size == 16'd0)));
+  assign g_push  = gq_valid && g_match && rs_started[g_slot] && !g_stray && jq_wr_ready && !e_push;
+  assign gq_pop  = g_push || g_stray;
+
+  assign jq_wr_valid = e_push || g_push;
+  assign jq_wr_data  = e_push ? {c_slot, 16'd0, a_first, 12'd0, a_first == a_len}
+                              : {g_slot, rs_granted[g_slot], g_take, rs_seq[g_slot], g_take == g_rem};
+
+  // ================================================================ RRES generator
+  logic [RSW-1:0] j_slot;
+  logic [15:0]    j_off, j_size;
+  logic [11:0]    j_seq;
+  logic           j_last;
+  assign {j_slot, j_off, j_size, j_seq, j_last} = jq_data;
+
+  logic [7:0]  g_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
+  logic [31:0] g_crc;
+  logic [63:0] g_res;
+  logic [2:0]  g_shift;
+
+  logic [12:0] n_md;
+  logic [16:0] u, need_end, lo_sum, lim;
+  logic [WIW-1:0] need;
+  logic        data_ready, is_ms, is_mt;
+  logic [63:0] hdr;
+  assign n_md = 13'((j_size + 16'd7) >> 3);
+  assign is_ms = g_i == 8'd0;
+  assign is_mt = {5'b0, g_i} == n_md + 13'd1;
+  // Buffer byte a + off + k is chunk byte k; T[i] of the unit holds chunk bytes
+  // 8i-10 .. 8i-3, i.e. buffer words base+i-2 and base+i-1 shifted by u mod 8.
+  assign u        = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + 17'd6;
+  assign need_end = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + {1'b0, j_size} + 17'd7;  // + 8 - 1
+  assign need     = j_size == 16'd0 ? '0 : WIW'(need_end >> 3);
+  assign data_ready = need <= rs_arrived[j_slot];
+  assign lo_sum   = {3'b0, u[16:3]} + {9'b0, g_i};  // base + i
+
+  logic [WIW-1:0] r_lo, r_hi;
+  logic [63:0]    b_lo, b_hi, b_data, tw;
+  always_comb begin
+    r_lo = lo_sum >= 17'd2 ? WIW'(lo_sum - 17'd2) : '0;
+    r_hi = lo_sum >= 17'd1 ? WIW'(lo_sum - 17'd1) : '0;
+    if (r_lo > WIW'(SLOT_WORDS - 1)) r_lo = WIW'(SLOT_WORDS - 1);
+    if (r_hi > WIW'(SLOT_WORDS - 1)) r_hi = WIW'(SLOT_WORDS - 1);
+  end
+  assign b_lo = rbuf[RBW'(j_slot) * RBW'(SLOT_WORDS) + RBW'(r_lo)];
+  assign b_hi = rbuf[RBW'(j_slot) * RBW'(SLOT_WORDS) + RBW'(r_hi)];
+  assign b_data = 64'({b_hi, b_lo} >> {u[2:0], 3'b000});
+
+  always_comb begin
+    hdr = '0;
+    hdr[edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W] = 3'(edm_pkg::KIND_RRES);
+    hdr[edm_pkg::HDR_SRC_LSB +: edm_pkg::HDR_SRC_W] = rs_port[j_slot];
+    hdr[edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W] = rs_req[j_slot];
+    hdr[edm_pkg::HDR_ID_LSB +: edm_pkg::HDR_ID_W] = rs_id[j_slot];
+    hdr[edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W] = j_size;
+    hdr[edm_pkg::HDR_SEQ_LSB +: edm_pkg::HDR_SEQ_W] = j_seq;
+    hdr[edm_pkg::HDR_LAST_LSB] = j_last;
+    hdr[edm_pkg::HDR_OP_LSB +: edm_pkg::HDR_OP_W] =
+        rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
+  end
+
+  // T[g_i] for g_i >= 1: header bytes 6, 7 in T[1], zero past the unit's end
+  // (T byte size + 10 on: the /MD/ pad and the /MT/ tail pad).
+  assign lim = {1'b0, j_size} + 17'd10;
+  always_comb begin
+    tw = b_data;
+    if (g_i == 8'd1) tw[15:0] = hdr[63:48];
+    for (integer l = 0; l < 8; l++)
+      if ({6'b0, g_i, 3'b000} + 17'(l) >= lim) tw[8*l +: 8] = 8'h00;
+  end
+
+  // CRC-32C as edm_rx checks it (see there): fixed 8-byte word updates over
+  // z zero bytes || M (first 4 bytes inverted), z = -|M| mod 8.
+  localparam logic [32*96-1:0] CRC_MASKS = edm_pkg::crc32c_word_masks(0);
+  logic [63:0] chunk, rot, keep, word, ms_payload;
+  logic [31:0] crc_in, crc_next, crc_out;
+  logic [2:0]  shift_in, lay_b;
+  assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
+  always_comb begin
+    crc_in = g_crc;
+    shift_in = g_shift;
+    chunk = tw;
+    if (is_ms) begin
+      crc_in = '0;
+      shift_in = 3'd6 - j_size[2:0];  // 6 - |M| mod 8
+      chunk = {ms_payload[63:48], ~ms_payload[47:16], 16'b0};
+    end else if (is_mt) begin
+      chunk = {48'b0, tw[15:0]};
+    end
+  end
+  assign rot  = (chunk << {shift_in, 3'b000}) | (chunk >> (7'd64 - {1'b0, shift_in, 3'b000}));
+  assign keep = ~(64'hFFFF_FFFF_FFFF_FFFF << {shift_in, 3'b000});
+  assign word = ((is_ms ? 64'd0 : g_res) & keep) | (rot & ~keep);
+  for (genvar k = 0; k < 32; k++) begin : g_crc_bits
+    assign crc_next[k] = ^({word, crc_in} & CRC_MASKS[96*k +: 96]);
+  end
+  // |M| - 1 = size + 7; tail bytes = b - 5 if b = (|M| - 1) mod 8 >= 6.
+  assign lay_b   = j_size[2:0] + 3'd7;
+  assign crc_out = ~(lay_b >= 3'd6 ? crc_next : g_crc);
+
+  logic out_fire;
+  assign out_valid = jq_valid && (!is_ms || data_ready);
+  assign out_last  = is_mt;
+  always_comb begin
+    if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};
+    else if (is_mt) out_block = {crc_out, tw[15:0], edm_pkg::SUB_MT, edm_pkg::BT_EDM, edm_pkg::SYNC_CTRL};
+    else out_block = {tw, edm_pkg::SYNC_DATA};
+  end
+  assign out_fire = out_valid && out_ready;
+  assign jq_pop   = out_fire && is_mt;
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      g_i <= '0;
+      g_crc <= '0;
+      g_res <= '0;
+      g_shift <= '0;
+    end else if (out_fire) begin
+      g_i <= is_mt ? 8'd0 : g_i + 8'd1;
+      g_crc <= crc_next;
+      g_res <= rot;
+      if (is_ms) g_shift <= shift_in;
+    end
+  end
+
+  // ================================================================ state
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      rx_open <= 1'b0;
+      rx_idx <= '0;
+      rx_kind <= '0;
+      rx_src <= '0;
+      rx_dst <= '0;
+      rx_id <= '0;
+      rx_len <= '0;
+      rx_op <= '0;
+      rx_addr <= '0;
+      rx_arg0 <= '0;
+      rx_arg1 <= '0;
+      rx_wslot <= 1'b0;
+      wslots_used <= '0;
+      rs_valid <= '0;
+      rs_started <= '0;
+      rs_req <= '0;
+      rs_port <= '0;
+      rs_id <= '0;
+      rs_len <= '0;
+      rs_granted <= '0;
+      rs_seq <= '0;
+      rs_a <= '0;
+      rs_err <= '0;
+      rs_arrived <= '0;
+      cnt_rreq <= '0;
+      cnt_wreq <= '0;
+      cnt_rmw <= '0;
+      cnt_dropped <= '0;
+      cnt_overflow <= '0;
+      cnt_rejected <= '0;
+      cnt_stray_grants <= '0;
+    end else begin
+      // ---- receive
+      if (in_abort) rx_open <= 1'b0;
+      if (cont) begin
+        rx_idx <= rx_idx + WBW'(1);
+        rx_op <= nx_op;
+        rx_addr <= nx_addr;
+        rx_arg0 <= nx_arg0;
+        rx_arg1 <= nx_arg1;
+        if (in_last) rx_open <= 1'b0;
+      end
+      if (fresh) begin
+        rx_open <= ms_store;
+        rx_idx <= WBW'(1);
+        rx_kind <= ms_kind;
+        rx_src <= ms_src;
+        rx_dst <= ms_dst;
+        rx_id <= ms_id;
+        rx_len <= ms_len;
+      end
+      if (commit && rx_kind == K_WREQ) rx_wslot <= !rx_wslot;
+      wslots_used <= wslots_used + {1'b0, commit && rx_kind == K_WREQ}
+                   - {1'b0, e_done && c_kind == K_WREQ};
+
+      // ---- response slots
+      // A good RREQ/RMWREQ takes its slot as it arrives, so its grants find it.
+      if (commit && rx_kind != K_WREQ) begin
+        rs_valid[free_idx] <= 1'b1;
+        rs_started[free_idx] <= 1'b0;
+        rs_req[free_idx] <= rx_src;
+        rs_port[free_idx] <= rx_dst;
+        rs_id[free_idx] <= rx_id;
+        rs_len[free_idx] <= x_len;
+        rs_granted[free_idx] <= x_len < CHUNK ? x_len : CHUNK;
+        rs_seq[free_idx] <= 12'd1;
+        rs_a[free_idx] <= rx_kind == K_RREQ ? nx_addr[2:0] : 3'd0;
+        rs_err[free_idx] <= x_err;
+        rs_arrived[free_idx] <= '0;
+      end
+      if (e_push) rs_started[c_slot] <= 1'b1;
+      if (g_push) begin
+        rs_granted[g_slot] <= rs_granted[g_slot] + g_take;
+        rs_seq[g_slot] <= rs_seq[g_slot] + 12'd1;
+      end
+      if (rsp_fire) rs_arrived[t_slot] <= rs_arrived[t_slot] + WIW'(1);
+      if (jq_pop && j_last) rs_valid[j_slot] <= 1'b0;
+
+      // ---- counters
+      cnt_rreq <= sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
+      cnt_wreq <= sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
+      cnt_rmw <= sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
+      cnt_rejected <= sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
+      cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
+      cnt_overflow <= sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
+                                          + {1'b0, grant_valid && !gq_wr_ready}
+                                          + {1'b0, commit && !cmd_wr_ready});
+      cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
+    end
+  end
+
+endmodule
