@@ -18,6 +18,8 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     n8b = len(PROTOCOLS) * len(APPS) * len(plan.seeds)
     assert f"fig8a: {n8a} points, 0 reused, {n8a} computed, 0 failed" in err
     assert f"fig8b: {n8b} points, 0 reused, {n8b} computed, 0 failed" in err
+    n_hold = len(APPS) * len(plan.seeds)
+    assert f"fig8b_hold: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for section in ("Table 1", "Figure 8a", "Figure 8b", "claims beside ours"):
@@ -25,10 +27,10 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     for fig in ("fig8a", "fig8b"):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 10_000
     # Every protocol appears in the Fig. 8b table, and every claim has a verdict.
-    for proto in PROTOCOLS:
+    for proto in [*PROTOCOLS, "edm-hold"]:
         assert f"| {proto} |" in md
     claims = md.split("claims beside ours")[1]
-    assert len(re.findall(r"\| (yes|no) \|", claims)) == 11
+    assert len(re.findall(r"\| (yes|no) \|", claims)) == 12
     # A second run simulates nothing; `edm report` re-renders from the store alone.
     assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0
     assert f"fig8a: {n8a} points, {n8a} reused, 0 computed" in capsys.readouterr().err

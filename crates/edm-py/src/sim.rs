@@ -44,6 +44,7 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         max_active_notifs: get(d, "max_active_notifs")?,
         priority: priority(&get::<String>(d, "priority")?)?,
         max_iterations: get(d, "max_iterations")?,
+        priority_hold: get(d, "priority_hold")?,
     };
     c.validate().map_err(PyValueError::new_err)?;
     Ok(c)

@@ -52,6 +52,8 @@ pub struct EdmConfig {
     /// Most PIM iterations after a wake-up before the scheduler waits for the
     /// next change (0: iterate while any request was refused).
     pub max_iterations: u32,
+    /// Priority hold factor (0: off, as in the paper); `Scheduler::hold_for_shorter`.
+    pub priority_hold: u32,
 }
 
 impl Default for FabricConfig {
@@ -75,6 +77,7 @@ impl Default for EdmConfig {
             max_active_notifs: spec::DEFAULT_MAX_ACTIVE_NOTIFS,
             priority: Priority::Srpt,
             max_iterations: 0,
+            priority_hold: 0,
         }
     }
 }

@@ -220,13 +220,17 @@ impl<'a> Sim<'a> {
             uplinks: (0..n).map(|_| Link::default()).collect(),
             downlinks: (0..n).map(|_| Link::default()).collect(),
             egress_data_until: vec![0; n],
-            sched: Scheduler::new(
-                n,
-                edm.cfg.priority,
-                edm.cfg.chunk_bytes,
-                edm.iteration_ps(),
-                f.block_ps(),
-            ),
+            sched: {
+                let mut s = Scheduler::new(
+                    n,
+                    edm.cfg.priority,
+                    edm.cfg.chunk_bytes,
+                    edm.iteration_ps(),
+                    f.block_ps(),
+                );
+                s.hold_for_shorter(edm.cfg.priority_hold);
+                s
+            },
             scheduler_busy_until: 0,
             last_iteration_at: None,
             deferred_tick: None,

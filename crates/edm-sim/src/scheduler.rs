@@ -75,6 +75,8 @@ pub struct Scheduler {
     leading_by_src: Vec<u32>,
     leading_by_dst: Vec<u32>,
     occupancy: usize,
+    /// Priority hold factor (0: off, the paper's PIM); see [`Scheduler::hold_for_shorter`].
+    hold: u64,
     pub max_occupancy: usize,
     pub iterations: u64,
     // Scratch, reused across iterations (generation-stamped, never cleared).
@@ -105,6 +107,7 @@ impl Scheduler {
             leading_by_src: vec![0; ports],
             leading_by_dst: vec![0; ports],
             occupancy: 0,
+            hold: 0,
             max_occupancy: 0,
             iterations: 0,
             stamp: 0,
@@ -112,6 +115,17 @@ impl Scheduler {
             seen_src: vec![0; ports],
             best_request: vec![(0, (0, 0), 0, 0); ports],
         }
+    }
+
+    /// Priority hold, an option beside the paper's design (SRPT only): a free
+    /// destination whose best queued message waits for a busy source does
+    /// not start a message `factor` or more times longer meanwhile; it stays
+    /// idle until that source is released (at most one chunk later). Without
+    /// it a short message can starve: a source and a destination serving
+    /// other partners are released at different instants, while each busy
+    /// pair is released together and re-matches at once (docs/simulator.md).
+    pub fn hold_for_shorter(&mut self, factor: u32) {
+        self.hold = factor as u64;
     }
 
     /// How far before the release of `src` and `dst` an iteration may use
@@ -185,6 +199,7 @@ impl Scheduler {
                 continue;
             }
             let mut best: Option<((u64, u64), usize)> = None;
+            let mut best_any: Option<(u64, u64)> = None;
             self.scan = self.scan.wrapping_add(1);
             for (i, e) in self.queues[dst].iter().enumerate() {
                 if e.visible_at > now {
@@ -199,15 +214,26 @@ impl Scheduler {
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
                 let lead = if e.granted { 0 } else { e.first_extra_ps };
+                let key = e.key(self.priority);
+                if best_any.is_none_or(|k| key < k) {
+                    best_any = Some(key);
+                }
                 if self.src_release[s] > now + lead || self.dst_release[dst] > now + lead {
                     continue;
                 }
-                let key = e.key(self.priority);
                 if best.is_none_or(|(k, _)| key < k) {
                     best = Some((key, i));
                 }
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
+            // Priority hold (an option, SRPT only): rather than start a message
+            // `hold` or more times longer than its best one, whose source is
+            // busy for at most a chunk more, the destination waits for it.
+            if let (Some((key, _)), Some(any)) = (best, best_any) {
+                if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
+                    best = None;
+                }
+            }
             if let Some((key, idx)) = best {
                 let s = self.queues[dst][idx].src as usize;
                 let slot = &mut self.best_request[s];
@@ -338,6 +364,32 @@ mod tests {
     }
 
     #[test]
+    fn priority_hold_leaves_a_destination_idle_for_a_much_shorter_message() {
+        // Destination 0: a long message from free source 1, a short one from
+        // source 2, which is busy sending to 3.
+        let setup = |hold| {
+            let mut s = sched(4, Priority::Srpt);
+            s.hold_for_shorter(hold);
+            s.notify(0, 2, 3, 1, 5000, Kind::Wreq, 0);
+            assert_eq!(s.iterate(0).grants.len(), 1); // 2 -> 3 busy now
+            s.notify(0, 1, 0, 2, 5000, Kind::Wreq, 0);
+            s.notify(0, 2, 0, 3, 64, Kind::Wreq, 0);
+            s
+        };
+        let g = setup(0).iterate(1).grants;
+        assert_eq!(
+            g.iter().map(|g| g.msg).collect::<Vec<_>>(),
+            vec![2],
+            "paper: start the long one"
+        );
+        let mut s = setup(2);
+        assert!(s.iterate(1).grants.is_empty(), "hold: wait for source 2");
+        let later = s.next_change_after(1).unwrap();
+        let g = s.iterate(later).grants;
+        assert!(g.iter().any(|g| g.msg == 3), "then the short one: {g:?}");
+    }
+
+    #[test]
     fn srpt_prefers_short_messages_but_keeps_pair_order() {
         let mut s = sched(4, Priority::Srpt);
         s.notify(0, 1, 0, 10, 5000, Kind::Wreq, 0); // pair (1,0) oldest, long
@@ -386,10 +438,18 @@ mod timeline_tests {
     #[test]
     fn granted_circuits_never_overlap_at_a_port_over_time() {
         // Random notifications over time; every grant occupies its source and
-        // destination for [at + extra, at + extra + wire): no two may overlap.
+        // destination for [at + extra, at + extra + wire): no two may overlap,
+        // with the paper's PIM and with the priority hold option.
+        for hold in [0, 2] {
+            circuits_never_overlap(hold);
+        }
+    }
+
+    fn circuits_never_overlap(hold: u32) {
         let mut rng = crate::rng::Rng::new(21);
         let n = 6;
         let mut s = Scheduler::new(n, Priority::Srpt, 256, 3 * 2560, 640);
+        s.hold_for_shorter(hold);
         let mut busy: Vec<Vec<(Ps, Ps)>> = vec![Vec::new(); 2 * n];
         let mut now = 0;
         let mut msg = 0;

@@ -92,12 +92,17 @@ fn heavy_sizes() -> SizeCdf {
 
 #[test]
 fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
-    for (priority, load) in [(Priority::Srpt, 0.9), (Priority::Fcfs, 0.6)] {
+    for (priority, load, hold) in [
+        (Priority::Srpt, 0.9, 0),
+        (Priority::Fcfs, 0.6, 0),
+        (Priority::Srpt, 0.9, 2),
+    ] {
         let msgs = workload(16, load, 0.5, heavy_sizes(), 20_000, 3);
         let out = run(
             fabric(16, 100),
             EdmConfig {
                 priority,
+                priority_hold: hold,
                 ..EdmConfig::default()
             },
             &msgs,
@@ -192,4 +197,39 @@ fn one_saturated_pair_runs_near_line_rate_minus_framing() {
         goodput >= 0.95 * line,
         "goodput {goodput:.2} Gbps vs {line:.2}"
     );
+}
+
+#[test]
+fn a_short_message_starves_between_two_long_circuits_unless_held() {
+    // 0 -> 1 and 2 -> 3 stream long writes, the second starting half a chunk
+    // later; then 0 wants to send 64 bytes to 3. Each busy pair is released
+    // together and re-matched at once, and 0 and 3 are never free together.
+    let write = |requester, memory, size, issue_ps| MessageSpec {
+        op: Op::Write,
+        requester,
+        memory,
+        size,
+        issue_ps,
+    };
+    let msgs = [
+        write(0, 1, 400_000, 0),
+        write(2, 3, 400_000, 10_000),
+        write(0, 3, 64, 1_000_000),
+    ];
+    let short_slowdown = |hold| {
+        let out = run(
+            fabric(4, 100),
+            EdmConfig {
+                priority_hold: hold,
+                ..EdmConfig::default()
+            },
+            &msgs,
+        );
+        let r = &out.records[2];
+        (r.complete_ps.unwrap() - msgs[2].issue_ps) as f64 / r.alone_ps as f64
+    };
+    let (paper, held) = (short_slowdown(0), short_slowdown(2));
+    eprintln!("short write slowdown: {paper:.1} (paper PIM), {held:.2} (hold 2)");
+    assert!(paper > 20.0, "without hold: slowdown {paper:.1}");
+    assert!(held < 3.0, "with hold: slowdown {held:.1}");
 }

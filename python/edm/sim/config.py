@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "max_active_notifs": protocol.DEFAULT_MAX_ACTIVE_NOTIFS,
     "priority": "srpt",
     "max_iterations": 0,
+    "priority_hold": 0,  # 0: the paper's PIM; k: wait for a k-times shorter message's busy source
     # Baselines: overrides of their defaults (docs/simulator.md); 0 keeps the default
     "switch_buffer_bytes": 0,  # dctcp, pfabric, pfc_dcqcn: per-egress buffer
     "dctcp_k_bytes": 0,  # ECN threshold K
@@ -104,6 +105,7 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(1 <= out["max_active_notifs"] <= 255, "max_active_notifs", "is not in 1..255")
     check(out["priority"] in ("srpt", "fcfs"), "priority", "is not srpt or fcfs")
     check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
+    check(0 <= out["priority_hold"] <= 1_000_000, "priority_hold", "is not in 0..1000000 (0: off)")
     for key in BASELINE_KEYS:
         check(out[key] >= 0, key, "must be non-negative (0 keeps the protocol's default)")
     check(out["dcqcn_pmax"] <= 1, "dcqcn_pmax", "is not in [0, 1]")
