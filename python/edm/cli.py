@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "edm.sim.unloaded",
     "edm.plot",
     "edm.reproduce",
+    "edm.rtl_synth",
 ]
 
 
