@@ -166,6 +166,28 @@ def test_baseline_parameters_reach_the_engine_and_bad_ones_name_the_field():
         sim.run({**incast, "protocol": "pfc_dcqcn", "pfc_xoff_bytes": 100})
 
 
+def test_background_frames_reach_the_engine_and_preemption_protects_memory_latency():
+    base = {"nodes": 16, "messages": 5000, "load": 0.2, "seed": 3}
+    quiet = sim.run(base).summary
+    assert "background_frames" not in quiet
+    jumbo = {**base, "background_load": 0.5, "background_frame_bytes": 9000}
+    pre = sim.run(jumbo).summary
+    wait = sim.run({**jumbo, "background_preemption": 0}).summary
+    assert pre["background_frames"] > 0 and pre["frame_delay_mean_ns"] > 0
+    # One 100G block is 0.66 ns: the most a memory transmission waits with preemption.
+    assert 0 < pre["memory_frame_wait_max_ns"] <= 0.66
+    assert wait["memory_frame_wait_max_ns"] > 300
+    assert pre["mean_latency_ns"] - quiet["mean_latency_ns"] < 4
+    assert wait["mean_latency_ns"] > quiet["mean_latency_ns"] + 100
+    assert sim.run(jumbo).summary["mean_latency_ns"] == pre["mean_latency_ns"]  # deterministic
+    with pytest.raises(ConfigError, match=r"field 'background_load' = 0.3 is only modelled for protocol 'edm'"):
+        resolve({"protocol": "pfabric", "background_load": 0.3})
+    with pytest.raises(ConfigError, match=r"field 'background_frame_bytes' = 10000"):
+        resolve({"background_load": 0.3, "background_frame_bytes": 10000})
+    with pytest.raises(ConfigError, match=r"field 'background_preemption' = 2"):
+        resolve({"background_preemption": 2})
+
+
 def test_unloaded_table_has_every_protocol_beside_table_1(capsys):
     from edm.sim.unloaded import unloaded_table
 

@@ -2,6 +2,7 @@
 //! Configuration arrives as plain dicts already validated and defaulted by
 //! `edm.sim.config`; results leave as columns for a pandas DataFrame.
 use edm_proto::message::Kind;
+use edm_sim::background::BackgroundConfig;
 use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
 use edm_sim::edm::Edm;
@@ -45,6 +46,12 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         priority: priority(&get::<String>(d, "priority")?)?,
         max_iterations: get(d, "max_iterations")?,
         priority_hold: get(d, "priority_hold")?,
+        background: BackgroundConfig {
+            load: get_or_default(d, "background_load")?,
+            frame_bytes: get_or_default::<u32>(d, "background_frame_bytes")?.max(64),
+            preemption: get_or_default::<u32>(d, "background_preemption")? != 0,
+            seed: get_or_default(d, "seed")?,
+        },
     };
     c.validate().map_err(PyValueError::new_err)?;
     Ok(c)
@@ -263,6 +270,29 @@ fn run_protocol<'py>(
     totals.set_item("timeouts", t.timeouts)?;
     totals.set_item("max_switch_queue_bytes", t.max_switch_queue_bytes)?;
     totals.set_item("max_ingress_bytes", t.max_ingress_bytes)?;
+    let fr = &t.frames;
+    let mut delays = fr.delays_ps.clone();
+    delays.sort_unstable();
+    let pct = |q: f64| -> f64 {
+        if delays.is_empty() {
+            f64::NAN
+        } else {
+            delays[((delays.len() - 1) as f64 * q).round() as usize] as f64
+        }
+    };
+    totals.set_item("background_frames", fr.frames)?;
+    totals.set_item(
+        "frame_delay_mean_ps",
+        if delays.is_empty() {
+            f64::NAN
+        } else {
+            delays.iter().sum::<Ps>() as f64 / delays.len() as f64
+        },
+    )?;
+    totals.set_item("frame_delay_p99_ps", pct(0.99))?;
+    totals.set_item("memory_frame_waits", fr.memory_waits)?;
+    totals.set_item("memory_frame_wait_total_ps", fr.memory_wait_total_ps)?;
+    totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
     Ok((
         out.records
             .iter()

@@ -54,6 +54,8 @@ pub struct EdmConfig {
     pub max_iterations: u32,
     /// Priority hold factor (0: off, as in the paper); `Scheduler::hold_for_shorter`.
     pub priority_hold: u32,
+    /// Ethernet frames sharing every link (off by default).
+    pub background: crate::background::BackgroundConfig,
 }
 
 impl Default for FabricConfig {
@@ -78,6 +80,7 @@ impl Default for EdmConfig {
             priority: Priority::Srpt,
             max_iterations: 0,
             priority_hold: 0,
+            background: Default::default(),
         }
     }
 }
@@ -131,6 +134,6 @@ impl EdmConfig {
         if self.max_active_notifs == 0 {
             return Err("max_active_notifs: must be at least 1".into());
         }
-        Ok(())
+        self.background.validate()
     }
 }

@@ -2,8 +2,11 @@
 //! granted data follows a virtual circuit. Latencies per step are Table 1's
 //! cycle counts (`edm_proto::spec`), so one message alone costs exactly the
 //! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
+use crate::background::FrameStream;
 use crate::config::{EdmConfig, FabricConfig, Ps};
-use crate::engine::{utilisation, EventQueue, Link, Outcome, Protocol, Record, Totals};
+use crate::engine::{
+    frame_stats, utilisation, EventQueue, Link, Outcome, Protocol, Record, Totals,
+};
 use crate::scheduler::{Grant, Scheduler};
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
@@ -129,6 +132,15 @@ impl Edm {
     fn notification_delay(&self) -> Ps {
         self.c(SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES)
     }
+
+    /// A link direction, with its background frames if configured.
+    fn link<U>(&self, stream: u64) -> Link<U> {
+        let bg = &self.cfg.background;
+        Link::with_frames(
+            bg.enabled()
+                .then(|| FrameStream::new(bg, &self.fabric, stream)),
+        )
+    }
 }
 
 impl Protocol for Edm {
@@ -217,8 +229,8 @@ impl<'a> Sim<'a> {
             msgs,
             n,
             q: EventQueue::default(),
-            uplinks: (0..n).map(|_| Link::default()).collect(),
-            downlinks: (0..n).map(|_| Link::default()).collect(),
+            uplinks: (0..n).map(|h| edm.link(2 * h as u64)).collect(),
+            downlinks: (0..n).map(|h| edm.link(2 * h as u64 + 1)).collect(),
             egress_data_until: vec![0; n],
             sched: {
                 let mut s = Scheduler::new(
@@ -279,6 +291,9 @@ impl<'a> Sim<'a> {
             self.totals.downlink_util_mean,
             self.totals.downlink_util_max,
         ) = utilisation(&self.downlinks, end);
+        let mut frames = frame_stats(&mut self.uplinks, end);
+        frames.merge(&frame_stats(&mut self.downlinks, end));
+        self.totals.frames = frames;
         self.totals.max_notification_queue = self.sched.max_occupancy;
         self.totals.scheduler_iterations = self.sched.iterations;
         Outcome {

@@ -1,6 +1,7 @@
 //! The protocol-independent engine: a deterministic event queue, links that
 //! serialize 66-bit blocks, and the per-message record every protocol fills.
 //! A protocol is a [`Protocol`]: it receives its own events and uses the links.
+use crate::background::{FrameStats, FrameStream};
 use crate::config::{FabricConfig, Ps};
 use crate::workload::MessageSpec;
 use std::cmp::Reverse;
@@ -76,6 +77,8 @@ pub struct Delivery {
 
 /// One direction of one link: sends whole units of `blocks` blocks back to
 /// back, high-priority units before waiting low-priority ones (never preempting).
+/// With background frames ([`FrameStream`]) a unit or control block that finds
+/// a frame on the wire waits for it (one block with EDM's preemption).
 #[derive(Clone, Debug)]
 pub struct Link<U> {
     free_at: Ps,
@@ -84,6 +87,7 @@ pub struct Link<U> {
     wake_at: Option<Ps>,
     pub busy_ps: Ps,
     pub max_waiting: usize,
+    pub frames: Option<FrameStream>,
 }
 
 impl<U> Default for Link<U> {
@@ -94,11 +98,19 @@ impl<U> Default for Link<U> {
             wake_at: None,
             busy_ps: 0,
             max_waiting: 0,
+            frames: None,
         }
     }
 }
 
 impl<U> Link<U> {
+    pub fn with_frames(frames: Option<FrameStream>) -> Self {
+        Link {
+            frames,
+            ..Link::default()
+        }
+    }
+
     /// Offers a unit at `now`. Returns `Some` (start now) if the link is idle,
     /// else queues it; the caller must call [`Link::next`] when the link frees.
     pub fn offer(&mut self, now: Ps, blocks: u32, high: bool, unit: U) -> Option<(u32, U)> {
@@ -130,6 +142,7 @@ impl<U> Link<U> {
     pub fn start(&mut self, now: Ps, blocks: u32, fabric: &FabricConfig) -> (Delivery, Ps) {
         debug_assert!(self.free_at <= now);
         let block = fabric.block_ps();
+        let now = now + self.frame_wait(now);
         let first_block = now + fabric.hop_ps();
         let d = Delivery {
             start: now,
@@ -138,6 +151,9 @@ impl<U> Link<U> {
         };
         self.free_at = now + blocks as Ps * block;
         self.busy_ps += blocks as Ps * block;
+        if let Some(f) = &mut self.frames {
+            f.memory_busy(now, self.free_at);
+        }
         (d, self.free_at)
     }
 
@@ -147,8 +163,17 @@ impl<U> Link<U> {
     /// in flight is not re-timed (an error of at most one block per filler).
     pub fn insert_control_block(&mut self, now: Ps, fabric: &FabricConfig) -> Delivery {
         let block = fabric.block_ps();
-        self.free_at = self.free_at.max(now) + block;
+        let now = if self.free_at <= now {
+            now + self.frame_wait(now)
+        } else {
+            now
+        };
+        let start = self.free_at.max(now);
+        self.free_at = start + block;
         self.busy_ps += block;
+        if let Some(f) = &mut self.frames {
+            f.memory_busy(start, self.free_at);
+        }
         let first_block = now + fabric.hop_ps();
         Delivery {
             start: now,
@@ -170,6 +195,23 @@ impl<U> Link<U> {
     pub fn has_waiting(&self) -> bool {
         self.waiting.iter().any(|q| !q.is_empty())
     }
+
+    /// How long memory traffic starting at `now` (link idle) waits for a frame.
+    fn frame_wait(&mut self, now: Ps) -> Ps {
+        self.frames.as_mut().map_or(0, |f| f.memory_wait(now))
+    }
+}
+
+/// The background frames of a set of links, finished at `end`.
+pub fn frame_stats<U>(links: &mut [Link<U>], end: Ps) -> FrameStats {
+    let mut stats = FrameStats::default();
+    for l in links.iter_mut() {
+        if let Some(f) = &mut l.frames {
+            f.finish(end);
+            stats.merge(&f.stats);
+        }
+    }
+    stats
 }
 
 /// Per-message outcome.
@@ -211,6 +253,8 @@ pub struct Totals {
     /// from one ingress (PFC accounting).
     pub max_switch_queue_bytes: u64,
     pub max_ingress_bytes: u64,
+    /// Background Ethernet frames (EDM with `background.load` > 0).
+    pub frames: FrameStats,
 }
 
 /// A protocol run over a workload: what the engine returns.

@@ -1,5 +1,6 @@
 //! EDM rack-scale fabric simulator (see docs/simulator.md): a deterministic
 //! event-driven engine, EDM's scheduler and host/switch model, and workloads.
+pub mod background;
 pub mod baselines;
 pub mod config;
 pub mod edm;

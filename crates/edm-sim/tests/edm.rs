@@ -233,3 +233,72 @@ fn a_short_message_starves_between_two_long_circuits_unless_held() {
     assert!(paper > 20.0, "without hold: slowdown {paper:.1}");
     assert!(held < 3.0, "with hold: slowdown {held:.1}");
 }
+
+#[test]
+fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames() {
+    // 64 B reads and writes at load 0.2 sharing every link with 9000 B frames
+    // at load 0.5: with EDM's block-level preemption a memory transmission waits
+    // at most one block for a frame; without it, for the rest of the frame.
+    use edm_sim::background::BackgroundConfig;
+    let f = fabric(16, 100);
+    let block = f.block_ps();
+    let msgs = workload(16, 0.2, 0.5, SizeCdf::fixed(64), 20_000, 11);
+    let mean_latency = |out: &Outcome| {
+        msgs.iter()
+            .zip(&out.records)
+            .map(|(m, r)| (r.complete_ps.expect("completes") - m.issue_ps) as f64)
+            .sum::<f64>()
+            / msgs.len() as f64
+    };
+    let with = |load: f64, preemption: bool| {
+        let cfg = EdmConfig {
+            background: BackgroundConfig {
+                load,
+                frame_bytes: 9000,
+                preemption,
+                seed: 4,
+            },
+            ..EdmConfig::default()
+        };
+        run(f.clone(), cfg, &msgs)
+    };
+    let quiet = with(0.0, true);
+    let preempt = with(0.5, true);
+    let wait = with(0.5, false);
+    for out in [&quiet, &preempt, &wait] {
+        assert_eq!(out.totals.delivered_bytes, 64 * msgs.len() as u64);
+    }
+    assert_eq!(quiet.totals.frames.frames, 0);
+    let links = 2 * 16;
+    let frames = preempt.totals.frames.frames as f64;
+    let span = preempt.totals.end_ps as f64;
+    let carried = frames
+        * BackgroundConfig {
+            frame_bytes: 9000,
+            ..Default::default()
+        }
+        .frame_blocks() as f64
+        * block as f64
+        / (links as f64 * span);
+    assert!(
+        carried > 0.4 && carried < 0.6,
+        "frames carried {carried} of each link"
+    );
+    assert!(preempt.totals.frames.memory_wait_max_ps <= block);
+    assert!(preempt.totals.frames.memory_waits > 1000);
+    let (q, p, w) = (
+        mean_latency(&quiet),
+        mean_latency(&preempt),
+        mean_latency(&wait),
+    );
+    eprintln!("mean 64 B latency: {q:.0} ps quiet, {p:.0} with preemption, {w:.0} without");
+    // A read crosses four links (request, forwarded request, response twice):
+    // at most a block each, and /G/ blocks likewise.
+    assert!(p - q < 6.0 * block as f64, "preemption: +{} ps", p - q);
+    assert!(
+        w - q > 100_000.0,
+        "without preemption memory waits for frames: +{} ps",
+        w - q
+    );
+    assert!(wait.totals.frames.memory_wait_max_ps > 500 * block);
+}

@@ -30,7 +30,8 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 # Protocol parameters: EDM's, then the baselines' overrides.
-_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold") + BASELINE_KEYS
+_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold",
+                  "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
@@ -193,6 +194,16 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     ):
         summary[key] = totals[key]
     summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
+    if cfg["background_load"] > 0:
+        waits = totals["memory_frame_waits"]
+        summary["background_frames"] = totals["background_frames"]
+        # None (not NaN, which JSON cannot hold) when no frame finished within the run.
+        frames = totals["background_frames"] > 0
+        summary["frame_delay_mean_ns"] = totals["frame_delay_mean_ps"] / 1e3 if frames else None
+        summary["frame_delay_p99_ns"] = totals["frame_delay_p99_ps"] / 1e3 if frames else None
+        summary["memory_frame_waits"] = waits
+        summary["memory_frame_wait_mean_ns"] = totals["memory_frame_wait_total_ps"] / waits / 1e3 if waits else 0.0
+        summary["memory_frame_wait_max_ns"] = totals["memory_frame_wait_max_ps"] / 1e3
     summary["wall_seconds"] = wall
     summary["messages_per_second"] = len(df) / wall if wall > 0 else float("inf")
     return summary

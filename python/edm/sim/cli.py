@@ -23,6 +23,10 @@ _FLAGS = {
     "chunk_bytes": int,
     "priority": str,
     "scheduler_cycle_ps": int,
+    "priority_hold": int,
+    "background_load": float,
+    "background_frame_bytes": int,
+    "background_preemption": int,
 }
 
 
@@ -50,6 +54,11 @@ def _cmd(args: argparse.Namespace) -> int:
         f"(unloaded {s['mean_unloaded_ns']:.1f} ns), mean slowdown {s['mean_slowdown']:.3f}, "
         f"p99 slowdown {s['p99_slowdown']:.3f}, {s['wall_seconds']:.2f} s -> {out}"
     )
+    if "background_frames" in s:
+        delays = (f", mean delay {s['frame_delay_mean_ns']:.1f} ns (p99 {s['frame_delay_p99_ns']:.1f} ns)"
+                  if s["background_frames"] else "")
+        print(f"background: {s['background_frames']} frames{delays}; memory waited for a frame "
+              f"{s['memory_frame_waits']} times, at most {s['memory_frame_wait_max_ns']:.2f} ns")
     if s["deadlocked"]:
         print(f"edm simulate: {s['deadlocked']} messages never completed (deadlock), e.g. ids {s['deadlocked_ids']}",
               file=sys.stderr)

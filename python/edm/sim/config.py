@@ -34,6 +34,9 @@ DEFAULTS: dict[str, Any] = {
     "priority": "srpt",
     "max_iterations": 0,
     "priority_hold": 0,  # 0: the paper's PIM; k: wait for a k-times shorter message's busy source
+    "background_load": 0.0,  # Ethernet frames on every link, fraction of its rate (EDM only)
+    "background_frame_bytes": 1500,
+    "background_preemption": 1,  # 1: EDM preempts frames between blocks; 0: memory waits for the frame
     # Baselines: overrides of their defaults (docs/simulator.md); 0 keeps the default
     "switch_buffer_bytes": 0,  # dctcp, pfabric, pfc_dcqcn: per-egress buffer
     "dctcp_k_bytes": 0,  # ECN threshold K
@@ -106,6 +109,11 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(out["priority"] in ("srpt", "fcfs"), "priority", "is not srpt or fcfs")
     check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
     check(0 <= out["priority_hold"] <= 1_000_000, "priority_hold", "is not in 0..1000000 (0: off)")
+    check(0 <= out["background_load"] < 1, "background_load", "is not in [0, 1)")
+    check(out["background_load"] == 0 or out["protocol"] == "edm", "background_load",
+          f"is only modelled for protocol 'edm', not {out['protocol']!r}")
+    check(64 <= out["background_frame_bytes"] <= 9216, "background_frame_bytes", "is not in 64..9216")
+    check(out["background_preemption"] in (0, 1), "background_preemption", "is not 0 or 1")
     for key in BASELINE_KEYS:
         check(out[key] >= 0, key, "must be non-negative (0 keeps the protocol's default)")
     check(out["dcqcn_pmax"] <= 1, "dcqcn_pmax", "is not in [0, 1]")
