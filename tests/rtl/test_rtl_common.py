@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rtlsim import RTL, lint, simulate, sources
+from rtlsim import RTL, TESTS, lint, simulate, sources
 
 MODULES = {
     "edm_fifo": ["common/edm_fifo.sv"],
@@ -17,6 +17,7 @@ MODULES = {
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
     "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "host/edm_mem_node.sv"],
+    "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "host/edm_compute_node.sv"],
 }
 
 
@@ -69,6 +70,13 @@ def test_edm_rx():
 
 def test_mem_node():
     simulate("edm_mem_node", sources(*MODULES["edm_mem_node"]), "tb_mem_node")
+
+
+def test_compute_node_with_mem_nodes():
+    # One compute node and two memory nodes (tests/rtl/tb_compute_mem_top.sv)
+    # with a Python switch model between them.
+    files = sources(*MODULES["edm_compute_node"], "host/edm_mem_node.sv") + [TESTS / "tb_compute_mem_top.sv"]
+    simulate("tb_compute_mem_top", files, "tb_compute_node")
 
 
 # N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler.
