@@ -16,6 +16,7 @@ MODULES = {
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
     "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
+    "edm_switch": ["common/edm_fifo.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "host/edm_mem_node.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "host/edm_compute_node.sv"],
 }
@@ -90,7 +91,9 @@ def test_pim_scheduler(n, srpt):
              name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}")
 
 
-@pytest.mark.parametrize("top", sorted(MODULES))
+# The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
+# synthesizes a smaller one.
+@pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch"}))
 def test_synthesizes_for_ecp5(top):
     from synth import synthesize
 

@@ -1,0 +1,440 @@
+// EDM switch datapath (§3.1, §3.2.2) around edm_pim_scheduler. N ports, one
+// 66-bit block {payload, sync} per port per clock, one clock domain; a host's
+// node id is its port number.
+//
+// Ingress (per port; 1 register stage = SW_CLASSIFY_CYCLES):
+//   * /N/ with good CRC-8 and zero reserved bits -> notification lane i of the
+//     scheduler (src = i, dst, id, size, rres = 0). Bad /N/ -> cnt_bad_notif.
+//   * /MS/ of an RREQ/RMWREQ -> implicit notification (src = the memory node
+//     named in the header, dst = i, size = len or RMW_RESULT_BYTES, rres = 1);
+//     the unit's blocks are stored in the FIFO of pair (i, memory) until the
+//     read's first grant, when the switch forwards them to the memory node
+//     (the forwarded RREQ is the first grant; no /G/ is sent for it).
+//   * /MS/../MT/ of a WREQ/RRES unit: stored in the ingress data FIFO and sent
+//     along the ingress's oldest open circuit (set up by a grant); the unit
+//     is found by /MS/ and /MT/ only.
+//   * Unknown blocks (bad sync, unknown type or subtype, /MST/, a /G/ from a
+//     host) -> cnt_unknown; standard Ethernet blocks other than idle -> cnt_non_edm
+//     (out of scope: a real switch hands them to its L2 pipeline); units that
+//     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
+//     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating.
+// Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
+// (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
+// RREQ forwarded to egress s. Either way a circuit s -> d is queued.
+// Egress mux (per port, registered). Control operations for an egress (a /G/
+// or a forward) are kept in grant order (a small FIFO), so a host receives its
+// grants and forwarded requests in the order of the circuits queued for it.
+// Priority each cycle:
+//   1. a /G/ at the head of that order (or arriving with nothing queued), unless
+//      a forwarded RREQ is open: inserted even inside a data unit, as a filler
+//      (docs/protocol.md §3.3 rule 1; edm_rx drops it from the unit and decodes it);
+//   2. the next block of the unit already open on this egress (forwarded RREQ or
+//      circuit data; an idle filler if its next block is not there yet);
+//   3. between units: a forward at the head of the order, else circuit data
+//      (lowest ingress whose oldest circuit targets this egress), else idle.
+// DEVIATION from "no queuing": /G/ blocks and forwarded requests take line slots
+// the scheduler does not account for, so circuit data behind them waits: each
+// ingress has a data FIFO (2^DQ_LOG2 blocks; cnt_overflow counts lost blocks).
+// With no contention a data block takes 3 cycles ingress -> egress.
+// Two circuits toward one egress receiving in the same cycle: the scheduler's
+// matching rules it out only if every first grant has the same latency. A /G/
+// does (1 cycle), a forwarded RREQ does not (3 or 5 blocks, and it waits for a
+// data unit in progress on the memory node's link), so an RRES can overlap the
+// next circuit to its compute node. cnt_conflict counts such cycles; the egress
+// then serves the two units one after the other from their ingress FIFOs (lossless
+// while they fit). Control blocks also oversubscribe a link the scheduler keeps
+// 100% busy with data: sustained, the FIFOs overflow (counted, units corrupted).
+// Limitation: the first grant of a pair (m -> c) is taken as the read's forward
+// whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
+// (memory node m writing to c) would need a per-pair kind queue.
+module edm_switch #(
+    parameter int unsigned N = 4,
+    parameter int unsigned DEPTH = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS * N,
+    parameter bit          SRPT = 1'b1,
+    parameter int unsigned CHUNK_BYTES = 64,
+    parameter int unsigned BLOCK_PS = edm_pkg::CYCLE_PS,  // one block per port per clock
+    parameter int unsigned DQ_LOG2 = 6,   // ingress data FIFO
+    parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
+    parameter int unsigned CQ_LOG2 = 3    // queued circuits per ingress, forwards per egress
+) (
+    input  logic             clk,
+    input  logic             rst_n,
+    input  logic [N*66-1:0]  in_block,    // port i: bits [i*66 +: 66]
+    output logic [N*66-1:0]  out_block,
+    output logic [N*16-1:0]  cnt_bad_notif,
+    output logic [N*16-1:0]  cnt_unknown,
+    output logic [N*16-1:0]  cnt_non_edm,
+    output logic [N*16-1:0]  cnt_dropped,
+    output logic [15:0]      cnt_conflict,   // cycles with two circuits receiving toward one egress
+    output logic [15:0]      cnt_overflow    // ingress data FIFO full (a block lost)
+);
+  localparam int unsigned PW = $clog2(N);
+  localparam int unsigned IW = edm_pkg::NG_ID_W;
+  localparam int unsigned SW = edm_pkg::NG_SIZE_W;
+  localparam int unsigned NN = N * N;
+  localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
+  localparam int unsigned RQ_ROOM = (1 << RQ_LOG2) - 5;  // room for one RMWREQ
+
+  function automatic [15:0] sat_inc(input [15:0] c, input inc);
+    sat_inc = (inc && c != 16'hFFFF) ? c + 16'd1 : c;
+  endfunction
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic is_mt(input [65:0] b);
+    is_mt = b[1:0] == edm_pkg::SYNC_CTRL && b[9:2] == edm_pkg::BT_EDM && b[17:10] == edm_pkg::SUB_MT;
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  function automatic [65:0] grant_block(input [9:0] dst, input [7:0] id, input [15:0] size);
+    logic [55:0] low;
+    low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
+    grant_block = {edm_pkg::crc8_56(low), low, edm_pkg::SYNC_CTRL};
+  endfunction
+
+  // ---------------------------------------------------------------- stage 0: classify
+  logic [N-1:0][65:0] b0;
+  logic [N-1:0] c_data, c_ms, c_mt, c_ngood, c_nbad, c_idle, c_std, c_unk;
+  always_comb begin
+    for (integer i = 0; i < N; i++) begin
+      logic [63:0] p;
+      logic ctrl, edm;
+      b0[i] = in_block[i*66 +: 66];
+      p = b0[i][65:2];
+      ctrl = b0[i][1:0] == edm_pkg::SYNC_CTRL;
+      edm = ctrl && p[7:0] == edm_pkg::BT_EDM;
+      c_data[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
+      c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
+      c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
+      c_ngood[i] = edm && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0
+                   && p[63:56] == edm_pkg::crc8_56(p[55:0]);
+      c_nbad[i] = edm && p[15:8] == edm_pkg::SUB_N && !c_ngood[i];
+      c_idle[i] = ctrl && p == {56'b0, edm_pkg::BT_C8};
+      case (p[7:0])
+        edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
+        edm_pkg::BT_O0_O4, edm_pkg::BT_S0, edm_pkg::BT_O0_C4,
+        edm_pkg::BT_T0, edm_pkg::BT_T1, edm_pkg::BT_T2, edm_pkg::BT_T3,
+        edm_pkg::BT_T4, edm_pkg::BT_T5, edm_pkg::BT_T6, edm_pkg::BT_T7: c_std[i] = ctrl && !c_idle[i];
+        default: c_std[i] = 1'b0;
+      endcase
+      // Bad sync, unknown type, /MST/, unknown subtype, a /G/ sent by a host.
+      c_unk[i] = !c_data[i] && !c_ms[i] && !c_mt[i] && !c_ngood[i] && !c_nbad[i] && !c_idle[i] && !c_std[i];
+    end
+  end
+
+  // ---------------------------------------------------------------- stage 1 registers
+  logic [N-1:0][65:0] b1;
+  logic [N-1:0] r_data, r_ms, r_mt, r_ngood, r_nbad, r_std, r_unk;
+  always_ff @(posedge clk) begin
+    b1 <= b0;
+    if (!rst_n) begin
+      r_data <= '0; r_ms <= '0; r_mt <= '0; r_ngood <= '0; r_nbad <= '0; r_std <= '0; r_unk <= '0;
+    end else begin
+      r_data <= c_data; r_ms <= c_ms; r_mt <= c_mt; r_ngood <= c_ngood; r_nbad <= c_nbad;
+      r_std <= c_std; r_unk <= c_unk;
+    end
+  end
+
+  // ---------------------------------------------------------------- FIFOs
+  // Ingress data FIFO (WREQ/RRES units), per ingress.
+  logic [N-1:0]       dq_wr, dq_wready, dq_valid, dq_pop;
+  logic [N-1:0][65:0] dq_head;
+  // Stored RREQs, per (requester c, memory m) at index c*N + m.
+  logic [NN-1:0]       rq_wr, rq_valid, rq_pop;
+  logic [NN-1:0][65:0] rq_head;
+  logic [NN-1:0][RQ_LOG2:0] rq_count;
+  // Circuits per ingress: destination egress, in grant order; one copy is
+  // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
+  logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop;
+  logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
+  // Control operations per egress, in grant order: {forward, peer, id, bytes}.
+  // peer = the requester (forward) or the grant's destination (/G/).
+  localparam int unsigned OW = 1 + PW + IW + SW;
+  logic [N-1:0]          fq_push, fq_valid, fq_pop;
+  logic [N-1:0][OW-1:0]  fq_in, fq_head;
+
+  /* verilator lint_off PINCONNECTEMPTY */
+  for (genvar i = 0; i < N; i++) begin : g_port
+    edm_fifo #(.WIDTH(66), .DEPTH_LOG2(DQ_LOG2)) u_dq (
+        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(b1[i]),
+        .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
+    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_rxc (
+        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(), .wr_data(circ_dst[i]),
+        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i]), .rd_data(rxc_head[i]), .count());
+    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_txc (
+        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(), .wr_data(circ_dst[i]),
+        .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i]), .rd_data(txc_head[i]), .count());
+    edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2)) u_fq (
+        .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(), .wr_data(fq_in[i]),
+        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
+    for (genvar m = 0; m < N; m++) begin : g_rq
+      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2)) u_rq (
+          .clk, .rst_n, .wr_valid(rq_wr[i*N + m]), .wr_ready(), .wr_data(b1[i]),
+          .rd_valid(rq_valid[i*N + m]), .rd_ready(rq_pop[i*N + m]), .rd_data(rq_head[i*N + m]),
+          .count(rq_count[i*N + m]));
+    end
+  end
+  /* verilator lint_on PINCONNECTEMPTY */
+
+  // ---------------------------------------------------------------- scheduler
+  logic [N-1:0]        n_valid, n_ready, n_rres;
+  logic [N*PW-1:0]     n_src, n_dst;
+  logic [N*IW-1:0]     n_id;
+  logic [N*SW-1:0]     n_size;
+  logic [N-1:0]        g_valid, g_last;
+  logic [N*PW-1:0]     g_src, g_dst;
+  logic [N*IW-1:0]     g_id;
+  logic [N*SW-1:0]     g_bytes;
+
+  /* verilator lint_off PINCONNECTEMPTY */
+  edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
+                      .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS)) u_sched (
+      .clk, .rst_n, .notif_valid(n_valid), .notif_ready(n_ready), .notif_src(n_src),
+      .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
+      .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
+      .grant_bytes(g_bytes), .grant_last(g_last), .occupancy());
+  /* verilator lint_on PINCONNECTEMPTY */
+  logic unused_g_src;
+  assign unused_g_src = ^g_src;
+
+  // ---------------------------------------------------------------- ingress stage 1
+  // Unit mode per ingress: 0 none, 1 stored RREQ (to rq of pair (i, u_mem)), 2 data, 3 dropped.
+  logic [N-1:0][1:0]    u_mode, u_mode_n;
+  logic [N-1:0][PW-1:0] u_mem, u_mem_n;
+  logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
+  logic [NN-1:0][3:0]   rq_units;   // stored RREQs of pair (c, m) not yet granted
+  logic [NN-1:0]        rq_new, rq_granted;
+  logic [N-1:0][PW-1:0] data_egress;   // the circuit a data block received now follows
+  logic [N-1:0]         data_rx;       // a data-unit block received now
+  logic [N-1:0]         want_req;      // an RREQ/RMWREQ /MS/ offered to the scheduler
+  logic [N-1:0]         rq_md;         // a block of a stored RREQ unit
+  logic [N-1:0]         drop1;
+  logic [N-1:0][1:0]    mode1;
+  logic [N-1:0][PW-1:0] hmem;
+
+  /* verilator lint_off UNUSEDSIGNAL */
+  always_comb begin
+    for (integer i = 0; i < N; i++) begin
+      logic [63:0] p;
+      logic [2:0]  kind;
+      logic [9:0]  hdst, ndst;
+      logic [15:0] hlen;
+      logic        rd;
+      p = b1[i][65:2];
+      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
+      hdst = p[16 + edm_pkg::HDR_DST_LSB +: 10];
+      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
+      ndst = p[edm_pkg::NG_DST_LSB +: 10];
+      rd = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
+      mode1[i] = u_mode[i];
+      drop1[i] = 1'b0;
+      want_req[i] = 1'b0;
+      rq_md[i] = 1'b0;
+      hmem[i] = hdst[PW-1:0];
+      i_unk[i] = r_unk[i];
+      i_non_edm[i] = r_std[i];
+      i_bad_n[i] = r_nbad[i];
+      n_valid[i] = 1'b0;
+      n_src[i*PW +: PW] = PW'(i);
+      n_dst[i*PW +: PW] = ndst[PW-1:0];
+      n_id[i*IW +: IW] = p[edm_pkg::NG_ID_LSB +: IW];
+      n_size[i*SW +: SW] = p[edm_pkg::NG_SIZE_LSB +: SW];
+      n_rres[i] = 1'b0;
+      dq_wr[i] = 1'b0;
+      rxc_pop[i] = 1'b0;
+      data_rx[i] = 1'b0;
+      data_egress[i] = rxc_head[i];
+      if (r_ngood[i]) begin
+        n_valid[i] = {22'b0, ndst} < N && ndst != 10'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+        drop1[i] = !n_valid[i];
+      end else if (r_ms[i]) begin
+        if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
+        mode1[i] = 2'd3;
+        if (rd) begin
+          // Implicit notification for the response: memory -> requester.
+          n_src[i*PW +: PW] = hdst[PW-1:0];
+          n_dst[i*PW +: PW] = PW'(i);
+          n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
+          n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
+          n_rres[i] = 1'b1;
+          n_valid[i] = {22'b0, hdst} < N && hdst != 10'(i) && n_size[i*SW +: SW] != '0
+                       && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
+                       && rq_count[i*N + 32'(hdst[PW-1:0])] <= (RQ_LOG2+1)'(RQ_ROOM);
+          want_req[i] = n_valid[i];
+          if (!n_valid[i]) drop1[i] = 1'b1;
+        end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
+          if (rxc_valid[i]) begin
+            mode1[i] = 2'd2;
+            dq_wr[i] = 1'b1;
+            data_rx[i] = 1'b1;
+          end else drop1[i] = 1'b1;  // data with no circuit
+        end else drop1[i] = 1'b1;
+      end else if (r_data[i] || r_mt[i]) begin
+        case (u_mode[i])
+          2'd1: rq_md[i] = 1'b1;
+          2'd2: begin
+            dq_wr[i] = 1'b1;
+            data_rx[i] = 1'b1;
+          end
+          2'd3: ;
+          default: if (r_data[i]) i_non_edm[i] = 1'b1; else drop1[i] = 1'b1;  // frame data; stray /MT/
+        endcase
+        if (r_mt[i]) begin
+          rxc_pop[i] = u_mode[i] == 2'd2;
+          mode1[i] = 2'd0;
+        end
+      end else if (r_std[i] && u_mode[i] != 2'd0) begin
+        // A frame block inside a unit: the unit is cut short (docs/protocol.md §3.3).
+        drop1[i] = 1'b1;
+        mode1[i] = 2'd3;
+      end
+    end
+  end
+  /* verilator lint_on UNUSEDSIGNAL */
+
+  // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
+  always_comb begin
+    rq_wr = '0;
+    rq_new = '0;
+    for (integer i = 0; i < N; i++) begin
+      u_mode_n[i] = mode1[i];
+      u_mem_n[i] = u_mem[i];
+      i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
+      if (rq_md[i]) rq_wr[i*N + 32'(u_mem[i])] = 1'b1;
+      if (want_req[i] && n_ready[i]) begin
+        u_mode_n[i] = 2'd1;
+        u_mem_n[i] = hmem[i];
+        rq_wr[i*N + 32'(hmem[i])] = 1'b1;
+        rq_new[i*N + 32'(hmem[i])] = 1'b1;
+      end
+    end
+  end
+
+
+  // ---------------------------------------------------------------- grants
+  logic [N-1:0][N-1:0] mid;          // [src][dst]: a message of the pair is part-granted
+  logic [N-1:0]        g_first_read, g_gblk;
+  always_comb begin
+    for (integer q = 0; q < NN; q++) rq_granted[q] = 1'b0;
+    for (integer s = 0; s < N; s++) begin
+      logic [PW-1:0] d;
+      d = g_dst[s*PW +: PW];
+      g_first_read[s] = g_valid[s] && !mid[s][d] && rq_units[d*N + s] != 4'd0;
+      g_gblk[s] = g_valid[s] && !g_first_read[s];
+      circ_push[s] = g_valid[s];
+      circ_dst[s] = d;
+      fq_in[s] = {g_first_read[s], d, g_id[s*IW +: IW], g_bytes[s*SW +: SW]};
+      if (g_first_read[s]) rq_granted[d*N + s] = 1'b1;
+    end
+  end
+
+  // ---------------------------------------------------------------- egress mux
+  logic [N-1:0][1:0]    e_mode, e_mode_n;   // open unit: 0 none, 1 forward, 2 data
+  logic [N-1:0][PW-1:0] e_src, e_src_n;     // requester (forward) or ingress (data)
+  logic [N-1:0][65:0]   e_out;
+  always_comb begin
+    dq_pop = '0;
+    txc_pop = '0;
+    rq_pop = '0;
+    fq_pop = '0;
+    for (integer m = 0; m < N; m++) begin
+      logic          found;
+      logic [PW-1:0] e, fhead;
+      e_mode_n[m] = e_mode[m];
+      e_src_n[m] = e_src[m];
+      e_out[m] = IDLE;
+      found = 1'b0;
+      e = '0;
+      fhead = '0;
+      for (integer k = N - 1; k >= 0; k--)
+        if (txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k]) begin
+          found = 1'b1;
+          e = PW'(k);
+        end
+      // A /G/ with nothing queued before it leaves at once (even inside a data
+      // unit, as a filler); otherwise every control operation waits its turn,
+      // so a host receives its grants and forwarded requests in grant order.
+      fq_push[m] = g_valid[m];
+      if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1) begin
+        fq_push[m] = 1'b0;
+        e_out[m] = grant_block(10'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW]);
+      end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1) begin
+        fq_pop[m] = 1'b1;
+        e_out[m] = grant_block(10'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0]);
+      end else if (e_mode[m] == 2'd1) begin
+        if (rq_valid[e_src[m]*N + m]) begin
+          e_out[m] = rq_head[e_src[m]*N + m];
+          rq_pop[e_src[m]*N + m] = 1'b1;
+          if (is_mt(e_out[m])) e_mode_n[m] = 2'd0;
+        end
+      end else if (e_mode[m] == 2'd2) begin
+        if (dq_valid[e_src[m]]) begin
+          e_out[m] = dq_head[e_src[m]];
+          dq_pop[e_src[m]] = 1'b1;
+          if (is_mt(e_out[m])) begin
+            e_mode_n[m] = 2'd0;
+            txc_pop[e_src[m]] = 1'b1;
+          end
+        end
+      end else if (fq_valid[m]) begin
+        // A forward at the head: starts between units (it waits for its first block).
+        fhead = fq_head[m][IW+SW +: PW];
+        if (rq_valid[fhead*N + m]) begin
+          fq_pop[m] = 1'b1;
+          e_out[m] = rq_head[fhead*N + m];
+          rq_pop[fhead*N + m] = 1'b1;
+          e_mode_n[m] = 2'd1;
+          e_src_n[m] = fhead;
+        end
+      end else if (found) begin
+        e_out[m] = dq_head[e];
+        dq_pop[e] = 1'b1;
+        e_mode_n[m] = 2'd2;
+        e_src_n[m] = e;
+      end
+    end
+  end
+
+  // Two circuits receiving toward one egress in the same cycle.
+  logic conflict;
+  always_comb begin
+    conflict = 1'b0;
+    for (integer a = 0; a < N; a++)
+      for (integer b = a + 1; b < N; b++)
+        if (data_rx[a] && data_rx[b] && data_egress[a] == data_egress[b]) conflict = 1'b1;
+  end
+
+  // ---------------------------------------------------------------- registers
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      u_mode <= '0;
+      e_mode <= '0;
+      mid <= '0;
+      rq_units <= '0;
+      out_block <= {N{IDLE}};
+      cnt_bad_notif <= '0;
+      cnt_unknown <= '0;
+      cnt_non_edm <= '0;
+      cnt_dropped <= '0;
+      cnt_conflict <= '0;
+      cnt_overflow <= '0;
+    end else begin
+      u_mode <= u_mode_n;
+      e_mode <= e_mode_n;
+      for (integer q = 0; q < NN; q++)
+        rq_units[q] <= rq_units[q] + {3'b0, rq_new[q]} - {3'b0, rq_granted[q]};
+      for (integer s = 0; s < N; s++)
+        if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
+      for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
+      for (integer i = 0; i < N; i++) begin
+        cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], i_bad_n[i]);
+        cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], i_unk[i]);
+        cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], i_non_edm[i]);
+        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], i_drop[i]);
+      end
+      cnt_conflict <= sat_inc(cnt_conflict, conflict);
+      cnt_overflow <= sat_inc(cnt_overflow, |(dq_wr & ~dq_wready));
+    end
+    u_mem <= u_mem_n;
+    e_src <= e_src_n;
+  end
+endmodule
