@@ -415,3 +415,38 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
     .is_err());
     assert!(BaselineParams::default().validate().is_ok());
 }
+
+#[test]
+fn a_permutation_runs_every_pair_near_line_rate_without_congestion_signals() {
+    // Host i writes to host (i + 1) mod 8: no receiver is shared, so every
+    // protocol should run each pair near its framing-limited line rate with no
+    // drops, pauses or marks. A model that shared capacity across pairs, or
+    // signalled congestion where there is none, fails here.
+    let n = 8u16;
+    let f = fabric(n as usize);
+    let msgs: Vec<MessageSpec> = (0..20)
+        .flat_map(|k| (0..n).map(move |i| msg(Op::Write, i, (i + 1) % n, 60_000, k)))
+        .collect();
+    let per_host_bits = 20.0 * 60_000.0 * 8.0;
+    for name in BASELINES {
+        let out = run_named(name, &f, &msgs);
+        let span = out
+            .records
+            .iter()
+            .map(|r| r.complete_ps.unwrap())
+            .max()
+            .unwrap();
+        let gbps = per_host_bits / span as f64 * 1e3;
+        eprintln!("{name}: {gbps:.1} Gbps per pair");
+        assert!(
+            gbps > 80.0,
+            "{name}: {gbps:.1} Gbps per pair in a permutation"
+        );
+        let t = &out.totals;
+        assert_eq!(
+            (t.drops, t.pauses, t.timeouts),
+            (0, 0, 0),
+            "{name}: congestion signals"
+        );
+    }
+}
