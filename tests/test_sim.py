@@ -135,6 +135,21 @@ def test_first_grant_comes_after_insert_and_one_iteration_on_the_iteration_grid(
     assert first + 1 == start + it
 
 
+@pytest.mark.parametrize("hold, first", [(0, 2), (2, 3)])
+def test_stand_alone_scheduler_takes_the_priority_hold_option(hold, first):
+    # Destination 0 gets a long write from free source 1 and a short one from
+    # source 2, busy sending to 3: the paper's PIM starts the long one, hold 2
+    # waits for source 2 (as crates/edm-sim's scheduler unit test).
+    s = sim.Scheduler(4, priority_hold=hold)
+    s.notify(2, 3, 1, 5000)
+    while not s.step():
+        pass
+    s.notify(1, 0, 2, 5000)
+    s.notify(2, 0, 3, 64)
+    to_zero = [g for _ in range(200) for g in s.step() if g[1] == 0]
+    assert to_zero[0][2] == first
+
+
 @pytest.mark.parametrize("name", sim.config.PROTOCOLS)
 def test_every_protocol_runs_from_python_and_nothing_beats_alone(name):
     r = sim.run({**SMALL, "protocol": name, "messages": 500, "load": 0.3})

@@ -317,20 +317,25 @@ struct Scheduler {
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS))]
+    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS, priority_hold=0))]
     fn new(
         ports: usize,
         policy: &str,
         chunk_bytes: u32,
         link_gbps: u32,
         cycle_ps: Ps,
+        priority_hold: u32,
     ) -> PyResult<Self> {
         let block_ps = edm_proto::spec::block_ps(link_gbps).ok_or_else(|| {
             PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400"))
         })?;
         let iteration = edm_proto::spec::SW_PIM_ITER_CYCLES as Ps * cycle_ps;
+        let mut inner =
+            CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps);
+        // Not the paper's design and not in the RTL (docs/simulator.md, "Priority hold").
+        inner.hold_for_shorter(priority_hold);
         Ok(Scheduler {
-            inner: CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps),
+            inner,
             cycle_ps,
             now: 0,
             busy_until: 0,
