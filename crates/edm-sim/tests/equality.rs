@@ -1,0 +1,386 @@
+//! Bit-for-bit regression: every per-message record and summary counter of a
+//! set of EDM runs, and every grant of the stand-alone scheduler, hashed. The
+//! expected hashes were produced by the scheduler and engine before their
+//! speed-ups (commit d235abe); any change of result, however small, fails here.
+//!
+//! To print the current hashes instead of checking: `EDM_PRINT_HASHES=1 cargo
+//! test -p edm-sim --release --test equality -- --nocapture`.
+use edm_proto::message::Kind;
+use edm_sim::background::BackgroundConfig;
+use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::edm::Edm;
+use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::rng::Rng;
+use edm_sim::scheduler::Scheduler;
+use edm_sim::workload::{OpenLoop, Roles, SizeCdf};
+
+/// FNV-1a, 64 bit: stable across Rust versions and platforms.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn u64(&mut self, v: u64) {
+        for b in v.to_le_bytes() {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+}
+
+fn hadoop() -> SizeCdf {
+    let text = include_str!("../../../python/edm/workloads/CDF_hadoop.txt");
+    let points = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let p: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+            (p[0], p[2])
+        })
+        .collect();
+    SizeCdf::new(points, 1460).unwrap()
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sizes {
+    Micro,
+    Hadoop,
+    Mixed,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Case {
+    nodes: usize,
+    sizes: Sizes,
+    load: f64,
+    messages: usize,
+    seed: u64,
+    priority: Priority,
+    hold: u32,
+    max_iterations: u32,
+    background: f64,
+}
+
+fn outcome_hash(out: &Outcome) -> u64 {
+    let mut h = Fnv::new();
+    for r in &out.records {
+        h.u64(r.complete_ps.map_or(u64::MAX, |t| t));
+        h.u64(r.alone_ps);
+    }
+    let t = &out.totals;
+    for v in [
+        t.events,
+        t.end_ps,
+        t.max_switch_data_queue as u64,
+        t.max_switch_data_wait_ps,
+        t.switch_data_conflicts,
+        t.max_notification_queue as u64,
+        t.scheduler_iterations,
+        t.delivered_bytes,
+        t.frames.frames,
+        t.frames.memory_waits,
+        t.frames.memory_wait_total_ps,
+        t.frames.memory_wait_max_ps,
+    ] {
+        h.u64(v);
+    }
+    for &d in &t.frames.delays_ps {
+        h.u64(d);
+    }
+    for v in [
+        t.uplink_util_mean,
+        t.uplink_util_max,
+        t.downlink_util_mean,
+        t.downlink_util_max,
+    ] {
+        h.f64(v);
+    }
+    h.0
+}
+
+fn run(c: &Case) -> u64 {
+    let sizes = match c.sizes {
+        Sizes::Micro => SizeCdf::fixed(64),
+        Sizes::Hadoop => hadoop(),
+        Sizes::Mixed => {
+            SizeCdf::new(vec![(1.0, 0.0), (8.0, 0.6), (77.0, 0.9), (531.0, 1.0)], 13).unwrap()
+        }
+    };
+    let msgs = OpenLoop {
+        nodes: c.nodes,
+        roles: Roles::AllToAll,
+        link_gbps: 100,
+        load: c.load,
+        write_ratio: 0.5,
+        sizes,
+        messages: c.messages,
+        seed: c.seed,
+    }
+    .generate();
+    let fabric = FabricConfig {
+        nodes: c.nodes,
+        ..FabricConfig::default()
+    };
+    let cfg = EdmConfig {
+        priority: c.priority,
+        priority_hold: c.hold,
+        max_iterations: c.max_iterations,
+        background: BackgroundConfig {
+            load: c.background,
+            seed: c.seed,
+            ..BackgroundConfig::default()
+        },
+        ..EdmConfig::default()
+    };
+    outcome_hash(&Edm::new(fabric, cfg).run(&msgs, &mut |_, _| {}))
+}
+
+fn cases() -> Vec<Case> {
+    use Priority::{Fcfs, Srpt};
+    use Sizes::{Hadoop, Micro, Mixed};
+    let base = Case {
+        nodes: 16,
+        sizes: Micro,
+        load: 0.3,
+        messages: 20_000,
+        seed: 1,
+        priority: Srpt,
+        hold: 0,
+        max_iterations: 0,
+        background: 0.0,
+    };
+    let mut out = Vec::new();
+    for nodes in [16, 144] {
+        for load in [0.3, 0.8] {
+            for (priority, hold, seed) in [(Srpt, 0, 1), (Fcfs, 0, 2), (Srpt, 2, 3)] {
+                out.push(Case {
+                    nodes,
+                    load,
+                    priority,
+                    hold,
+                    seed,
+                    ..base
+                });
+                out.push(Case {
+                    nodes,
+                    load,
+                    priority,
+                    hold,
+                    seed: seed + 10,
+                    sizes: Hadoop,
+                    messages: 2_000,
+                    ..base
+                });
+            }
+        }
+    }
+    // Past saturation with mixed sizes, reads with first-chunk leads.
+    for (priority, hold) in [(Srpt, 0), (Fcfs, 0), (Srpt, 3)] {
+        out.push(Case {
+            sizes: Mixed,
+            load: 1.2,
+            priority,
+            hold,
+            seed: 4,
+            ..base
+        });
+    }
+    out.push(Case {
+        load: 0.8,
+        max_iterations: 2,
+        seed: 5,
+        ..base
+    });
+    out.push(Case {
+        load: 0.5,
+        background: 0.3,
+        seed: 6,
+        ..base
+    });
+    out.push(Case {
+        nodes: 144,
+        sizes: Mixed,
+        load: 0.9,
+        background: 0.2,
+        hold: 2,
+        seed: 7,
+        ..base
+    });
+    out
+}
+
+/// Hashes from the original code (d235abe), in `cases()` order.
+const EXPECTED_RUNS: &[u64] = &[
+    0x1ebe3dbc674a01bf,
+    0x613f59a84b0cbdb6,
+    0x04ffd15ae13dfb86,
+    0x757833611c28b894,
+    0x1acd71b12d0c2712,
+    0xb8c3293b6381fea1,
+    0x3ef635e1650484ab,
+    0x9d8fd5a73b5836bc,
+    0x505bfe556e2294ca,
+    0xccb0cad8e893f190,
+    0x6e2db5c2c7d3c81b,
+    0x6d46013bd30548ea,
+    0xf6273c9bbfd2b258,
+    0x8fadf42bcf981a73,
+    0xccdfdd3c74786173,
+    0x87561458efd73160,
+    0xe20a9693120bec0a,
+    0x01e318f364183098,
+    0x811ab4cff8a4be88,
+    0x16697d27be66728d,
+    0x482fb31ead9392ee,
+    0x754151720b356141,
+    0x308763120271b61a,
+    0xceec5a255316e8c2,
+    0x093ac349991c4481,
+    0xf605a865e50aaf8e,
+    0xfa3d885535f4c148,
+    0xed574e1cf5c95f45,
+    0x16e553bf1a45a43e,
+    0xcda9ba2914055e70,
+];
+
+/// Checks `got` against `expected` case by case (or prints `got` with
+/// EDM_PRINT_HASHES set).
+fn check<C: std::fmt::Debug>(cases: &[C], got: &[u64], expected: &[u64]) {
+    if std::env::var_os("EDM_PRINT_HASHES").is_some() {
+        for (c, h) in cases.iter().zip(got) {
+            println!("    0x{h:016x}, // {c:?}");
+        }
+        return;
+    }
+    for (i, (c, (g, e))) in cases.iter().zip(got.iter().zip(expected)).enumerate() {
+        assert_eq!(g, e, "case {i}: {c:?}");
+    }
+    assert_eq!(got.len(), expected.len());
+}
+
+#[test]
+fn edm_runs_are_unchanged() {
+    let cases = cases();
+    let got: Vec<u64> = cases.iter().map(run).collect();
+    check(&cases, &got, EXPECTED_RUNS);
+}
+
+/// The stand-alone scheduler driven like `edm.sim.Scheduler` (one iteration
+/// whenever free, random notifications) plus odd instants and first-chunk
+/// leads; hashes every grant and `next_change_after`.
+fn scheduler_hash(ports: usize, priority: Priority, hold: u32, leads: bool, seed: u64) -> u64 {
+    let mut rng = Rng::new(seed);
+    let mut s = Scheduler::new(ports, priority, 256, 3 * 2560, 640);
+    s.hold_for_shorter(hold);
+    let mut h = Fnv::new();
+    let mut now: Ps = 0;
+    let mut busy_until: Ps = 0;
+    let mut msg = 0u32;
+    for step in 0..20_000u64 {
+        // Bursts and lulls: the queues grow and drain.
+        let rate = if (step / 2000) % 2 == 0 { 3 } else { 12 };
+        if rng.below(rate) == 0 {
+            for _ in 0..1 + rng.below(3) {
+                let src = rng.below(ports as u64) as u16;
+                let dst = ((src as u64 + 1 + rng.below(ports as u64 - 1)) % ports as u64) as u16;
+                let bytes = match rng.below(4) {
+                    0 => 1 + rng.below(64) as u32,
+                    1 => 64,
+                    2 => 1 + rng.below(1500) as u32,
+                    _ => 1 + rng.below(5000) as u32,
+                };
+                let (kind, extra) = if leads && rng.below(2) == 0 {
+                    (Kind::Rres, 1000 + rng.below(4000))
+                } else if rng.below(2) == 0 {
+                    (Kind::Rres, 0)
+                } else {
+                    (Kind::Wreq, 0)
+                };
+                s.notify(now + 5120, src, dst, msg, bytes, kind, extra);
+                msg += 1;
+            }
+        }
+        if now >= busy_until && !s.is_empty() {
+            let it = s.iterate(now);
+            busy_until = now + s.iteration_ps();
+            h.u64(it.refused as u64);
+            for g in &it.grants {
+                for v in [
+                    g.src as u64,
+                    g.dst as u64,
+                    g.msg as u64,
+                    g.bytes as u64,
+                    g.first as u64,
+                    g.last as u64,
+                    g.at,
+                    g.release,
+                ] {
+                    h.u64(v);
+                }
+                h.u64(s.lookahead_ps(g.src, g.dst));
+            }
+        }
+        h.u64(s.next_change_after(now).unwrap_or(u64::MAX));
+        // Mostly scheduler cycles, sometimes an odd jump.
+        now += if rng.below(10) == 0 {
+            1 + rng.below(20_000)
+        } else {
+            2560
+        };
+    }
+    h.u64(s.max_occupancy as u64);
+    h.u64(s.iterations);
+    h.0
+}
+
+fn scheduler_cases() -> Vec<(usize, Priority, u32, bool, u64)> {
+    let mut out = Vec::new();
+    for (ports, seed) in [(4, 1), (8, 2), (32, 3)] {
+        for (priority, hold) in [
+            (Priority::Srpt, 0),
+            (Priority::Fcfs, 0),
+            (Priority::Srpt, 2),
+        ] {
+            for leads in [false, true] {
+                out.push((ports, priority, hold, leads, seed));
+            }
+        }
+    }
+    out
+}
+
+/// Hashes from the original code (d235abe), in `scheduler_cases()` order.
+const EXPECTED_SCHEDULER: &[u64] = &[
+    0x93450c096e0f6b6a,
+    0xa77c484ea0c67439,
+    0x7777625c22bd8a0f,
+    0x6817debf95d91a49,
+    0x16aaedc9a2ee3068,
+    0xb61a58a051b37736,
+    0x20f9336f472effe4,
+    0xf1ffe45be0b0a4ea,
+    0x8b5cf86078f43a8d,
+    0xf92163be348406bb,
+    0x59728f119b15fd6c,
+    0x06d4f06858c9210e,
+    0x6ff00b859a07855d,
+    0xb0d1956fd75c046f,
+    0x28010d2a72d74025,
+    0xa686971376dea23f,
+    0x42df24d29abb0e75,
+    0xa8a24a3dc8cc11e0,
+];
+
+#[test]
+fn scheduler_grants_are_unchanged() {
+    let cases = scheduler_cases();
+    let got: Vec<u64> = cases
+        .iter()
+        .map(|&(p, pr, h, l, s)| scheduler_hash(p, pr, h, l, s))
+        .collect();
+    check(&cases, &got, EXPECTED_SCHEDULER);
+}
