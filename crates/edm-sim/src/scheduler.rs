@@ -9,6 +9,7 @@
 //! after the release) lands exactly when the previous chunk's last block does.
 use crate::config::{Priority, Ps};
 use edm_proto::message::{message_blocks, Kind};
+use std::collections::VecDeque;
 
 /// One grant: `src` may send `bytes` of message `msg` to `dst` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,10 +28,14 @@ pub struct Grant {
     pub release: Ps,
 }
 
+/// No entry (end of a pair's list, an empty pair).
+const NONE: u32 = u32::MAX;
+
 #[derive(Clone, Debug)]
 struct Entry {
     msg: u32,
     src: u16,
+    dst: u16,
     remaining: u32,
     /// Arrival order (FCFS priority and tie-break).
     order: u64,
@@ -40,6 +45,8 @@ struct Entry {
     kind: Kind,
     /// Extra delay of the first chunk's data (a read's forwarded RREQ path).
     first_extra_ps: Ps,
+    /// The next entry of the same source-destination pair (arrival order).
+    next: u32,
 }
 
 impl Entry {
@@ -49,6 +56,35 @@ impl Entry {
             Priority::Fcfs => (self.order, 0),
         }
     }
+
+    /// How far before the ports' release it may be granted (see `iterate`).
+    fn lead(&self) -> Ps {
+        if self.granted {
+            0
+        } else {
+            self.first_extra_ps
+        }
+    }
+}
+
+/// A destination's notification queue, organised so that an iteration finds
+/// its best eligible entry without scanning it. The queue in arrival order is
+/// `unrevealed` followed, per source, by that pair's list; only each pair's
+/// oldest entry (its head) can be granted, so `heads` holds the revealed pairs'
+/// heads sorted by priority key.
+#[derive(Clone, Debug, Default)]
+struct Queue {
+    /// Arrived but not yet revealed, in arrival order. An entry is revealed
+    /// once every entry that arrived before it at this destination is visible:
+    /// the original model scanned the queue up to its first invisible entry.
+    unrevealed: VecDeque<u32>,
+    /// The latest `visible_at` of any entry that arrived here (revealing an
+    /// entry waits for it, with the entries before).
+    visible_max: Ps,
+    /// (key, source, entry) of every revealed pair's head, by key (keys are
+    /// unique: they contain the arrival order).
+    heads: Vec<((u64, u64), u16, u32)>,
+    len: usize,
 }
 
 /// What one iteration did.
@@ -60,7 +96,14 @@ pub struct Iteration {
 }
 
 pub struct Scheduler {
-    queues: Vec<Vec<Entry>>,
+    queues: Vec<Queue>,
+    /// Entries, by id; `free` lists the ids of removed ones for reuse.
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+    /// First and last revealed entry of each (dst, src) pair (`NONE`: empty).
+    pair_first: Vec<u32>,
+    pair_last: Vec<u32>,
+    ports: usize,
     src_release: Vec<Ps>,
     dst_release: Vec<Ps>,
     priority: Priority,
@@ -77,13 +120,14 @@ pub struct Scheduler {
     occupancy: usize,
     /// Priority hold factor (0: off, the paper's PIM); see [`Scheduler::hold_for_shorter`].
     hold: u64,
+    /// The latest `now` an iteration ran at (iterations must not go back in time).
+    last_now: Ps,
     pub max_occupancy: usize,
     pub iterations: u64,
     // Scratch, reused across iterations (generation-stamped, never cleared).
     stamp: u32,
-    scan: u32,
-    seen_src: Vec<u32>,
-    best_request: Vec<(u32, (u64, u64), u16, usize)>,
+    best_request: Vec<(u32, (u64, u64), u16, u32)>,
+    requesting_srcs: Vec<u16>,
 }
 
 impl Scheduler {
@@ -95,7 +139,12 @@ impl Scheduler {
         block_ps: Ps,
     ) -> Self {
         Scheduler {
-            queues: vec![Vec::new(); ports],
+            queues: vec![Queue::default(); ports],
+            entries: Vec::new(),
+            free: Vec::new(),
+            pair_first: vec![NONE; ports * ports],
+            pair_last: vec![NONE; ports * ports],
+            ports,
             src_release: vec![0; ports],
             dst_release: vec![0; ports],
             priority,
@@ -108,12 +157,12 @@ impl Scheduler {
             leading_by_dst: vec![0; ports],
             occupancy: 0,
             hold: 0,
+            last_now: 0,
             max_occupancy: 0,
             iterations: 0,
             stamp: 0,
-            scan: 0,
-            seen_src: vec![0; ports],
             best_request: vec![(0, (0, 0), 0, 0); ports],
+            requesting_srcs: Vec::new(),
         }
     }
 
@@ -161,16 +210,32 @@ impl Scheduler {
         kind: Kind,
         first_extra_ps: Ps,
     ) {
-        self.queues[dst as usize].push(Entry {
+        let entry = Entry {
             msg,
             src,
+            dst,
             remaining: bytes,
             order: self.next_order,
             visible_at,
             granted: false,
             kind,
             first_extra_ps,
-        });
+            next: NONE,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.entries[id as usize] = entry;
+                id
+            }
+            None => {
+                self.entries.push(entry);
+                (self.entries.len() - 1) as u32
+            }
+        };
+        let q = &mut self.queues[dst as usize];
+        q.unrevealed.push_back(id);
+        q.len += 1;
+        self.max_occupancy = self.max_occupancy.max(q.len);
         self.lookahead_ps = self.lookahead_ps.max(first_extra_ps);
         if first_extra_ps > 0 {
             self.leading_by_src[src as usize] += 1;
@@ -178,72 +243,102 @@ impl Scheduler {
         }
         self.next_order += 1;
         self.occupancy += 1;
-        self.max_occupancy = self.max_occupancy.max(self.queues[dst as usize].len());
     }
 
     pub fn is_empty(&self) -> bool {
         self.occupancy == 0
     }
 
+    /// Inserts the head `id` of its pair into its destination's sorted heads.
+    fn insert_head(&mut self, id: u32) {
+        let e = &self.entries[id as usize];
+        let key = e.key(self.priority);
+        let heads = &mut self.queues[e.dst as usize].heads;
+        let at = heads.partition_point(|h| h.0 < key);
+        heads.insert(at, (key, e.src, id));
+    }
+
+    fn remove_head(&mut self, dst: u16, key: (u64, u64)) {
+        let heads = &mut self.queues[dst as usize].heads;
+        let at = heads.partition_point(|h| h.0 < key);
+        debug_assert_eq!(heads[at].0, key);
+        heads.remove(at);
+    }
+
+    /// Reveals the entries of `dst` whose predecessors and themselves are
+    /// visible at `now`, appending each to its pair's list.
+    fn reveal(&mut self, dst: usize, now: Ps) {
+        while let Some(&id) = self.queues[dst].unrevealed.front() {
+            let q = &mut self.queues[dst];
+            let e = &self.entries[id as usize];
+            q.visible_max = q.visible_max.max(e.visible_at);
+            if q.visible_max > now {
+                break;
+            }
+            q.unrevealed.pop_front();
+            let pair = dst * self.ports + e.src as usize;
+            if self.pair_last[pair] == NONE {
+                self.pair_first[pair] = id;
+                self.insert_head(id);
+            } else {
+                self.entries[self.pair_last[pair] as usize].next = id;
+            }
+            self.pair_last[pair] = id;
+        }
+    }
+
     /// One priority-PIM iteration starting at `now`.
     pub fn iterate(&mut self, now: Ps) -> Iteration {
+        debug_assert!(now >= self.last_now, "iterations go forward in time");
+        self.last_now = now;
         self.iterations += 1;
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
         let mut out = Iteration::default();
-        let mut requesting_srcs: Vec<u16> = Vec::new();
+        let mut requesting_srcs = std::mem::take(&mut self.requesting_srcs);
+        requesting_srcs.clear();
         // (1) Each free destination requests its best eligible message: visible,
         // source free, and the oldest of its source-destination pair.
         for dst in 0..self.queues.len() {
-            if self.queues[dst].is_empty() || self.dst_release[dst] > now + self.lookahead_ps {
+            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.lookahead_ps {
                 continue;
             }
-            let mut best: Option<((u64, u64), usize)> = None;
-            let mut best_any: Option<(u64, u64)> = None;
-            self.scan = self.scan.wrapping_add(1);
-            for (i, e) in self.queues[dst].iter().enumerate() {
-                if e.visible_at > now {
-                    break; // arrival order = visibility order
-                }
-                let s = e.src as usize;
-                if self.seen_src[s] == self.scan {
-                    continue; // not the pair's oldest
-                }
-                self.seen_src[s] = self.scan;
+            self.reveal(dst, now);
+            let q = &self.queues[dst];
+            let Some(&(any, _, _)) = q.heads.first() else {
+                continue;
+            };
+            let mut best: Option<((u64, u64), u32)> = None;
+            for &(key, s, id) in &q.heads {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
-                let lead = if e.granted { 0 } else { e.first_extra_ps };
-                let key = e.key(self.priority);
-                if best_any.is_none_or(|k| key < k) {
-                    best_any = Some(key);
-                }
-                if self.src_release[s] > now + lead || self.dst_release[dst] > now + lead {
+                let lead = self.entries[id as usize].lead();
+                if self.src_release[s as usize] > now + lead || self.dst_release[dst] > now + lead {
                     continue;
                 }
-                if best.is_none_or(|(k, _)| key < k) {
-                    best = Some((key, i));
-                }
+                best = Some((key, id));
+                break;
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
-            if let (Some((key, _)), Some(any)) = (best, best_any) {
+            if let Some((key, _)) = best {
                 if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
                     best = None;
                 }
             }
-            if let Some((key, idx)) = best {
-                let s = self.queues[dst][idx].src as usize;
+            if let Some((key, id)) = best {
+                let s = self.entries[id as usize].src as usize;
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
-                    *slot = (stamp, key, dst as u16, idx);
+                    *slot = (stamp, key, dst as u16, id);
                     requesting_srcs.push(s as u16);
                 } else {
                     out.refused = true;
                     if key < slot.1 {
-                        *slot = (stamp, key, dst as u16, idx);
+                        *slot = (stamp, key, dst as u16, id);
                     }
                 }
             }
@@ -251,24 +346,36 @@ impl Scheduler {
         // (3) Accepted pairs become busy; grants are issued one iteration later.
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
-        for s in requesting_srcs {
-            let (_, _, dst, idx) = self.best_request[s as usize];
-            let queue = &mut self.queues[dst as usize];
-            let e = &mut queue[idx];
+        for &s in &requesting_srcs {
+            let (_, key, dst, id) = self.best_request[s as usize];
+            let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
             let first = !e.granted;
             e.granted = true;
             e.remaining -= bytes;
             let last = e.remaining == 0;
-            let (msg, kind) = (e.msg, e.kind);
+            let (msg, kind, next) = (e.msg, e.kind, e.next);
             let extra = if first { e.first_extra_ps } else { 0 };
             if extra > 0 {
                 self.leading_by_src[s as usize] -= 1;
                 self.leading_by_dst[dst as usize] -= 1;
             }
+            let new_key = e.key(self.priority);
             if last {
-                queue.remove(idx);
+                self.remove_head(dst, key);
+                let pair = dst as usize * self.ports + s as usize;
+                self.pair_first[pair] = next;
+                if next == NONE {
+                    self.pair_last[pair] = NONE;
+                } else {
+                    self.insert_head(next);
+                }
+                self.free.push(id);
+                self.queues[dst as usize].len -= 1;
                 self.occupancy -= 1;
+            } else if new_key != key {
+                self.remove_head(dst, key);
+                self.insert_head(id);
             }
             let release =
                 (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
@@ -285,7 +392,21 @@ impl Scheduler {
                 release,
             });
         }
+        self.requesting_srcs = requesting_srcs;
         out
+    }
+
+    /// The waiting entries (any order).
+    fn live(&self) -> impl Iterator<Item = &Entry> {
+        let mut removed = vec![false; self.entries.len()];
+        for &id in &self.free {
+            removed[id as usize] = true;
+        }
+        self.entries
+            .iter()
+            .zip(removed)
+            .filter(|(_, r)| !r)
+            .map(|(e, _)| e)
     }
 
     /// Earliest time after `now` at which a waiting entry may become eligible
@@ -298,14 +419,13 @@ impl Scheduler {
             }
         };
         for (dst, queue) in self.queues.iter().enumerate() {
-            if queue.is_empty() {
-                continue;
+            if queue.len > 0 {
+                consider(self.dst_release[dst]);
             }
-            consider(self.dst_release[dst]);
-            for e in queue {
-                consider(e.visible_at);
-                consider(self.src_release[e.src as usize]);
-            }
+        }
+        for e in self.live() {
+            consider(e.visible_at);
+            consider(self.src_release[e.src as usize]);
         }
         next
     }
@@ -355,10 +475,11 @@ mod tests {
                 }
             }
             // Maximal: no waiting entry has both ends free.
-            for (dst, q) in s.queues.iter().enumerate() {
-                for e in q {
-                    assert!(used_dst[dst] || used_src[e.src as usize], "not maximal");
-                }
+            for e in s.live() {
+                assert!(
+                    used_dst[e.dst as usize] || used_src[e.src as usize],
+                    "not maximal"
+                );
             }
         }
     }
