@@ -1,5 +1,6 @@
 //! Bit-for-bit regression: every per-message record and summary counter of a
-//! set of EDM runs, and every grant of the stand-alone scheduler, hashed. The
+//! set of EDM and packet-baseline runs, and every grant of the stand-alone
+//! scheduler, hashed. The
 //! expected hashes were produced by the scheduler and engine before their
 //! speed-ups (commit d235abe); any change of result, however small, fails here.
 //!
@@ -7,12 +8,13 @@
 //! test -p edm-sim --release --test equality -- --nocapture`.
 use edm_proto::message::Kind;
 use edm_sim::background::BackgroundConfig;
+use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::rng::Rng;
 use edm_sim::scheduler::Scheduler;
-use edm_sim::workload::{OpenLoop, Roles, SizeCdf};
+use edm_sim::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 
 /// FNV-1a, 64 bit: stable across Rust versions and platforms.
 struct Fnv(u64);
@@ -102,7 +104,7 @@ fn outcome_hash(out: &Outcome) -> u64 {
     h.0
 }
 
-fn run(c: &Case) -> u64 {
+fn messages(c: &Case) -> Vec<MessageSpec> {
     let sizes = match c.sizes {
         Sizes::Micro => SizeCdf::fixed(64),
         Sizes::Hadoop => hadoop(),
@@ -110,7 +112,7 @@ fn run(c: &Case) -> u64 {
             SizeCdf::new(vec![(1.0, 0.0), (8.0, 0.6), (77.0, 0.9), (531.0, 1.0)], 13).unwrap()
         }
     };
-    let msgs = OpenLoop {
+    OpenLoop {
         nodes: c.nodes,
         roles: Roles::AllToAll,
         link_gbps: 100,
@@ -120,7 +122,11 @@ fn run(c: &Case) -> u64 {
         messages: c.messages,
         seed: c.seed,
     }
-    .generate();
+    .generate()
+}
+
+fn run(c: &Case) -> u64 {
+    let msgs = messages(c);
     let fabric = FabricConfig {
         nodes: c.nodes,
         ..FabricConfig::default()
@@ -383,4 +389,77 @@ fn scheduler_grants_are_unchanged() {
         .map(|&(p, pr, h, l, s)| scheduler_hash(p, pr, h, l, s))
         .collect();
     check(&cases, &got, EXPECTED_SCHEDULER);
+}
+
+/// The packet baselines share the engine's event queue.
+fn baseline_cases() -> Vec<(&'static str, Case)> {
+    let mut out = Vec::new();
+    for &name in BASELINES {
+        for (sizes, load, messages, seed) in
+            [(Sizes::Micro, 0.5, 5_000, 1), (Sizes::Mixed, 0.8, 3_000, 2)]
+        {
+            out.push((
+                name,
+                Case {
+                    nodes: 16,
+                    sizes,
+                    load,
+                    messages,
+                    seed,
+                    priority: Priority::Srpt,
+                    hold: 0,
+                    max_iterations: 0,
+                    background: 0.0,
+                },
+            ));
+        }
+    }
+    out
+}
+
+/// Hashes from the original code (d235abe), in `baseline_cases()` order.
+const EXPECTED_BASELINES: &[u64] = &[
+    0x150acdd1890c44b5,
+    0x1c1c23e67c05406b,
+    0xc7dd3122d88696b8,
+    0x8048445004de2049,
+    0x6acedf259bf8efd8,
+    0x58e47d2085467201,
+    0x1369b3409e96cc07,
+    0x24c9e9caeced0f00,
+    0x8d216e2426a940c7,
+    0xf42847cffd3dd7c5,
+    0xfb09d2cd478d17a1,
+    0xbad1394aedc9efce,
+];
+
+#[test]
+fn baseline_runs_are_unchanged() {
+    let cases = baseline_cases();
+    let got: Vec<u64> = cases
+        .iter()
+        .map(|(name, c)| {
+            let fabric = FabricConfig {
+                nodes: c.nodes,
+                ..FabricConfig::default()
+            };
+            let mut p = baseline_with(name, &fabric, &BaselineParams::default()).unwrap();
+            let out = p.run(&messages(c), &mut |_, _| {});
+            let t = &out.totals;
+            let mut h = Fnv(outcome_hash(&out));
+            for v in [
+                t.drops,
+                t.ecn_marks,
+                t.pauses,
+                t.retransmissions,
+                t.timeouts,
+                t.max_switch_queue_bytes,
+                t.max_ingress_bytes,
+            ] {
+                h.u64(v);
+            }
+            h.0
+        })
+        .collect();
+    check(&cases, &got, EXPECTED_BASELINES);
 }
