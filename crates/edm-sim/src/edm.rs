@@ -27,10 +27,32 @@ enum UnitKind {
     Data,
 }
 
+/// What the handlers need of a message, carried by its units (so that events
+/// need not look the message up: a cache miss per event on large workloads).
+#[derive(Clone, Copy, Debug)]
+struct Msg {
+    size: u32,
+    requester: u16,
+    memory: u16,
+    op: Op,
+}
+
+impl Msg {
+    fn of(m: &MessageSpec) -> Msg {
+        Msg {
+            size: m.size,
+            requester: m.requester,
+            memory: m.memory,
+            op: m.op,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Unit {
     kind: UnitKind,
     msg: u32,
+    spec: Msg,
     /// Data bytes granted or carried.
     bytes: u32,
     last: bool,
@@ -70,14 +92,14 @@ impl Edm {
     }
 
     /// Data bytes a message moves (the response for reads and RMWs).
-    fn data_bytes(m: &MessageSpec) -> u32 {
+    fn data_bytes(m: Msg) -> u32 {
         match m.op {
             Op::Rmw => RMW_RESULT_BYTES,
             _ => m.size,
         }
     }
 
-    fn data_kind(m: &MessageSpec) -> Kind {
+    fn data_kind(m: Msg) -> Kind {
         if m.op == Op::Write {
             Kind::Wreq
         } else {
@@ -85,7 +107,7 @@ impl Edm {
         }
     }
 
-    fn request_blocks(m: &MessageSpec) -> u32 {
+    fn request_blocks(m: Msg) -> u32 {
         match m.op {
             Op::Write => 1,
             Op::Read => message_blocks(Kind::Rreq, 0) as u32,
@@ -94,7 +116,7 @@ impl Edm {
     }
 
     /// (data source, data destination) of a message.
-    fn data_path(m: &MessageSpec) -> (u16, u16) {
+    fn data_path(m: Msg) -> (u16, u16) {
         if m.op == Op::Write {
             (m.requester, m.memory)
         } else {
@@ -120,7 +142,7 @@ impl Edm {
     /// How much later a read's first response chunk reaches the switch than a
     /// chunk sent on a /G/: the forwarded request is longer than a /G/ and the
     /// memory node spends an extra cycle (and the DRAM access) on it.
-    fn first_response_extra(&self, m: &MessageSpec) -> Ps {
+    fn first_response_extra(&self, m: Msg) -> Ps {
         (Self::request_blocks(m) as Ps - 1) * self.fabric.block_ps() + self.grant_to_data(true)
             - self.grant_to_data(false)
     }
@@ -153,6 +175,7 @@ impl Protocol for Edm {
     /// iteration grants, and each chunk follows; later chunks are granted one
     /// iteration after the ports' release (`wire - iteration` after a grant).
     fn alone_ps(&self, m: &MessageSpec) -> Ps {
+        let m = Msg::of(m);
         let f = &self.fabric;
         let block = f.block_ps();
         let hop = f.hop_ps();
@@ -306,7 +329,7 @@ impl<'a> Sim<'a> {
         self.q.peek_time()
     }
 
-    fn pair(&self, m: &MessageSpec) -> usize {
+    fn pair(&self, m: Msg) -> usize {
         m.requester as usize * self.n + m.memory as usize
     }
 
@@ -314,8 +337,7 @@ impl<'a> Sim<'a> {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => {
-                let m = &self.msgs[i as usize];
-                let pair = self.pair(m);
+                let pair = self.pair(Msg::of(&self.msgs[i as usize]));
                 if (self.active[pair] as u32) < edm.cfg.max_active_notifs {
                     self.activate(now, i);
                 } else {
@@ -349,7 +371,7 @@ impl<'a> Sim<'a> {
                 self.wake_downlink(h);
             }
             Ev::SwitchIn(from, unit) => {
-                let m = &self.msgs[unit.msg as usize];
+                let m = unit.spec;
                 match unit.kind {
                     UnitKind::Notify | UnitKind::Request => {
                         let (src, dst) = Edm::data_path(m);
@@ -417,7 +439,7 @@ impl<'a> Sim<'a> {
     }
 
     fn activate(&mut self, now: Ps, i: u32) {
-        let m = &self.msgs[i as usize];
+        let m = Msg::of(&self.msgs[i as usize]);
         let pair = self.pair(m);
         self.active[pair] += 1;
         let kind = if m.op == Op::Write {
@@ -428,6 +450,7 @@ impl<'a> Sim<'a> {
         let unit = Unit {
             kind,
             msg: i,
+            spec: m,
             bytes: 0,
             last: false,
             blocks: Edm::request_blocks(m),
@@ -439,8 +462,8 @@ impl<'a> Sim<'a> {
         );
     }
 
-    fn deactivate(&mut self, now: Ps, i: u32) {
-        let pair = self.pair(&self.msgs[i as usize]);
+    fn deactivate(&mut self, now: Ps, m: Msg) {
+        let pair = self.pair(m);
         self.active[pair] -= 1;
         if let Some(next) = self.pending[pair].pop_front() {
             self.activate(now, next);
@@ -518,7 +541,7 @@ impl<'a> Sim<'a> {
     }
 
     fn issue_grant(&mut self, g: &Grant) {
-        let m = &self.msgs[g.msg as usize];
+        let m = Msg::of(&self.msgs[g.msg as usize]);
         let forwarded = g.first && m.op != Op::Write;
         let unit = Unit {
             kind: if forwarded {
@@ -527,6 +550,7 @@ impl<'a> Sim<'a> {
                 UnitKind::Grant
             },
             msg: g.msg,
+            spec: m,
             bytes: g.bytes,
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
@@ -539,7 +563,7 @@ impl<'a> Sim<'a> {
     }
 
     fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
-        let m = &self.msgs[unit.msg as usize];
+        let m = unit.spec;
         match unit.kind {
             UnitKind::Grant | UnitKind::ForwardedRequest => {
                 let forwarded = unit.kind == UnitKind::ForwardedRequest;
@@ -553,19 +577,24 @@ impl<'a> Sim<'a> {
                     Ev::HostSend(h, data),
                 );
                 if m.op == Op::Write && unit.last {
-                    self.deactivate(now, unit.msg);
+                    self.deactivate(now, m);
                 }
             }
             UnitKind::Data => {
                 let i = unit.msg as usize;
-                self.delivered[i] += unit.bytes;
                 self.totals.delivered_bytes += unit.bytes as u64;
-                if self.delivered[i] == Edm::data_bytes(m) {
+                // A message in one chunk is complete without its running count.
+                let whole = Edm::data_bytes(m);
+                let done = unit.bytes == whole || {
+                    self.delivered[i] += unit.bytes;
+                    self.delivered[i] == whole
+                };
+                if done {
                     let done = now + self.edm.c(HOST_PROC_DATA_CYCLES);
                     self.records[i].complete_ps = Some(done);
                     self.completed += 1;
                     if m.op != Op::Write {
-                        self.deactivate(now, unit.msg);
+                        self.deactivate(now, m);
                     }
                 }
             }
