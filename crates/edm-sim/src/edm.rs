@@ -325,7 +325,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn q_peek_time(&self) -> Option<Ps> {
+    fn q_peek_time(&mut self) -> Option<Ps> {
         self.q.peek_time()
     }
 

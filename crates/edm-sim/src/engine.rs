@@ -8,61 +8,121 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Events ordered by time, ties broken by insertion order (deterministic).
+///
+/// A radix heap: event times never precede the last one taken (an event for
+/// an earlier time is kept apart and comes out first), so each event sits in
+/// the bucket of the highest bit in which its time differs from `last`, and
+/// moves down a few buckets at most before it is taken. Buckets keep
+/// insertion order and are split in order, so equal times leave in the order
+/// they came in.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<(Ps, u64)>>,
+    /// Bucket 0: times equal to `last` (taken from `head` on); bucket `i > 0`:
+    /// times whose highest bit differing from `last` is bit `i - 1`.
+    buckets: Vec<Vec<(Ps, u32)>>,
+    head: usize,
+    last: Ps,
+    /// Events for times before `last`, by (time, insertion order).
+    past: BinaryHeap<Reverse<(Ps, u64, u32)>>,
     events: Vec<Option<E>>,
-    free: Vec<usize>,
+    free: Vec<u32>,
     seq: u64,
+    len: usize,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            heap: BinaryHeap::new(),
+            buckets: (0..=64).map(|_| Vec::new()).collect(),
+            head: 0,
+            last: 0,
+            past: BinaryHeap::new(),
             events: Vec::new(),
             free: Vec::new(),
             seq: 0,
+            len: 0,
         }
     }
+}
+
+fn bucket(at: Ps, last: Ps) -> usize {
+    (64 - (at ^ last).leading_zeros()) as usize
 }
 
 impl<E> EventQueue<E> {
     pub fn push(&mut self, at: Ps, event: E) {
         let slot = match self.free.pop() {
             Some(i) => {
-                self.events[i] = Some(event);
+                self.events[i as usize] = Some(event);
                 i
             }
             None => {
                 self.events.push(Some(event));
-                self.events.len() - 1
+                (self.events.len() - 1) as u32
             }
         };
-        // The sequence number's low bits index the slot: no map needed.
-        let seq = (self.seq << 24) | slot as u64;
-        debug_assert!(slot < (1 << 24));
-        self.seq += 1;
-        self.heap.push(Reverse((at, seq)));
+        self.len += 1;
+        if at < self.last {
+            self.past.push(Reverse((at, self.seq, slot)));
+            self.seq += 1;
+        } else {
+            self.buckets[bucket(at, self.last)].push((at, slot));
+        }
+    }
+
+    /// Makes bucket 0 hold the earliest events (if any wait in buckets).
+    fn settle(&mut self) {
+        if self.head < self.buckets[0].len() {
+            return;
+        }
+        self.buckets[0].clear();
+        self.head = 0;
+        let Some(i) = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty()) else {
+            return;
+        };
+        let moving = std::mem::take(&mut self.buckets[i]);
+        let last = moving.iter().map(|&(at, _)| at).min().expect("non-empty");
+        self.last = last;
+        for &(at, slot) in &moving {
+            self.buckets[bucket(at, last)].push((at, slot));
+        }
+        // Keep the allocation for reuse.
+        let mut moving = moving;
+        moving.clear();
+        self.buckets[i] = moving;
     }
 
     pub fn pop(&mut self) -> Option<(Ps, E)> {
-        let Reverse((at, seq)) = self.heap.pop()?;
-        let slot = (seq & 0xFF_FFFF) as usize;
+        let (at, slot) = if let Some(Reverse((at, _, slot))) = self.past.pop() {
+            (at, slot)
+        } else {
+            self.settle();
+            let &(at, slot) = self.buckets[0].get(self.head)?;
+            self.head += 1;
+            (at, slot)
+        };
+        self.len -= 1;
         self.free.push(slot);
-        Some((at, self.events[slot].take().expect("event present")))
+        Some((
+            at,
+            self.events[slot as usize].take().expect("event present"),
+        ))
     }
 
     /// Time of the next event, if any.
-    pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|Reverse((at, _))| *at)
+    pub fn peek_time(&mut self) -> Option<Ps> {
+        if let Some(Reverse((at, _, _))) = self.past.peek() {
+            return Some(*at);
+        }
+        self.settle();
+        self.buckets[0].get(self.head).map(|&(at, _)| at)
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -300,6 +360,40 @@ mod tests {
         q.push(5, "c");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(3, "a"), (5, "b"), (5, "c")]);
+    }
+
+    #[test]
+    fn queue_matches_a_sorted_reference_with_ties_and_past_events() {
+        // Random pushes around the last time taken (some before it) and pops:
+        // the same order as a heap on (time, insertion order).
+        let mut rng = crate::rng::Rng::new(8);
+        let mut q = EventQueue::default();
+        let mut reference = BinaryHeap::new();
+        let mut now = 0u64;
+        for n in 0..200_000u64 {
+            if rng.below(3) > 0 {
+                let at = match rng.below(10) {
+                    0 => now.saturating_sub(rng.below(50)),
+                    1..=4 => now + rng.below(4),
+                    _ => {
+                        let bits = rng.below(40);
+                        now + rng.below(1 << bits)
+                    }
+                };
+                q.push(at, n);
+                reference.push(Reverse((at, n)));
+            } else {
+                if rng.below(2) == 0 {
+                    assert_eq!(q.peek_time(), reference.peek().map(|r| r.0 .0));
+                }
+                let got = q.pop();
+                assert_eq!(got, reference.pop().map(|r| r.0));
+                if let Some((at, _)) = got {
+                    now = at;
+                }
+            }
+            assert_eq!(q.len(), reference.len());
+        }
     }
 
     #[test]

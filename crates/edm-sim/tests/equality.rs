@@ -1,8 +1,8 @@
 //! Bit-for-bit regression: every per-message record and summary counter of a
 //! set of EDM and packet-baseline runs, and every grant of the stand-alone
-//! scheduler, hashed. The
-//! expected hashes were produced by the scheduler and engine before their
-//! speed-ups (commit d235abe); any change of result, however small, fails here.
+//! scheduler, hashed. The expected hashes were produced by the scheduler and
+//! engine before their speed-ups (commit d235abe); any change of result,
+//! however small, fails here.
 //!
 //! To print the current hashes instead of checking: `EDM_PRINT_HASHES=1 cargo
 //! test -p edm-sim --release --test equality -- --nocapture`.
