@@ -81,10 +81,20 @@ struct Queue {
     /// The latest `visible_at` of any entry that arrived here (revealing an
     /// entry waits for it, with the entries before).
     visible_max: Ps,
-    /// (key, source, entry) of every revealed pair's head, by key (keys are
-    /// unique: they contain the arrival order).
-    heads: Vec<((u64, u64), u16, u32)>,
+    /// Every revealed pair's head, by key (keys are unique: they contain the
+    /// arrival order).
+    heads: Vec<Head>,
     len: usize,
+}
+
+/// A pair's oldest entry, as its destination's queue keeps it.
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    key: (u64, u64),
+    src: u16,
+    entry: u32,
+    /// The entry's [`Entry::lead`].
+    lead: Ps,
 }
 
 /// What one iteration did.
@@ -252,16 +262,21 @@ impl Scheduler {
     /// Inserts the head `id` of its pair into its destination's sorted heads.
     fn insert_head(&mut self, id: u32) {
         let e = &self.entries[id as usize];
-        let key = e.key(self.priority);
+        let head = Head {
+            key: e.key(self.priority),
+            src: e.src,
+            entry: id,
+            lead: e.lead(),
+        };
         let heads = &mut self.queues[e.dst as usize].heads;
-        let at = heads.partition_point(|h| h.0 < key);
-        heads.insert(at, (key, e.src, id));
+        let at = heads.partition_point(|h| h.key < head.key);
+        heads.insert(at, head);
     }
 
     fn remove_head(&mut self, dst: u16, key: (u64, u64)) {
         let heads = &mut self.queues[dst as usize].heads;
-        let at = heads.partition_point(|h| h.0 < key);
-        debug_assert_eq!(heads[at].0, key);
+        let at = heads.partition_point(|h| h.key < key);
+        debug_assert_eq!(heads[at].key, key);
         heads.remove(at);
     }
 
@@ -305,32 +320,32 @@ impl Scheduler {
             }
             self.reveal(dst, now);
             let q = &self.queues[dst];
-            let Some(&(any, _, _)) = q.heads.first() else {
+            let Some(any) = q.heads.first().map(|h| h.key) else {
                 continue;
             };
-            let mut best: Option<((u64, u64), u32)> = None;
-            for &(key, s, id) in &q.heads {
+            let mut best: Option<((u64, u64), u16, u32)> = None;
+            for h in &q.heads {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
-                let lead = self.entries[id as usize].lead();
-                if self.src_release[s as usize] > now + lead || self.dst_release[dst] > now + lead {
+                let until = now + h.lead;
+                if self.src_release[h.src as usize] > until || self.dst_release[dst] > until {
                     continue;
                 }
-                best = Some((key, id));
+                best = Some((h.key, h.src, h.entry));
                 break;
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
-            if let Some((key, _)) = best {
+            if let Some((key, _, _)) = best {
                 if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
                     best = None;
                 }
             }
-            if let Some((key, id)) = best {
-                let s = self.entries[id as usize].src as usize;
+            if let Some((key, s, id)) = best {
+                let s = s as usize;
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
                     *slot = (stamp, key, dst as u16, id);
@@ -360,7 +375,6 @@ impl Scheduler {
                 self.leading_by_src[s as usize] -= 1;
                 self.leading_by_dst[dst as usize] -= 1;
             }
-            let new_key = e.key(self.priority);
             if last {
                 self.remove_head(dst, key);
                 let pair = dst as usize * self.ports + s as usize;
@@ -373,7 +387,8 @@ impl Scheduler {
                 self.free.push(id);
                 self.queues[dst as usize].len -= 1;
                 self.occupancy -= 1;
-            } else if new_key != key {
+            } else {
+                // A new key (SRPT) or lead (a first chunk granted).
                 self.remove_head(dst, key);
                 self.insert_head(id);
             }
