@@ -19,6 +19,8 @@ pub struct EventQueue<E> {
     /// Bucket 0: times equal to `last` (taken from `head` on); bucket `i > 0`:
     /// times whose highest bit differing from `last` is bit `i - 1`.
     buckets: Vec<Vec<(Ps, u32)>>,
+    /// Bit `i`: bucket `i > 0` holds events.
+    occupied: u128,
     head: usize,
     last: Ps,
     /// Events for times before `last`, by (time, insertion order).
@@ -33,6 +35,7 @@ impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
             buckets: (0..=64).map(|_| Vec::new()).collect(),
+            occupied: 0,
             head: 0,
             last: 0,
             past: BinaryHeap::new(),
@@ -65,7 +68,9 @@ impl<E> EventQueue<E> {
             self.past.push(Reverse((at, self.seq, slot)));
             self.seq += 1;
         } else {
-            self.buckets[bucket(at, self.last)].push((at, slot));
+            let b = bucket(at, self.last);
+            self.buckets[b].push((at, slot));
+            self.occupied |= 1 << b;
         }
     }
 
@@ -76,14 +81,19 @@ impl<E> EventQueue<E> {
         }
         self.buckets[0].clear();
         self.head = 0;
-        let Some(i) = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty()) else {
+        let occupied = self.occupied & !1;
+        if occupied == 0 {
             return;
-        };
+        }
+        let i = occupied.trailing_zeros() as usize;
+        self.occupied &= !(1 << i);
         let moving = std::mem::take(&mut self.buckets[i]);
         let last = moving.iter().map(|&(at, _)| at).min().expect("non-empty");
         self.last = last;
         for &(at, slot) in &moving {
-            self.buckets[bucket(at, last)].push((at, slot));
+            let b = bucket(at, last);
+            self.buckets[b].push((at, slot));
+            self.occupied |= 1 << b;
         }
         // Keep the allocation for reuse.
         let mut moving = moving;
