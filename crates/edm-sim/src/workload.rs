@@ -72,6 +72,27 @@ impl SizeCdf {
         Ok(SizeCdf { points, unit })
     }
 
+    /// An application CDF file as shipped (python/edm/workloads/CDF_*.txt:
+    /// lines of size in packets, an unused column, cumulative probability).
+    pub fn from_text(text: &str, unit: u32) -> Result<Self, String> {
+        let mut points = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            if parts.is_empty() {
+                continue;
+            }
+            let num = |s: &str| {
+                s.parse::<f64>()
+                    .map_err(|e| format!("line {}: {s:?}: {e}", n + 1))
+            };
+            if parts.len() != 3 {
+                return Err(format!("line {}: expected 3 columns", n + 1));
+            }
+            points.push((num(parts[0])?, num(parts[2])?));
+        }
+        SizeCdf::new(points, unit)
+    }
+
     pub fn fixed(bytes: u32) -> Self {
         SizeCdf {
             points: vec![(1.0, 1.0)],

@@ -36,15 +36,7 @@ impl Fnv {
 
 fn hadoop() -> SizeCdf {
     let text = include_str!("../../../python/edm/workloads/CDF_hadoop.txt");
-    let points = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let p: Vec<f64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-            (p[0], p[2])
-        })
-        .collect();
-    SizeCdf::new(points, 1460).unwrap()
+    SizeCdf::from_text(text, 1460).unwrap()
 }
 
 #[derive(Clone, Copy, Debug)]

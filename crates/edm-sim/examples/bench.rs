@@ -1,0 +1,41 @@
+//! Engine speed without Python: `cargo run -p edm-sim --release --example bench
+//! -- [micro|hadoop] [messages]` (the cases of experiments/bench_sim.py).
+use edm_sim::config::{EdmConfig, FabricConfig};
+use edm_sim::edm::Edm;
+use edm_sim::engine::Protocol;
+use edm_sim::workload::{OpenLoop, Roles, SizeCdf};
+use std::time::Instant;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let case = args.get(1).map_or("micro", String::as_str);
+    let (sizes, load, default_messages) = match case {
+        "micro" => (SizeCdf::fixed(64), 0.8, 1_000_000),
+        "hadoop" => {
+            let text = include_str!("../../../python/edm/workloads/CDF_hadoop.txt");
+            (SizeCdf::from_text(text, 1460).unwrap(), 0.4, 100_000)
+        }
+        other => panic!("unknown case {other}"),
+    };
+    let messages = args.get(2).map_or(default_messages, |s| s.parse().unwrap());
+    let msgs = OpenLoop {
+        nodes: 144,
+        roles: Roles::AllToAll,
+        link_gbps: 100,
+        load,
+        write_ratio: 0.5,
+        sizes,
+        messages,
+        seed: 1,
+    }
+    .generate();
+    let start = Instant::now();
+    let out = Edm::new(FabricConfig::default(), EdmConfig::default()).run(&msgs, &mut |_, _| {});
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
+        messages as f64 / secs,
+        out.totals.events,
+        out.totals.scheduler_iterations
+    );
+}
