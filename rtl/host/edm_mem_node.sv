@@ -34,9 +34,14 @@
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
 // granted) bytes, seq counting from 0, last on the chunk that completes the
-// message. A grant waits while its message's first chunk is not queued yet;
-// one that names no pending response (e.g. its RREQ was corrupted) or no bytes
-// left is discarded and counted (cnt_stray_grants).
+// message. One that names no pending response (e.g. its RREQ was corrupted) or
+// no bytes left is discarded and counted (cnt_stray_grants).
+// Chunk order = grant order: the switch routes an RRES unit by the order of the
+// circuits it set up for this node (the forwarded RREQ and every /G/), not by
+// its header, so chunks must leave in the order their grants arrived. A good
+// RREQ/RMWREQ therefore puts a "first chunk" token in the grant queue when it
+// arrives, and the queue is served strictly in order: a token waits until the
+// engine has reached its command (the RMW's write issued), and every grant behind it waits too.
 // Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
 // the /MT/; valid/ready as edm_tx's memory input. A chunk starts when its bytes
 // are in the buffer, so its blocks then go out back to back.
@@ -48,7 +53,9 @@ module edm_mem_node #(
     parameter int unsigned READ_SLOTS_LOG2 = 2,     // responses in progress at once
     parameter int unsigned CMD_DEPTH_LOG2 = 2,      // good units waiting for the engine
     parameter int unsigned TAGS_LOG2 = 4,           // memory reads in flight
-    parameter int unsigned GRANTS_LOG2 = 3          // grant and chunk queues
+    parameter int unsigned GRANTS_LOG2 = 3,         // grant and chunk queues (the grant queue
+                                                    // also holds a token per waiting response)
+    parameter int unsigned WSLOTS_LOG2 = 1          // WREQ units buffered (2^n, >= 2)
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -105,9 +112,10 @@ module edm_mem_node #(
   // WREQ data slots: the unit's blocks as 8-byte words T[i] (see below).
   localparam int unsigned WBW = $clog2(MAX_WRITE_BYTES / 8 + 6);
   localparam int unsigned CMD_DEPTH = 1 << CMD_DEPTH_LOG2;
-  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + 1 + READ_SLOTS_LOG2;
+  localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
+  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + WSLOTS_LOG2 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
-  localparam int unsigned GQ_W = 10 + 8 + 16;
+  localparam int unsigned GQ_W = 1 + RSW + 10 + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
@@ -157,8 +165,8 @@ module edm_mem_node #(
   logic [15:0]    rx_len;
   logic [3:0]     rx_op, nx_op;
   logic [63:0]    rx_addr, rx_arg0, rx_arg1, nx_addr, nx_arg0, nx_arg1;
-  logic           rx_wslot;        // WREQ data slot of the unit being received
-  logic [1:0]     wslots_used;     // committed WREQs whose data the engine still needs
+  logic [WSLOTS_LOG2-1:0] rx_wslot;     // WREQ data slot of the unit being received
+  logic [WSLOTS_LOG2:0]   wslots_used;  // committed WREQs whose data the engine still needs
 
   always_comb begin
     nx_op = rx_op;
@@ -195,10 +203,15 @@ module edm_mem_node #(
   assign ms_store = fresh && ms_supported && in_room;
   assign cont     = in_valid && !in_first && rx_open;
   assign commit   = cont && in_last && !in_error;
+  // A committed RREQ/RMWREQ's place in the grant order. edm_rx delivers one
+  // block's result per cycle, so a /G/ never comes in the cycle of a unit's
+  // last block; if it does, the grant is lost and counted in cnt_overflow.
+  logic tok_in;
+  assign tok_in = commit && rx_kind != K_WREQ;
   assign bad_end  = (rx_open && in_abort) || (cont && in_last && in_error);
 
-  // WREQ data slots: 2 x 2^WBW words, written as the blocks arrive.
-  logic [63:0] wram [2 << WBW];
+  // WREQ data slots: WS x 2^WBW words, written as the blocks arrive.
+  logic [63:0] wram [WS << WBW];
   always_ff @(posedge clk)
     if (cont && rx_kind == K_WREQ) wram[{rx_wslot, rx_idx}] <= t_word;
 
@@ -213,7 +226,7 @@ module edm_mem_node #(
       .rd_valid(cmd_valid), .rd_ready(cmd_pop), .rd_data(cmd_data),
       .count(cmd_count)
   );
-  assign in_room = cmd_count < (CMD_DEPTH_LOG2 + 1)'(CMD_DEPTH) && wslots_used < 2'd2 && free_any;
+  assign in_room = cmd_count < (CMD_DEPTH_LOG2 + 1)'(CMD_DEPTH) && wslots_used < (WSLOTS_LOG2 + 1)'(WS) && free_any;
 
   // Memory reads in flight: {rmw, slot, word}.
   logic             tq_wr_valid, tq_wr_ready, tq_valid, tq_pop;
@@ -234,7 +247,8 @@ module edm_mem_node #(
   logic [GQ_W-1:0] gq_data;
   edm_fifo #(.WIDTH(GQ_W), .DEPTH_LOG2(GRANTS_LOG2)) grant_q (
       .clk, .rst_n,
-      .wr_valid(grant_valid), .wr_ready(gq_wr_ready), .wr_data({grant_dst, grant_msg_id, grant_size}),
+      .wr_valid(grant_valid || tok_in), .wr_ready(gq_wr_ready),
+      .wr_data(tok_in ? {1'b1, free_idx, 34'b0} : {1'b0, RSW'(0), grant_dst, grant_msg_id, grant_size}),
       .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data),
       .count(gq_count)
   );
@@ -252,6 +266,7 @@ module edm_mem_node #(
   // ================================================================ response slots
   logic [RS-1:0]            rs_valid;
   logic [RS-1:0]            rs_started;  // its first chunk is queued
+  logic [RS-1:0]            rs_reached;  // the engine has reached its command
   logic [RS-1:0][9:0]       rs_req;      // the requester: the RRES's dst
   logic [RS-1:0][9:0]       rs_port;     // this node: the RRES's src
   logic [RS-1:0][7:0]       rs_id;
@@ -287,7 +302,7 @@ module edm_mem_node #(
   logic [15:0] c_len;
   logic [3:0]  c_op;
   logic [63:0] c_addr, c_arg0, c_arg1;
-  logic        c_wslot;
+  logic [WSLOTS_LOG2-1:0] c_wslot;
   logic [RSW-1:0] c_slot;  // response slot of an RREQ/RMWREQ
   assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_wslot, c_slot} = cmd_data;
 
@@ -373,17 +388,14 @@ module edm_mem_node #(
 
   // First chunk of an RREQ (the implicit grant) or the RMW result.
   logic        e_push, e_done, a_err, a_err_done;
-  logic [15:0] a_len, a_first;
-  always_comb begin
-    a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
-    a_len = a_err ? 16'd0 : (c_kind == K_RREQ ? c_len : RMW_BYTES);
-    a_first = a_len < CHUNK ? a_len : CHUNK;
-  end
+  assign a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
   // The finished command was answered with STATUS_ERROR (bad RREQ length or RMW).
   assign a_err_done = c_kind != K_WREQ && a_err;
   // E_IDLE: an RREQ queues its first chunk at once, a good RMWREQ in E_RMW_DONE.
-  assign e_push = jq_wr_ready && ((e_state == E_IDLE && cmd_valid && (c_kind == K_RREQ || (c_kind == K_RMW && a_err)))
-                               || e_state == E_RMW_DONE);
+  // (e_push: the engine has reached the command; its first chunk goes when its
+  // token reaches the head of the grant queue.)
+  assign e_push = (e_state == E_IDLE && cmd_valid && (c_kind == K_RREQ || (c_kind == K_RMW && a_err)))
+                  || e_state == E_RMW_DONE;
 
   always_comb begin
     e_done = 1'b0;
@@ -391,7 +403,7 @@ module edm_mem_node #(
       E_IDLE: e_done = cmd_valid && ((c_kind == K_WREQ && c_len == 16'd0)
                     || (e_push && (a_err || (c_kind == K_RREQ && c_len == 16'd0))));
       E_WRITE, E_READ: e_done = dram_fire && e_j == c_last_j;
-      E_RMW_DONE: e_done = jq_wr_ready;
+      E_RMW_DONE: e_done = 1'b1;
       default: ;
     endcase
   end
@@ -436,7 +448,12 @@ module edm_mem_node #(
   logic [15:0]    g_size, g_rem, g_take;
   logic           g_match, g_push, g_stray;
   logic [RSW-1:0] g_slot;
-  assign {g_dst, g_id, g_size} = gq_data;
+  logic           g_tok;
+  logic [RSW-1:0] t_slot_q;
+  logic           t_push;
+  assign {g_tok, t_slot_q, g_dst, g_id, g_size} = gq_data;
+  // A token at the head: the read's first chunk, once the engine has reached it.
+  assign t_push = gq_valid && g_tok && rs_reached[t_slot_q] && jq_wr_ready;
   always_comb begin
     g_match = 1'b0;
     g_slot = '0;
@@ -449,12 +466,14 @@ module edm_mem_node #(
   assign g_rem   = rs_len[g_slot] - rs_granted[g_slot];
   assign g_take  = g_size < g_rem ? g_size : g_rem;
   // A grant for a slot whose first chunk is not queued yet waits (it is next).
-  assign g_stray = gq_valid && (!g_match || (rs_started[g_slot] && (g_rem == 16'd0 || g_size == 16'd0)));
-  assign g_push  = gq_valid && g_match && rs_started[g_slot] && !g_stray && jq_wr_ready && !e_push;
-  assign gq_pop  = g_push || g_stray;
+  assign g_stray = gq_valid && !g_tok
+                   && (!g_match || !rs_started[g_slot] || g_rem == 16'd0 || g_size == 16'd0);
+  assign g_push  = gq_valid && !g_tok && !g_stray && jq_wr_ready;
+  assign gq_pop  = t_push || g_push || g_stray;
 
-  assign jq_wr_valid = e_push || g_push;
-  assign jq_wr_data  = e_push ? {c_slot, 16'd0, a_first, 12'd0, a_first == a_len}
+  assign jq_wr_valid = t_push || g_push;
+  assign jq_wr_data  = t_push ? {t_slot_q, 16'd0, rs_granted[t_slot_q], 12'd0,
+                                 rs_granted[t_slot_q] == rs_len[t_slot_q]}
                               : {g_slot, rs_granted[g_slot], g_take, rs_seq[g_slot], g_take == g_rem};
 
   // ================================================================ RRES generator
@@ -588,10 +607,11 @@ module edm_mem_node #(
       rx_addr <= '0;
       rx_arg0 <= '0;
       rx_arg1 <= '0;
-      rx_wslot <= 1'b0;
+      rx_wslot <= '0;
       wslots_used <= '0;
       rs_valid <= '0;
       rs_started <= '0;
+      rs_reached <= '0;
       rs_req <= '0;
       rs_port <= '0;
       rs_id <= '0;
@@ -628,15 +648,16 @@ module edm_mem_node #(
         rx_id <= ms_id;
         rx_len <= ms_len;
       end
-      if (commit && rx_kind == K_WREQ) rx_wslot <= !rx_wslot;
-      wslots_used <= wslots_used + {1'b0, commit && rx_kind == K_WREQ}
-                   - {1'b0, e_done && c_kind == K_WREQ};
+      if (commit && rx_kind == K_WREQ) rx_wslot <= rx_wslot + 1'b1;
+      wslots_used <= wslots_used + (WSLOTS_LOG2 + 1)'(commit && rx_kind == K_WREQ)
+                   - (WSLOTS_LOG2 + 1)'(e_done && c_kind == K_WREQ);
 
       // ---- response slots
       // A good RREQ/RMWREQ takes its slot as it arrives, so its grants find it.
       if (commit && rx_kind != K_WREQ) begin
         rs_valid[free_idx] <= 1'b1;
         rs_started[free_idx] <= 1'b0;
+        rs_reached[free_idx] <= 1'b0;
         rs_req[free_idx] <= rx_src;
         rs_port[free_idx] <= rx_dst;
         rs_id[free_idx] <= rx_id;
@@ -647,7 +668,8 @@ module edm_mem_node #(
         rs_err[free_idx] <= x_err;
         rs_arrived[free_idx] <= '0;
       end
-      if (e_push) rs_started[c_slot] <= 1'b1;
+      if (e_push) rs_reached[c_slot] <= 1'b1;
+      if (t_push) rs_started[t_slot_q] <= 1'b1;
       if (g_push) begin
         rs_granted[g_slot] <= rs_granted[g_slot] + g_take;
         rs_seq[g_slot] <= rs_seq[g_slot] + 12'd1;
@@ -662,7 +684,8 @@ module edm_mem_node #(
       cnt_rejected <= sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
       cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
       cnt_overflow <= sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
-                                          + {1'b0, grant_valid && !gq_wr_ready}
+                                          + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
+                                          + {1'b0, tok_in && !gq_wr_ready}
                                           + {1'b0, commit && !cmd_wr_ready});
       cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
     end

@@ -44,6 +44,11 @@
 // then serves the two units one after the other from their ingress FIFOs (lossless
 // while they fit). Control blocks also oversubscribe a link the scheduler keeps
 // 100% busy with data: sustained, the FIFOs overflow (counted, units corrupted).
+// Circuits and control operations wait in queues of 2^CQ_LOG2 per port: a
+// sender that answers its grants slowly (a memory node whose in-order engine is
+// busy with long reads) lets them pile up; one that finds its queue full is lost
+// and counted in cnt_overflow (the fabric then misroutes: size CQ_LOG2 for the
+// reads a memory node can have waiting, X x compute nodes x chunks per read).
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
@@ -66,7 +71,8 @@ module edm_switch #(
     output logic [N*16-1:0]  cnt_non_edm,
     output logic [N*16-1:0]  cnt_dropped,
     output logic [15:0]      cnt_conflict,   // cycles with two circuits receiving toward one egress
-    output logic [15:0]      cnt_overflow    // ingress data FIFO full (a block lost)
+    output logic [15:0]      cnt_overflow    // cycles losing a block (ingress data FIFO full), a
+                                             // circuit or a control operation (their queues full)
 );
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
@@ -144,12 +150,12 @@ module edm_switch #(
   logic [NN-1:0][RQ_LOG2:0] rq_count;
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
-  logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop;
+  logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
   // peer = the requester (forward) or the grant's destination (/G/).
   localparam int unsigned OW = 1 + PW + IW + SW;
-  logic [N-1:0]          fq_push, fq_valid, fq_pop;
+  logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
 
   /* verilator lint_off PINCONNECTEMPTY */
@@ -158,13 +164,13 @@ module edm_switch #(
         .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(b1[i]),
         .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_rxc (
-        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(), .wr_data(circ_dst[i]),
+        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i]), .rd_data(rxc_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_txc (
-        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(), .wr_data(circ_dst[i]),
+        .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i]), .rd_data(txc_head[i]), .count());
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2)) u_fq (
-        .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(), .wr_data(fq_in[i]),
+        .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2)) u_rq (
@@ -432,7 +438,8 @@ module edm_switch #(
         cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], i_drop[i]);
       end
       cnt_conflict <= sat_inc(cnt_conflict, conflict);
-      cnt_overflow <= sat_inc(cnt_overflow, |(dq_wr & ~dq_wready));
+      cnt_overflow <= sat_inc(cnt_overflow, |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready))
+                                            | |(fq_push & ~fq_wready));
     end
     u_mem <= u_mem_n;
     e_src <= e_src_n;
