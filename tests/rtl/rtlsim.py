@@ -18,7 +18,8 @@ def sources(*relative: str) -> list[Path]:
     return [PACKAGE] + [RTL / r for r in relative]
 
 
-def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict | None = None, name: str | None = None):
+def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict | None = None, name: str | None = None,
+             extra_env: dict | None = None, testcase: str | None = None):
     """Builds `toplevel` with Verilator and runs the cocotb module `testbench`;
     under pytest a failing cocotb test fails the calling test."""
     with warnings.catch_warnings():  # "experimental" notice of cocotb 1.9's runner
@@ -39,6 +40,8 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
         test_module=testbench,
         build_dir=build_dir,
         test_dir=build_dir,  # results land here; tb_* import via sys.path (conftest.py)
+        extra_env=extra_env or {},
+        testcase=testcase,
     )
 
 

@@ -1,0 +1,622 @@
+"""cocotb: the whole EDM fabric in RTL (tests/rtl/tb_fabric_top.sv): compute
+nodes and memory nodes with their PHY paths (edm_tx, scrambler, a link delay
+line, descrambler, edm_rx) around one edm_switch, all on one clock.
+
+The bench plays the hosts' applications, local memories and DRAMs, and the
+Ethernet frames that share the links; everything between them is RTL.
+
+Tests
+  * traffic: random reads, writes, compare-and-swap and fetch-and-add from every
+    compute node to every memory node, then a read-back of every written region;
+    every byte read equals the model, every DRAM equals the model at the end,
+    CAS rounds have exactly one winner per value, fetch-and-add results are
+    distinct and sum up; no error counter moves anywhere; frames in both
+    directions of every link arrive byte-exact.
+  * latency: a 64 B read and a 64 B write alone in the fabric, traced at every
+    module boundary; writes the Table-1-style breakdown (cycles per step) as
+    JSON to $EDM_FABRIC_LATENCY_JSON when set (`edm rtl latency` does this),
+    then again with MTU and 9000 B frames filling both directions of every link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import deque
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from edm import codec, protocol
+
+RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node
+RSIZE = 16384
+RO_SIZE = 4096                  # read-only region [0, RO_SIZE)
+WR_BASE = 4096                  # compute node c writes [WR_BASE + c*WR_SIZE, +WR_SIZE)
+WR_SIZE = 2048
+ATOMIC_BASE = 12288             # the shared CAS word, then the fetch-and-add word
+LBASE = 0x0000_0040_0000_0000
+LSIZE = 1 << 16
+M64 = (1 << 64) - 1
+IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)
+K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
+
+
+def pack(block) -> int:
+    return (block[1] << 2) | block[0]
+
+
+def unpack(v: int):
+    return (v & 3, v >> 2)
+
+
+def sub(block):
+    """The EDM subtype of a control block (None for others)."""
+    sync, p = block
+    if sync == protocol.SYNC_CTRL and p & 0xFF == protocol.BT_EDM:
+        return (p >> 8) & 0xFF
+    return None
+
+
+def field(bus: int, k: int, w: int) -> int:
+    return (bus >> (k * w)) & ((1 << w) - 1)
+
+
+def link_cycles() -> int:
+    """The top's LINK_CYCLES, passed by the runner (parameters are not visible to cocotb)."""
+    return int(os.environ.get("EDM_FABRIC_LINK_CYCLES", "19"))
+
+
+class Fabric:
+    def __init__(self, dut, seed, *, dram_lat=(1, 1), lmem_lat=(1, 1), p_ready=1.0, p_sink=1.0, trace=False):
+        self.dut = dut
+        self.rng = random.Random(seed)
+        self.nc = len(dut.req_valid)
+        self.nm = len(dut.dram_req_valid)
+        self.n = self.nc + self.nm
+        # p_ready: host-side handshakes (requests' completions, local-memory reads);
+        # p_sink: local-memory writes and DRAM, which must keep up with the link
+        # (neither edm_rx nor the switch can be held), so only short stalls.
+        self.dram_lat, self.lmem_lat, self.p_ready, self.p_sink = dram_lat, lmem_lat, p_ready, p_sink
+        self.cycle = 0
+        init = [bytes(self.rng.getrandbits(8) for _ in range(RSIZE)) for _ in range(self.nm)]
+        self.dram = [bytearray(b) for b in init]
+        self.model = [bytearray(b) for b in init]
+        self.dram_q = [deque() for _ in range(self.nm)]      # (due, data)
+        self.dram_busy_until = [0] * self.nm
+        self.lmem = [bytearray(self.rng.getrandbits(8) for _ in range(LSIZE)) for _ in range(self.nc)]
+        self.lrd_q = [deque() for _ in range(self.nc)]
+        self.lrd_due = [0] * self.nc
+        self.lalloc = [0] * self.nc
+        self.submit = [deque() for _ in range(self.nc)]
+        self.outstanding = [dict() for _ in range(self.nc)]  # tag -> request
+        self.order = [{} for _ in range(self.nc)]             # dst -> deque of tags
+        self.tags = [0] * self.nc
+        self.done: list = []
+        self.all_writes: list = []
+        # Frames: per port, blocks to drive in each direction and what must arrive.
+        self.h_frames = [deque() for _ in range(self.n)]
+        self.s_frames = [deque() for _ in range(self.n)]
+        self.h_sent = [[] for _ in range(self.n)]
+        self.s_sent = [[] for _ in range(self.n)]
+        self.h_got = [[] for _ in range(self.n)]    # frames the switch received from host p
+        self.s_got = [[] for _ in range(self.n)]    # frames host p's decoder received
+        self.rx_sw = [codec.RxDemux() for _ in range(self.n)]
+        self.rx_dec = [codec.RxDemux() for _ in range(self.n)]
+        self.trace = trace
+        self.events: list = []   # (cycle, where, port, what)
+        # Every memory unit each host sends and receives (for diagnostics).
+        self.log_tx = [codec.RxDemux() for _ in range(self.n)]
+        self.log_rx = [codec.RxDemux() for _ in range(self.n)]
+        self.unit_log: list = []  # (cycle, "tx"/"rx", port, message)
+
+    # ---------------------------------------------------------------- requests
+    def laddr(self, c, size):
+        size = (size + 63) // 64 * 64
+        if self.lalloc[c] + size > LSIZE:
+            self.lalloc[c] = 0
+        a = self.lalloc[c]
+        self.lalloc[c] += size
+        return a
+
+    def request(self, c, kind, m, off, size=8, *, op=0, arg0=0, arg1=0, expect=None):
+        """Queues a request of compute node c to memory node m (index)."""
+        r = dict(c=c, kind=kind, dst=self.nc + m, m=m, off=off, len=size, op=op, arg0=arg0, arg1=arg1,
+                 expect=expect)
+        r["loff"] = self.laddr(c, size)
+        if kind == K_WREQ:
+            data = bytes(self.rng.getrandbits(8) for _ in range(size))
+            self.lmem[c][r["loff"]:r["loff"] + size] = data
+            r["data"] = data
+            self.all_writes.append(r)
+        self.submit[c].append(r)
+        return r
+
+    def busy(self):
+        return any(self.submit) or any(self.outstanding)
+
+    # ---------------------------------------------------------------- frames
+    def add_frames(self, port, size, count, *, to_host):
+        q, sent = (self.s_frames, self.s_sent) if to_host else (self.h_frames, self.h_sent)
+        for _ in range(count):
+            data = bytes(self.rng.getrandbits(8) for _ in range(size))
+            sent[port].append(data)
+            q[port].extend(codec.encode_frame(data) + [IDLE])
+
+    # ---------------------------------------------------------------- the clock
+    async def start(self):
+        d = self.dut
+        cocotb.start_soon(Clock(d.clk, 2560, units="ps").start())
+        d.rst_n.value = 0
+        d.cfg_timeout.value = 0
+        for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_req_ready",
+                     "dram_rsp_valid", "h_enc_valid", "s_enc_valid"):
+            getattr(d, name).value = 0
+        for _ in range(3):
+            await RisingEdge(d.clk)
+        await FallingEdge(d.clk)
+        d.rst_n.value = 1
+        for _ in range(4):
+            await RisingEdge(d.clk)
+
+    async def step(self):
+        d, rng, nc, nm, n = self.dut, self.rng, self.nc, self.nm, self.n
+        await FallingEdge(d.clk)
+        # ---- drive
+        rv = kind = dst = raddr = ln = la = op = a0 = a1 = tag = 0
+        heads = []
+        for c in range(nc):
+            r = self.submit[c][0] if self.submit[c] else None
+            heads.append(r)
+            if r is None:
+                continue
+            if "tag" not in r:
+                while self.tags[c] in self.outstanding[c]:
+                    self.tags[c] = (self.tags[c] + 1) % 256
+                r["tag"] = self.tags[c]
+                self.tags[c] = (self.tags[c] + 1) % 256
+            rv |= 1 << c
+            kind |= r["kind"] << (3 * c)
+            dst |= r["dst"] << (10 * c)
+            raddr |= (RBASE + r["off"]) << (64 * c)
+            ln |= r["len"] << (16 * c)
+            la |= (LBASE + r["loff"]) << (64 * c)
+            op |= r["op"] << (4 * c)
+            a0 |= r["arg0"] << (64 * c)
+            a1 |= r["arg1"] << (64 * c)
+            tag |= r["tag"] << (8 * c)
+        d.req_valid.value, d.req_kind.value, d.req_dst.value = rv, kind, dst
+        d.req_raddr.value, d.req_len.value, d.req_laddr.value = raddr, ln, la
+        d.req_rmw_op.value, d.req_arg0.value, d.req_arg1.value, d.req_tag.value = op, a0, a1, tag
+        def ready(k, p):
+            return sum(1 << i for i in range(k) if rng.random() < p)
+        cpl_ready, lrd_ready = ready(nc, self.p_ready), ready(nc, self.p_ready)
+        lwr_ready, dram_ready = ready(nc, self.p_sink), ready(nm, self.p_sink)
+        d.cpl_ready.value, d.lrd_ready.value, d.lwr_ready.value = cpl_ready, lrd_ready, lwr_ready
+        d.dram_req_ready.value = dram_ready
+        v = data = 0
+        for c in range(nc):
+            if self.lrd_q[c] and self.lrd_q[c][0][0] <= self.cycle:
+                v |= 1 << c
+                data |= self.lrd_q[c].popleft()[1] << (64 * c)
+        d.lrd_rsp_valid.value, d.lrd_rsp_data.value = v, data
+        v = data = 0
+        dram_rsp = [False] * nm
+        for m in range(nm):
+            if self.dram_q[m] and self.dram_q[m][0][0] <= self.cycle:
+                v |= 1 << m
+                data |= self.dram_q[m].popleft()[1] << (64 * m)
+                dram_rsp[m] = True
+        d.dram_rsp_valid.value, d.dram_rsp_data.value = v, data
+        hv = sv = hb = sb = 0
+        for p in range(n):
+            if self.h_frames[p]:
+                hv |= 1 << p
+                hb |= pack(self.h_frames[p][0]) << (66 * p)
+            if self.s_frames[p]:
+                sv |= 1 << p
+                sb |= pack(self.s_frames[p][0]) << (66 * p)
+        d.h_enc_valid.value, d.h_enc_block.value = hv, hb
+        d.s_enc_valid.value, d.s_enc_block.value = sv, sb
+        # ---- sample (before the rising edge)
+        await ReadOnly()
+        cyc = self.cycle
+        req_ready = int(d.req_ready.value)
+        for c in range(nc):
+            if heads[c] is not None and req_ready >> c & 1:
+                r = self.submit[c].popleft()
+                r["t_req"] = cyc
+                self.outstanding[c][r["tag"]] = r
+                self.order[c].setdefault(r["dst"], deque()).append(r["tag"])
+                if self.trace:
+                    self.events.append((cyc, "req", c, r["kind"]))
+        lrd_v, lrd_a = int(d.lrd_valid.value), int(d.lrd_addr.value)
+        lwr_v = int(d.lwr_valid.value)
+        for c in range(nc):
+            if lrd_v >> c & 1 and lrd_ready >> c & 1:
+                o = field(lrd_a, c, 64) - LBASE
+                assert 0 <= o < LSIZE, hex(o)
+                due = max(self.lrd_due[c] + 1, cyc + rng.randint(*self.lmem_lat))
+                self.lrd_due[c] = due
+                self.lrd_q[c].append((due, int.from_bytes(self.lmem[c][o:o + 8], "little")))
+            if lwr_v >> c & 1 and lwr_ready >> c & 1:
+                o = field(int(d.lwr_addr.value), c, 64) - LBASE
+                w = field(int(d.lwr_data.value), c, 64).to_bytes(8, "little")
+                mask = field(int(d.lwr_mask.value), c, 8)
+                assert 0 <= o < LSIZE, hex(o)
+                for k in range(8):
+                    if mask >> k & 1:
+                        self.lmem[c][o + k] = w[k]
+                if self.trace:
+                    self.events.append((cyc, "lwr", c, None))
+        cv = int(d.cpl_valid.value)
+        for c in range(nc):
+            if cv >> c & 1 and cpl_ready >> c & 1:
+                self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
+                              field(int(d.cpl_dst.value), c, 10), cyc)
+        dv = int(d.dram_req_valid.value)
+        for m in range(nm):
+            if dram_rsp[m] and self.trace:
+                self.events.append((cyc, "dram_rsp", self.nc + m, None))
+            if dv >> m & 1 and dram_ready >> m & 1:
+                o = field(int(d.dram_req_addr.value), m, 64) - RBASE
+                assert 0 <= o < RSIZE, hex(o)
+                write = int(d.dram_req_write.value) >> m & 1
+                if write:
+                    w = field(int(d.dram_req_wdata.value), m, 64).to_bytes(8, "little")
+                    mask = field(int(d.dram_req_wmask.value), m, 8)
+                    for k in range(8):
+                        if mask >> k & 1:
+                            self.dram[m][o + k] = w[k]
+                else:
+                    due = max(self.dram_busy_until[m] + 1, cyc + rng.randint(*self.dram_lat))
+                    self.dram_busy_until[m] = due
+                    self.dram_q[m].append((due, int.from_bytes(self.dram[m][o:o + 8], "little")))
+                if self.trace:
+                    self.events.append((cyc, "dram_wr" if write else "dram_rd", self.nc + m, None))
+        her, ser = int(d.h_enc_ready.value), int(d.s_enc_ready.value)
+        for p in range(n):
+            if hv >> p & 1 and her >> p & 1:
+                self.h_frames[p].popleft()
+            if sv >> p & 1 and ser >> p & 1:
+                self.s_frames[p].popleft()
+        dec_v, dec_b = int(d.h_dec_valid.value), int(d.h_dec_block.value)
+        sw_in = int(d.sw_in.value)
+        tx_l, rx_l = int(d.h_tx_line.value), int(d.h_rx_line.value)
+        for p in range(n):
+            for side, demux, bus in (("tx", self.log_tx[p], tx_l), ("rx", self.log_rx[p], rx_l)):
+                for e in demux.push(unpack(field(bus, p, 66))):
+                    if e[0] == "message":
+                        m = e[1]
+                        self.unit_log.append((cyc, side, p, f"{m.kind} {m.src}->{m.dst} id {m.msg_id} "
+                                              f"seq {m.seq} len {m.length} last {m.last}"))
+        probes = {}
+        if self.trace:
+            probes = {"tx": int(d.h_tx_line.value), "sw_in": sw_in, "sw_out": int(d.sw_out.value),
+                      "rx": int(d.h_rx_line.value)}
+        for p in range(n):
+            for e in self.rx_sw[p].push(unpack(field(sw_in, p, 66))):
+                if e[0] == "frame":
+                    self.h_got[p].append(e[1])
+            if dec_v >> p & 1:
+                for e in self.rx_dec[p].push(unpack(field(dec_b, p, 66))):
+                    if e[0] == "frame":
+                        self.s_got[p].append(e[1])
+            for where, bus in probes.items():
+                b = unpack(field(bus, p, 66))
+                s = sub(b)
+                if s is not None:
+                    self.events.append((cyc, where, p, s))
+        await RisingEdge(d.clk)
+        self.cycle += 1
+
+    def complete(self, c, tag, status, dst, cyc):
+        assert tag in self.outstanding[c], f"compute node {c}: completion for unknown tag {tag}"
+        r = self.outstanding[c].pop(tag)
+        q = self.order[c][r["dst"]]
+        assert dst == r["dst"] and q[0] == tag, f"compute node {c}: completion out of order for {dst}"
+        q.popleft()
+        assert status == protocol.STATUS_OK, \
+            f"compute node {c}: status {status} for {self.describe(r)} at cycle {cyc}; {self.status()}"
+        r["t_cpl"] = cyc
+        if r["kind"] in (K_RREQ, K_RMW):
+            size = r["len"] if r["kind"] == K_RREQ else 8
+            r["got"] = bytes(self.lmem[c][r["loff"]:r["loff"] + size])
+            if r["expect"] is not None and r["got"] != r["expect"]:
+                bad = [k for k in range(size) if r["got"][k] != r["expect"][k]]
+                dram = self.dram[r["m"]][r["off"]:r["off"] + size]
+                o = r["off"] + bad[0]
+                hist = [(w["c"], w["off"], w["len"], w.get("t_req"), w.get("t_cpl"),
+                         bytes(dram[bad[0]:bad[0] + 4]) in w["data"])
+                        for w in self.all_writes if w["m"] == r["m"] and w["off"] <= o < w["off"] + w["len"]]
+                raise AssertionError(
+                    f"writes covering it (c, off, len, issued, completed, holds DRAM's bytes): {hist}; "
+                    f"compute node {c}: {self.describe(r)}: {len(bad)} bytes differ, first at +{bad[0]}; "
+                    f"DRAM there now {'equals' if dram == r['expect'] else 'differs from'} the model; "
+                    f"got {r['got'][bad[0]:bad[0] + 16].hex()} want {r['expect'][bad[0]:bad[0] + 16].hex()} "
+                    f"dram {dram[bad[0]:bad[0] + 16].hex()}; counters {self.counters()}; units of that write: "
+                    f"{[u for u in self.unit_log if 1400 < u[0] < 2100 and 'WREQ 2->' in u[3]]}")
+        self.done.append(r)
+        if self.trace:
+            self.events.append((cyc, "cpl", c, r["kind"]))
+
+    async def run(self, limit=60000):
+        start = self.cycle
+        while self.busy() or any(self.h_frames) or any(self.s_frames):
+            await self.step()
+            assert self.cycle - start < limit, f"the fabric did not finish (hang): {self.status()}"
+        for _ in range(200):   # let frames and last writes drain
+            await self.step()
+
+    def counters(self):
+        d, nc, nm, n = self.dut, self.nc, self.nm, self.n
+        out = {}
+        for name, k in (("cn_cnt_dropped", nc), ("cn_cnt_stray", nc), ("cn_cnt_timeouts", nc),
+                        ("cn_cnt_late", nc), ("cn_cnt_rx_overflow", nc), ("mn_cnt_dropped", nm),
+                        ("mn_cnt_overflow", nm), ("mn_cnt_rejected", nm), ("mn_cnt_stray", nm),
+                        ("h_cnt_corrupted", n), ("h_cnt_unknown", n), ("sw_cnt_bad_notif", n),
+                        ("sw_cnt_unknown", n), ("sw_cnt_dropped", n), ("sw_cnt_overflow", 1),
+                        ("sw_cnt_conflict", 1)):
+            v = int(getattr(d, name).value)
+            out[name] = [field(v, i, 16) for i in range(k)]
+        return out
+
+    @staticmethod
+    def describe(r):
+        return (f"{ {K_RREQ: 'RREQ', K_WREQ: 'WREQ', K_RMW: 'RMWREQ'}[r['kind']]} of {r['len']} B at "
+                f"{r['off']:#x} of memory node {r['m']} (issued at cycle {r.get('t_req')}, tag {r.get('tag')})")
+
+    def status(self):
+        pend = {c: [(r["kind"], r["dst"], r["len"], r.get("t_req")) for r in self.outstanding[c].values()]
+                for c in range(self.nc)}
+        log = "\n".join(str(u) for u in self.unit_log[-60:])
+        return (f"last units:\n{log}\ncycle {self.cycle}; waiting {[len(q) for q in self.submit]}; outstanding {pend}; "
+                f"counters {self.counters()}")
+
+    def check_clean(self):
+        """No error counter moved anywhere, frames arrived byte-exact, DRAM = model.
+        (sw_cnt_conflict is not an error: reads can overlap a circuit at an egress,
+        docs/hardware.md; the overlapping blocks wait in the switch's FIFOs.)"""
+        d, nm, n = self.dut, self.nm, self.n
+        for name, v in self.counters().items():
+            if name != "sw_cnt_conflict":
+                assert not any(v), f"{name} = {v}"
+        for p in range(n):
+            assert self.h_got[p] == self.h_sent[p], f"port {p}: frames host -> switch differ"
+            assert self.s_got[p] == self.s_sent[p], f"port {p}: frames switch -> host differ"
+        for m in range(nm):
+            assert self.dram[m] == self.model[m], f"memory node {m}: DRAM differs from the model"
+
+
+async def new_fabric(dut, seed, **kw):
+    f = Fabric(dut, seed, **kw)
+    await f.start()
+    return f
+
+
+# -------------------------------------------------------------------- traffic
+@cocotb.test()
+async def random_traffic(dut):
+    """Reads, writes, CAS and fetch-and-add from every compute node to every
+    memory node, random back-pressure and DRAM / local-memory latencies,
+    frames on every link; then every written region is read back."""
+    f = await new_fabric(dut, 71, dram_lat=(1, 6), lmem_lat=(1, 4), p_ready=0.85, p_sink=0.97)
+    rng = f.rng
+    nc, nm = f.nc, f.nm
+    cas_off, faa_off = ATOMIC_BASE, ATOMIC_BASE + 8
+    for m in range(nm):   # the atomic words start at 0
+        for o in (cas_off, faa_off):
+            f.dram[m][o:o + 8] = bytes(8)
+            f.model[m][o:o + 8] = bytes(8)
+    for p in range(f.n):
+        for to_host in (False, True):
+            for _ in range(6):
+                f.add_frames(p, rng.choice([64, 65, 200, 1500, 1518, 9000]), 1, to_host=to_host)
+    faa_adds = {m: [] for m in range(nm)}
+    cas_reqs = {m: [] for m in range(nm)}
+    for _ in range(60):
+        for c in range(nc):
+            m = rng.randrange(nm)
+            x = rng.random()
+            if x < 0.35:
+                size = rng.choice([8, 64, 64, 100, 256, 300, 700])
+                off = rng.randrange(0, RO_SIZE - size)
+                f.request(c, K_RREQ, m, off, size, expect=bytes(f.model[m][off:off + size]))
+            elif x < 0.7:
+                size = rng.choice([8, 64, 64, 100, 256, 300, 520])
+                off = WR_BASE + c * WR_SIZE + rng.randrange(0, WR_SIZE - size)
+                r = f.request(c, K_WREQ, m, off, size)
+                f.model[m][off:off + size] = r["data"]
+            elif x < 0.85:
+                add = rng.randrange(1, 1000)
+                faa_adds[m].append(f.request(c, K_RMW, m, faa_off, op=protocol.RMW_FAA, arg0=add))
+            else:
+                # CAS rounds: every requester tries to move the word from v to v+1
+                # for the v it last saw (0 first); exactly one wins each v.
+                cas_reqs[m].append(f.request(c, K_RMW, m, cas_off, op=protocol.RMW_CAS))
+    # CAS arguments are filled in as requests reach the head (below), from what
+    # the requester has seen; simpler: each compute node guesses 0, 1, 2, ... in order.
+    seen = {}
+    for m in range(nm):
+        for r in cas_reqs[m]:
+            k = (r["c"], m)
+            r["arg0"] = seen.get(k, 0)
+            r["arg1"] = r["arg0"] + 1
+            seen[k] = r["arg0"] + 1
+    await f.run()
+    for m in range(nm):
+        total = sum(r["arg0"] for r in faa_adds[m])
+        olds = sorted(int.from_bytes(r["got"], "little") for r in faa_adds[m])
+        assert len(set(olds)) == len(olds), "fetch-and-add returned the same old value twice"
+        f.model[m][faa_off:faa_off + 8] = total.to_bytes(8, "little")
+        wins = [r for r in cas_reqs[m] if int.from_bytes(r["got"], "little") == r["arg0"]]
+        vals = sorted(r["arg0"] for r in wins)
+        assert vals == list(range(len(vals))), f"CAS winners per value at memory node {m}: {vals}"
+        f.model[m][cas_off:cas_off + 8] = len(vals).to_bytes(8, "little")
+    # Read back every written region through the fabric.
+    for c in range(nc):
+        for m in range(nm):
+            for k in range(0, WR_SIZE, 512):
+                off = WR_BASE + c * WR_SIZE + k
+                f.request(c, K_RREQ, m, off, 512, expect=bytes(f.model[m][off:off + 512]))
+    await f.run()
+    f.check_clean()
+    n_kinds = {k: sum(1 for r in f.done if r["kind"] == k) for k in (K_RREQ, K_WREQ, K_RMW)}
+    dut._log.info(f"{len(f.done)} requests done in {f.cycle} cycles: {n_kinds}; "
+                  f"CAS winners {[len([r for r in cas_reqs[m] if int.from_bytes(r['got'], 'little') == r['arg0']]) for m in range(nm)]}")
+
+
+# -------------------------------------------------------------------- latency
+def first(events, after, where, port, what=None):
+    for cyc, w, p, s in events:
+        if cyc >= after and w == where and p == port and (what is None or s == what):
+            return cyc
+    raise AssertionError(f"no {where} event at port {port} ({what}) after cycle {after}")
+
+
+def last_before(events, before, where, port):
+    cycles = [cyc for cyc, w, p, _ in events if cyc <= before and w == where and p == port]
+    assert cycles, f"no {where} at port {port}"
+    return cycles[-1]
+
+
+def read_breakdown(f, r, link):
+    """Cycle stamps of one traced read (compute node c, memory node port m)."""
+    ev, c, m = f.events, r["c"], r["dst"]
+    MS, MT = protocol.SUB_MS, protocol.SUB_MT
+    t0 = r["t_req"]
+    t_tx = first(ev, t0, "tx", c, MS)               # RREQ leaves the compute node's edm_tx
+    t_si = first(ev, t_tx, "sw_in", c, MS)
+    t_so = first(ev, t_si, "sw_out", m, MS)         # forwarded to the memory node
+    t_rx = first(ev, t_so, "rx", m, MS)
+    t_rx_mt = first(ev, t_rx, "rx", m, MT)
+    t_dr = first(ev, t_rx, "dram_rd", m)
+    t_dl = [cyc for cyc, w, p, _ in ev if w == "dram_rsp" and p == m and cyc >= t_dr]
+    t_rtx = first(ev, t_dr, "tx", m, MS)            # RRES leaves the memory node's edm_tx
+    t_rsi = first(ev, t_rtx, "sw_in", m, MS)
+    t_rso = first(ev, t_rsi, "sw_out", c, MS)
+    t_rrx = first(ev, t_rso, "rx", c, MS)
+    t_rrx_mt = first(ev, t_rrx, "rx", c, MT)
+    t_end = last_before(ev, r["t_cpl"], "lwr", c)   # last byte written to local memory
+    dram = t_dl[0] - t_dr if t_dl else 0           # the DRAM model's latency (not the fabric's)
+    rows = [
+        ("compute node: request -> RREQ /MS/ on the line", t_tx - t0, protocol.HOST_GEN_REQ_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_si - t_tx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("switch: RREQ in -> forwarded RREQ out (classify, queue, PIM, first grant)", t_so - t_si,
+         protocol.SW_CLASSIFY_CYCLES + protocol.SW_NQ_INSERT_CYCLES + protocol.SW_PIM_ITER_CYCLES
+         + protocol.SW_GEN_GRANT_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rx - t_so - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("memory node: RREQ /MS/ in -> RRES /MS/ out (less the DRAM's latency)", t_rtx - t_rx - dram,
+         protocol.HOST_PROC_GRANT_CYCLES + protocol.HOST_PROC_RREQ_EXTRA_CYCLES
+         + protocol.HOST_READ_GRANT_CYCLES + protocol.HOST_GEN_DATA_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_rsi - t_rtx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("switch: RRES block in -> out (circuit)", t_rso - t_rsi, protocol.SW_FORWARD_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rrx - t_rso - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("RRES serialization at the compute node (/MS/ -> /MT/)", t_rrx_mt - t_rrx, 0),
+        ("compute node: RRES /MT/ in -> last local-memory write", t_end - t_rrx_mt, protocol.HOST_PROC_DATA_CYCLES),
+    ]
+    detail = {"memory node: RREQ /MT/ in -> DRAM read": t_dr - t_rx_mt,
+              "memory node: DRAM answer -> RRES /MS/ out": (t_rtx - t_dl[0]) if t_dl else None}
+    return dict(total=t_end - t0, links=4 * link, dram=dram, rows=rows, detail=detail)
+
+
+def write_breakdown(f, r, link):
+    ev, c, m = f.events, r["c"], r["dst"]
+    MS, MT, N, G = protocol.SUB_MS, protocol.SUB_MT, protocol.SUB_N, protocol.SUB_G
+    t0 = r["t_req"]
+    t_n = first(ev, t0, "tx", c, N)
+    t_nsi = first(ev, t_n, "sw_in", c, N)
+    t_g = first(ev, t_nsi, "sw_out", c, G)
+    t_grx = first(ev, t_g, "rx", c, G)
+    t_wtx = first(ev, t_grx, "tx", c, MS)
+    t_wsi = first(ev, t_wtx, "sw_in", c, MS)
+    t_wso = first(ev, t_wsi, "sw_out", m, MS)
+    t_wrx = first(ev, t_wso, "rx", m, MS)
+    t_wrx_mt = first(ev, t_wrx, "rx", m, MT)
+    wr = [cyc for cyc, w, p, _ in ev if w == "dram_wr" and p == m and cyc >= t_wrx]
+    t_end = wr[-1]                                  # last word written to DRAM
+    rows = [
+        ("compute node: request -> /N/ on the line", t_n - t0, protocol.HOST_GEN_REQ_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_nsi - t_n - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("switch: /N/ in -> /G/ out (classify, queue, PIM, grant)", t_g - t_nsi,
+         protocol.SW_CLASSIFY_CYCLES + protocol.SW_NQ_INSERT_CYCLES + protocol.SW_PIM_ITER_CYCLES
+         + protocol.SW_GEN_GRANT_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_grx - t_g - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("compute node: /G/ in -> WREQ /MS/ out (process /G/, read grant, fetch, generate)", t_wtx - t_grx,
+         protocol.HOST_PROC_GRANT_CYCLES + protocol.HOST_READ_GRANT_CYCLES + protocol.HOST_GEN_DATA_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_wsi - t_wtx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("switch: WREQ block in -> out (circuit)", t_wso - t_wsi, protocol.SW_FORWARD_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_wrx - t_wso - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("WREQ serialization at the memory node (/MS/ -> /MT/)", t_wrx_mt - t_wrx, 0),
+        ("memory node: WREQ /MT/ in -> last DRAM write", t_end - t_wrx_mt, protocol.HOST_PROC_DATA_CYCLES),
+    ]
+    return dict(total=t_end - t0, links=4 * link, dram=0, rows=rows, detail={})
+
+
+async def one_alone(f, kind, c, m, off):
+    """One 64 B read or write with nothing else in the fabric (except frames
+    already queued), traced; returns its breakdown."""
+    for _ in range(60):
+        await f.step()
+    f.events = []
+    f.trace = True
+    path = (c, f.nc + m)
+    frames = all(f.h_frames[p] and f.s_frames[p] for p in path)   # still competing on every link
+    if kind == K_RREQ:
+        r = f.request(c, K_RREQ, m, off, 64, expect=bytes(f.model[m][off:off + 64]))
+    else:
+        r = f.request(c, K_WREQ, m, off, 64)
+        f.model[m][off:off + 64] = r["data"]
+    while r.get("t_cpl") is None:
+        await f.step()
+    for _ in range(3 * link_cycles() + 60):   # a write's data are still on their way
+        await f.step()
+    f.trace = False
+    link = link_cycles()
+    b = (read_breakdown if kind == K_RREQ else write_breakdown)(f, r, link)
+    measured = sum(v for _, v, _ in b["rows"])
+    assert measured + b["links"] + b["dram"] == b["total"], (b, measured)
+    assert all(v >= 0 for _, v, _ in b["rows"]), b
+    b["frames_competing"] = frames
+    return b
+
+
+@cocotb.test()
+async def latency(dut):
+    """Unloaded 64 B read and write, then the same under MTU and jumbo frames."""
+    f = await new_fabric(dut, 72)
+    out = {"link_cycles": link_cycles(), "cases": {}}
+    c, m = 0, 0
+    for case, size in (("unloaded", None), ("mtu_frames", 1500), ("jumbo_frames", 9000)):
+        res = {}
+        for kind, name in ((K_RREQ, "read"), (K_WREQ, "write")):
+            if size:
+                # Frames back to back in both directions of both links on the path.
+                for p in (c, f.nc + m):
+                    f.add_frames(p, size, 3, to_host=False)
+                    f.add_frames(p, size, 3, to_host=True)
+                for _ in range(40):   # the frames are under way
+                    await f.step()
+            off = (RO_SIZE // 2) if kind == K_RREQ else WR_BASE
+            res[name] = await one_alone(f, kind, c, m, off)
+            while any(f.h_frames) or any(f.s_frames):
+                await f.step()
+        out["cases"][case] = res
+        for name in ("read", "write"):
+            dut._log.info(f"{case} {name}: {res[name]['total']} cycles end to end "
+                          f"({res[name]['links']} of them links, {res[name]['dram']} DRAM)")
+    for _ in range(300):
+        await f.step()
+    f.check_clean()
+    # With preemption, frames cost a memory message at most a few block times.
+    for case in ("mtu_frames", "jumbo_frames"):
+        for name in ("read", "write"):
+            assert out["cases"][case][name]["frames_competing"], f"{case}: frames had drained before the {name}"
+            extra = out["cases"][case][name]["total"] - out["cases"]["unloaded"][name]["total"]
+            assert extra <= 8, f"{case}: {name} {extra} cycles slower than unloaded"
+    path = os.environ.get("EDM_FABRIC_LATENCY_JSON")
+    if path:
+        with open(path, "w") as fh:
+            json.dump(out, fh, indent=1)
