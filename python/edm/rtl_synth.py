@@ -360,7 +360,7 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("rtl", help="RTL tools (synthesis and place-and-route of the scheduler)")
+    p = sub.add_parser("rtl", help="RTL tools (scheduler synthesis and place and route, fabric latency)")
     psub = p.add_subparsers(dest="what", required=True, metavar="WHAT")
     s = psub.add_parser(
         "synth", help="size and Fmax of rtl/switch/edm_pim_scheduler.sv on an ECP5, per port count",
@@ -379,3 +379,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="outputs, relative to the repository root (default .build/rtl_synth)")
     s.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
     s.set_defaults(func=_synth)
+    from edm import rtl_latency  # noqa: PLC0415
+
+    rtl_latency.add_subparser(psub)
