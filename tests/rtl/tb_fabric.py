@@ -379,7 +379,7 @@ class Fabric:
         """No error counter moved anywhere, frames arrived byte-exact, DRAM = model.
         (sw_cnt_conflict is not an error: reads can overlap a circuit at an egress,
         docs/hardware.md; the overlapping blocks wait in the switch's FIFOs.)"""
-        d, nm, n = self.dut, self.nm, self.n
+        nm, n = self.nm, self.n
         for name, v in self.counters().items():
             if name != "sw_cnt_conflict":
                 assert not any(v), f"{name} = {v}"
