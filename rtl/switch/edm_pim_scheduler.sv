@@ -19,8 +19,8 @@
 //   t    request: every destination whose port is free picks its best eligible
 //        entry: visible, source port free, oldest of its source-destination
 //        pair; best = SRPT (remaining bytes, then age) or FCFS (age).
-//   t+1  accept: every source keeps its best request (ties: lower destination;
-//        keys are unique, so there are none).
+//   t+1  accept: every source keeps its best request (a comparator tree over
+//        the destinations; keys are unique, so there are no ties).
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
 //        removed, both ports are held for the chunk's wire time.
 // The grants appear on the outputs in cycle t+3 (registered; one cycle of
@@ -277,24 +277,36 @@ module edm_pim_scheduler #(
   // ---------------------------------------------------------------- stage 2: accept
   logic [N-1:0]          ac_v;
   logic [N-1:0][PW-1:0]  ac_d;
-  logic [N-1:0][SW-1:0]  ac_rem;
-  logic [N-1:0][RW-1:0]  ac_rank;
   logic [N-1:0]          ac_by_d;
+
+  // Per source, a binary tree over the destinations' requests (padded to NP
+  // leaves) keeps the better one: log2(N) comparator levels.
+  localparam int unsigned NP = 1 << PW;
+  logic [2*NP-1:1]          a_v;
+  logic [2*NP-1:1][PW-1:0]  a_d;
+  logic [2*NP-1:1][SW-1:0]  a_rem;
+  logic [2*NP-1:1][RW-1:0]  a_rank;
+  logic                     a_right;
 
   always_comb begin
     for (integer s = 0; s < N; s++) begin
-      ac_v[s] = 1'b0;
-      ac_d[s] = '0;
-      ac_rem[s] = '0;
-      ac_rank[s] = '0;
-      for (integer d = 0; d < N; d++)
-        if (req_v[d] && req_src[d] == PW'(s)
-            && (!ac_v[s] || better(req_rem[d], req_rank[d], ac_rem[s], ac_rank[s]))) begin
-          ac_v[s] = 1'b1;
-          ac_d[s] = PW'(d);
-          ac_rem[s] = req_rem[d];
-          ac_rank[s] = req_rank[d];
-        end
+      for (integer n = NP; n < 2*NP; n++) begin
+        a_v[n] = (n - NP < N) ? req_v[(n - NP) % N] && req_src[(n - NP) % N] == PW'(s) : 1'b0;
+        a_d[n] = PW'(n - NP);
+        a_rem[n] = req_rem[(n - NP) % N];
+        a_rank[n] = req_rank[(n - NP) % N];
+      end
+      for (integer n = NP - 1; n >= 1; n--) begin
+        // Ties (impossible: ranks are unique) would keep the lower destination.
+        a_right = a_v[2*n + 1] && (!a_v[2*n] || better(a_rem[2*n + 1], a_rank[2*n + 1],
+                                                      a_rem[2*n], a_rank[2*n]));
+        a_v[n] = a_v[2*n] || a_v[2*n + 1];
+        a_d[n] = a_right ? a_d[2*n + 1] : a_d[2*n];
+        a_rem[n] = a_right ? a_rem[2*n + 1] : a_rem[2*n];
+        a_rank[n] = a_right ? a_rank[2*n + 1] : a_rank[2*n];
+      end
+      ac_v[s] = a_v[1];
+      ac_d[s] = a_d[1];
     end
     for (integer d = 0; d < N; d++)
       ac_by_d[d] = req_v[d] && ac_v[req_src[d]] && ac_d[req_src[d]] == PW'(d);
