@@ -9,7 +9,7 @@ from edm.reproduce import APPS, BG_FRAMES, BG_LOADS, RATIOS, Plan
 from edm.sim.config import PROTOCOLS
 
 
-def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_path, capsys):
+def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_path, capsys, monkeypatch):
     out = tmp_path / "repro"
     assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0
     err = capsys.readouterr().err
@@ -42,6 +42,45 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     (out / "report.md").unlink()
     assert main(["report", "--quick", "--out", str(out)]) == 0
     assert (out / "report.md").read_text().split("Wall time")[1][:20] != md.split("Wall time")[1][:20]
+    assert "not in this report" in md  # the quick run does not simulate the RTL
+    # With the RTL's Table 1 stored (here a stand-in breakdown), the report shows it beside the paper's.
+    from edm import reproduce, rtl_latency
+
+    monkeypatch.setattr(rtl_latency, "measure", lambda: _fake_rtl_breakdown(0))
+    reproduce.measure_rtl_latency(out)
+    assert main(["report", "--quick", "--out", str(out)]) == 0
+    table1 = (out / "report.md").read_text().split("Figure 8a")[0]
+    assert "EDM measured on our RTL" in table1 and "| 64 B read | 14 | 10 |" in table1
+
+
+def _fake_rtl_breakdown(extra: int) -> dict:
+    rows = [["request", 4, 2], ["switch", 10, 8], ["serialization", 3, 0]]
+    case = {"rows": rows, "total": 80 + extra, "links": 76, "dram": 2, "detail": {}}
+    return {"link_cycles": 19, "cases": {"unloaded": {"read": case, "write": case},
+                                         "mtu_frames": {"read": {**case, "total": 81 + extra},
+                                                        "write": {**case, "total": 80 + extra}}}}
+
+
+def test_rtl_table1_is_measured_once_and_reused_while_the_rtl_is_unchanged(tmp_path, monkeypatch, capsys):
+    from edm import reproduce, rtl_latency
+
+    calls = []
+    monkeypatch.setattr(rtl_latency, "measure", lambda: calls.append(1) or _fake_rtl_breakdown(len(calls)))
+    doc = reproduce.measure_rtl_latency(tmp_path)
+    assert calls == [1] and doc["summary"]["read"]["stack_cycles"] == 14
+    assert doc["summary"]["read"]["extra_cycles_with_frames"] == {"mtu_frames": 1}
+    assert reproduce.measure_rtl_latency(tmp_path)["fingerprint"] == doc["fingerprint"] and calls == [1]
+    assert "reused (RTL unchanged)" in capsys.readouterr().err
+    # A changed source (here: a different fingerprint on disk) is measured again.
+    stored = tmp_path / reproduce.RTL_LATENCY_FILE
+    stored.write_text(stored.read_text().replace(doc["fingerprint"], "0" * 16))
+    reproduce.measure_rtl_latency(tmp_path)
+    assert calls == [1, 1]
+    # A failing measurement (no Verilator, say) is reported and loses nothing.
+    monkeypatch.setattr(rtl_latency, "measure", lambda: (_ for _ in ()).throw(SystemExit("verilator not found")))
+    stored.unlink()
+    assert reproduce.measure_rtl_latency(tmp_path) is None
+    assert "RTL latency not measured: verilator not found" in capsys.readouterr().err
 
 
 def test_report_without_results_names_what_is_missing(tmp_path, capsys):

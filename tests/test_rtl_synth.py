@@ -94,6 +94,44 @@ def test_yosys_stat_counts_the_scheduler_apart_from_its_wrapper():
         rtl_synth.parse_yosys_stat(STAT, module="edm_rx")
 
 
+# The switch with -noflatten: its scheduler and FIFOs are submodules, counted into its total.
+SWITCH_STAT = {
+    "modules": {
+        "$paramod$aa\\edm_fifo": {"num_cells_by_type": {"LUT4": 40, "TRELLIS_FF": 8, "TRELLIS_DPR16X4": 17}},
+        "$paramod$bb\\edm_pim_scheduler": {"num_cells_by_type": {"LUT4": 1000, "TRELLIS_FF": 100}},
+        "$paramod$cc\\edm_switch": {"num_cells_by_type": {"LUT4": 500, "TRELLIS_FF": 50, "$paramod$aa\\edm_fifo": 3,
+                                                           "$paramod$bb\\edm_pim_scheduler": 1}},
+        "\\edm_switch_synth": {"num_cells_by_type": {"LUT4": 77, "TRELLIS_FF": 600, "$paramod$cc\\edm_switch": 1}},
+    },
+}
+
+
+def test_yosys_stat_counts_a_design_with_its_submodules():
+    assert rtl_synth.parse_yosys_stat(SWITCH_STAT, module="edm_switch") == {
+        "LUT4": 500 + 3 * 40 + 1000, "TRELLIS_FF": 50 + 3 * 8 + 100, "TRELLIS_DPR16X4": 3 * 17}
+    assert rtl_synth.parse_yosys_stat(SWITCH_STAT, module="edm_fifo") == {
+        "LUT4": 40, "TRELLIS_FF": 8, "TRELLIS_DPR16X4": 17}
+
+
+@pytest.mark.parametrize("design", sorted(rtl_synth.DESIGNS))
+def test_each_wrapper_matches_its_design_ports(design, tmp_path):
+    """The generated wrappers connect every port of the design with the right widths (lint -Wall)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("verilator") is None:
+        pytest.skip("verilator not installed")
+    d = rtl_synth.DESIGNS[design]
+    wrapper = tmp_path / f"{d.top}.sv"
+    wrapper.write_text(d.wrapper)
+    files = [str(rtl_synth.ROOT / f) for f in d.sources] + [str(wrapper)]
+    for n in (4, 8):
+        r = subprocess.run(["verilator", "--lint-only", "-Wall", "-Wno-DECLFILENAME", f"-GN={n}",
+                            f"-GDEPTH={d.default_depth(n)}", "--top-module", d.top, *files],
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+
+
 def test_nextpnr_log_tells_a_design_that_does_not_fit():
     assert rtl_synth.parse_utilisation(NO_FIT_LOG) == {"LUT4s": (171728, 83640), "DFFs": (12666, 83640)}
     assert rtl_synth.does_not_fit(NO_FIT_LOG) == "does not fit: LUT4s 171728/83640"
@@ -115,7 +153,7 @@ def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
     stdout, stderr = capsys.readouterr()
     assert "N=2: placed and routed" in stderr
     lines = stdout.splitlines()
-    assert lines[0] == "# " + "edm rtl synth --ports 2 --depth 8 --device 85k --package CABGA381 --freq 390.625 --seed 1"
+    assert lines[0] == "# " + "edm rtl synth --design scheduler --ports 2 --device 85k --package CABGA381 --freq 390.625 --seed 1"
     header = [c.strip() for c in next(l for l in lines if l.startswith("| N (ports)")).strip("|").split("|")]
     row = [c.strip() for c in next(l for l in lines if l.startswith("| 2 |")).strip("|").split("|")]
     cols = dict(zip(header, row))
@@ -124,12 +162,14 @@ def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
     assert " -> " in cols["critical path"]
     doc = json.loads(out.read_text())
     (r,) = doc["results"]
-    assert r["ports"] == 2 and r["fits"] and r["fmax_mhz"] == pytest.approx(float(cols["Fmax (MHz)"]), abs=0.05)
+    assert r["ports"] == 2 and r["depth"] == 8 and r["design"] == "scheduler" and r["fits"] and r["fmax_mhz"] == pytest.approx(float(cols["Fmax (MHz)"]), abs=0.05)
     assert r["cells"]["LUT4"] == int(cols["LUT4"])
 
 
 def test_a_yosys_failure_shows_the_end_of_its_log(monkeypatch, capsys):
-    monkeypatch.setattr(rtl_synth, "SOURCES", ["rtl/common/edm_pkg.sv", "rtl/switch/no_such_file.sv"])
-    args = rtl_synth.argparse.Namespace(depth=8, out_dir=".build/test_rtl_synth_fail")
+    broken = rtl_synth.Design("scheduler", ["rtl/common/edm_pkg.sv", "rtl/switch/no_such_file.sv"],
+                              rtl_synth.SCHEDULER, rtl_synth.WRAPPER)
+    monkeypatch.setitem(rtl_synth.DESIGNS, "scheduler", broken)
+    args = rtl_synth.argparse.Namespace(depth=8, design="scheduler", out_dir=".build/test_rtl_synth_fail")
     with pytest.raises(rtl_synth.SynthError, match=r"(?s)yosys failed for N=2 .*no_such_file\.sv"):
         rtl_synth.synthesize(2, args)

@@ -9,7 +9,10 @@ point is stored under a key of its full configuration, so an interrupted run
 resumes and a finished one re-renders without simulating):
 
 * **Table 1**: unloaded 64 B read and write latency of every protocol beside
-  the paper's Table 1 (simulated; :mod:`edm.sim.unloaded`).
+  the paper's Table 1 (simulated; :mod:`edm.sim.unloaded`), and EDM's measured
+  on our RTL (:mod:`edm.rtl_latency`, the whole-fabric Verilator testbench;
+  full run only, stored in ``rtl_latency.json`` and reused while the RTL and
+  testbench sources are unchanged).
 * **Figure 8a**: 64 B messages, all-to-all, write-only / read-only / mixed,
   mean and p99 latency normalised by each message's unloaded latency, against
   load, for EDM and the six baselines.
@@ -25,6 +28,8 @@ numbers, whether each holds.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import platform
 import subprocess
@@ -170,6 +175,65 @@ def table_of(docs: list[dict[str, Any]], keys: list[str], metrics: list[str]) ->
 
 # ---------------------------------------------------------------- the report
 
+RTL_LATENCY_FILE = "rtl_latency.json"
+
+
+def _rtl_fingerprint() -> str:
+    """A hash of everything the RTL latency depends on: the RTL and the fabric testbench."""
+    from edm.rtl_latency import ROOT  # noqa: PLC0415
+
+    files = sorted((ROOT / "rtl").rglob("*.sv")) + sorted((ROOT / "tests" / "rtl").glob("*fabric*"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
+    """EDM's Table 1 from the RTL (``edm rtl latency``), stored in `out`; reused while the
+    sources are unchanged. None (with a message) where it cannot be measured."""
+    path = out / RTL_LATENCY_FILE
+    try:
+        fingerprint = _rtl_fingerprint()
+    except OSError as e:
+        print(f"edm reproduce: RTL latency skipped (no RTL sources: {e})", file=sys.stderr)
+        return None
+    if path.exists():
+        try:
+            doc = json.loads(path.read_text())
+            if doc.get("fingerprint") == fingerprint:
+                print("rtl latency: reused (RTL unchanged)", file=sys.stderr)
+                return doc
+        except ValueError:
+            print(f"edm reproduce: {path}: unreadable; measuring again", file=sys.stderr)
+    from edm import rtl_latency  # noqa: PLC0415
+
+    start = time.perf_counter()
+    print("rtl latency: simulating the whole fabric in Verilator (about 2 min)...", file=sys.stderr)
+    try:
+        data = rtl_latency.measure()
+    except (SystemExit, Exception) as e:  # noqa: BLE001 - a missing Verilator must not lose the sweeps
+        print(f"edm reproduce: RTL latency not measured: {e}", file=sys.stderr)
+        return None
+    doc = {"fingerprint": fingerprint, "command": "edm rtl latency", "breakdown": data,
+           "summary": rtl_latency.summarize(data), "wall_seconds": time.perf_counter() - start}
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=1))
+    tmp.replace(path)
+    print(f"rtl latency: {doc['wall_seconds']:.0f} s", file=sys.stderr)
+    return doc
+
+
+def _stored_rtl_latency(out: Path) -> dict[str, Any] | None:
+    path = out / RTL_LATENCY_FILE
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except ValueError:
+        print(f"edm report: {path}: unreadable; the RTL table is left out", file=sys.stderr)
+        return None
+
+
 def _git_commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -227,11 +291,27 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     rows = unloaded_table()
     r.paragraph("64 B read (8 B request) and 64 B write alone, 100 Gbps, simulated (`edm unloaded`). Table 1 "
                 "columns are the paper's per-component totals for the stack each protocol runs on; ours add "
-                "serialization and each protocol's own control round trips. The RTL measurement of EDM's latency "
-                "(`edm rtl latency`) is not built yet.")
+                "serialization and each protocol's own control round trips.")
     r.table([{"protocol": x["protocol"], "stack": x["stack"], "read ns": x["read_ns"],
               "Table 1 read ns": x["read_table1_ns"] or "-", "write ns": x["write_ns"],
               "Table 1 write ns": x["write_table1_ns"] or "-"} for x in rows])
+    rtl = _stored_rtl_latency(out)
+    if rtl is None:
+        r.paragraph("EDM's latency measured on our RTL is not in this report: `edm reproduce` (full run) measures "
+                    f"it into `{RTL_LATENCY_FILE}`; on its own, `edm rtl latency` prints the per-step breakdown.")
+    else:
+        r.paragraph("EDM measured on our RTL (`edm rtl latency`: compute and memory nodes, switch and PHY paths "
+                    "simulated cycle by cycle in Verilator; network stack cycles x 2.56 ns plus Table 1's "
+                    "8 PMA/PMD/transceiver traversals and 4 propagation hops). Where the cycles go, step by step: "
+                    "docs/hardware.md.")
+        r.table([{"operation": f"64 B {kind}", "stack cycles": s["stack_cycles"],
+                  "paper cycles": s["paper_stack_cycles"], "stack ns": round(s["stack_ns"], 2),
+                  "paper stack ns": round(s["paper_stack_ns"], 2), "total ns": round(s["total_ns"], 2),
+                  "paper total ns": round(s["paper_total_ns"], 2),
+                  "vs paper": f"{100 * (s['total_ns'] / s['paper_total_ns'] - 1):+.1f} %",
+                  "cycles added by MTU/jumbo frames": ", ".join(
+                      str(v) for v in s["extra_cycles_with_frames"].values()) or "-"}
+                 for kind, s in rtl["summary"].items()])
 
     # Figure 8a -----------------------------------------------------------
     r.heading("Figure 8a: latency against load, 64 B messages")
@@ -449,6 +529,8 @@ def reproduce(out: Path, quick: bool, scheduler: str | None, workers: int | None
               f"{len(rep.failed)} failed, {rep.wall_seconds:.1f} s", file=sys.stderr)
     if failed:
         raise RuntimeError(f"{failed} points failed; fix and re-run (finished points are kept)")
+    if not quick:
+        measure_rtl_latency(out)
     wall = time.perf_counter() - start
     paths = build_report(out, plan, wall, command, computed)
     print(f"reproduced in {wall:.0f} s ({computed} points computed) -> {paths[1]}")
