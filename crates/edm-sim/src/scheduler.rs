@@ -82,8 +82,10 @@ struct Queue {
     /// entry waits for it, with the entries before).
     visible_max: Ps,
     /// Every revealed pair's head, by key (keys are unique: they contain the
-    /// arrival order).
-    heads: Vec<Head>,
+    /// arrival order). A deque: heads leave mostly near the front (the best
+    /// eligible) and arrive mostly near the back (new, later entries), and
+    /// its insert and remove shift the shorter side.
+    heads: VecDeque<Head>,
     len: usize,
 }
 
@@ -320,7 +322,7 @@ impl Scheduler {
             }
             self.reveal(dst, now);
             let q = &self.queues[dst];
-            let Some(any) = q.heads.first().map(|h| h.key) else {
+            let Some(any) = q.heads.front().map(|h| h.key) else {
                 continue;
             };
             let mut best: Option<((u64, u64), u16, u32)> = None;
