@@ -238,7 +238,12 @@ struct Sim<'a> {
     tick_runs: Vec<(Ps, u8)>,
     /// Active notifications per (requester, memory) and the messages waiting behind X.
     active: Vec<u8>,
-    pending: Vec<VecDeque<u32>>,
+    pending: Vec<VecDeque<(u32, Msg)>>,
+    /// The messages in the scheduler, by the id it knows them by: (index,
+    /// what the grant's units need). Ids are reused (`queued_free`), so these
+    /// stay few and in cache where `msgs` (all messages) would miss.
+    queued: Vec<(u32, Msg)>,
+    queued_free: Vec<u32>,
     delivered: Vec<u32>,
     records: Vec<Record>,
     totals: Totals,
@@ -275,6 +280,8 @@ impl<'a> Sim<'a> {
             tick_runs: Vec::new(),
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
+            queued: Vec::new(),
+            queued_free: Vec::new(),
             delivered: vec![0; msgs.len()],
             records: msgs
                 .iter()
@@ -340,11 +347,12 @@ impl<'a> Sim<'a> {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => {
-                let pair = self.pair(Msg::of(&self.msgs[i as usize]));
+                let m = Msg::of(&self.msgs[i as usize]);
+                let pair = self.pair(m);
                 if (self.active[pair] as u32) < edm.cfg.max_active_notifs {
-                    self.activate(now, i);
+                    self.activate(now, i, m);
                 } else {
-                    self.pending[pair].push_back(i);
+                    self.pending[pair].push_back((i, m));
                 }
             }
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
@@ -385,11 +393,12 @@ impl<'a> Sim<'a> {
                         } else {
                             edm.first_response_extra(m)
                         };
+                        let id = self.enqueue(unit.msg, m);
                         self.sched.notify(
                             visible,
                             src,
                             dst,
-                            unit.msg,
+                            id,
                             Edm::data_bytes(m),
                             Edm::data_kind(m),
                             first_extra,
@@ -441,8 +450,21 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn activate(&mut self, now: Ps, i: u32) {
-        let m = Msg::of(&self.msgs[i as usize]);
+    /// The id the scheduler knows message `i` by (until its last grant).
+    fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
+        match self.queued_free.pop() {
+            Some(id) => {
+                self.queued[id as usize] = (i, m);
+                id
+            }
+            None => {
+                self.queued.push((i, m));
+                (self.queued.len() - 1) as u32
+            }
+        }
+    }
+
+    fn activate(&mut self, now: Ps, i: u32, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] += 1;
         let kind = if m.op == Op::Write {
@@ -468,8 +490,8 @@ impl<'a> Sim<'a> {
     fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
-        if let Some(next) = self.pending[pair].pop_front() {
-            self.activate(now, next);
+        if let Some((next, m)) = self.pending[pair].pop_front() {
+            self.activate(now, next, m);
         }
     }
 
@@ -570,7 +592,10 @@ impl<'a> Sim<'a> {
 
     /// Sends the grant's /G/ (or forwarded request); returns when.
     fn issue_grant(&mut self, g: &Grant) -> Ps {
-        let m = Msg::of(&self.msgs[g.msg as usize]);
+        let (msg, m) = self.queued[g.msg as usize];
+        if g.last {
+            self.queued_free.push(g.msg);
+        }
         let forwarded = g.first && m.op != Op::Write;
         let unit = Unit {
             kind: if forwarded {
@@ -578,7 +603,7 @@ impl<'a> Sim<'a> {
             } else {
                 UnitKind::Grant
             },
-            msg: g.msg,
+            msg,
             spec: m,
             bytes: g.bytes,
             last: g.last,
