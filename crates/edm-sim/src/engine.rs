@@ -61,6 +61,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
+    #[inline]
     pub fn push(&mut self, at: Ps, event: E) {
         let slot = match self.free.pop() {
             Some(i) => {
@@ -74,6 +75,19 @@ impl<E> EventQueue<E> {
         };
         self.len += 1;
         let s = at >> SLOT_BITS;
+        if s > self.base && s - self.base < SLOTS as u64 {
+            let i = s as usize % SLOTS;
+            self.slots[i].push((at, slot));
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
+            self.push_rare(at, slot);
+        }
+    }
+
+    /// `push` into the current slot, or before it, or past the window.
+    #[inline(never)]
+    fn push_rare(&mut self, at: Ps, slot: u32) {
+        let s = at >> SLOT_BITS;
         if s == self.base {
             // After every event of a time up to `at` (they came in before it).
             let at_or_before = self.cur[self.head..].partition_point(|&(t, _)| t <= at);
@@ -81,10 +95,6 @@ impl<E> EventQueue<E> {
         } else if s < self.base {
             self.past.push(Reverse((at, self.seq, slot)));
             self.seq += 1;
-        } else if s - self.base < SLOTS as u64 {
-            let i = s as usize % SLOTS;
-            self.slots[i].push((at, slot));
-            self.occupied[i / 64] |= 1 << (i % 64);
         } else {
             self.far.push(Reverse((at, self.seq, slot)));
             self.seq += 1;
@@ -112,10 +122,15 @@ impl<E> EventQueue<E> {
     }
 
     /// Makes `cur` hold the earliest events of the ring or `far` (if any).
+    #[inline]
     fn settle(&mut self) {
-        if self.head < self.cur.len() {
-            return;
+        if self.head >= self.cur.len() {
+            self.next_slot();
         }
+    }
+
+    #[inline(never)]
+    fn next_slot(&mut self) {
         self.cur.clear();
         self.head = 0;
         let next = match self.next_occupied() {
@@ -146,6 +161,7 @@ impl<E> EventQueue<E> {
         self.cur.sort_by_key(|&(at, _)| at);
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Ps, E)> {
         let (at, slot) = if let Some(Reverse((at, _, slot))) = self.past.pop() {
             (at, slot)
