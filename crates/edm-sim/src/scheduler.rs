@@ -138,7 +138,8 @@ pub struct Scheduler {
     pub iterations: u64,
     // Scratch, reused across iterations (generation-stamped, never cleared).
     stamp: u32,
-    best_request: Vec<(u32, (u64, u64), u16, u32)>,
+    /// Per source: (stamp, key, destination, entry, index in the destination's heads).
+    best_request: Vec<(u32, (u64, u64), u16, u32, u32)>,
     requesting_srcs: Vec<u16>,
 }
 
@@ -173,7 +174,7 @@ impl Scheduler {
             max_occupancy: 0,
             iterations: 0,
             stamp: 0,
-            best_request: vec![(0, (0, 0), 0, 0); ports],
+            best_request: vec![(0, (0, 0), 0, 0, 0); ports],
             requesting_srcs: Vec::new(),
         }
     }
@@ -275,11 +276,11 @@ impl Scheduler {
         heads.insert(at, head);
     }
 
-    fn remove_head(&mut self, dst: u16, key: (u64, u64)) {
+    /// Removes the head at `at` of `dst`'s heads (its key is `key`).
+    fn remove_head(&mut self, dst: u16, key: (u64, u64), at: u32) {
         let heads = &mut self.queues[dst as usize].heads;
-        let at = heads.partition_point(|h| h.key < key);
-        debug_assert_eq!(heads[at].key, key);
-        heads.remove(at);
+        debug_assert_eq!(heads[at as usize].key, key);
+        heads.remove(at as usize);
     }
 
     /// Reveals the entries of `dst` whose predecessors and themselves are
@@ -325,8 +326,8 @@ impl Scheduler {
             let Some(any) = q.heads.front().map(|h| h.key) else {
                 continue;
             };
-            let mut best: Option<((u64, u64), u16, u32)> = None;
-            for h in &q.heads {
+            let mut best: Option<((u64, u64), u16, u32, u32)> = None;
+            for (at, h) in q.heads.iter().enumerate() {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
@@ -334,28 +335,28 @@ impl Scheduler {
                 if self.src_release[h.src as usize] > until || self.dst_release[dst] > until {
                     continue;
                 }
-                best = Some((h.key, h.src, h.entry));
+                best = Some((h.key, h.src, h.entry, at as u32));
                 break;
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
-            if let Some((key, _, _)) = best {
+            if let Some((key, ..)) = best {
                 if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
                     best = None;
                 }
             }
-            if let Some((key, s, id)) = best {
+            if let Some((key, s, id, at)) = best {
                 let s = s as usize;
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
-                    *slot = (stamp, key, dst as u16, id);
+                    *slot = (stamp, key, dst as u16, id, at);
                     requesting_srcs.push(s as u16);
                 } else {
                     out.refused = true;
                     if key < slot.1 {
-                        *slot = (stamp, key, dst as u16, id);
+                        *slot = (stamp, key, dst as u16, id, at);
                     }
                 }
             }
@@ -364,7 +365,8 @@ impl Scheduler {
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
         for &s in &requesting_srcs {
-            let (_, key, dst, id) = self.best_request[s as usize];
+            // `at_head` still indexes the head: only this grant changes `dst`'s heads.
+            let (_, key, dst, id, at_head) = self.best_request[s as usize];
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
             let first = !e.granted;
@@ -378,7 +380,7 @@ impl Scheduler {
                 self.leading_by_dst[dst as usize] -= 1;
             }
             if last {
-                self.remove_head(dst, key);
+                self.remove_head(dst, key, at_head);
                 let pair = dst as usize * self.ports + s as usize;
                 self.pair_first[pair] = next;
                 if next == NONE {
@@ -391,7 +393,7 @@ impl Scheduler {
                 self.occupancy -= 1;
             } else {
                 // A new key (SRPT) or lead (a first chunk granted).
-                self.remove_head(dst, key);
+                self.remove_head(dst, key, at_head);
                 self.insert_head(id);
             }
             let release =
