@@ -57,8 +57,6 @@ struct Unit {
     bytes: u32,
     last: bool,
     blocks: u32,
-    /// When it was offered to the link it waits for (for switch wait statistics).
-    ready_at: Ps,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -370,14 +368,14 @@ impl<'a> Sim<'a> {
                 self.wake_uplink(h);
             }
             Ev::UplinkFree(h) => {
-                if let Some((blocks, unit)) = self.uplinks[h as usize].next(now) {
+                if let Some((blocks, unit, _)) = self.uplinks[h as usize].next(now) {
                     self.send_up(now, h, blocks, unit);
                 }
                 self.wake_uplink(h);
             }
             Ev::DownlinkFree(h) => {
-                if let Some((blocks, unit)) = self.downlinks[h as usize].next(now) {
-                    self.send_down(now, h, blocks, unit);
+                if let Some((blocks, unit, offered)) = self.downlinks[h as usize].next(now) {
+                    self.send_down(now, h, blocks, unit, offered);
                 }
                 self.wake_downlink(h);
             }
@@ -408,16 +406,7 @@ impl<'a> Sim<'a> {
                     UnitKind::Data => {
                         let (_, dst) = Edm::data_path(m);
                         let ready = now + edm.c(SW_FORWARD_CYCLES);
-                        self.q.push(
-                            ready,
-                            Ev::SwitchOut(
-                                dst,
-                                Unit {
-                                    ready_at: ready,
-                                    ..unit
-                                },
-                            ),
-                        );
+                        self.q.push(ready, Ev::SwitchOut(dst, unit));
                     }
                     UnitKind::Grant | UnitKind::ForwardedRequest => {
                         unreachable!("hosts do not send these")
@@ -437,7 +426,7 @@ impl<'a> Sim<'a> {
                 }
                 let link = &mut self.downlinks[to as usize];
                 if let Some((blocks, unit)) = link.offer(now, unit.blocks, high, unit) {
-                    self.send_down(now, to, blocks, unit);
+                    self.send_down(now, to, blocks, unit, now);
                 } else if high {
                     let waiting = link.max_waiting;
                     self.totals.max_switch_data_queue =
@@ -479,7 +468,6 @@ impl<'a> Sim<'a> {
             bytes: 0,
             last: false,
             blocks: Edm::request_blocks(m),
-            ready_at: 0,
         };
         self.q.push(
             now + self.edm.c(HOST_GEN_REQ_CYCLES),
@@ -512,11 +500,12 @@ impl<'a> Sim<'a> {
         self.q.push(d.first_block, Ev::SwitchIn(h, unit));
     }
 
-    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+    /// Sends `unit`, offered to the link at `offered`, down to host `h`.
+    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
         let (d, free) = self.downlinks[h as usize].start(now, blocks, &self.edm.fabric);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
-                self.totals.max_switch_data_wait_ps.max(now - unit.ready_at);
+                self.totals.max_switch_data_wait_ps.max(now - offered);
             self.egress_data_until[h as usize] = free;
         }
         self.q.push(d.last_block, Ev::HostIn(h, unit));
@@ -608,7 +597,6 @@ impl<'a> Sim<'a> {
             bytes: g.bytes,
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
-            ready_at: 0,
         };
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
         self.q.push(at, Ev::SwitchOut(g.src, unit));

@@ -61,7 +61,7 @@ impl<E> Default for EventQueue<E> {
 }
 
 impl<E> EventQueue<E> {
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Ps, event: E) {
         let slot = match self.free.pop() {
             Some(i) => {
@@ -213,7 +213,8 @@ pub struct Delivery {
 #[derive(Clone, Debug)]
 pub struct Link<U> {
     free_at: Ps,
-    waiting: [VecDeque<(u32, U)>; 2],
+    /// (blocks, unit, when offered), high priority first.
+    waiting: [VecDeque<(u32, U, Ps)>; 2],
     /// Time of the pending free-link wake-up, if one is scheduled.
     wake_at: Option<Ps>,
     pub busy_ps: Ps,
@@ -248,15 +249,16 @@ impl<U> Link<U> {
         if self.free_at <= now && self.waiting.iter().all(|q| q.is_empty()) {
             return Some((blocks, unit));
         }
-        self.waiting[usize::from(!high)].push_back((blocks, unit));
+        self.waiting[usize::from(!high)].push_back((blocks, unit, now));
         self.max_waiting = self
             .max_waiting
             .max(self.waiting[0].len() + self.waiting[1].len());
         None
     }
 
-    /// The next waiting unit, if the link is free at `now` (call on a wake-up).
-    pub fn next(&mut self, now: Ps) -> Option<(u32, U)> {
+    /// The next waiting unit and when it was offered, if the link is free at
+    /// `now` (call on a wake-up).
+    pub fn next(&mut self, now: Ps) -> Option<(u32, U, Ps)> {
         if self.wake_at == Some(now) {
             self.wake_at = None;
         }
@@ -487,7 +489,8 @@ mod tests {
         let mut now = 0;
         let mut sent = 0u64;
         for i in 0..1000u32 {
-            if let Some((b, _)) = link.offer(now, 7, true, i).or_else(|| link.next(now)) {
+            let offered = link.offer(now, 7, true, i);
+            if let Some((b, _)) = offered.or_else(|| link.next(now).map(|(b, u, _)| (b, u))) {
                 let (_, free) = link.start(now, b, &fabric);
                 sent += b as u64;
                 now = free;
