@@ -299,14 +299,25 @@ impl<'a> Sim<'a> {
         let total = self.msgs.len() as u64;
         loop {
             let next_event_at = self.q_peek_time();
-            if next_issue < self.msgs.len()
-                && next_event_at.is_none_or(|t| self.msgs[next_issue].issue_ps <= t)
-            {
-                self.q
-                    .push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
-                next_issue += 1;
+            let mut next = None;
+            if next_issue < self.msgs.len() {
+                let at = self.msgs[next_issue].issue_ps;
+                let ev = Ev::Issue(next_issue as u32);
+                match next_event_at {
+                    // Before every queued event: the queue would hand it
+                    // straight back, so it is handled without going through it.
+                    Some(t) if at < t => next = Some((at, ev)),
+                    None => next = Some((at, ev)),
+                    Some(t) if at == t => self.q.push(at, ev),
+                    Some(_) => {}
+                }
+                if next.is_some() || next_event_at == Some(at) {
+                    next_issue += 1;
+                }
             }
-            let Some((now, ev)) = self.q.pop() else { break };
+            let Some((now, ev)) = next.or_else(|| self.q.pop()) else {
+                break;
+            };
             self.totals.events += 1;
             self.totals.end_ps = now;
             if self.totals.events & 0xFFFF == 0 {
