@@ -107,6 +107,10 @@ pub struct Iteration {
     pub refused: bool,
 }
 
+/// A source's best request of an iteration: (stamp, key, destination, entry,
+/// index in the destination's heads).
+type BestRequest = (u32, (u64, u64), u16, u32, u32);
+
 pub struct Scheduler {
     queues: Vec<Queue>,
     /// Entries, by id; `free` lists the ids of removed ones for reuse.
@@ -138,8 +142,7 @@ pub struct Scheduler {
     pub iterations: u64,
     // Scratch, reused across iterations (generation-stamped, never cleared).
     stamp: u32,
-    /// Per source: (stamp, key, destination, entry, index in the destination's heads).
-    best_request: Vec<(u32, (u64, u64), u16, u32, u32)>,
+    best_request: Vec<BestRequest>,
     requesting_srcs: Vec<u16>,
 }
 
