@@ -57,8 +57,6 @@ struct Unit {
     bytes: u32,
     last: bool,
     blocks: u32,
-    /// When it was offered to the link it waits for (for switch wait statistics).
-    ready_at: Ps,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -238,7 +236,12 @@ struct Sim<'a> {
     tick_runs: Vec<(Ps, u8)>,
     /// Active notifications per (requester, memory) and the messages waiting behind X.
     active: Vec<u8>,
-    pending: Vec<VecDeque<u32>>,
+    pending: Vec<VecDeque<(u32, Msg)>>,
+    /// The messages in the scheduler, by the id it knows them by: (index,
+    /// what the grant's units need). Ids are reused (`queued_free`), so these
+    /// stay few and in cache where `msgs` (all messages) would miss.
+    queued: Vec<(u32, Msg)>,
+    queued_free: Vec<u32>,
     delivered: Vec<u32>,
     records: Vec<Record>,
     totals: Totals,
@@ -275,6 +278,8 @@ impl<'a> Sim<'a> {
             tick_runs: Vec::new(),
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
+            queued: Vec::new(),
+            queued_free: Vec::new(),
             delivered: vec![0; msgs.len()],
             records: msgs
                 .iter()
@@ -294,14 +299,25 @@ impl<'a> Sim<'a> {
         let total = self.msgs.len() as u64;
         loop {
             let next_event_at = self.q_peek_time();
-            if next_issue < self.msgs.len()
-                && next_event_at.is_none_or(|t| self.msgs[next_issue].issue_ps <= t)
-            {
-                self.q
-                    .push(self.msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
-                next_issue += 1;
+            let mut next = None;
+            if next_issue < self.msgs.len() {
+                let at = self.msgs[next_issue].issue_ps;
+                let ev = Ev::Issue(next_issue as u32);
+                match next_event_at {
+                    // Before every queued event: the queue would hand it
+                    // straight back, so it is handled without going through it.
+                    Some(t) if at < t => next = Some((at, ev)),
+                    None => next = Some((at, ev)),
+                    Some(t) if at == t => self.q.push(at, ev),
+                    Some(_) => {}
+                }
+                if next.is_some() || next_event_at == Some(at) {
+                    next_issue += 1;
+                }
             }
-            let Some((now, ev)) = self.q.pop() else { break };
+            let Some((now, ev)) = next.or_else(|| self.q.pop()) else {
+                break;
+            };
             self.totals.events += 1;
             self.totals.end_ps = now;
             if self.totals.events & 0xFFFF == 0 {
@@ -340,11 +356,12 @@ impl<'a> Sim<'a> {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => {
-                let pair = self.pair(Msg::of(&self.msgs[i as usize]));
+                let m = Msg::of(&self.msgs[i as usize]);
+                let pair = self.pair(m);
                 if (self.active[pair] as u32) < edm.cfg.max_active_notifs {
-                    self.activate(now, i);
+                    self.activate(now, i, m);
                 } else {
-                    self.pending[pair].push_back(i);
+                    self.pending[pair].push_back((i, m));
                 }
             }
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
@@ -362,14 +379,14 @@ impl<'a> Sim<'a> {
                 self.wake_uplink(h);
             }
             Ev::UplinkFree(h) => {
-                if let Some((blocks, unit)) = self.uplinks[h as usize].next(now) {
+                if let Some((blocks, unit, _)) = self.uplinks[h as usize].next(now) {
                     self.send_up(now, h, blocks, unit);
                 }
                 self.wake_uplink(h);
             }
             Ev::DownlinkFree(h) => {
-                if let Some((blocks, unit)) = self.downlinks[h as usize].next(now) {
-                    self.send_down(now, h, blocks, unit);
+                if let Some((blocks, unit, offered)) = self.downlinks[h as usize].next(now) {
+                    self.send_down(now, h, blocks, unit, offered);
                 }
                 self.wake_downlink(h);
             }
@@ -385,11 +402,12 @@ impl<'a> Sim<'a> {
                         } else {
                             edm.first_response_extra(m)
                         };
+                        let id = self.enqueue(unit.msg, m);
                         self.sched.notify(
                             visible,
                             src,
                             dst,
-                            unit.msg,
+                            id,
                             Edm::data_bytes(m),
                             Edm::data_kind(m),
                             first_extra,
@@ -399,16 +417,7 @@ impl<'a> Sim<'a> {
                     UnitKind::Data => {
                         let (_, dst) = Edm::data_path(m);
                         let ready = now + edm.c(SW_FORWARD_CYCLES);
-                        self.q.push(
-                            ready,
-                            Ev::SwitchOut(
-                                dst,
-                                Unit {
-                                    ready_at: ready,
-                                    ..unit
-                                },
-                            ),
-                        );
+                        self.q.push(ready, Ev::SwitchOut(dst, unit));
                     }
                     UnitKind::Grant | UnitKind::ForwardedRequest => {
                         unreachable!("hosts do not send these")
@@ -428,7 +437,7 @@ impl<'a> Sim<'a> {
                 }
                 let link = &mut self.downlinks[to as usize];
                 if let Some((blocks, unit)) = link.offer(now, unit.blocks, high, unit) {
-                    self.send_down(now, to, blocks, unit);
+                    self.send_down(now, to, blocks, unit, now);
                 } else if high {
                     let waiting = link.max_waiting;
                     self.totals.max_switch_data_queue =
@@ -441,8 +450,21 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn activate(&mut self, now: Ps, i: u32) {
-        let m = Msg::of(&self.msgs[i as usize]);
+    /// The id the scheduler knows message `i` by (until its last grant).
+    fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
+        match self.queued_free.pop() {
+            Some(id) => {
+                self.queued[id as usize] = (i, m);
+                id
+            }
+            None => {
+                self.queued.push((i, m));
+                (self.queued.len() - 1) as u32
+            }
+        }
+    }
+
+    fn activate(&mut self, now: Ps, i: u32, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] += 1;
         let kind = if m.op == Op::Write {
@@ -457,7 +479,6 @@ impl<'a> Sim<'a> {
             bytes: 0,
             last: false,
             blocks: Edm::request_blocks(m),
-            ready_at: 0,
         };
         self.q.push(
             now + self.edm.c(HOST_GEN_REQ_CYCLES),
@@ -468,8 +489,8 @@ impl<'a> Sim<'a> {
     fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
-        if let Some(next) = self.pending[pair].pop_front() {
-            self.activate(now, next);
+        if let Some((next, m)) = self.pending[pair].pop_front() {
+            self.activate(now, next, m);
         }
     }
 
@@ -490,11 +511,12 @@ impl<'a> Sim<'a> {
         self.q.push(d.first_block, Ev::SwitchIn(h, unit));
     }
 
-    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+    /// Sends `unit`, offered to the link at `offered`, down to host `h`.
+    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
         let (d, free) = self.downlinks[h as usize].start(now, blocks, &self.edm.fabric);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
-                self.totals.max_switch_data_wait_ps.max(now - unit.ready_at);
+                self.totals.max_switch_data_wait_ps.max(now - offered);
             self.egress_data_until[h as usize] = free;
         }
         self.q.push(d.last_block, Ev::HostIn(h, unit));
@@ -570,7 +592,10 @@ impl<'a> Sim<'a> {
 
     /// Sends the grant's /G/ (or forwarded request); returns when.
     fn issue_grant(&mut self, g: &Grant) -> Ps {
-        let m = Msg::of(&self.msgs[g.msg as usize]);
+        let (msg, m) = self.queued[g.msg as usize];
+        if g.last {
+            self.queued_free.push(g.msg);
+        }
         let forwarded = g.first && m.op != Op::Write;
         let unit = Unit {
             kind: if forwarded {
@@ -578,12 +603,11 @@ impl<'a> Sim<'a> {
             } else {
                 UnitKind::Grant
             },
-            msg: g.msg,
+            msg,
             spec: m,
             bytes: g.bytes,
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
-            ready_at: 0,
         };
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
         self.q.push(at, Ev::SwitchOut(g.src, unit));

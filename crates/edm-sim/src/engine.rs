@@ -9,21 +9,29 @@ use std::collections::{BinaryHeap, VecDeque};
 
 /// Events ordered by time, ties broken by insertion order (deterministic).
 ///
-/// A radix heap: event times never precede the last one taken (an event for
-/// an earlier time is kept apart and comes out first), so each event sits in
-/// the bucket of the highest bit in which its time differs from `last`, and
-/// moves down a few buckets at most before it is taken. Buckets keep
-/// insertion order and are split in order, so equal times leave in the order
-/// they came in.
+/// A timing wheel: time is cut into slots of `2^SLOT_BITS` ps, and a ring of
+/// `SLOTS` slots covers the window from the current slot on. An event inside
+/// the window is appended to its slot (so a slot is in insertion order); an
+/// event beyond it waits in `far`, a heap on (time, insertion order), and
+/// moves to its slot when the window reaches it, before any event can be
+/// pushed there directly, so slots stay in insertion order. The current slot
+/// is sorted by time (stably) when the queue reaches it; an event pushed into
+/// it is inserted after the ones of its time. An event for a time before the
+/// current slot waits in `past` and comes out first. Each event is thus moved
+/// about once, where a radix heap moved it three times on these workloads.
 pub struct EventQueue<E> {
-    /// Bucket 0: times equal to `last` (taken from `head` on); bucket `i > 0`:
-    /// times whose highest bit differing from `last` is bit `i - 1`.
-    buckets: Vec<Vec<(Ps, u32)>>,
-    /// Bit `i`: bucket `i > 0` holds events.
-    occupied: u128,
+    /// Ring of slots (absolute slot `s` at index `s % SLOTS`); the current
+    /// slot's events are in `cur`, never in the ring.
+    slots: Vec<Vec<(Ps, u32)>>,
+    /// Bit per ring index: its slot holds events.
+    occupied: Vec<u64>,
+    /// The current slot's events sorted by time then insertion; `head` first.
+    cur: Vec<(Ps, u32)>,
     head: usize,
-    last: Ps,
-    /// Events for times before `last`, by (time, insertion order).
+    /// Absolute number of the current slot (time >> SLOT_BITS).
+    base: u64,
+    /// Events past the window / before the current slot, by (time, insertion order).
+    far: BinaryHeap<Reverse<(Ps, u64, u32)>>,
     past: BinaryHeap<Reverse<(Ps, u64, u32)>>,
     events: Vec<Option<E>>,
     free: Vec<u32>,
@@ -31,13 +39,18 @@ pub struct EventQueue<E> {
     len: usize,
 }
 
+const SLOT_BITS: u32 = 11;
+const SLOTS: usize = 1 << 10;
+
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue {
-            buckets: (0..=64).map(|_| Vec::new()).collect(),
-            occupied: 0,
+            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            occupied: vec![0; SLOTS / 64],
+            cur: Vec::new(),
             head: 0,
-            last: 0,
+            base: 0,
+            far: BinaryHeap::new(),
             past: BinaryHeap::new(),
             events: Vec::new(),
             free: Vec::new(),
@@ -47,11 +60,8 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
-fn bucket(at: Ps, last: Ps) -> usize {
-    (64 - (at ^ last).leading_zeros()) as usize
-}
-
 impl<E> EventQueue<E> {
+    #[inline(always)]
     pub fn push(&mut self, at: Ps, event: E) {
         let slot = match self.free.pop() {
             Some(i) => {
@@ -64,49 +74,100 @@ impl<E> EventQueue<E> {
             }
         };
         self.len += 1;
-        if at < self.last {
+        let s = at >> SLOT_BITS;
+        if s > self.base && s - self.base < SLOTS as u64 {
+            let i = s as usize % SLOTS;
+            self.slots[i].push((at, slot));
+            self.occupied[i / 64] |= 1 << (i % 64);
+        } else {
+            self.push_rare(at, slot);
+        }
+    }
+
+    /// `push` into the current slot, or before it, or past the window.
+    #[inline(never)]
+    fn push_rare(&mut self, at: Ps, slot: u32) {
+        let s = at >> SLOT_BITS;
+        if s == self.base {
+            // After every event of a time up to `at` (they came in before it).
+            let at_or_before = self.cur[self.head..].partition_point(|&(t, _)| t <= at);
+            self.cur.insert(self.head + at_or_before, (at, slot));
+        } else if s < self.base {
             self.past.push(Reverse((at, self.seq, slot)));
             self.seq += 1;
         } else {
-            let b = bucket(at, self.last);
-            self.buckets[b].push((at, slot));
-            self.occupied |= 1 << b;
+            self.far.push(Reverse((at, self.seq, slot)));
+            self.seq += 1;
         }
     }
 
-    /// Makes bucket 0 hold the earliest events (if any wait in buckets).
+    /// The next occupied ring slot after the current one, within the window.
+    fn next_occupied(&self) -> Option<u64> {
+        let start = (self.base as usize + 1) % SLOTS;
+        let words = SLOTS / 64;
+        // The first word from `start`'s bit on, then whole words, wrapping
+        // around once (back to `start`'s word, its bits before `start`).
+        let mut w = start / 64;
+        let mut bits = self.occupied[w] & (!0u64 << (start % 64));
+        for _ in 0..=words {
+            if bits != 0 {
+                let i = w * 64 + bits.trailing_zeros() as usize;
+                let ahead = (i + SLOTS - self.base as usize % SLOTS) % SLOTS;
+                return Some(self.base + ahead as u64);
+            }
+            w = (w + 1) % words;
+            bits = self.occupied[w];
+        }
+        None
+    }
+
+    /// Makes `cur` hold the earliest events of the ring or `far` (if any).
+    #[inline]
     fn settle(&mut self) {
-        if self.head < self.buckets[0].len() {
-            return;
+        if self.head >= self.cur.len() {
+            self.next_slot();
         }
-        self.buckets[0].clear();
-        self.head = 0;
-        let occupied = self.occupied & !1;
-        if occupied == 0 {
-            return;
-        }
-        let i = occupied.trailing_zeros() as usize;
-        self.occupied &= !(1 << i);
-        let moving = std::mem::take(&mut self.buckets[i]);
-        let last = moving.iter().map(|&(at, _)| at).min().expect("non-empty");
-        self.last = last;
-        for &(at, slot) in &moving {
-            let b = bucket(at, last);
-            self.buckets[b].push((at, slot));
-            self.occupied |= 1 << b;
-        }
-        // Keep the allocation for reuse.
-        let mut moving = moving;
-        moving.clear();
-        self.buckets[i] = moving;
     }
 
+    #[inline(never)]
+    fn next_slot(&mut self) {
+        self.cur.clear();
+        self.head = 0;
+        let next = match self.next_occupied() {
+            Some(s) => s,
+            None => match self.far.peek() {
+                Some(Reverse((at, _, _))) => at >> SLOT_BITS,
+                None => return,
+            },
+        };
+        self.base = next;
+        // Slots newly inside the window receive their far events, in
+        // (time, insertion) order, before anything is pushed there directly.
+        let end = self.base + SLOTS as u64;
+        while let Some(&Reverse((at, _, slot))) = self.far.peek() {
+            let s = at >> SLOT_BITS;
+            if s >= end {
+                break;
+            }
+            self.far.pop();
+            let i = s as usize % SLOTS;
+            self.slots[i].push((at, slot));
+            self.occupied[i / 64] |= 1 << (i % 64);
+        }
+        let i = self.base as usize % SLOTS;
+        self.occupied[i / 64] &= !(1 << (i % 64));
+        std::mem::swap(&mut self.cur, &mut self.slots[i]);
+        // Stable: equal times keep insertion order.
+        self.cur.sort_by_key(|&(at, _)| at);
+    }
+
+    #[inline]
     pub fn pop(&mut self) -> Option<(Ps, E)> {
         let (at, slot) = if let Some(Reverse((at, _, slot))) = self.past.pop() {
             (at, slot)
         } else {
             self.settle();
-            let &(at, slot) = self.buckets[0].get(self.head)?;
+            let &(at, slot) = self.cur.get(self.head)?;
             self.head += 1;
             (at, slot)
         };
@@ -124,7 +185,7 @@ impl<E> EventQueue<E> {
             return Some(*at);
         }
         self.settle();
-        self.buckets[0].get(self.head).map(|&(at, _)| at)
+        self.cur.get(self.head).map(|&(at, _)| at)
     }
 
     pub fn len(&self) -> usize {
@@ -152,7 +213,8 @@ pub struct Delivery {
 #[derive(Clone, Debug)]
 pub struct Link<U> {
     free_at: Ps,
-    waiting: [VecDeque<(u32, U)>; 2],
+    /// (blocks, unit, when offered), high priority first.
+    waiting: [VecDeque<(u32, U, Ps)>; 2],
     /// Time of the pending free-link wake-up, if one is scheduled.
     wake_at: Option<Ps>,
     pub busy_ps: Ps,
@@ -187,15 +249,16 @@ impl<U> Link<U> {
         if self.free_at <= now && self.waiting.iter().all(|q| q.is_empty()) {
             return Some((blocks, unit));
         }
-        self.waiting[usize::from(!high)].push_back((blocks, unit));
+        self.waiting[usize::from(!high)].push_back((blocks, unit, now));
         self.max_waiting = self
             .max_waiting
             .max(self.waiting[0].len() + self.waiting[1].len());
         None
     }
 
-    /// The next waiting unit, if the link is free at `now` (call on a wake-up).
-    pub fn next(&mut self, now: Ps) -> Option<(u32, U)> {
+    /// The next waiting unit and when it was offered, if the link is free at
+    /// `now` (call on a wake-up).
+    pub fn next(&mut self, now: Ps) -> Option<(u32, U, Ps)> {
         if self.wake_at == Some(now) {
             self.wake_at = None;
         }
@@ -372,11 +435,11 @@ mod tests {
         assert_eq!(order, vec![(3, "a"), (5, "b"), (5, "c")]);
     }
 
-    #[test]
-    fn queue_matches_a_sorted_reference_with_ties_and_past_events() {
-        // Random pushes around the last time taken (some before it) and pops:
-        // the same order as a heap on (time, insertion order).
-        let mut rng = crate::rng::Rng::new(8);
+    /// Random pushes around the last time taken (some before it, spread up
+    /// to `2^max_bits` after) and pops: the same order as a heap on (time,
+    /// insertion order).
+    fn queue_matches_reference(seed: u64, max_bits: u64) {
+        let mut rng = crate::rng::Rng::new(seed);
         let mut q = EventQueue::default();
         let mut reference = BinaryHeap::new();
         let mut now = 0u64;
@@ -386,7 +449,7 @@ mod tests {
                     0 => now.saturating_sub(rng.below(50)),
                     1..=4 => now + rng.below(4),
                     _ => {
-                        let bits = rng.below(40);
+                        let bits = rng.below(max_bits);
                         now + rng.below(1 << bits)
                     }
                 };
@@ -407,13 +470,27 @@ mod tests {
     }
 
     #[test]
+    fn queue_matches_a_sorted_reference_with_ties_and_past_events() {
+        queue_matches_reference(8, 40);
+    }
+
+    #[test]
+    fn queue_matches_a_sorted_reference_around_its_window() {
+        // Times within a few slots and up to a few windows ahead.
+        for (seed, bits) in [(9, 14), (10, 24), (11, 26)] {
+            queue_matches_reference(seed, bits);
+        }
+    }
+
+    #[test]
     fn a_saturated_link_carries_exactly_line_rate() {
         let fabric = FabricConfig::default();
         let mut link: Link<u32> = Link::default();
         let mut now = 0;
         let mut sent = 0u64;
         for i in 0..1000u32 {
-            if let Some((b, _)) = link.offer(now, 7, true, i).or_else(|| link.next(now)) {
+            let offered = link.offer(now, 7, true, i);
+            if let Some((b, _)) = offered.or_else(|| link.next(now).map(|(b, u, _)| (b, u))) {
                 let (_, free) = link.start(now, b, &fabric);
                 sent += b as u64;
                 now = free;

@@ -82,8 +82,10 @@ struct Queue {
     /// entry waits for it, with the entries before).
     visible_max: Ps,
     /// Every revealed pair's head, by key (keys are unique: they contain the
-    /// arrival order).
-    heads: Vec<Head>,
+    /// arrival order). A deque: heads leave mostly near the front (the best
+    /// eligible) and arrive mostly near the back (new, later entries), and
+    /// its insert and remove shift the shorter side.
+    heads: VecDeque<Head>,
     len: usize,
 }
 
@@ -104,6 +106,10 @@ pub struct Iteration {
     /// Some request was refused by its source: another iteration may match more.
     pub refused: bool,
 }
+
+/// A source's best request of an iteration: (stamp, key, destination, entry,
+/// index in the destination's heads).
+type BestRequest = (u32, (u64, u64), u16, u32, u32);
 
 pub struct Scheduler {
     queues: Vec<Queue>,
@@ -136,7 +142,7 @@ pub struct Scheduler {
     pub iterations: u64,
     // Scratch, reused across iterations (generation-stamped, never cleared).
     stamp: u32,
-    best_request: Vec<(u32, (u64, u64), u16, u32)>,
+    best_request: Vec<BestRequest>,
     requesting_srcs: Vec<u16>,
 }
 
@@ -171,7 +177,7 @@ impl Scheduler {
             max_occupancy: 0,
             iterations: 0,
             stamp: 0,
-            best_request: vec![(0, (0, 0), 0, 0); ports],
+            best_request: vec![(0, (0, 0), 0, 0, 0); ports],
             requesting_srcs: Vec::new(),
         }
     }
@@ -273,11 +279,11 @@ impl Scheduler {
         heads.insert(at, head);
     }
 
-    fn remove_head(&mut self, dst: u16, key: (u64, u64)) {
+    /// Removes the head at `at` of `dst`'s heads (its key is `key`).
+    fn remove_head(&mut self, dst: u16, key: (u64, u64), at: u32) {
         let heads = &mut self.queues[dst as usize].heads;
-        let at = heads.partition_point(|h| h.key < key);
-        debug_assert_eq!(heads[at].key, key);
-        heads.remove(at);
+        debug_assert_eq!(heads[at as usize].key, key);
+        heads.remove(at as usize);
     }
 
     /// Reveals the entries of `dst` whose predecessors and themselves are
@@ -320,11 +326,11 @@ impl Scheduler {
             }
             self.reveal(dst, now);
             let q = &self.queues[dst];
-            let Some(any) = q.heads.first().map(|h| h.key) else {
+            let Some(any) = q.heads.front().map(|h| h.key) else {
                 continue;
             };
-            let mut best: Option<((u64, u64), u16, u32)> = None;
-            for h in &q.heads {
+            let mut best: Option<((u64, u64), u16, u32, u32)> = None;
+            for (at, h) in q.heads.iter().enumerate() {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
@@ -332,28 +338,28 @@ impl Scheduler {
                 if self.src_release[h.src as usize] > until || self.dst_release[dst] > until {
                     continue;
                 }
-                best = Some((h.key, h.src, h.entry));
+                best = Some((h.key, h.src, h.entry, at as u32));
                 break;
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
-            if let Some((key, _, _)) = best {
+            if let Some((key, ..)) = best {
                 if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
                     best = None;
                 }
             }
-            if let Some((key, s, id)) = best {
+            if let Some((key, s, id, at)) = best {
                 let s = s as usize;
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
-                    *slot = (stamp, key, dst as u16, id);
+                    *slot = (stamp, key, dst as u16, id, at);
                     requesting_srcs.push(s as u16);
                 } else {
                     out.refused = true;
                     if key < slot.1 {
-                        *slot = (stamp, key, dst as u16, id);
+                        *slot = (stamp, key, dst as u16, id, at);
                     }
                 }
             }
@@ -362,7 +368,8 @@ impl Scheduler {
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
         for &s in &requesting_srcs {
-            let (_, key, dst, id) = self.best_request[s as usize];
+            // `at_head` still indexes the head: only this grant changes `dst`'s heads.
+            let (_, key, dst, id, at_head) = self.best_request[s as usize];
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
             let first = !e.granted;
@@ -376,7 +383,7 @@ impl Scheduler {
                 self.leading_by_dst[dst as usize] -= 1;
             }
             if last {
-                self.remove_head(dst, key);
+                self.remove_head(dst, key, at_head);
                 let pair = dst as usize * self.ports + s as usize;
                 self.pair_first[pair] = next;
                 if next == NONE {
@@ -389,7 +396,7 @@ impl Scheduler {
                 self.occupancy -= 1;
             } else {
                 // A new key (SRPT) or lead (a first chunk granted).
-                self.remove_head(dst, key);
+                self.remove_head(dst, key, at_head);
                 self.insert_head(id);
             }
             let release =
