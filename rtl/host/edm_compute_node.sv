@@ -393,29 +393,15 @@ module edm_compute_node #(
 
   // CRC-32C exactly as edm_mem_node makes it (|M| = 16 + ulen, so |M| mod 8 =
   // ulen mod 8): fixed 8-byte word updates over z zero bytes || M.
-  localparam logic [32*96-1:0] CRC_MASKS = edm_pkg::crc32c_word_masks(0);
-  logic [63:0] chunk, rot, keep, word, ms_payload, n_payload;
-  logic [31:0] crc_in, crc_next, crc_out;
+  logic [63:0] rot, ms_payload, n_payload;
+  logic [31:0] crc_next, crc_out;
   logic [2:0]  shift_in, lay_b;
   assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
-  always_comb begin
-    crc_in = u_crc;
-    shift_in = u_shift;
-    chunk = tw;
-    if (is_ms) begin
-      crc_in = '0;
-      shift_in = 3'd6 - ulen[2:0];
-      chunk = {ms_payload[63:48], ~ms_payload[47:16], 16'b0};
-    end else if (is_mt) begin
-      chunk = {48'b0, tw[15:0]};
-    end
-  end
-  assign rot  = (chunk << {shift_in, 3'b000}) | (chunk >> (7'd64 - {1'b0, shift_in, 3'b000}));
-  assign keep = ~(64'hFFFF_FFFF_FFFF_FFFF << {shift_in, 3'b000});
-  assign word = ((is_ms ? 64'd0 : u_res) & keep) | (rot & ~keep);
-  for (genvar k = 0; k < 32; k++) begin : g_crc_bits
-    assign crc_next[k] = ^({word, crc_in} & CRC_MASKS[96*k +: 96]);
-  end
+  edm_crc32c_unit crc32c (
+      .is_ms, .is_mt,
+      .payload(is_ms ? ms_payload : (is_mt ? {32'b0, tw[15:0], 16'b0} : tw)),
+      .len_mod8(ulen[2:0]), .crc(u_crc), .residue(u_res), .shift(u_shift),
+      .crc_next, .residue_next(rot), .shift_next(shift_in));
   assign lay_b   = ulen[2:0] + 3'd7;
   assign crc_out = ~(lay_b >= 3'd6 ? crc_next : u_crc);
 

@@ -171,48 +171,14 @@ module edm_rx (
   assign md_is_last = md_left == 14'd1;
   assign take_mt    = in_unit && c_mt;
 
-  // ---- CRC-32C at a fixed 8 bytes per block ----
-  // The unit's bytes arrive 6 (/MS/), 8 per /MD/ (3..8 in the last) and 0..2
-  // (/MT/). Rather than a CRC engine for every byte count, the engine always
-  // takes whole 8-byte words of the byte string
-  //   Z = z zero bytes || M with bytes 0..3 inverted,  z = -|M| mod 8,
-  // whose length is a multiple of 8. With the register starting at 0, leading
-  // zeros change nothing and inverting M's first 4 bytes is the same as the
-  // all-ones initial value, so the register after Z is the CRC-32C register
-  // after M. A block's bytes sit at a fixed byte offset s = (z + 6) mod 8
-  // within Z's words: each block completes one word (its first 8 - s bytes
-  // after the s residue bytes of the previous one) and leaves s bytes. The
-  // /MS/ counts as the 8-byte chunk {0, 0, M0..M5}: when z < 2 its word is all
-  // zero (a no-op at register 0). The last /MD/ completes Z's last word when
-  // the /MT/ has no tail (its padding then lies in the residue); otherwise the
-  // /MT/'s tail bytes complete it (s + tail = 8). One fixed word update and one
-  // byte shifter instead of a variable-length chain.
-  logic [31:0] crc_in, crc_next;
-  logic [63:0] chunk, res_in, rot, keep, word;
+  // ---- CRC-32C at a fixed 8 bytes per block (edm_crc32c_unit) ----
+  logic [31:0] crc_next;
+  logic [63:0] rot;
   logic [2:0]  shift_in;
-  always_comb begin
-    crc_in   = crc;
-    res_in   = residue;
-    shift_in = shift;
-    chunk    = p;
-    if (c_ms) begin
-      crc_in   = '0;
-      res_in   = '0;
-      shift_in = 3'd6 - m_len[2:0];
-      chunk    = {p[63:48], ~p[47:16], 16'b0};
-    end else if (c_mt) begin
-      chunk    = {48'b0, p[31:16]};
-    end
-  end
-  // The chunk rotated by s bytes: bytes s..7 complete the word, bytes 0..s-1
-  // are the next residue.
-  assign rot  = (chunk << {shift_in, 3'b000}) | (chunk >> (7'd64 - {1'b0, shift_in, 3'b000}));
-  assign keep = ~(64'hFFFF_FFFF_FFFF_FFFF << {shift_in, 3'b000});  // bytes 0..s-1
-  assign word = (res_in & keep) | (rot & ~keep);
-  localparam logic [32*96-1:0] CRC_MASKS = edm_pkg::crc32c_word_masks(0);
-  for (genvar j = 0; j < 32; j++) begin : g_crc
-    assign crc_next[j] = ^({word, crc_in} & CRC_MASKS[96*j +: 96]);
-  end
+  edm_crc32c_unit crc32c (
+      .is_ms(c_ms), .is_mt(c_mt), .payload(p), .len_mod8(m_len[2:0]),
+      .crc, .residue, .shift,
+      .crc_next, .residue_next(rot), .shift_next(shift_in));
   assign mt_good  = md_left == 14'd0 && pad_ok
                  && zero_from({48'b0, p[31:16]}, tail_bytes)
                  && ~(tail_bytes != 4'd0 ? crc_next : crc) == p[63:32];
