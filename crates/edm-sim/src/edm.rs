@@ -556,6 +556,9 @@ impl<'a> Sim<'a> {
         // and so do the rest), so they are only counted.
         self.tick_runs.clear();
         for g in &it.grants {
+            crate::scheduler::prefetch(&self.queued[g.msg as usize]);
+        }
+        for g in &it.grants {
             let at = self.issue_grant(g);
             if let Some(run) = self.tick_runs.iter_mut().find(|r| r.0 == at) {
                 run.1 = 0;

@@ -31,7 +31,7 @@ pub struct Grant {
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
 /// on results; a no-op off x86-64).
 #[inline(always)]
-fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and does not read or write memory
     // visibly; the pointer comes from a reference.
@@ -401,6 +401,14 @@ impl Scheduler {
         // (3) Accepted pairs become busy; grants are issued one iteration later.
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
+        // A last chunk's grant makes its pair's next entry the head: load
+        // those entries together rather than one after another below.
+        for &s in &requesting_srcs {
+            let next = self.entries[self.best_request[s as usize].3 as usize].next;
+            if next != NONE {
+                prefetch(&self.entries[next as usize]);
+            }
+        }
         for &s in &requesting_srcs {
             // `at_head` still indexes the head: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
