@@ -556,7 +556,7 @@ impl<'a> Sim<'a> {
         // and so do the rest), so they are only counted.
         self.tick_runs.clear();
         for g in &it.grants {
-            crate::scheduler::prefetch(&self.queued[g.msg as usize]);
+            crate::engine::prefetch(&self.queued[g.msg as usize]);
         }
         for g in &it.grants {
             let at = self.issue_grant(g);

@@ -8,6 +8,7 @@
 //! is the chunk's time on the link, so the next chunk's grant (one iteration
 //! after the release) lands exactly when the previous chunk's last block does.
 use crate::config::{Priority, Ps};
+use crate::engine::prefetch;
 use edm_proto::message::{message_blocks, Kind};
 use std::collections::VecDeque;
 
@@ -26,21 +27,6 @@ pub struct Grant {
     pub at: Ps,
     /// When its source and destination become free for the next grant.
     pub release: Ps,
-}
-
-/// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
-/// on results; a no-op off x86-64).
-#[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults and does not read or write memory
-    // visibly; the pointer comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
 
 /// No entry (end of a pair's list, an empty pair).
