@@ -57,7 +57,7 @@ pub struct EventQueue<E> {
 const SLOT_BITS: u32 = 11;
 const SLOTS: usize = 1 << 10;
 /// How many events ahead `pop` prefetches.
-const PREFETCH_AHEAD: usize = 4;
+const PREFETCH_AHEAD: usize = 6;
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
@@ -199,6 +199,15 @@ impl<E> EventQueue<E> {
             at,
             self.events[slot as usize].take().expect("event present"),
         ))
+    }
+
+    /// The event `k` pops after the next one, if it is in the current slot
+    /// (for prefetching what handling it will need; a later event may still
+    /// come before it).
+    #[inline(always)]
+    pub fn ahead(&self, k: usize) -> Option<&E> {
+        let &(_, slot) = self.cur.get(self.head + k)?;
+        self.events[slot as usize].as_ref()
     }
 
     /// Time of the next event, if any.
