@@ -11,7 +11,7 @@ use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyByteArray, PyDict};
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     d.get_item(key)?
@@ -107,12 +107,49 @@ fn op_code(op: Op) -> u8 {
     }
 }
 
-/// A workload as columns: op codes, requesters, memory nodes, sizes, issue times.
-type Columns = (Vec<u8>, Vec<u16>, Vec<u16>, Vec<u32>, Vec<Ps>);
+/// Columns cross to and from Python as raw bytes in native byte order (what
+/// numpy's `tobytes()` writes and `np.frombuffer` reads): one copy, no
+/// per-element Python objects.
+fn column<const W: usize, T>(name: &str, bytes: &[u8], from: fn([u8; W]) -> T) -> PyResult<Vec<T>> {
+    let chunks = bytes.chunks_exact(W);
+    if !chunks.remainder().is_empty() {
+        return Err(PyValueError::new_err(format!(
+            "{name}: {} bytes is not a whole number of {W}-byte values",
+            bytes.len()
+        )));
+    }
+    Ok(chunks
+        .map(|c| from(c.try_into().expect("chunks_exact")))
+        .collect())
+}
+
+/// `n` values of `W` bytes each, written by `at(i)`, as a (writable) bytearray.
+fn to_bytes<'py, const W: usize>(
+    py: Python<'py>,
+    n: usize,
+    at: impl Fn(usize) -> [u8; W],
+) -> PyResult<Bound<'py, PyByteArray>> {
+    PyByteArray::new_with(py, n * W, |buf| {
+        for (i, c) in buf.chunks_exact_mut(W).enumerate() {
+            c.copy_from_slice(&at(i));
+        }
+        Ok(())
+    })
+}
+
+/// A workload as columns of bytes (see [`column`]): op codes (u8), requesters
+/// and memory nodes (u16), sizes (u32), issue times (u64).
+type Columns<'py> = (
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+);
 
 /// The open-loop workload described by `w` (sizes as CDF points in `unit` bytes).
 #[pyfunction]
-fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
+fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<Columns<'py>> {
     let memory_nodes: usize = get(w, "memory_nodes")?;
     let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
     let gen = OpenLoop {
@@ -133,12 +170,13 @@ fn generate_open_loop(w: &Bound<'_, PyDict>) -> PyResult<Columns> {
     };
     gen.validate().map_err(PyValueError::new_err)?;
     let msgs = gen.generate();
+    let n = msgs.len();
     Ok((
-        msgs.iter().map(|m| op_code(m.op)).collect(),
-        msgs.iter().map(|m| m.requester).collect(),
-        msgs.iter().map(|m| m.memory).collect(),
-        msgs.iter().map(|m| m.size).collect(),
-        msgs.iter().map(|m| m.issue_ps).collect(),
+        to_bytes(py, n, |i| [op_code(msgs[i].op)])?,
+        to_bytes(py, n, |i| msgs[i].requester.to_ne_bytes())?,
+        to_bytes(py, n, |i| msgs[i].memory.to_ne_bytes())?,
+        to_bytes(py, n, |i| msgs[i].size.to_ne_bytes())?,
+        to_bytes(py, n, |i| msgs[i].issue_ps.to_ne_bytes())?,
     ))
 }
 
@@ -191,14 +229,22 @@ fn run_protocol<'py>(
     name: &str,
     fabric: &Bound<'py, PyDict>,
     params: &Bound<'py, PyDict>,
-    op: Vec<u8>,
-    requester: Vec<u16>,
-    memory: Vec<u16>,
-    size: Vec<u32>,
-    issue_ps: Vec<Ps>,
+    op: &[u8],
+    requester: &[u8],
+    memory: &[u8],
+    size: &[u8],
+    issue_ps: &[u8],
     progress: Option<PyObject>,
-) -> PyResult<(Vec<i64>, Vec<Ps>, Bound<'py, PyDict>)> {
+) -> PyResult<(
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyDict>,
+)> {
     let f = fabric_config(fabric)?;
+    let requester = column("requester", requester, u16::from_ne_bytes)?;
+    let memory = column("memory", memory, u16::from_ne_bytes)?;
+    let size = column("size", size, u32::from_ne_bytes)?;
+    let issue_ps = column("issue_ps", issue_ps, Ps::from_ne_bytes)?;
     let n = op.len();
     if [requester.len(), memory.len(), size.len(), issue_ps.len()]
         .iter()
@@ -293,12 +339,12 @@ fn run_protocol<'py>(
     totals.set_item("memory_frame_waits", fr.memory_waits)?;
     totals.set_item("memory_frame_wait_total_ps", fr.memory_wait_total_ps)?;
     totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
+    let r = &out.records;
     Ok((
-        out.records
-            .iter()
-            .map(|r| r.complete_ps.map_or(-1, |c| c as i64))
-            .collect(),
-        out.records.iter().map(|r| r.alone_ps).collect(),
+        to_bytes(py, r.len(), |i| {
+            r[i].complete_ps.map_or(-1, |c| c as i64).to_ne_bytes()
+        })?,
+        to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
         totals,
     ))
 }

@@ -8,6 +8,7 @@
 //! is the chunk's time on the link, so the next chunk's grant (one iteration
 //! after the release) lands exactly when the previous chunk's last block does.
 use crate::config::{Priority, Ps};
+use crate::engine::prefetch;
 use edm_proto::message::{message_blocks, Kind};
 use std::collections::VecDeque;
 
@@ -49,11 +50,25 @@ struct Entry {
     next: u32,
 }
 
+/// A priority key: the pair (major, minor) as one integer, `major << 64 |
+/// minor`, so it orders exactly as the pair does (lexicographically) and
+/// compares without branching.
+type Key = u128;
+
+fn key_of(major: u64, minor: u64) -> Key {
+    (major as Key) << 64 | minor as Key
+}
+
+/// The major part of a key (SRPT: the remaining bytes).
+fn key_major(key: Key) -> u64 {
+    (key >> 64) as u64
+}
+
 impl Entry {
-    fn key(&self, priority: Priority) -> (u64, u64) {
+    fn key(&self, priority: Priority) -> Key {
         match priority {
-            Priority::Srpt => (self.remaining as u64, self.order),
-            Priority::Fcfs => (self.order, 0),
+            Priority::Srpt => key_of(self.remaining as u64, self.order),
+            Priority::Fcfs => key_of(self.order, 0),
         }
     }
 
@@ -92,7 +107,7 @@ struct Queue {
 /// A pair's oldest entry, as its destination's queue keeps it.
 #[derive(Clone, Copy, Debug)]
 struct Head {
-    key: (u64, u64),
+    key: Key,
     src: u16,
     entry: u32,
     /// The entry's [`Entry::lead`].
@@ -109,7 +124,7 @@ pub struct Iteration {
 
 /// A source's best request of an iteration: (stamp, key, destination, entry,
 /// index in the destination's heads).
-type BestRequest = (u32, (u64, u64), u16, u32, u32);
+type BestRequest = (u32, Key, u16, u32, u32);
 
 pub struct Scheduler {
     queues: Vec<Queue>,
@@ -177,7 +192,7 @@ impl Scheduler {
             max_occupancy: 0,
             iterations: 0,
             stamp: 0,
-            best_request: vec![(0, (0, 0), 0, 0, 0); ports],
+            best_request: vec![(0, 0, 0, 0, 0); ports],
             requesting_srcs: Vec::new(),
         }
     }
@@ -280,7 +295,7 @@ impl Scheduler {
     }
 
     /// Removes the head at `at` of `dst`'s heads (its key is `key`).
-    fn remove_head(&mut self, dst: u16, key: (u64, u64), at: u32) {
+    fn remove_head(&mut self, dst: u16, key: Key, at: u32) {
         let heads = &mut self.queues[dst as usize].heads;
         debug_assert_eq!(heads[at as usize].key, key);
         heads.remove(at as usize);
@@ -329,7 +344,7 @@ impl Scheduler {
             let Some(any) = q.heads.front().map(|h| h.key) else {
                 continue;
             };
-            let mut best: Option<((u64, u64), u16, u32, u32)> = None;
+            let mut best: Option<(Key, u16, u32, u32)> = None;
             for (at, h) in q.heads.iter().enumerate() {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
@@ -346,11 +361,16 @@ impl Scheduler {
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
             if let Some((key, ..)) = best {
-                if self.hold > 0 && self.priority == Priority::Srpt && any.0 * self.hold <= key.0 {
+                if self.hold > 0
+                    && self.priority == Priority::Srpt
+                    && key_major(any) * self.hold <= key_major(key)
+                {
                     best = None;
                 }
             }
             if let Some((key, s, id, at)) = best {
+                // Step (3) reads the entry if its source accepts: load it meanwhile.
+                prefetch(&self.entries[id as usize]);
                 let s = s as usize;
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
@@ -367,6 +387,14 @@ impl Scheduler {
         // (3) Accepted pairs become busy; grants are issued one iteration later.
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
+        // A last chunk's grant makes its pair's next entry the head: load
+        // those entries together rather than one after another below.
+        for &s in &requesting_srcs {
+            let next = self.entries[self.best_request[s as usize].3 as usize].next;
+            if next != NONE {
+                prefetch(&self.entries[next as usize]);
+            }
+        }
         for &s in &requesting_srcs {
             // `at_head` still indexes the head: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];

@@ -69,14 +69,20 @@ def build_workload(cfg: dict[str, Any]) -> Messages:
             "seed": cfg["seed"],
         }
     )
+    # Columns arrive as bytearrays in native byte order (writable arrays, no copy).
     op, requester, memory, size, issue = cols
     return Messages(
-        op=np.frombuffer(bytes(op), np.uint8).copy(),
-        requester=np.asarray(requester, np.uint16),
-        memory=np.asarray(memory, np.uint16),
-        size=np.asarray(size, np.uint32),
-        issue_ps=np.asarray(issue, np.uint64),
+        op=np.frombuffer(op, np.uint8),
+        requester=np.frombuffer(requester, np.uint16),
+        memory=np.frombuffer(memory, np.uint16),
+        size=np.frombuffer(size, np.uint32),
+        issue_ps=np.frombuffer(issue, np.uint64),
     )
+
+
+def _column(values: np.ndarray, dtype: type) -> bytes:
+    """A message column as the engine takes it: raw bytes, native byte order."""
+    return np.ascontiguousarray(values, dtype).tobytes()
 
 
 def run(config: dict[str, Any] | None = None, progress: bool = False, source: str = "config") -> Result:
@@ -89,11 +95,11 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
         cfg["protocol"],
         {k: cfg[k] for k in _FABRIC_KEYS},
         {k: cfg[k] for k in _PROTOCOL_KEYS},
-        msgs.op.tolist(),
-        msgs.requester.tolist(),
-        msgs.memory.tolist(),
-        msgs.size.tolist(),
-        msgs.issue_ps.tolist(),
+        _column(msgs.op, np.uint8),
+        _column(msgs.requester, np.uint16),
+        _column(msgs.memory, np.uint16),
+        _column(msgs.size, np.uint32),
+        _column(msgs.issue_ps, np.uint64),
         bar.update_to if bar else None,
     )
     wall = time.perf_counter() - started
@@ -106,8 +112,8 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
             "memory": msgs.memory,
             "size": msgs.size,
             "issue_ps": msgs.issue_ps,
-            "complete_ps": np.asarray(complete, np.int64),
-            "alone_ps": np.asarray(alone, np.uint64),
+            "complete_ps": np.frombuffer(complete, np.int64),
+            "alone_ps": np.frombuffer(alone, np.uint64),
         }
     )
     done = df["complete_ps"] >= 0
