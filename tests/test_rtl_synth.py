@@ -132,6 +132,19 @@ def test_each_wrapper_matches_its_design_ports(design, tmp_path):
         assert r.returncode == 0 and not r.stderr.strip(), r.stderr
 
 
+def test_plain_abc_replaces_only_the_lut_mapping():
+    from pathlib import Path
+
+    args = [4, 8, Path("w.sv"), Path("n.json"), Path("s.json")]
+    default = rtl_synth.yosys_script(*args)
+    plain = rtl_synth.yosys_script(*args, abc="plain")
+    assert "abc -lut 4" not in default and "-run" not in default
+    assert "-run :map_luts;" in plain and "abc -lut 4;" in plain and "-run map_cells: -json n.json;" in plain
+    assert plain.startswith(default.split("synth_ecp5")[0]) and plain.endswith("stat -json")
+    with pytest.raises(rtl_synth.SynthError, match="unknown LUT mapper"):
+        rtl_synth.yosys_script(*args, abc="abc10")
+
+
 def test_nextpnr_log_tells_a_design_that_does_not_fit():
     assert rtl_synth.parse_utilisation(NO_FIT_LOG) == {"LUT4s": (171728, 83640), "DFFs": (12666, 83640)}
     assert rtl_synth.does_not_fit(NO_FIT_LOG) == "does not fit: LUT4s 171728/83640"

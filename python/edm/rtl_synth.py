@@ -310,10 +310,20 @@ def _tail(path: Path, lines: int = 30) -> str:
 
 
 def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
-                 design: Design = DESIGNS["scheduler"]) -> str:
+                 design: Design = DESIGNS["scheduler"], abc: str = "abc9") -> str:
+    """The Yosys commands. ``abc="abc9"``: synth_ecp5 as it is (timing-driven ABC9 LUT
+    mapping). ``abc="plain"``: the same script with ABC9 replaced by ``abc -lut 4``
+    (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16)."""
     files = " ".join(design.sources + [str(wrapper)])
-    return (f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
-            f"synth_ecp5 -top {design.top} -json {netlist}; tee -q -o {stat} stat -json")
+    head = f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
+    tail = f"tee -q -o {stat} stat -json"
+    if abc == "abc9":
+        return head + f"synth_ecp5 -top {design.top} -json {netlist}; " + tail
+    if abc != "plain":
+        raise SynthError(f"unknown LUT mapper {abc!r} (abc9 or plain)")
+    return (head + f"synth_ecp5 -top {design.top} -run :map_luts; "
+            "techmap -map +/lattice/latches_map.v; abc -lut 4; clean; "
+            f"synth_ecp5 -top {design.top} -run map_cells: -json {netlist}; " + tail)
 
 
 def nextpnr_command(netlist: Path, report: Path, args: argparse.Namespace) -> list[str]:
@@ -342,7 +352,8 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     res = Result(ports=n, depth=depth, design=design.name, out_dir=str(out))
 
     _progress(f"N={n}: yosys synth_ecp5 of the {design.name} (log {ylog})")
-    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design)], ylog,
+    abc = getattr(args, "abc", "abc9")
+    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, abc)], ylog,
                            f"N={n} yosys")
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{_tail(ylog)}")
@@ -383,7 +394,8 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
 def command_line(args: argparse.Namespace) -> str:
     design = getattr(args, "design", "scheduler")
     depth = f"--depth {args.depth} " if args.depth is not None else ""
-    return (f"edm rtl synth --design {design} --ports {' '.join(map(str, args.ports))} {depth}"
+    abc = "--abc plain " if getattr(args, "abc", "abc9") == "plain" else ""
+    return (f"edm rtl synth --design {design} --ports {' '.join(map(str, args.ports))} {depth}{abc}"
             f"--device {args.device} --package {args.package} --freq {args.freq:g} --seed {args.seed}")
 
 
@@ -466,6 +478,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--depth", type=int, default=None,
                    help="notification slots per destination queue (default: 8 for the scheduler, "
                         "3 x N for the switch, its own default)")
+    s.add_argument("--abc", choices=["abc9", "plain"], default="abc9",
+                   help="LUT mapping: abc9 (synth_ecp5's own, timing-driven; default) or plain "
+                        "(`abc -lut 4`: much faster on big designs, no wide-LUT muxes, so more LUT4)")
     s.add_argument("--device", choices=DEVICES, default="85k", help="ECP5 device for nextpnr (default 85k)")
     s.add_argument("--package", default="CABGA381", help="device package (default CABGA381)")
     s.add_argument("--freq", type=float, default=PAPER_CLOCK_MHZ,
