@@ -181,8 +181,8 @@ def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
 
 def test_a_yosys_failure_shows_the_end_of_its_log(monkeypatch, capsys):
     broken = rtl_synth.Design("scheduler", ["rtl/common/edm_pkg.sv", "rtl/switch/no_such_file.sv"],
-                              rtl_synth.SCHEDULER, rtl_synth.WRAPPER)
+                              rtl_synth.SCHEDULER, rtl_synth.WRAPPER, lambda n: 8)
     monkeypatch.setitem(rtl_synth.DESIGNS, "scheduler", broken)
-    args = rtl_synth.argparse.Namespace(depth=8, design="scheduler", out_dir=".build/test_rtl_synth_fail")
+    args = rtl_synth.argparse.Namespace(depth=8, design="scheduler", abc="abc9", out_dir=".build/test_rtl_synth_fail")
     with pytest.raises(rtl_synth.SynthError, match=r"(?s)yosys failed for N=2 .*no_such_file\.sv"):
         rtl_synth.synthesize(2, args)

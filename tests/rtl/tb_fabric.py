@@ -469,6 +469,13 @@ async def random_traffic(dut):
 
 
 # -------------------------------------------------------------------- latency
+# The paper's cycles for steps that both breakdowns contain: one PHY hop (a PCS
+# pass each side) and the switch from a notification in to its first grant out.
+PAPER_PHY_HOP = 2 * protocol.PCS_PASS_CYCLES
+PAPER_SW_FIRST_GRANT = (protocol.SW_CLASSIFY_CYCLES + protocol.SW_NQ_INSERT_CYCLES + protocol.SW_PIM_ITER_CYCLES
+                        + protocol.SW_GEN_GRANT_CYCLES)
+
+
 def first(events, after, where, port, what=None):
     for cyc, w, p, s in events:
         if cyc >= after and w == where and p == port and (what is None or s == what):
@@ -503,17 +510,16 @@ def read_breakdown(f, r, link):
     dram = t_dl[0] - t_dr if t_dl else 0           # the DRAM model's latency (not the fabric's)
     rows = [
         ("compute node: request -> RREQ /MS/ on the line", t_tx - t0, protocol.HOST_GEN_REQ_CYCLES),
-        ("PHY hop to the switch: scrambler, descrambler", t_si - t_tx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_si - t_tx - link, PAPER_PHY_HOP),
         ("switch: RREQ in -> forwarded RREQ out (classify, queue, PIM, first grant)", t_so - t_si,
-         protocol.SW_CLASSIFY_CYCLES + protocol.SW_NQ_INSERT_CYCLES + protocol.SW_PIM_ITER_CYCLES
-         + protocol.SW_GEN_GRANT_CYCLES),
-        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rx - t_so - link, 2 * protocol.PCS_PASS_CYCLES),
+         PAPER_SW_FIRST_GRANT),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rx - t_so - link, PAPER_PHY_HOP),
         ("memory node: RREQ /MS/ in -> RRES /MS/ out (less the DRAM's latency)", t_rtx - t_rx - dram,
          protocol.HOST_PROC_GRANT_CYCLES + protocol.HOST_PROC_RREQ_EXTRA_CYCLES
          + protocol.HOST_READ_GRANT_CYCLES + protocol.HOST_GEN_DATA_CYCLES),
-        ("PHY hop to the switch: scrambler, descrambler", t_rsi - t_rtx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_rsi - t_rtx - link, PAPER_PHY_HOP),
         ("switch: RRES block in -> out (circuit)", t_rso - t_rsi, protocol.SW_FORWARD_CYCLES),
-        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rrx - t_rso - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rrx - t_rso - link, PAPER_PHY_HOP),
         ("RRES serialization at the compute node (/MS/ -> /MT/)", t_rrx_mt - t_rrx, 0),
         ("compute node: RRES /MT/ in -> last local-memory write", t_end - t_rrx_mt, protocol.HOST_PROC_DATA_CYCLES),
     ]
@@ -539,16 +545,15 @@ def write_breakdown(f, r, link):
     t_end = wr[-1]                                  # last word written to DRAM
     rows = [
         ("compute node: request -> /N/ on the line", t_n - t0, protocol.HOST_GEN_REQ_CYCLES),
-        ("PHY hop to the switch: scrambler, descrambler", t_nsi - t_n - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_nsi - t_n - link, PAPER_PHY_HOP),
         ("switch: /N/ in -> /G/ out (classify, queue, PIM, grant)", t_g - t_nsi,
-         protocol.SW_CLASSIFY_CYCLES + protocol.SW_NQ_INSERT_CYCLES + protocol.SW_PIM_ITER_CYCLES
-         + protocol.SW_GEN_GRANT_CYCLES),
-        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_grx - t_g - link, 2 * protocol.PCS_PASS_CYCLES),
+         PAPER_SW_FIRST_GRANT),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_grx - t_g - link, PAPER_PHY_HOP),
         ("compute node: /G/ in -> WREQ /MS/ out (process /G/, read grant, fetch, generate)", t_wtx - t_grx,
          protocol.HOST_PROC_GRANT_CYCLES + protocol.HOST_READ_GRANT_CYCLES + protocol.HOST_GEN_DATA_CYCLES),
-        ("PHY hop to the switch: scrambler, descrambler", t_wsi - t_wtx - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the switch: scrambler, descrambler", t_wsi - t_wtx - link, PAPER_PHY_HOP),
         ("switch: WREQ block in -> out (circuit)", t_wso - t_wsi, protocol.SW_FORWARD_CYCLES),
-        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_wrx - t_wso - link, 2 * protocol.PCS_PASS_CYCLES),
+        ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_wrx - t_wso - link, PAPER_PHY_HOP),
         ("WREQ serialization at the memory node (/MS/ -> /MT/)", t_wrx_mt - t_wrx, 0),
         ("memory node: WREQ /MT/ in -> last DRAM write", t_end - t_wrx_mt, protocol.HOST_PROC_DATA_CYCLES),
     ]
