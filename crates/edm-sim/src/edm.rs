@@ -7,7 +7,7 @@ use crate::config::{EdmConfig, FabricConfig, Ps};
 use crate::engine::{
     frame_stats, prefetch, utilisation, EventQueue, Link, Outcome, Protocol, Record, Totals,
 };
-use crate::scheduler::{Grant, Scheduler};
+use crate::scheduler::{Grant, Iteration, Scheduler};
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
@@ -72,6 +72,9 @@ enum Ev {
     /// Last block of a unit at host `.0`.
     HostIn(u16, Unit),
     SchedulerTick,
+    /// The scheduler looks at notifications that became visible (see
+    /// `Sim::notify_wakes`).
+    NotifyTick,
 }
 
 /// The EDM fabric model.
@@ -156,7 +159,8 @@ impl Edm {
     /// A link direction, with its background frames if configured.
     fn link<U>(&self, stream: u64) -> Link<U> {
         let bg = &self.cfg.background;
-        Link::with_frames(
+        Link::new(
+            &self.fabric,
             bg.enabled()
                 .then(|| FrameStream::new(bg, &self.fabric, stream)),
         )
@@ -232,8 +236,15 @@ struct Sim<'a> {
     last_iteration_at: Option<Ps>,
     deferred_tick: Option<Ps>,
     iterations_since_wake: u32,
-    /// Scratch of `scheduler_tick`: (time, ticks pushed in a row at it).
-    tick_runs: Vec<(Ps, u8)>,
+    /// Scratch of `scheduler_tick`: the times it asks to look again.
+    tick_times: Vec<Ps>,
+    /// Scratch: the last iteration's grants.
+    iteration: Iteration,
+    /// When notifications become visible, in order (the delay is fixed),
+    /// and whether a `NotifyTick` for the first is queued: one event per
+    /// distinct time the scheduler is idle at, not one per notification.
+    notify_wakes: VecDeque<Ps>,
+    notify_tick_queued: bool,
     /// Active notifications per (requester, memory) and the messages waiting behind X.
     active: Vec<u8>,
     pending: Vec<VecDeque<(u32, Msg)>>,
@@ -275,19 +286,32 @@ impl<'a> Sim<'a> {
             last_iteration_at: None,
             deferred_tick: None,
             iterations_since_wake: 0,
-            tick_runs: Vec::new(),
+            tick_times: Vec::new(),
+            iteration: Iteration::default(),
+            notify_wakes: VecDeque::new(),
+            notify_tick_queued: false,
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
             queued: Vec::new(),
             queued_free: Vec::new(),
             delivered: vec![0; msgs.len()],
-            records: msgs
-                .iter()
-                .map(|m| Record {
-                    complete_ps: None,
-                    alone_ps: edm.alone_ps(m),
-                })
-                .collect(),
+            records: {
+                // Alone latency depends only on the operation and size: a
+                // small direct-mapped cache of it (workloads repeat sizes).
+                let mut cache = [(u32::MAX, Op::Read, 0); 256];
+                msgs.iter()
+                    .map(|m| {
+                        let slot = &mut cache[(m.size as usize ^ m.op as usize) & 255];
+                        if (slot.0, slot.1) != (m.size, m.op) {
+                            *slot = (m.size, m.op, edm.alone_ps(m));
+                        }
+                        Record {
+                            complete_ps: None,
+                            alone_ps: slot.2,
+                        }
+                    })
+                    .collect()
+            },
             totals: Totals::default(),
             completed: 0,
         }
@@ -319,7 +343,7 @@ impl<'a> Sim<'a> {
                 break;
             };
             self.totals.events += 1;
-            self.totals.end_ps = now;
+            self.totals.end_ps = self.totals.end_ps.max(now);
             if self.totals.events & 0xFFFF == 0 {
                 progress(self.completed, total);
             }
@@ -328,6 +352,9 @@ impl<'a> Sim<'a> {
         }
         progress(self.completed, total);
         let end = self.totals.end_ps;
+        for link in self.uplinks.iter_mut().chain(&mut self.downlinks) {
+            link.apply_controls(Ps::MAX);
+        }
         (self.totals.uplink_util_mean, self.totals.uplink_util_max) =
             utilisation(&self.uplinks, end);
         (
@@ -357,16 +384,23 @@ impl<'a> Sim<'a> {
     fn prefetch_ahead(&self) {
         let ends = |unit: &Unit| match unit.kind {
             UnitKind::Data => true,
-            UnitKind::Grant | UnitKind::ForwardedRequest => unit.last && unit.spec.op == Op::Write,
+            UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
             _ => false,
         };
-        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(2) {
-            if ends(unit) {
+        match self.q.ahead(2) {
+            Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 prefetch(&self.pending[self.pair(unit.spec)]);
                 if unit.kind == UnitKind::Data {
                     prefetch(&self.records[unit.msg as usize]);
                 }
             }
+            // A write's data completes when its egress sends it.
+            Some(Ev::SwitchOut(_, unit))
+                if unit.kind == UnitKind::Data && unit.spec.op == Op::Write =>
+            {
+                prefetch(&self.records[unit.msg as usize]);
+            }
+            _ => {}
         }
         if let Some(Ev::HostIn(_, unit)) = self.q.ahead(0) {
             if ends(unit) {
@@ -394,7 +428,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
-                let d = self.uplinks[h as usize].insert_control_block(now, &edm.fabric);
+                let d = self.uplinks[h as usize].insert_control_block(now);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
                 self.wake_uplink(h);
             }
@@ -441,20 +475,15 @@ impl<'a> Sim<'a> {
                             Edm::data_kind(m),
                             first_extra,
                         );
-                        self.wake_scheduler(visible);
+                        self.wake_on_notification(visible);
                     }
-                    UnitKind::Data => {
-                        let (_, dst) = Edm::data_path(m);
-                        let ready = now + edm.c(SW_FORWARD_CYCLES);
-                        self.q.push(ready, Ev::SwitchOut(dst, unit));
-                    }
-                    UnitKind::Grant | UnitKind::ForwardedRequest => {
-                        unreachable!("hosts do not send these")
+                    UnitKind::Data | UnitKind::Grant | UnitKind::ForwardedRequest => {
+                        unreachable!("data goes straight to its egress; hosts do not send grants")
                     }
                 }
             }
             Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
-                let d = self.downlinks[to as usize].insert_control_block(now, &edm.fabric);
+                let d = self.downlinks[to as usize].insert_control_block(now);
                 self.q.push(d.last_block, Ev::HostIn(to, unit));
                 self.wake_downlink(to);
             }
@@ -475,6 +504,7 @@ impl<'a> Sim<'a> {
                 self.wake_downlink(to);
             }
             Ev::SchedulerTick => self.scheduler_tick(now),
+            Ev::NotifyTick => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
         }
     }
@@ -509,10 +539,15 @@ impl<'a> Sim<'a> {
             last: false,
             blocks: Edm::request_blocks(m),
         };
-        self.q.push(
-            now + self.edm.c(HOST_GEN_REQ_CYCLES),
-            Ev::HostSend(m.requester, unit),
-        );
+        let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
+        let h = m.requester;
+        if kind == UnitKind::Notify {
+            if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
+                self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+                return;
+            }
+        }
+        self.q.push(at, Ev::HostSend(h, unit));
     }
 
     fn deactivate(&mut self, now: Ps, m: Msg) {
@@ -523,12 +558,14 @@ impl<'a> Sim<'a> {
         }
     }
 
+    #[inline]
     fn wake_uplink(&mut self, h: u16) {
         if let Some(at) = self.uplinks[h as usize].wake_needed() {
             self.q.push(at, Ev::UplinkFree(h));
         }
     }
 
+    #[inline]
     fn wake_downlink(&mut self, h: u16) {
         if let Some(at) = self.downlinks[h as usize].wake_needed() {
             self.q.push(at, Ev::DownlinkFree(h));
@@ -536,34 +573,87 @@ impl<'a> Sim<'a> {
     }
 
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
-        let (d, _) = self.uplinks[h as usize].start(now, blocks, &self.edm.fabric);
-        self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+        let (d, _) = self.uplinks[h as usize].start(now, blocks);
+        if unit.kind == UnitKind::Data {
+            // The switch only forwards data on its circuit (no state to look
+            // at on arrival): straight to the egress, `SW_FORWARD_CYCLES` later.
+            let (_, dst) = Edm::data_path(unit.spec);
+            let ready = d.first_block + self.edm.c(SW_FORWARD_CYCLES);
+            self.q.push(ready, Ev::SwitchOut(dst, unit));
+        } else {
+            self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+        }
     }
 
     /// Sends `unit`, offered to the link at `offered`, down to host `h`.
     fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
-        let (d, free) = self.downlinks[h as usize].start(now, blocks, &self.edm.fabric);
+        let (d, free) = self.downlinks[h as usize].start(now, blocks);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
                 self.totals.max_switch_data_wait_ps.max(now - offered);
             self.egress_data_until[h as usize] = free;
         }
-        self.q.push(d.last_block, Ev::HostIn(h, unit));
+        if unit.kind == UnitKind::ForwardedRequest {
+            // The memory node only answers it: its response chunk is sent
+            // `grant_to_data` after the request's last block arrives.
+            let data = Self::data_unit(unit);
+            let at = d.last_block + self.edm.grant_to_data(true);
+            self.q.push(at, Ev::HostSend(h, data));
+        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write {
+            // Nothing at the memory node waits on a write's data (the write
+            // stopped being active at its last /G/): no event needed.
+            self.totals.end_ps = self.totals.end_ps.max(d.last_block);
+            self.data_arrives(d.last_block, unit);
+        } else {
+            self.q.push(d.last_block, Ev::HostIn(h, unit));
+        }
     }
 
-    fn wake_scheduler(&mut self, at: Ps) {
+    /// A notification turns visible at `at`: the scheduler looks then.
+    fn wake_on_notification(&mut self, at: Ps) {
         self.iterations_since_wake = 0;
-        self.q.push(at, Ev::SchedulerTick);
+        debug_assert!(self.notify_wakes.back().is_none_or(|&b| b <= at));
+        self.notify_wakes.push_back(at);
+        if !self.notify_tick_queued {
+            self.notify_tick_queued = true;
+            self.q.push(at, Ev::NotifyTick);
+        }
+    }
+
+    /// The scheduler's tick for the notifications visible at `now`. Those
+    /// that turn visible while the iteration in flight runs would each only
+    /// defer to its end: one tick there stands for all of them.
+    fn notify_tick(&mut self, now: Ps) {
+        self.notify_tick_queued = false;
+        while self.notify_wakes.front().is_some_and(|&t| t <= now) {
+            self.notify_wakes.pop_front();
+        }
+        self.scheduler_tick(now);
+        let busy_until = self.scheduler_busy_until;
+        if self.notify_wakes.front().is_some_and(|&t| t < busy_until) {
+            while self.notify_wakes.front().is_some_and(|&t| t <= busy_until) {
+                self.notify_wakes.pop_front();
+            }
+            self.defer_tick(busy_until);
+        }
+        if let Some(&next) = self.notify_wakes.front() {
+            self.notify_tick_queued = true;
+            self.q.push(next, Ev::NotifyTick);
+        }
+    }
+
+    /// A tick when the iteration in flight ends (once per end).
+    fn defer_tick(&mut self, at: Ps) {
+        if self.deferred_tick != Some(at) {
+            self.deferred_tick = Some(at);
+            self.q.push(at, Ev::SchedulerTick);
+        }
     }
 
     fn scheduler_tick(&mut self, now: Ps) {
         if now < self.scheduler_busy_until {
             // An iteration is in flight: look again when it ends.
-            let at = self.scheduler_busy_until;
-            if self.deferred_tick != Some(at) {
-                self.deferred_tick = Some(at);
-                self.q.push(at, Ev::SchedulerTick);
-            }
+            self.defer_tick(self.scheduler_busy_until);
             return;
         }
         if self.last_iteration_at == Some(now) || self.sched.is_empty() {
@@ -574,56 +664,45 @@ impl<'a> Sim<'a> {
             return;
         }
         self.iterations_since_wake += 1;
-        let it = self.sched.iterate(now);
+        let mut it = std::mem::take(&mut self.iteration);
+        self.sched.iterate_into(now, &mut it);
         self.last_iteration_at = Some(now);
         let iteration = self.sched.iteration_ps();
         self.scheduler_busy_until = now + iteration;
-        // The events pushed here are consecutive among those of their time:
-        // of a run of ticks at one time with no other event of that time
-        // between, the third and later do nothing (the first iterates or
-        // not, the second then defers to the iteration's end or does nothing,
-        // and so do the rest), so they are only counted.
-        self.tick_runs.clear();
+        // The scheduler looks again when a granted port is released (or may
+        // be used early by a read's first chunk), and at once if a request
+        // was refused: one tick per distinct time (many grants share one).
+        let mut ticks = std::mem::take(&mut self.tick_times);
+        ticks.clear();
         for g in &it.grants {
             prefetch(&self.queued[g.msg as usize]);
         }
         for g in &it.grants {
-            let at = self.issue_grant(g);
-            if let Some(run) = self.tick_runs.iter_mut().find(|r| r.0 == at) {
-                run.1 = 0;
-            }
+            self.issue_grant(g);
             let early = g
                 .release
                 .saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
-            for at in [early, g.release] {
-                if at > now {
-                    self.push_tick(at);
+            for t in [early, g.release] {
+                // Grants of one iteration mostly share these: skip repeats.
+                if t > now && !ticks.iter().rev().take(4).any(|&x| x == t) {
+                    ticks.push(t);
                 }
             }
         }
         if it.refused {
-            self.push_tick(now + iteration);
+            ticks.push(now + iteration);
         }
+        ticks.sort_unstable();
+        ticks.dedup();
+        for &at in &ticks {
+            self.q.push(at, Ev::SchedulerTick);
+        }
+        self.tick_times = ticks;
+        self.iteration = it;
     }
 
-    fn push_tick(&mut self, at: Ps) {
-        let run = match self.tick_runs.iter_mut().find(|r| r.0 == at) {
-            Some(run) => run,
-            None => {
-                self.tick_runs.push((at, 0));
-                self.tick_runs.last_mut().expect("pushed")
-            }
-        };
-        if run.1 >= 2 {
-            self.totals.events += 1;
-            return;
-        }
-        run.1 += 1;
-        self.q.push(at, Ev::SchedulerTick);
-    }
-
-    /// Sends the grant's /G/ (or forwarded request); returns when.
-    fn issue_grant(&mut self, g: &Grant) -> Ps {
+    /// Sends the grant's /G/ (or forwarded request).
+    fn issue_grant(&mut self, g: &Grant) {
         let (msg, m) = self.queued[g.msg as usize];
         if g.last {
             self.queued_free.push(g.msg);
@@ -642,48 +721,61 @@ impl<'a> Sim<'a> {
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
         };
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
+        if !forwarded {
+            let link = &mut self.downlinks[g.src as usize];
+            if let Some(d) = link.control_block_at(at) {
+                self.q.push(d.last_block, Ev::HostIn(g.src, unit));
+                return;
+            }
+        }
         self.q.push(at, Ev::SwitchOut(g.src, unit));
-        at
+    }
+
+    /// Data unit `unit`'s last block reaches its destination at `at`; true
+    /// if that completes its message.
+    fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
+        let i = unit.msg as usize;
+        self.totals.delivered_bytes += unit.bytes as u64;
+        // A message in one chunk is complete without its running count.
+        let whole = Edm::data_bytes(unit.spec);
+        let done = unit.bytes == whole || {
+            self.delivered[i] += unit.bytes;
+            self.delivered[i] == whole
+        };
+        if done {
+            self.records[i].complete_ps = Some(at + self.edm.c(HOST_PROC_DATA_CYCLES));
+            self.completed += 1;
+        }
+        done
+    }
+
+    /// The data unit a grant (or forwarded request) asks for.
+    fn data_unit(grant: Unit) -> Unit {
+        Unit {
+            kind: UnitKind::Data,
+            blocks: message_blocks(Edm::data_kind(grant.spec), grant.bytes as u16) as u32,
+            ..grant
+        }
     }
 
     fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
         let m = unit.spec;
         match unit.kind {
-            UnitKind::Grant | UnitKind::ForwardedRequest => {
-                let forwarded = unit.kind == UnitKind::ForwardedRequest;
-                let data = Unit {
-                    kind: UnitKind::Data,
-                    blocks: message_blocks(Edm::data_kind(m), unit.bytes as u16) as u32,
-                    ..unit
-                };
-                self.q.push(
-                    now + self.edm.grant_to_data(forwarded),
-                    Ev::HostSend(h, data),
-                );
+            UnitKind::Grant => {
+                let data = Self::data_unit(unit);
+                self.q
+                    .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
                 if m.op == Op::Write && unit.last {
                     self.deactivate(now, m);
                 }
             }
             UnitKind::Data => {
-                let i = unit.msg as usize;
-                self.totals.delivered_bytes += unit.bytes as u64;
-                // A message in one chunk is complete without its running count.
-                let whole = Edm::data_bytes(m);
-                let done = unit.bytes == whole || {
-                    self.delivered[i] += unit.bytes;
-                    self.delivered[i] == whole
-                };
-                if done {
-                    let done = now + self.edm.c(HOST_PROC_DATA_CYCLES);
-                    self.records[i].complete_ps = Some(done);
-                    self.completed += 1;
-                    if m.op != Op::Write {
-                        self.deactivate(now, m);
-                    }
+                if self.data_arrives(now, unit) {
+                    self.deactivate(now, m);
                 }
             }
-            UnitKind::Notify | UnitKind::Request => {
-                unreachable!("the switch does not send these to hosts")
+            UnitKind::Notify | UnitKind::Request | UnitKind::ForwardedRequest => {
+                unreachable!("the switch does not send these to hosts as such")
             }
         }
     }

@@ -54,7 +54,7 @@ pub struct EventQueue<E> {
     len: usize,
 }
 
-const SLOT_BITS: u32 = 11;
+const SLOT_BITS: u32 = 7;
 const SLOTS: usize = 1 << 10;
 /// How many events ahead `pop` prefetches.
 const PREFETCH_AHEAD: usize = 6;
@@ -251,32 +251,34 @@ pub struct Link<U> {
     pub busy_ps: Ps,
     pub max_waiting: usize,
     pub frames: Option<FrameStream>,
+    /// Control blocks announced ahead ([`Link::control_block_at`]), in time
+    /// order, not yet applied; and the block time they take.
+    controls: VecDeque<Ps>,
+    /// The fabric's block time and one hop's delay (kept: used per unit).
+    block_ps: Ps,
+    hop_ps: Ps,
 }
 
-impl<U> Default for Link<U> {
-    fn default() -> Self {
+impl<U> Link<U> {
+    pub fn new(fabric: &FabricConfig, frames: Option<FrameStream>) -> Self {
         Link {
             free_at: 0,
             waiting: [VecDeque::new(), VecDeque::new()],
             wake_at: None,
             busy_ps: 0,
             max_waiting: 0,
-            frames: None,
-        }
-    }
-}
-
-impl<U> Link<U> {
-    pub fn with_frames(frames: Option<FrameStream>) -> Self {
-        Link {
             frames,
-            ..Link::default()
+            controls: VecDeque::new(),
+            block_ps: fabric.block_ps(),
+            hop_ps: fabric.hop_ps(),
         }
     }
 
     /// Offers a unit at `now`. Returns `Some` (start now) if the link is idle,
     /// else queues it; the caller must call [`Link::next`] when the link frees.
+    #[inline]
     pub fn offer(&mut self, now: Ps, blocks: u32, high: bool, unit: U) -> Option<(u32, U)> {
+        self.apply_controls(now);
         if self.free_at <= now && self.waiting.iter().all(|q| q.is_empty()) {
             return Some((blocks, unit));
         }
@@ -289,7 +291,9 @@ impl<U> Link<U> {
 
     /// The next waiting unit and when it was offered, if the link is free at
     /// `now` (call on a wake-up).
+    #[inline]
     pub fn next(&mut self, now: Ps) -> Option<(u32, U, Ps)> {
+        self.apply_controls(now);
         if self.wake_at == Some(now) {
             self.wake_at = None;
         }
@@ -303,11 +307,12 @@ impl<U> Link<U> {
 
     /// Starts sending `blocks` blocks at `now`; returns the delivery times and
     /// when the link frees (schedule a wake-up then if units wait).
-    pub fn start(&mut self, now: Ps, blocks: u32, fabric: &FabricConfig) -> (Delivery, Ps) {
+    pub fn start(&mut self, now: Ps, blocks: u32) -> (Delivery, Ps) {
         debug_assert!(self.free_at <= now);
-        let block = fabric.block_ps();
+        debug_assert!(self.controls.front().is_none_or(|&t| t > now));
+        let block = self.block_ps;
         let now = now + self.frame_wait(now);
-        let first_block = now + fabric.hop_ps();
+        let first_block = now + self.hop_ps;
         let d = Delivery {
             start: now,
             first_block,
@@ -325,8 +330,9 @@ impl<U> Link<U> {
     /// in progress: the protocol lets them fill any slot (docs/protocol.md §3.3).
     /// Whatever the link was sending then finishes one block later; the unit
     /// in flight is not re-timed (an error of at most one block per filler).
-    pub fn insert_control_block(&mut self, now: Ps, fabric: &FabricConfig) -> Delivery {
-        let block = fabric.block_ps();
+    pub fn insert_control_block(&mut self, now: Ps) -> Delivery {
+        self.apply_controls(now);
+        let block = self.block_ps;
         let now = if self.free_at <= now {
             now + self.frame_wait(now)
         } else {
@@ -338,7 +344,7 @@ impl<U> Link<U> {
         if let Some(f) = &mut self.frames {
             f.memory_busy(start, self.free_at);
         }
-        let first_block = now + fabric.hop_ps();
+        let first_block = now + self.hop_ps;
         Delivery {
             start: now,
             first_block,
@@ -346,8 +352,41 @@ impl<U> Link<U> {
         }
     }
 
+    /// [`Link::insert_control_block`] at `at` (not before any control block
+    /// announced so far), announced now: its effect on the link is applied
+    /// when the link is next used at or after `at`, in time order, which is
+    /// the same as inserting it then (saves the caller an event at `at`).
+    /// `None` with background frames: their service must be followed in
+    /// time order, so insert the block at `at` instead.
+    pub fn control_block_at(&mut self, at: Ps) -> Option<Delivery> {
+        if self.frames.is_some() {
+            return None;
+        }
+        debug_assert!(self.controls.back().is_none_or(|&t| t <= at));
+        self.controls.push_back(at);
+        let first_block = at + self.hop_ps;
+        Some(Delivery {
+            start: at,
+            first_block,
+            last_block: first_block,
+        })
+    }
+
+    /// Applies the announced control blocks due by `now` (`Ps::MAX`: all).
+    pub fn apply_controls(&mut self, now: Ps) {
+        while let Some(&at) = self.controls.front() {
+            if at > now {
+                break;
+            }
+            self.controls.pop_front();
+            self.free_at = self.free_at.max(at) + self.block_ps;
+            self.busy_ps += self.block_ps;
+        }
+    }
+
     /// If units wait and no wake-up is scheduled for when the link frees: the
     /// time to schedule one (the caller must then call [`Link::next`] at it).
+    #[inline]
     pub fn wake_needed(&mut self) -> Option<Ps> {
         if self.has_waiting() && self.wake_at != Some(self.free_at) {
             self.wake_at = Some(self.free_at);
@@ -356,6 +395,7 @@ impl<U> Link<U> {
         None
     }
 
+    #[inline]
     pub fn has_waiting(&self) -> bool {
         self.waiting.iter().any(|q| !q.is_empty())
     }
@@ -516,13 +556,13 @@ mod tests {
     #[test]
     fn a_saturated_link_carries_exactly_line_rate() {
         let fabric = FabricConfig::default();
-        let mut link: Link<u32> = Link::default();
+        let mut link: Link<u32> = Link::new(&fabric, None);
         let mut now = 0;
         let mut sent = 0u64;
         for i in 0..1000u32 {
             let offered = link.offer(now, 7, true, i);
             if let Some((b, _)) = offered.or_else(|| link.next(now).map(|(b, u, _)| (b, u))) {
-                let (_, free) = link.start(now, b, &fabric);
+                let (_, free) = link.start(now, b);
                 sent += b as u64;
                 now = free;
             }

@@ -290,6 +290,12 @@ impl Scheduler {
             lead: e.lead(),
         };
         let heads = &mut self.queues[e.dst as usize].heads;
+        // Most new heads are later arrivals than every head there (FCFS, and
+        // SRPT among equal sizes): they go at the back, with no search.
+        if heads.back().is_none_or(|b| b.key < head.key) {
+            heads.push_back(head);
+            return;
+        }
         let at = heads.partition_point(|h| h.key < head.key);
         heads.insert(at, head);
     }
@@ -325,12 +331,20 @@ impl Scheduler {
 
     /// One priority-PIM iteration starting at `now`.
     pub fn iterate(&mut self, now: Ps) -> Iteration {
+        let mut out = Iteration::default();
+        self.iterate_into(now, &mut out);
+        out
+    }
+
+    /// [`Scheduler::iterate`] into `out` (cleared first), reusing its memory.
+    pub fn iterate_into(&mut self, now: Ps, out: &mut Iteration) {
+        out.grants.clear();
+        out.refused = false;
         debug_assert!(now >= self.last_now, "iterations go forward in time");
         self.last_now = now;
         self.iterations += 1;
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
-        let mut out = Iteration::default();
         let mut requesting_srcs = std::mem::take(&mut self.requesting_srcs);
         requesting_srcs.clear();
         // (1) Each free destination requests its best eligible message: visible,
@@ -443,7 +457,6 @@ impl Scheduler {
             });
         }
         self.requesting_srcs = requesting_srcs;
-        out
     }
 
     /// The waiting entries (any order).
