@@ -214,3 +214,21 @@ def test_unloaded_table_has_every_protocol_beside_table_1(capsys):
     assert rows["edm"]["read_ns"] < rows["pfc_dcqcn"]["read_ns"] < rows["dctcp"]["read_ns"]
     assert main(["unloaded"]) == 0
     assert "| dctcp | TCP/IP in hardware |" in capsys.readouterr().out
+
+
+def test_egress_feedback_reaches_the_engine_and_bounds_the_switch_backlog(tmp_path):
+    # Hosts 0 and 1 stream 4 KB writes to each other: each egress carries the
+    # other's circuits back to back plus a /G/ per chunk of its own stream, so
+    # with the paper's release times its backlog grows (docs/simulator.md,
+    # "Switch queueing"); with egress feedback it stays within a unit.
+    lines = [f"{2 * i + k} 3 {k} {1 - k} 4096 -1 0" for i in range(100) for k in (0, 1)]
+    trace = tmp_path / "streams.trace"
+    trace.write_text("\n".join(lines) + "\n")
+    wait = {}
+    for fb in (0, 1):
+        s = sim.run({"nodes": 4, "workload": str(trace), "egress_feedback": fb}).summary
+        assert s["completed"] == 200
+        wait[fb] = s["max_switch_data_wait_ns"]
+    assert wait[0] > 500 and wait[1] < 10, wait
+    with pytest.raises(ConfigError, match=r"field 'egress_feedback' = 1 applies to protocol 'edm' only"):
+        resolve({"protocol": "dctcp", "egress_feedback": 1})

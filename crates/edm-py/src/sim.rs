@@ -46,6 +46,7 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         priority: priority(&get::<String>(d, "priority")?)?,
         max_iterations: get(d, "max_iterations")?,
         priority_hold: get(d, "priority_hold")?,
+        egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
         background: BackgroundConfig {
             load: get_or_default(d, "background_load")?,
             frame_bytes: get_or_default::<u32>(d, "background_frame_bytes")?.max(64),

@@ -54,6 +54,12 @@ pub struct EdmConfig {
     pub max_iterations: u32,
     /// Priority hold factor (0: off, as in the paper); `Scheduler::hold_for_shorter`.
     pub priority_hold: u32,
+    /// Egress feedback (off: the paper's scheduler): a data unit that starts
+    /// on a switch egress later than its circuit was planned (behind /G/
+    /// blocks or a forwarded RREQ on that link, or late from its source)
+    /// holds the port's release back as long, so later circuits into it are
+    /// granted that much later instead of queueing at the switch.
+    pub egress_feedback: bool,
     /// Ethernet frames sharing every link (off by default).
     pub background: crate::background::BackgroundConfig,
 }
@@ -80,6 +86,7 @@ impl Default for EdmConfig {
             priority: Priority::Srpt,
             max_iterations: 0,
             priority_hold: 0,
+            egress_feedback: false,
             background: Default::default(),
         }
     }

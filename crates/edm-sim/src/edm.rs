@@ -152,6 +152,19 @@ impl Edm {
         SW_PIM_ITER_CYCLES as Ps * self.fabric.scheduler_cycle_ps
     }
 
+    /// From an iteration's start to the first block at the switch egress of
+    /// the chunk it grants on a /G/ (no waiting anywhere): a port released at
+    /// `t` expects the next circuit's data there at `t + circuit_lag`.
+    fn circuit_lag(&self) -> Ps {
+        let hop = self.fabric.hop_ps();
+        self.iteration_ps()
+            + self.c(SW_GEN_GRANT_CYCLES)
+            + hop
+            + self.grant_to_data(false)
+            + hop
+            + self.c(SW_FORWARD_CYCLES)
+    }
+
     fn notification_delay(&self) -> Ps {
         self.c(SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES)
     }
@@ -231,6 +244,9 @@ struct Sim<'a> {
     downlinks: Vec<Link<Unit>>,
     /// Until when each switch egress is sending a data unit.
     egress_data_until: Vec<Ps>,
+    /// Wire time of the data units granted into each egress that have not
+    /// started there yet.
+    egress_granted_ps: Vec<Ps>,
     sched: Scheduler,
     scheduler_busy_until: Ps,
     last_iteration_at: Option<Ps>,
@@ -271,6 +287,7 @@ impl<'a> Sim<'a> {
             uplinks: (0..n).map(|h| edm.link(2 * h as u64)).collect(),
             downlinks: (0..n).map(|h| edm.link(2 * h as u64 + 1)).collect(),
             egress_data_until: vec![0; n],
+            egress_granted_ps: vec![0; n],
             sched: {
                 let mut s = Scheduler::new(
                     n,
@@ -592,6 +609,11 @@ impl<'a> Sim<'a> {
             self.totals.max_switch_data_wait_ps =
                 self.totals.max_switch_data_wait_ps.max(now - offered);
             self.egress_data_until[h as usize] = free;
+            let wire = blocks as Ps * self.edm.fabric.block_ps();
+            self.egress_granted_ps[h as usize] -= wire;
+            if self.edm.cfg.egress_feedback {
+                self.egress_feedback(now, h, free);
+            }
         }
         if unit.kind == UnitKind::ForwardedRequest {
             // The memory node only answers it: its response chunk is sent
@@ -720,6 +742,8 @@ impl<'a> Sim<'a> {
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
         };
+        let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
+        self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
@@ -729,6 +753,25 @@ impl<'a> Sim<'a> {
             }
         }
         self.q.push(at, Ev::SwitchOut(g.src, unit));
+    }
+
+    /// A data unit leaves egress `h` until `free`; the circuits already
+    /// granted into `h` follow it, back to back at best, so the egress is
+    /// busy until at least `free` plus their wire time, and the next circuit
+    /// should be decided no earlier than that minus `circuit_lag` (for
+    /// circuits on time that is the port's release already). If later, the
+    /// release moves there and the scheduler looks again then.
+    fn egress_feedback(&mut self, now: Ps, h: u16, free: Ps) {
+        let busy_until = free + self.egress_granted_ps[h as usize];
+        let release = busy_until.saturating_sub(self.edm.circuit_lag());
+        if self.sched.hold_dst_until(h, release) {
+            let early = release.saturating_sub(self.sched.dst_lookahead_ps(h));
+            for at in [early, release] {
+                if at > now {
+                    self.q.push(at, Ev::SchedulerTick);
+                }
+            }
+        }
     }
 
     /// Data unit `unit`'s last block reaches its destination at `at`; true

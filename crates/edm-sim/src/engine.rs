@@ -250,7 +250,8 @@ pub struct Link<U> {
     wake_at: Option<Ps>,
     pub busy_ps: Ps,
     pub max_waiting: usize,
-    pub frames: Option<FrameStream>,
+    /// Boxed: most runs have none, and a small link keeps the hot ones in cache.
+    pub frames: Option<Box<FrameStream>>,
     /// Control blocks announced ahead ([`Link::control_block_at`]), in time
     /// order, not yet applied; and the block time they take.
     controls: VecDeque<Ps>,
@@ -267,7 +268,7 @@ impl<U> Link<U> {
             wake_at: None,
             busy_ps: 0,
             max_waiting: 0,
-            frames,
+            frames: frames.map(Box::new),
             controls: VecDeque::new(),
             block_ps: fabric.block_ps(),
             hop_ps: fabric.hop_ps(),

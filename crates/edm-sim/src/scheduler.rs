@@ -218,6 +218,28 @@ impl Scheduler {
         }
     }
 
+    /// How far before `dst`'s release an iteration may use it (see
+    /// [`Scheduler::lookahead_ps`]).
+    pub fn dst_lookahead_ps(&self, dst: u16) -> Ps {
+        if self.leading_by_dst[dst as usize] > 0 {
+            self.lookahead_ps
+        } else {
+            0
+        }
+    }
+
+    /// Holds `dst` busy until at least `release` (the engine's egress
+    /// feedback: a circuit into it ends later than its grant planned). True
+    /// if that moved its release.
+    pub fn hold_dst_until(&mut self, dst: u16, release: Ps) -> bool {
+        let r = &mut self.dst_release[dst as usize];
+        if release > *r {
+            *r = release;
+            return true;
+        }
+        false
+    }
+
     pub fn iteration_ps(&self) -> Ps {
         self.iteration_ps
     }

@@ -30,7 +30,7 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 # Protocol parameters: EDM's, then the baselines' overrides.
-_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold",
+_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold", "egress_feedback",
                   "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).

@@ -24,6 +24,7 @@ _FLAGS = {
     "priority": str,
     "scheduler_cycle_ps": int,
     "priority_hold": int,
+    "egress_feedback": int,
     "background_load": float,
     "background_frame_bytes": int,
     "background_preemption": int,

@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "priority": "srpt",
     "max_iterations": 0,
     "priority_hold": 0,  # 0: the paper's PIM; k: wait for a k-times shorter message's busy source
+    "egress_feedback": 0,  # 0: the paper's release times; 1: late circuits hold their port's release back
     "background_load": 0.0,  # Ethernet frames on every link, fraction of its rate (EDM only)
     "background_frame_bytes": 1500,
     "background_preemption": 1,  # 1: EDM preempts frames between blocks; 0: memory waits for the frame
@@ -109,6 +110,9 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(out["priority"] in ("srpt", "fcfs"), "priority", "is not srpt or fcfs")
     check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
     check(0 <= out["priority_hold"] <= 1_000_000, "priority_hold", "is not in 0..1000000 (0: off)")
+    check(out["egress_feedback"] in (0, 1), "egress_feedback", "is not 0 or 1")
+    check(out["egress_feedback"] == 0 or out["protocol"] == "edm", "egress_feedback",
+          f"applies to protocol 'edm' only, not {out['protocol']!r}")
     check(0 <= out["background_load"] < 1, "background_load", "is not in [0, 1)")
     check(out["background_load"] == 0 or out["protocol"] == "edm", "background_load",
           f"is only modelled for protocol 'edm', not {out['protocol']!r}")
