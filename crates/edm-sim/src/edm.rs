@@ -451,10 +451,10 @@ impl<'a> Sim<'a> {
             }
             Ev::HostSend(h, unit) => {
                 let high = unit.kind == UnitKind::Data;
-                if let Some((blocks, unit)) =
+                if let Some((at, blocks, unit)) =
                     self.uplinks[h as usize].offer(now, unit.blocks, high, unit)
                 {
-                    self.send_up(now, h, blocks, unit);
+                    self.send_up(at, h, blocks, unit);
                 }
                 self.wake_uplink(h);
             }
@@ -466,7 +466,7 @@ impl<'a> Sim<'a> {
             }
             Ev::DownlinkFree(h) => {
                 if let Some((blocks, unit, offered)) = self.downlinks[h as usize].next(now) {
-                    self.send_down(now, h, blocks, unit, offered);
+                    self.send_down(now, now, h, blocks, unit, offered);
                 }
                 self.wake_downlink(h);
             }
@@ -511,12 +511,14 @@ impl<'a> Sim<'a> {
                     self.totals.switch_data_conflicts += 1;
                 }
                 let link = &mut self.downlinks[to as usize];
-                if let Some((blocks, unit)) = link.offer(now, unit.blocks, high, unit) {
-                    self.send_down(now, to, blocks, unit, now);
-                } else if high {
+                let started = link.offer(now, unit.blocks, high, unit);
+                if high {
                     let waiting = link.max_waiting;
                     self.totals.max_switch_data_queue =
                         self.totals.max_switch_data_queue.max(waiting);
+                }
+                if let Some((at, blocks, unit)) = started {
+                    self.send_down(now, at, to, blocks, unit, now);
                 }
                 self.wake_downlink(to);
             }
@@ -602,12 +604,13 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// Sends `unit`, offered to the link at `offered`, down to host `h`.
-    fn send_down(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
-        let (d, free) = self.downlinks[h as usize].start(now, blocks);
+    /// Sends `unit`, offered to the link at `offered`, down to host `h`,
+    /// starting at `start` (from `now` on).
+    fn send_down(&mut self, now: Ps, start: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
+        let (d, free) = self.downlinks[h as usize].start(start, blocks);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
-                self.totals.max_switch_data_wait_ps.max(now - offered);
+                self.totals.max_switch_data_wait_ps.max(start - offered);
             self.egress_data_until[h as usize] = free;
             let wire = blocks as Ps * self.edm.fabric.block_ps();
             self.egress_granted_ps[h as usize] -= wire;

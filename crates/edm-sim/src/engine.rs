@@ -255,6 +255,9 @@ pub struct Link<U> {
     /// Control blocks announced ahead ([`Link::control_block_at`]), in time
     /// order, not yet applied; and the block time they take.
     controls: VecDeque<Ps>,
+    /// Start times of units `offer` placed after the unit in flight that have
+    /// not started yet (they count as waiting).
+    reserved: VecDeque<Ps>,
     /// The fabric's block time and one hop's delay (kept: used per unit).
     block_ps: Ps,
     hop_ps: Ps,
@@ -270,24 +273,46 @@ impl<U> Link<U> {
             max_waiting: 0,
             frames: frames.map(Box::new),
             controls: VecDeque::new(),
+            reserved: VecDeque::new(),
             block_ps: fabric.block_ps(),
             hop_ps: fabric.hop_ps(),
         }
     }
 
-    /// Offers a unit at `now`. Returns `Some` (start now) if the link is idle,
-    /// else queues it; the caller must call [`Link::next`] when the link frees.
+    /// Offers a unit at `now`. Returns `Some` with its start time (`now` if
+    /// the link is idle) or queues it; the caller must then call
+    /// [`Link::next`] when the link frees. A high-priority unit that finds no
+    /// other high-priority one waiting is not queued but starts when the
+    /// link frees (nothing offered later could go before it): the caller
+    /// needs no wake-up for it. A control block inserted before that start
+    /// delays what follows it, not the unit (as for a unit in flight). With
+    /// background frames it is queued, as their service follows the link in
+    /// time order.
     #[inline]
-    pub fn offer(&mut self, now: Ps, blocks: u32, high: bool, unit: U) -> Option<(u32, U)> {
+    pub fn offer(&mut self, now: Ps, blocks: u32, high: bool, unit: U) -> Option<(Ps, u32, U)> {
         self.apply_controls(now);
         if self.free_at <= now && self.waiting.iter().all(|q| q.is_empty()) {
-            return Some((blocks, unit));
+            return Some((now, blocks, unit));
+        }
+        if high && self.waiting[0].is_empty() && self.frames.is_none() {
+            let start = self.free_at.max(now);
+            while self.reserved.front().is_some_and(|&t| t <= now) {
+                self.reserved.pop_front();
+            }
+            if start > now {
+                self.reserved.push_back(start);
+            }
+            self.note_waiting();
+            return Some((start, blocks, unit));
         }
         self.waiting[usize::from(!high)].push_back((blocks, unit, now));
-        self.max_waiting = self
-            .max_waiting
-            .max(self.waiting[0].len() + self.waiting[1].len());
+        self.note_waiting();
         None
+    }
+
+    fn note_waiting(&mut self) {
+        let n = self.waiting[0].len() + self.waiting[1].len() + self.reserved.len();
+        self.max_waiting = self.max_waiting.max(n);
     }
 
     /// The next waiting unit and when it was offered, if the link is free at
@@ -310,7 +335,8 @@ impl<U> Link<U> {
     /// when the link frees (schedule a wake-up then if units wait).
     pub fn start(&mut self, now: Ps, blocks: u32) -> (Delivery, Ps) {
         debug_assert!(self.free_at <= now);
-        debug_assert!(self.controls.front().is_none_or(|&t| t > now));
+        // (A start reserved by `offer` may be later than some announced
+        // control blocks: they delay what follows it.)
         let block = self.block_ps;
         let now = now + self.frame_wait(now);
         let first_block = now + self.hop_ps;
@@ -562,8 +588,10 @@ mod tests {
         let mut sent = 0u64;
         for i in 0..1000u32 {
             let offered = link.offer(now, 7, true, i);
-            if let Some((b, _)) = offered.or_else(|| link.next(now).map(|(b, u, _)| (b, u))) {
-                let (_, free) = link.start(now, b);
+            if let Some((at, b, _)) =
+                offered.or_else(|| link.next(now).map(|(b, u, _)| (now, b, u)))
+            {
+                let (_, free) = link.start(at, b);
                 sent += b as u64;
                 now = free;
             }
