@@ -32,22 +32,24 @@ pub struct Grant {
 /// No entry (end of a pair's list, an empty pair).
 const NONE: u32 = u32::MAX;
 
+/// A waiting message: 32 bytes, so that the entries an iteration touches
+/// share cache lines (when it became visible is kept in its destination's
+/// `unrevealed` queue, the only place that needs it).
 #[derive(Clone, Debug)]
 struct Entry {
     msg: u32,
     src: u16,
     dst: u16,
     remaining: u32,
+    /// Extra delay of the first chunk's data (a read's forwarded RREQ path).
+    first_extra_ps: u32,
     /// Arrival order (FCFS priority and tie-break).
     order: u64,
-    visible_at: Ps,
+    /// The next entry of the same source-destination pair (arrival order).
+    next: u32,
     granted: bool,
     /// WREQ or RRES: the kind of the data units, for their wire time.
     kind: Kind,
-    /// Extra delay of the first chunk's data (a read's forwarded RREQ path).
-    first_extra_ps: Ps,
-    /// The next entry of the same source-destination pair (arrival order).
-    next: u32,
 }
 
 /// A priority key: the pair (major, minor) as one integer, `major << 64 |
@@ -77,7 +79,7 @@ impl Entry {
         if self.granted {
             0
         } else {
-            self.first_extra_ps
+            self.first_extra_ps as Ps
         }
     }
 }
@@ -89,10 +91,11 @@ impl Entry {
 /// heads sorted by priority key.
 #[derive(Clone, Debug, Default)]
 struct Queue {
-    /// Arrived but not yet revealed, in arrival order. An entry is revealed
+    /// Arrived but not yet revealed, in arrival order, with when each becomes
+    /// visible. An entry is revealed
     /// once every entry that arrived before it at this destination is visible:
     /// the original model scanned the queue up to its first invisible entry.
-    unrevealed: VecDeque<u32>,
+    unrevealed: VecDeque<(u32, Ps)>,
     /// The latest `visible_at` of any entry that arrived here (revealing an
     /// entry waits for it, with the entries before).
     visible_max: Ps,
@@ -131,8 +134,8 @@ pub struct Scheduler {
     /// Entries, by id; `free` lists the ids of removed ones for reuse.
     entries: Vec<Entry>,
     free: Vec<u32>,
-    /// First and last revealed entry of each (dst, src) pair (`NONE`: empty).
-    pair_first: Vec<u32>,
+    /// Last revealed entry of each (dst, src) pair (`NONE`: empty); the
+    /// first is the pair's head, in its destination's `heads`.
     pair_last: Vec<u32>,
     ports: usize,
     src_release: Vec<Ps>,
@@ -173,7 +176,6 @@ impl Scheduler {
             queues: vec![Queue::default(); ports],
             entries: Vec::new(),
             free: Vec::new(),
-            pair_first: vec![NONE; ports * ports],
             pair_last: vec![NONE; ports * ports],
             ports,
             src_release: vec![0; ports],
@@ -269,10 +271,10 @@ impl Scheduler {
             dst,
             remaining: bytes,
             order: self.next_order,
-            visible_at,
             granted: false,
             kind,
-            first_extra_ps,
+            first_extra_ps: u32::try_from(first_extra_ps)
+                .expect("a first chunk's extra delay fits 4 ms"),
             next: NONE,
         };
         let id = match self.free.pop() {
@@ -286,7 +288,7 @@ impl Scheduler {
             }
         };
         let q = &mut self.queues[dst as usize];
-        q.unrevealed.push_back(id);
+        q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
         self.lookahead_ps = self.lookahead_ps.max(first_extra_ps);
@@ -332,17 +334,16 @@ impl Scheduler {
     /// Reveals the entries of `dst` whose predecessors and themselves are
     /// visible at `now`, appending each to its pair's list.
     fn reveal(&mut self, dst: usize, now: Ps) {
-        while let Some(&id) = self.queues[dst].unrevealed.front() {
+        while let Some(&(id, visible_at)) = self.queues[dst].unrevealed.front() {
             let q = &mut self.queues[dst];
-            let e = &self.entries[id as usize];
-            q.visible_max = q.visible_max.max(e.visible_at);
+            q.visible_max = q.visible_max.max(visible_at);
             if q.visible_max > now {
                 break;
             }
             q.unrevealed.pop_front();
+            let e = &self.entries[id as usize];
             let pair = dst * self.ports + e.src as usize;
             if self.pair_last[pair] == NONE {
-                self.pair_first[pair] = id;
                 self.insert_head(id);
             } else {
                 self.entries[self.pair_last[pair] as usize].next = id;
@@ -441,7 +442,7 @@ impl Scheduler {
             e.remaining -= bytes;
             let last = e.remaining == 0;
             let (msg, kind, next) = (e.msg, e.kind, e.next);
-            let extra = if first { e.first_extra_ps } else { 0 };
+            let extra = if first { e.first_extra_ps as Ps } else { 0 };
             if extra > 0 {
                 self.leading_by_src[s as usize] -= 1;
                 self.leading_by_dst[dst as usize] -= 1;
@@ -449,7 +450,6 @@ impl Scheduler {
             if last {
                 self.remove_head(dst, key, at_head);
                 let pair = dst as usize * self.ports + s as usize;
-                self.pair_first[pair] = next;
                 if next == NONE {
                     self.pair_last[pair] = NONE;
                 } else {
@@ -508,8 +508,12 @@ impl Scheduler {
                 consider(self.dst_release[dst]);
             }
         }
+        for queue in &self.queues {
+            for &(_, visible_at) in &queue.unrevealed {
+                consider(visible_at);
+            }
+        }
         for e in self.live() {
-            consider(e.visible_at);
             consider(self.src_release[e.src as usize]);
         }
         next
