@@ -271,6 +271,8 @@ struct Sim<'a> {
     queued_free: Vec<u32>,
     delivered: Vec<u32>,
     records: Vec<Record>,
+    /// (message, completion time), in completion order.
+    completions: Vec<(u32, Ps)>,
     totals: Totals,
     completed: u64,
 }
@@ -312,6 +314,7 @@ impl<'a> Sim<'a> {
             queued: Vec::new(),
             queued_free: Vec::new(),
             delivered: vec![0; msgs.len()],
+            completions: Vec::with_capacity(msgs.len()),
             records: {
                 // Alone latency depends only on the operation and size: a
                 // small direct-mapped cache of it (workloads repeat sizes).
@@ -368,6 +371,9 @@ impl<'a> Sim<'a> {
             self.handle(now, ev);
         }
         progress(self.completed, total);
+        for &(i, at) in &self.completions {
+            self.records[i as usize].complete_ps = Some(at);
+        }
         let end = self.totals.end_ps;
         for link in self.uplinks.iter_mut().chain(&mut self.downlinks) {
             link.apply_controls(Ps::MAX);
@@ -394,9 +400,9 @@ impl<'a> Sim<'a> {
     }
 
     /// Starts loading what the events a few pops ahead will touch when they
-    /// end a message (its record, its pair's pending queue): the queue's
-    /// header two pops before the event, the queue's front one pop before.
-    /// Hints only: handling is unchanged.
+    /// end a message (its pair's pending queue): the queue's header two pops
+    /// before the event, the queue's front one pop before. Hints only:
+    /// handling is unchanged.
     #[inline(always)]
     fn prefetch_ahead(&self) {
         let ends = |unit: &Unit| match unit.kind {
@@ -404,20 +410,10 @@ impl<'a> Sim<'a> {
             UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
             _ => false,
         };
-        match self.q.ahead(2) {
-            Some(Ev::HostIn(_, unit)) if ends(unit) => {
+        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(2) {
+            if ends(unit) {
                 prefetch(&self.pending[self.pair(unit.spec)]);
-                if unit.kind == UnitKind::Data {
-                    prefetch(&self.records[unit.msg as usize]);
-                }
             }
-            // A write's data completes when its egress sends it.
-            Some(Ev::SwitchOut(_, unit))
-                if unit.kind == UnitKind::Data && unit.spec.op == Op::Write =>
-            {
-                prefetch(&self.records[unit.msg as usize]);
-            }
-            _ => {}
         }
         if let Some(Ev::HostIn(_, unit)) = self.q.ahead(0) {
             if ends(unit) {
@@ -789,7 +785,10 @@ impl<'a> Sim<'a> {
             self.delivered[i] == whole
         };
         if done {
-            self.records[i].complete_ps = Some(at + self.edm.c(HOST_PROC_DATA_CYCLES));
+            // Logged in completion order and written to the records at the end
+            // (one pass) rather than to a far-away record now.
+            self.completions
+                .push((unit.msg, at + self.edm.c(HOST_PROC_DATA_CYCLES)));
             self.completed += 1;
         }
         done
