@@ -87,8 +87,12 @@ impl Entry {
 /// A destination's notification queue, organised so that an iteration finds
 /// its best eligible entry without scanning it. The queue in arrival order is
 /// `unrevealed` followed, per source, by that pair's list; only each pair's
-/// oldest entry (its head) can be granted, so `heads` holds the revealed pairs'
-/// heads sorted by priority key.
+/// oldest entry (its head, `Scheduler::pair_first`) can be granted. `heads`
+/// holds every revealed entry sorted by priority key, and an iteration takes
+/// the first that is its pair's head and eligible. (Keeping only the pairs'
+/// heads there would insert the next entry of a pair, at a random place,
+/// whenever its head ends; this way, with FCFS or equal sizes, entries only
+/// join at the back and leave near the front.)
 #[derive(Clone, Debug, Default)]
 struct Queue {
     /// Arrived but not yet revealed, in arrival order, with when each becomes
@@ -99,15 +103,15 @@ struct Queue {
     /// The latest `visible_at` of any entry that arrived here (revealing an
     /// entry waits for it, with the entries before).
     visible_max: Ps,
-    /// Every revealed pair's head, by key (keys are unique: they contain the
-    /// arrival order). A deque: heads leave mostly near the front (the best
+    /// Every revealed entry, by key (keys are unique: they contain the
+    /// arrival order). A deque: entries leave mostly near the front (the best
     /// eligible) and arrive mostly near the back (new, later entries), and
     /// its insert and remove shift the shorter side.
     heads: VecDeque<Head>,
     len: usize,
 }
 
-/// A pair's oldest entry, as its destination's queue keeps it.
+/// A revealed entry, as its destination's queue keeps it.
 #[derive(Clone, Copy, Debug)]
 struct Head {
     key: Key,
@@ -134,8 +138,9 @@ pub struct Scheduler {
     /// Entries, by id; `free` lists the ids of removed ones for reuse.
     entries: Vec<Entry>,
     free: Vec<u32>,
-    /// Last revealed entry of each (dst, src) pair (`NONE`: empty); the
-    /// first is the pair's head, in its destination's `heads`.
+    /// First (the pair's head) and last revealed entry of each (dst, src)
+    /// pair (`NONE`: empty).
+    pair_first: Vec<u32>,
     pair_last: Vec<u32>,
     ports: usize,
     src_release: Vec<Ps>,
@@ -176,6 +181,7 @@ impl Scheduler {
             queues: vec![Queue::default(); ports],
             entries: Vec::new(),
             free: Vec::new(),
+            pair_first: vec![NONE; ports * ports],
             pair_last: vec![NONE; ports * ports],
             ports,
             src_release: vec![0; ports],
@@ -304,7 +310,7 @@ impl Scheduler {
         self.occupancy == 0
     }
 
-    /// Inserts the head `id` of its pair into its destination's sorted heads.
+    /// Inserts entry `id` into its destination's sorted `heads`.
     fn insert_head(&mut self, id: u32) {
         let e = &self.entries[id as usize];
         let head = Head {
@@ -314,8 +320,8 @@ impl Scheduler {
             lead: e.lead(),
         };
         let heads = &mut self.queues[e.dst as usize].heads;
-        // Most new heads are later arrivals than every head there (FCFS, and
-        // SRPT among equal sizes): they go at the back, with no search.
+        // Most are later arrivals than every entry there (FCFS, and SRPT
+        // among equal sizes): they go at the back, with no search.
         if heads.back().is_none_or(|b| b.key < head.key) {
             heads.push_back(head);
             return;
@@ -344,11 +350,12 @@ impl Scheduler {
             let e = &self.entries[id as usize];
             let pair = dst * self.ports + e.src as usize;
             if self.pair_last[pair] == NONE {
-                self.insert_head(id);
+                self.pair_first[pair] = id;
             } else {
                 self.entries[self.pair_last[pair] as usize].next = id;
             }
             self.pair_last[pair] = id;
+            self.insert_head(id);
         }
     }
 
@@ -378,11 +385,15 @@ impl Scheduler {
             }
             self.reveal(dst, now);
             let q = &self.queues[dst];
-            let Some(any) = q.heads.front().map(|h| h.key) else {
-                continue;
-            };
+            // The best pair head's key (priority hold compares with it).
+            let mut any = None;
             let mut best: Option<(Key, u16, u32, u32)> = None;
+            let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
             for (at, h) in q.heads.iter().enumerate() {
+                if pair_heads[h.src as usize] != h.entry {
+                    continue;
+                }
+                any.get_or_insert(h.key);
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
@@ -397,7 +408,7 @@ impl Scheduler {
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
-            if let Some((key, ..)) = best {
+            if let (Some((key, ..)), Some(any)) = (best, any) {
                 if self.hold > 0
                     && self.priority == Priority::Srpt
                     && key_major(any) * self.hold <= key_major(key)
@@ -424,16 +435,8 @@ impl Scheduler {
         // (3) Accepted pairs become busy; grants are issued one iteration later.
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
-        // A last chunk's grant makes its pair's next entry the head: load
-        // those entries together rather than one after another below.
         for &s in &requesting_srcs {
-            let next = self.entries[self.best_request[s as usize].3 as usize].next;
-            if next != NONE {
-                prefetch(&self.entries[next as usize]);
-            }
-        }
-        for &s in &requesting_srcs {
-            // `at_head` still indexes the head: only this grant changes `dst`'s heads.
+            // `at_head` still indexes the entry: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
@@ -448,12 +451,12 @@ impl Scheduler {
                 self.leading_by_dst[dst as usize] -= 1;
             }
             if last {
+                // The pair's next entry (already in `heads`) becomes its head.
                 self.remove_head(dst, key, at_head);
                 let pair = dst as usize * self.ports + s as usize;
+                self.pair_first[pair] = next;
                 if next == NONE {
                     self.pair_last[pair] = NONE;
-                } else {
-                    self.insert_head(next);
                 }
                 self.free.push(id);
                 self.queues[dst as usize].len -= 1;
