@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import subprocess
 import sys
 import time
+
+# One core per case: numpy's BLAS would otherwise start a thread per core
+# whose busy-waiting competes with the engine on small machines.
+ONE_CORE = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 CASES = {
     "micro-64B-load0.8": {"nodes": 144, "workload": "micro", "load": 0.8, "messages": 1_000_000},
@@ -59,7 +64,7 @@ def main() -> int:
     for name in CASES:
         out = subprocess.run(
             [sys.executable, __file__, "--case", name] + (["--quick"] if args.quick else []),
-            capture_output=True, text=True, check=True,
+            capture_output=True, text=True, check=True, env=ONE_CORE,
         )
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(

@@ -447,10 +447,10 @@ impl<'a> Sim<'a> {
             }
             Ev::HostSend(h, unit) => {
                 let high = unit.kind == UnitKind::Data;
-                if let Some((at, blocks, unit)) =
-                    self.uplinks[h as usize].offer(now, unit.blocks, high, unit)
-                {
-                    self.send_up(at, h, blocks, unit);
+                let link = &mut self.uplinks[h as usize];
+                match link.start_time(now, high) {
+                    Some(at) => self.send_up(at, h, unit.blocks, unit),
+                    None => link.wait(now, unit.blocks, high, unit),
                 }
                 self.wake_uplink(h);
             }
@@ -507,14 +507,17 @@ impl<'a> Sim<'a> {
                     self.totals.switch_data_conflicts += 1;
                 }
                 let link = &mut self.downlinks[to as usize];
-                let started = link.offer(now, unit.blocks, high, unit);
+                let start = link.start_time(now, high);
+                if start.is_none() {
+                    link.wait(now, unit.blocks, high, unit);
+                }
                 if high {
                     let waiting = link.max_waiting;
                     self.totals.max_switch_data_queue =
                         self.totals.max_switch_data_queue.max(waiting);
                 }
-                if let Some((at, blocks, unit)) = started {
-                    self.send_down(now, at, to, blocks, unit, now);
+                if let Some(at) = start {
+                    self.send_down(now, at, to, unit.blocks, unit, now);
                 }
                 self.wake_downlink(to);
             }

@@ -258,6 +258,10 @@ pub struct Link<U> {
     /// Start times of units `offer` placed after the unit in flight that have
     /// not started yet (they count as waiting).
     reserved: VecDeque<Ps>,
+    /// The fronts of `controls` and `reserved` (`Ps::MAX`: empty), checked on
+    /// every use of the link without touching the queues.
+    next_control: Ps,
+    next_reserved: Ps,
     /// The fabric's block time and one hop's delay (kept: used per unit).
     block_ps: Ps,
     hop_ps: Ps,
@@ -274,6 +278,8 @@ impl<U> Link<U> {
             frames: frames.map(Box::new),
             controls: VecDeque::new(),
             reserved: VecDeque::new(),
+            next_control: Ps::MAX,
+            next_reserved: Ps::MAX,
             block_ps: fabric.block_ps(),
             hop_ps: fabric.hop_ps(),
         }
@@ -290,24 +296,43 @@ impl<U> Link<U> {
     /// time order.
     #[inline]
     pub fn offer(&mut self, now: Ps, blocks: u32, high: bool, unit: U) -> Option<(Ps, u32, U)> {
+        match self.start_time(now, high) {
+            Some(at) => Some((at, blocks, unit)),
+            None => {
+                self.wait(now, blocks, high, unit);
+                None
+            }
+        }
+    }
+
+    /// [`Link::offer`] in two steps, so the unit need not pass through it:
+    /// when a unit offered now starts (taking its place), or `None` if it
+    /// must wait (then call [`Link::wait`]).
+    #[inline]
+    pub fn start_time(&mut self, now: Ps, high: bool) -> Option<Ps> {
         self.apply_controls(now);
         if self.free_at <= now && self.waiting.iter().all(|q| q.is_empty()) {
-            return Some((now, blocks, unit));
+            return Some(now);
         }
         if high && self.waiting[0].is_empty() && self.frames.is_none() {
             let start = self.free_at.max(now);
-            while self.reserved.front().is_some_and(|&t| t <= now) {
-                self.reserved.pop_front();
+            while self.next_reserved <= now && self.reserved.pop_front().is_some() {
+                self.next_reserved = self.reserved.front().copied().unwrap_or(Ps::MAX);
             }
             if start > now {
                 self.reserved.push_back(start);
+                self.next_reserved = self.next_reserved.min(start);
             }
             self.note_waiting();
-            return Some((start, blocks, unit));
+            return Some(start);
         }
+        None
+    }
+
+    /// Queues a unit [`Link::start_time`] did not start.
+    pub fn wait(&mut self, now: Ps, blocks: u32, high: bool, unit: U) {
         self.waiting[usize::from(!high)].push_back((blocks, unit, now));
         self.note_waiting();
-        None
     }
 
     fn note_waiting(&mut self) {
@@ -391,6 +416,7 @@ impl<U> Link<U> {
         }
         debug_assert!(self.controls.back().is_none_or(|&t| t <= at));
         self.controls.push_back(at);
+        self.next_control = self.next_control.min(at);
         let first_block = at + self.hop_ps;
         Some(Delivery {
             start: at,
@@ -400,12 +426,14 @@ impl<U> Link<U> {
     }
 
     /// Applies the announced control blocks due by `now` (`Ps::MAX`: all).
+    #[inline]
     pub fn apply_controls(&mut self, now: Ps) {
-        while let Some(&at) = self.controls.front() {
-            if at > now {
+        while self.next_control <= now {
+            // (`now` may be `Ps::MAX`, the empty mark.)
+            let Some(at) = self.controls.pop_front() else {
                 break;
-            }
-            self.controls.pop_front();
+            };
+            self.next_control = self.controls.front().copied().unwrap_or(Ps::MAX);
             self.free_at = self.free_at.max(at) + self.block_ps;
             self.busy_ps += self.block_ps;
         }
