@@ -29,9 +29,12 @@ $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SOURCES)
 	maturin develop --release -q
 	touch $@
 
+# pytest on one worker per core (pytest-xdist; at most 4: beyond that the few
+# long RTL builds bound the time); loadgroup keeps tests that share a Verilator
+# model (xdist_group) on one worker, so it is built once.
 test: setup
 	cargo test --workspace --exclude edm-py
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 demo: setup
 	$(VENV)/bin/edm demo

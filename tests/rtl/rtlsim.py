@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import warnings
 import subprocess
@@ -27,22 +28,38 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
         from cocotb.runner import get_runner
 
     build_dir = TESTS / "sim_build" / (name or toplevel)
+    build_dir.parent.mkdir(parents=True, exist_ok=True)
     runner = get_runner("verilator")
-    runner.build(
-        verilog_sources=files,
-        hdl_toplevel=toplevel,
-        parameters=parameters or {},
-        build_dir=build_dir,
-        build_args=["-Wno-fatal", "-O2"],
-    )
-    runner.test(
-        hdl_toplevel=toplevel,
-        test_module=testbench,
-        build_dir=build_dir,
-        test_dir=build_dir,  # results land here; tb_* import via sys.path (conftest.py)
-        extra_env=extra_env or {},
-        testcase=testcase,
-    )
+    runner.env.update(compiler_cache())  # build() lays the process environment over these
+    # Tests that share a model (same name) take turns under pytest -n: the first
+    # builds it, the next reuses it (Verilator skips identical inputs), and no
+    # build rewrites a model while another test is running it.
+    with open(build_dir.with_name(build_dir.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        runner.build(
+            verilog_sources=files,
+            hdl_toplevel=toplevel,
+            parameters=parameters or {},
+            build_dir=build_dir,
+            build_args=["-Wno-fatal", "-O2"],
+        )
+        runner.test(
+            hdl_toplevel=toplevel,
+            test_module=testbench,
+            build_dir=build_dir,
+            test_dir=build_dir,  # results land here; tb_* import via sys.path (conftest.py)
+            extra_env=extra_env or {},
+            testcase=testcase,
+        )
+
+
+def compiler_cache() -> dict[str, str]:
+    """Make variables for ccache, when installed: every model compiles the same
+    Verilator runtime (verilated*.cpp, about 13 s of g++), which ccache then
+    compiles once per checkout (.build/ccache) instead of once per model."""
+    if shutil.which("ccache") is None:
+        return {}
+    return {"OBJCACHE": "ccache", "CCACHE_DIR": str(ROOT / ".build" / "ccache")}
 
 
 def lint(files: list[Path], top: str) -> str:

@@ -100,6 +100,7 @@ def test_pim_scheduler(n, srpt):
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
 # synthesizes a smaller one.
 @pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch"}))
+@pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synthesizes_for_ecp5(top):
     from synth import synthesize
 

