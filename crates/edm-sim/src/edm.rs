@@ -245,7 +245,7 @@ struct Sim<'a> {
     /// Until when each switch egress is sending a data unit.
     egress_data_until: Vec<Ps>,
     /// Wire time of the data units granted into each egress that have not
-    /// started there yet.
+    /// started there yet (kept only with egress feedback).
     egress_granted_ps: Vec<Ps>,
     sched: Scheduler,
     scheduler_busy_until: Ps,
@@ -611,9 +611,8 @@ impl<'a> Sim<'a> {
             self.totals.max_switch_data_wait_ps =
                 self.totals.max_switch_data_wait_ps.max(start - offered);
             self.egress_data_until[h as usize] = free;
-            let wire = blocks as Ps * self.edm.fabric.block_ps();
-            self.egress_granted_ps[h as usize] -= wire;
             if self.edm.cfg.egress_feedback {
+                self.egress_granted_ps[h as usize] -= blocks as Ps * self.edm.fabric.block_ps();
                 self.egress_feedback(now, h, free);
             }
         }
@@ -744,8 +743,11 @@ impl<'a> Sim<'a> {
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
         };
-        let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
-        self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
+        if self.edm.cfg.egress_feedback {
+            // Only the feedback needs what is granted into each egress.
+            let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
+            self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
+        }
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
