@@ -24,6 +24,9 @@ ONE_CORE = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "
 CASES = {
     "micro-64B-load0.8": {"nodes": 144, "workload": "micro", "load": 0.8, "messages": 1_000_000},
     "hadoop-load0.4": {"nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000},
+    # The same two with EDM's zero-queue rules (docs/simulator.md): fewer events, more work per grant.
+    "micro-64B-load0.8-zq": {"nodes": 144, "workload": "micro", "load": 0.8, "messages": 1_000_000, "zero_queue": 1},
+    "hadoop-load0.4-zq": {"nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000, "zero_queue": 1},
 }
 
 

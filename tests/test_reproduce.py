@@ -20,6 +20,9 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     assert f"fig8b: {n8b} points, 0 reused, {n8b} computed, 0 failed" in err
     n_hold = len(APPS) * len(plan.seeds)
     assert f"fig8b_hold: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
+    assert f"fig8b_zq: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
+    n_zq = len(RATIOS) * len(plan.loads) * len(plan.seeds)
+    assert f"fig8a_zq: {n_zq} points, 0 reused, {n_zq} computed, 0 failed" in err
     n_bg = len(BG_LOADS) * len(BG_FRAMES) * 2 * len(plan.seeds)
     assert f"background: {n_bg} points, 0 reused, {n_bg} computed, 0 failed" in err
     md = (out / "report.md").read_text()
@@ -29,10 +32,15 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     for fig in ("fig8a", "fig8b"):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 10_000
     # Every protocol appears in the Fig. 8b table, and every claim has a verdict.
-    for proto in [*PROTOCOLS, "edm-hold"]:
+    for proto in [*PROTOCOLS, "edm-hold", "edm-zq"]:
         assert f"| {proto} |" in md
     claims = md.split("claims beside ours")[1]
-    assert len(re.findall(r"\| (yes|no) \|", claims)) == 13
+    assert len(re.findall(r"\| (yes|no) \|", claims)) == 19
+    # Memory data never waited at the switch with the zero-queue rules (and the claim says so).
+    assert re.search(r"EDM with our zero-queue rules\): zero queuing at the switch for memory traffic \| "
+                     r"up to 0 data units per run waited at a switch egress, at most 0.00 ns \| yes \|", claims)
+    queueing = md.split("Switch queueing of memory data")[1].split("Where each protocol saturates")[0]
+    assert re.search(r"\| edm-zq \| 0.8 \| 0(\.0)? \| 0(\.0)? \|", queueing), queueing
     # Frames of every size and both modes are in the background table, beside the frame-free run.
     bg = md.split("Background Ethernet frames")[1].split("claims beside ours")[0]
     assert "| none | - |" in bg and "| 9000 B at 0.6 | no |" in bg and "| 1500 B at 0.3 | yes |" in bg

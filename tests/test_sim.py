@@ -232,3 +232,27 @@ def test_egress_feedback_reaches_the_engine_and_bounds_the_switch_backlog(tmp_pa
     assert wait[0] > 500 and wait[1] < 10, wait
     with pytest.raises(ConfigError, match=r"field 'egress_feedback' = 1 applies to protocol 'edm' only"):
         resolve({"protocol": "dctcp", "egress_feedback": 1})
+
+
+def test_zero_queue_rules_reach_the_engine_and_no_data_waits_at_the_switch(tmp_path):
+    # The same two opposite streams: under the zero-queue rules nothing waits
+    # at the switch; grants wait for gaps instead (reported).
+    lines = [f"{2 * i + k} 3 {k} {1 - k} 4096 -1 0" for i in range(100) for k in (0, 1)]
+    trace = tmp_path / "streams.trace"
+    trace.write_text("\n".join(lines) + "\n")
+    paper = sim.run({"nodes": 4, "workload": str(trace)}).summary
+    zq = sim.run({"nodes": 4, "workload": str(trace), "zero_queue": 1}).summary
+    assert paper["completed"] == zq["completed"] == 200
+    assert paper["switch_data_conflicts"] > 0 and "max_grant_wait_ns" not in paper
+    assert (zq["switch_data_conflicts"], zq["max_switch_data_queue"], zq["max_switch_data_wait_ns"]) == (0, 0, 0)
+    assert zq["max_grant_wait_ns"] > 0
+    mixed = sim.run({"nodes": 16, "load": 0.6, "messages": 5000, "zero_queue": 1}).summary
+    assert mixed["completed"] == 5000 and mixed["switch_data_conflicts"] == 0
+    with pytest.raises(ConfigError, match=r"field 'zero_queue' = 1 applies to protocol 'edm' only"):
+        resolve({"protocol": "pfabric", "zero_queue": 1})
+    with pytest.raises(ConfigError, match=r"field 'egress_feedback' = 1 has nothing to do with zero_queue"):
+        resolve({"zero_queue": 1, "egress_feedback": 1})
+    with pytest.raises(ConfigError, match=r"field 'zero_queue' = 1 needs background_preemption = 1"):
+        resolve({"zero_queue": 1, "background_load": 0.2, "background_preemption": 0})
+    with pytest.raises(ConfigError, match=r"field 'zero_queue' = 2 is not 0 or 1"):
+        resolve({"zero_queue": 2})

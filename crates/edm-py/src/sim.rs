@@ -47,6 +47,7 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         max_iterations: get(d, "max_iterations")?,
         priority_hold: get(d, "priority_hold")?,
         egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
+        zero_queue: get_or_default::<u32>(d, "zero_queue")? != 0,
         background: BackgroundConfig {
             load: get_or_default(d, "background_load")?,
             frame_bytes: get_or_default::<u32>(d, "background_frame_bytes")?.max(64),
@@ -307,6 +308,8 @@ fn run_protocol<'py>(
     totals.set_item("max_switch_data_queue", t.max_switch_data_queue)?;
     totals.set_item("max_switch_data_wait_ps", t.max_switch_data_wait_ps)?;
     totals.set_item("switch_data_conflicts", t.switch_data_conflicts)?;
+    totals.set_item("max_grant_wait_ps", t.max_grant_wait_ps)?;
+    totals.set_item("max_request_wait_ps", t.max_request_wait_ps)?;
     totals.set_item("max_notification_queue", t.max_notification_queue)?;
     totals.set_item("scheduler_iterations", t.scheduler_iterations)?;
     totals.set_item("delivered_bytes", t.delivered_bytes)?;

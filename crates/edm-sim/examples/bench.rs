@@ -1,5 +1,6 @@
 //! Engine speed without Python: `cargo run -p edm-sim --release --example bench
-//! -- [micro|hadoop] [messages]` (the cases of experiments/bench_sim.py).
+//! -- [micro|hadoop] [messages] [zq]` (the cases of experiments/bench_sim.py;
+//! `zq`: with the zero-queue rules).
 use edm_sim::config::{EdmConfig, FabricConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
@@ -30,7 +31,11 @@ fn main() {
     }
     .generate();
     let start = Instant::now();
-    let out = Edm::new(FabricConfig::default(), EdmConfig::default()).run(&msgs, &mut |_, _| {});
+    let cfg = EdmConfig {
+        zero_queue: args.get(3).is_some_and(|a| a == "zq"),
+        ..EdmConfig::default()
+    };
+    let out = Edm::new(FabricConfig::default(), cfg).run(&msgs, &mut |_, _| {});
     let secs = start.elapsed().as_secs_f64();
     println!(
         "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",

@@ -228,6 +228,15 @@ impl FrameStream {
         }
     }
 
+    /// [`FrameStream::memory_busy`] for a transmission fixed ahead, possibly
+    /// before others already reported (EDM's zero-queue mode books units
+    /// into gaps); never before the time frames have been computed to.
+    pub fn memory_busy_ahead(&mut self, start: Ps, end: Ps) {
+        debug_assert!(start >= self.cursor, "memory busy in the past");
+        let at = self.memory.partition_point(|&(s, _)| s < start);
+        self.memory.insert(at, (start, end));
+    }
+
     /// Ends the stream at `t`: frames still queued then are not counted.
     pub fn finish(&mut self, t: Ps) {
         self.advance(t);

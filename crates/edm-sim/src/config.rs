@@ -60,6 +60,15 @@ pub struct EdmConfig {
     /// holds the port's release back as long, so later circuits into it are
     /// granted that much later instead of queueing at the switch.
     pub egress_feedback: bool,
+    /// Zero-queue rules (off: the paper's, where a /G/, /N/ or forwarded RREQ
+    /// takes a block slot inside whatever unit is on the wire): the switch
+    /// books every unit on its egresses ahead and sends a /G/ or forwarded
+    /// RREQ only in a gap of the data it has granted into that port, moving
+    /// the circuit it starts later if need be; a host sends its /N/ and
+    /// requests only in gaps of its granted data, and starts data at least its
+    /// longest request's wire time after the grant. Memory data then never
+    /// waits at the switch (docs/simulator.md, "Zero-queue rules").
+    pub zero_queue: bool,
     /// Ethernet frames sharing every link (off by default).
     pub background: crate::background::BackgroundConfig,
 }
@@ -87,6 +96,7 @@ impl Default for EdmConfig {
             max_iterations: 0,
             priority_hold: 0,
             egress_feedback: false,
+            zero_queue: false,
             background: Default::default(),
         }
     }
@@ -140,6 +150,15 @@ impl EdmConfig {
         }
         if self.max_active_notifs == 0 {
             return Err("max_active_notifs: must be at least 1".into());
+        }
+        if self.zero_queue && self.egress_feedback {
+            return Err(
+                "egress_feedback: has nothing to do with zero_queue on (no circuit is late); set one of them"
+                    .into(),
+            );
+        }
+        if self.zero_queue && self.background.enabled() && !self.background.preemption {
+            return Err("zero_queue: needs background_preemption = 1 (without preemption a frame on the wire delays memory data)".into());
         }
         self.background.validate()
     }

@@ -5,7 +5,8 @@
 use crate::background::FrameStream;
 use crate::config::{EdmConfig, FabricConfig, Ps};
 use crate::engine::{
-    frame_stats, prefetch, utilisation, EventQueue, Link, Outcome, Protocol, Record, Totals,
+    frame_stats, prefetch, utilisation, EventQueue, Link, Outcome, Protocol, Record, Timeline,
+    Totals,
 };
 use crate::scheduler::{Grant, Iteration, Scheduler};
 use crate::workload::{MessageSpec, Op};
@@ -13,8 +14,9 @@ use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use std::collections::VecDeque;
 
+/// What a unit on a link is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum UnitKind {
+pub enum UnitKind {
     /// /N/ for a write.
     Notify,
     /// An RREQ or RMWREQ from the requester (the implicit notification).
@@ -59,6 +61,21 @@ struct Unit {
     blocks: u32,
 }
 
+/// One unit on one link, as [`Edm::run_traced`] records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    /// The host whose link it is: its uplink (`up`) or the switch egress to it.
+    pub host: u16,
+    pub up: bool,
+    /// When its first block goes on the wire (a /N/ or /G/ slipped inside
+    /// another unit: when it was inserted).
+    pub start: Ps,
+    pub blocks: u32,
+    pub kind: UnitKind,
+    /// The message's index in the workload.
+    pub msg: u32,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     Issue(u32),
@@ -72,9 +89,47 @@ enum Ev {
     /// Last block of a unit at host `.0`.
     HostIn(u16, Unit),
     SchedulerTick,
+    /// Zero-queue mode: host `.0` looks again at its waiting /N/ and requests.
+    HostControl(u16),
     /// The scheduler looks at notifications that became visible (see
     /// `Sim::notify_wakes`).
     NotifyTick,
+}
+
+/// Zero-queue mode: where a circuit goes. Its grant (`control_len` long)
+/// takes the first gap on the source's egress (`grants`) from `from` such
+/// that its data (`wire` long), sent `to_data` after the grant starts, finds
+/// the source's uplink free and no earlier than `not_before`, and, reaching
+/// the destination's egress `to_egress` later, finds that free too. Returns
+/// when the grant starts, and the data on the uplink and at the egress.
+#[allow(clippy::too_many_arguments)]
+fn place_circuit(
+    grants: &Timeline,
+    uplink: &Timeline,
+    egress: &Timeline,
+    mut from: Ps,
+    not_before: Ps,
+    control_len: Ps,
+    wire: Ps,
+    to_data: Ps,
+    to_egress: Ps,
+) -> (Ps, Ps, Ps) {
+    loop {
+        let at = grants.first_fit(from, control_len, false);
+        let up = at + to_data;
+        let up_free = uplink.first_fit(up.max(not_before), wire, true);
+        if up_free > up {
+            from = at + (up_free - up);
+            continue;
+        }
+        let at_egress = up + to_egress;
+        let egress_free = egress.first_fit(at_egress, wire, true);
+        if egress_free > at_egress {
+            from = at + (egress_free - at_egress);
+            continue;
+        }
+        return (at, up, at_egress);
+    }
 }
 
 /// The EDM fabric model.
@@ -86,6 +141,18 @@ pub struct Edm {
 impl Edm {
     pub fn new(fabric: FabricConfig, cfg: EdmConfig) -> Self {
         Edm { fabric, cfg }
+    }
+
+    pub fn config(&self) -> &EdmConfig {
+        &self.cfg
+    }
+
+    /// [`Protocol::run`], also returning every unit each link sent, in the
+    /// order they were decided (for checking the model's timing from outside).
+    pub fn run_traced(&mut self, messages: &[MessageSpec]) -> (Outcome, Vec<Transmission>) {
+        let mut sim = Sim::new(self, messages);
+        sim.trace = Some(Vec::new());
+        sim.run(&mut |_, _| {})
     }
 
     fn c(&self, cycles: u32) -> Ps {
@@ -126,18 +193,58 @@ impl Edm {
     }
 
     /// Host cycles from receiving a grant (or the forwarded request) to the
-    /// data unit entering the uplink.
-    fn grant_to_data(&self, forwarded_request: bool) -> Ps {
+    /// data unit entering the uplink. With the zero-queue rules at least the
+    /// wire time of the longest request a host sends (an RMWREQ): a request
+    /// started before the grant arrived has then ended when the data starts.
+    pub fn grant_to_data(&self, forwarded_request: bool) -> Ps {
         let mut cycles = HOST_PROC_GRANT_CYCLES + HOST_READ_GRANT_CYCLES + HOST_GEN_DATA_CYCLES;
         if forwarded_request {
             cycles += HOST_PROC_RREQ_EXTRA_CYCLES;
         }
-        self.c(cycles)
+        let t = self.c(cycles)
             + if forwarded_request {
                 self.fabric.dram_ps
             } else {
                 0
-            }
+            };
+        if self.cfg.zero_queue {
+            t.max(Self::longest_request_blocks() as Ps * self.fabric.block_ps())
+        } else {
+            t
+        }
+    }
+
+    /// Blocks of the longest unit a host sends to the switch on its own.
+    fn longest_request_blocks() -> u32 {
+        let rmw = message_blocks(Kind::Rmwreq, RMW_OPERAND_BYTES as u16);
+        rmw.max(message_blocks(Kind::Rreq, 0)) as u32
+    }
+
+    /// Zero-queue mode: the time kept free of data after each data unit on a
+    /// switch egress, for control units: room for a forwarded RREQ (or a /G/).
+    fn egress_guard_ps(&self) -> Ps {
+        message_blocks(Kind::Rreq, 0) as Ps * self.fabric.block_ps()
+    }
+
+    /// Zero-queue mode: a host's uplink keeps room for its longest request
+    /// after every `uplink_max_run_ps` of back-to-back granted data (so a
+    /// request waits about that long at most).
+    fn uplink_guard_ps(&self) -> Ps {
+        Self::longest_request_blocks() as Ps * self.fabric.block_ps()
+    }
+
+    fn uplink_max_run_ps(&self) -> Ps {
+        self.circuit_lag()
+    }
+
+    /// Zero-queue mode: how far ahead of an instant every data unit booked on
+    /// an uplink by a grant decided from then on starts (a host may fix a
+    /// request's start up to this far ahead: no later grant can take it).
+    fn booking_horizon(&self) -> Ps {
+        self.iteration_ps()
+            + self.c(SW_GEN_GRANT_CYCLES)
+            + self.fabric.hop_ps()
+            + self.grant_to_data(false)
     }
 
     /// How much later a read's first response chunk reaches the switch than a
@@ -191,6 +298,9 @@ impl Protocol for Edm {
     /// iteration after the ports' release (`wire - iteration` after a grant).
     fn alone_ps(&self, m: &MessageSpec) -> Ps {
         let m = Msg::of(m);
+        if self.cfg.zero_queue {
+            return self.alone_zero_queue_ps(m);
+        }
         let f = &self.fabric;
         let block = f.block_ps();
         let hop = f.hop_ps();
@@ -231,7 +341,81 @@ impl Protocol for Edm {
     }
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
-        Sim::new(self, messages).run(progress)
+        Sim::new(self, messages).run(progress).0
+    }
+}
+
+impl Edm {
+    /// [`Protocol::alone_ps`] under the zero-queue rules: the same steps, with
+    /// each chunk's circuit placed as the engine places it (`place_circuit`,
+    /// the guards), and the next chunk granted at the first iteration its
+    /// ports are eligible (`circuit_lag` before their release).
+    fn alone_zero_queue_ps(&self, m: Msg) -> Ps {
+        let f = &self.fabric;
+        let block = f.block_ps();
+        let hop = f.hop_ps();
+        let iteration = self.iteration_ps();
+        let early = self.circuit_lag();
+        let kind = Self::data_kind(m);
+        let mut remaining = Self::data_bytes(m);
+        let visible = self.c(HOST_GEN_REQ_CYCLES) + hop + self.notification_delay();
+        // The iteration deciding the next chunk starts at `decided`.
+        let mut decided = visible;
+        let mut first = true;
+        let grants = Timeline::new(0, 0);
+        let mut uplink = Timeline::new(self.uplink_guard_ps(), self.uplink_max_run_ps());
+        let mut egress = Timeline::new(self.egress_guard_ps(), 0);
+        let mut pair_end = 0;
+        loop {
+            let bytes = remaining.min(self.cfg.chunk_bytes);
+            remaining -= bytes;
+            let wire = message_blocks(kind, bytes as u16) as Ps * block;
+            let forwarded = first && m.op != Op::Write;
+            let control_len = if forwarded {
+                Self::request_blocks(m) as Ps
+            } else {
+                1
+            } * block;
+            let generated = decided + iteration + self.c(SW_GEN_GRANT_CYCLES);
+            // (What ended before this grant cannot matter: keeps long messages linear.)
+            uplink.prune(decided);
+            egress.prune(decided);
+            let (_, up, at_egress) = place_circuit(
+                &grants,
+                &uplink,
+                &egress,
+                generated,
+                pair_end,
+                control_len,
+                wire,
+                hop + control_len - block + self.grant_to_data(forwarded),
+                hop + self.c(SW_FORWARD_CYCLES),
+            );
+            uplink.book_data(up, wire);
+            egress.book_data(at_egress, wire);
+            pair_end = up + wire;
+            if remaining == 0 {
+                return at_egress + hop + wire - block + self.c(HOST_PROC_DATA_CYCLES);
+            }
+            let extra = if forwarded {
+                self.first_response_extra(m)
+            } else {
+                0
+            };
+            let planned = decided + extra + wire;
+            let release = (at_egress + wire)
+                .saturating_sub(self.circuit_lag())
+                .max(planned);
+            // The engine looks again when the ports may be used early, or, if
+            // that has passed, at their release; never during an iteration.
+            let look = if release.saturating_sub(early) > decided {
+                release - early
+            } else {
+                release
+            };
+            decided = look.max(decided + iteration);
+            first = false;
+        }
     }
 }
 
@@ -275,6 +459,19 @@ struct Sim<'a> {
     completions: Vec<(u32, Ps)>,
     totals: Totals,
     completed: u64,
+    /// Zero-queue mode (`EdmConfig::zero_queue`; empty otherwise): what each
+    /// uplink and switch egress has booked, each host's /N/ and requests
+    /// waiting for a gap (with when each is ready), and whether a
+    /// `HostControl` look is queued for them.
+    zq: bool,
+    up_book: Vec<Timeline>,
+    /// When the data granted so far leaves its uplink, per (source,
+    /// destination) pair.
+    pair_data_end: Vec<Ps>,
+    down_book: Vec<Timeline>,
+    controls: Vec<VecDeque<(Ps, Unit)>>,
+    /// Each unit sent, when tracing.
+    trace: Option<Vec<Transmission>>,
 }
 
 impl<'a> Sim<'a> {
@@ -299,6 +496,11 @@ impl<'a> Sim<'a> {
                     f.block_ps(),
                 );
                 s.hold_for_shorter(edm.cfg.priority_hold);
+                if edm.cfg.zero_queue {
+                    // Circuits are booked to start when their ports are free:
+                    // the scheduler may plan one grant-to-egress lag ahead.
+                    s.grant_early(edm.circuit_lag());
+                }
                 s
             },
             scheduler_busy_until: 0,
@@ -334,10 +536,36 @@ impl<'a> Sim<'a> {
             },
             totals: Totals::default(),
             completed: 0,
+            zq: edm.cfg.zero_queue,
+            up_book: vec![
+                Timeline::new(edm.uplink_guard_ps(), edm.uplink_max_run_ps());
+                if edm.cfg.zero_queue { n } else { 0 }
+            ],
+            down_book: vec![
+                Timeline::new(edm.egress_guard_ps(), 0);
+                if edm.cfg.zero_queue { n } else { 0 }
+            ],
+            controls: vec![VecDeque::new(); if edm.cfg.zero_queue { n } else { 0 }],
+            pair_data_end: vec![0; if edm.cfg.zero_queue { n * n } else { 0 }],
+            trace: None,
         }
     }
 
-    fn run(mut self, progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+    #[inline]
+    fn record(&mut self, host: u16, up: bool, start: Ps, blocks: u32, unit: &Unit) {
+        if let Some(t) = &mut self.trace {
+            t.push(Transmission {
+                host,
+                up,
+                start,
+                blocks,
+                kind: unit.kind,
+                msg: unit.msg,
+            });
+        }
+    }
+
+    fn run(mut self, progress: &mut dyn FnMut(u64, u64)) -> (Outcome, Vec<Transmission>) {
         // Issue events are fed lazily, in order, to keep the queue small.
         let mut next_issue = 0usize;
         let total = self.msgs.len() as u64;
@@ -389,10 +617,15 @@ impl<'a> Sim<'a> {
         self.totals.frames = frames;
         self.totals.max_notification_queue = self.sched.max_occupancy;
         self.totals.scheduler_iterations = self.sched.iterations;
-        Outcome {
-            records: self.records,
-            totals: self.totals,
-        }
+        debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
+        debug_assert!(self.controls.iter().all(VecDeque::is_empty));
+        (
+            Outcome {
+                records: self.records,
+                totals: self.totals,
+            },
+            self.trace.unwrap_or_default(),
+        )
     }
 
     fn q_peek_time(&mut self) -> Option<Ps> {
@@ -442,6 +675,7 @@ impl<'a> Sim<'a> {
             }
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
                 let d = self.uplinks[h as usize].insert_control_block(now);
+                self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
                 self.wake_uplink(h);
             }
@@ -497,6 +731,7 @@ impl<'a> Sim<'a> {
             }
             Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
                 let d = self.downlinks[to as usize].insert_control_block(now);
+                self.record(to, false, d.start, 1, &unit);
                 self.q.push(d.last_block, Ev::HostIn(to, unit));
                 self.wake_downlink(to);
             }
@@ -522,6 +757,7 @@ impl<'a> Sim<'a> {
                 self.wake_downlink(to);
             }
             Ev::SchedulerTick => self.scheduler_tick(now),
+            Ev::HostControl(h) => self.host_controls(now, h),
             Ev::NotifyTick => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
         }
@@ -559,13 +795,49 @@ impl<'a> Sim<'a> {
         };
         let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
         let h = m.requester;
+        if self.zq {
+            let waiting = &mut self.controls[h as usize];
+            waiting.push_back((at, unit));
+            if waiting.len() == 1 {
+                self.host_controls(now, h);
+            }
+            return;
+        }
         if kind == UnitKind::Notify {
             if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
+                self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
                 return;
             }
         }
         self.q.push(at, Ev::HostSend(h, unit));
+    }
+
+    /// Zero-queue mode: host `h` sends its waiting /N/ and requests, in
+    /// order, each in the first gap of its uplink's booked data from when it
+    /// is ready. A start is fixed only once no grant decided later can book
+    /// data into its window (`booking_horizon`); else the host looks again
+    /// then (it would know of such a grant by the time it starts).
+    fn host_controls(&mut self, now: Ps, h: u16) {
+        let block = self.edm.fabric.block_ps();
+        let horizon = self.edm.booking_horizon();
+        let hop = self.edm.fabric.hop_ps();
+        while let Some(&(ready, unit)) = self.controls[h as usize].front() {
+            let len = unit.blocks as Ps * block;
+            let book = &mut self.up_book[h as usize];
+            book.prune(now);
+            let start = book.first_fit(ready.max(now), len, false);
+            if start + len > now + horizon {
+                self.q.push(start + len - horizon, Ev::HostControl(h));
+                return;
+            }
+            book.book(start, len);
+            self.totals.max_request_wait_ps = self.totals.max_request_wait_ps.max(start - ready);
+            self.uplinks[h as usize].account(now, start, unit.blocks);
+            self.controls[h as usize].pop_front();
+            self.record(h, true, start, unit.blocks, &unit);
+            self.q.push(start + hop, Ev::SwitchIn(h, unit));
+        }
     }
 
     fn deactivate(&mut self, now: Ps, m: Msg) {
@@ -592,6 +864,7 @@ impl<'a> Sim<'a> {
 
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.uplinks[h as usize].start(now, blocks);
+        self.record(h, true, d.start, blocks, &unit);
         if unit.kind == UnitKind::Data {
             // The switch only forwards data on its circuit (no state to look
             // at on arrival): straight to the egress, `SW_FORWARD_CYCLES` later.
@@ -607,6 +880,7 @@ impl<'a> Sim<'a> {
     /// starting at `start` (from `now` on).
     fn send_down(&mut self, now: Ps, start: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
         let (d, free) = self.downlinks[h as usize].start(start, blocks);
+        self.record(h, false, d.start, blocks, &unit);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
                 self.totals.max_switch_data_wait_ps.max(start - offered);
@@ -701,11 +975,14 @@ impl<'a> Sim<'a> {
             prefetch(&self.queued[g.msg as usize]);
         }
         for g in &it.grants {
-            self.issue_grant(g);
-            let early = g
-                .release
-                .saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
-            for t in [early, g.release] {
+            let release = if self.zq {
+                self.book_grant(now, g)
+            } else {
+                self.issue_grant(g);
+                g.release
+            };
+            let early = release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            for t in [early, release] {
                 // Grants of one iteration mostly share these: skip repeats.
                 if t > now && !ticks.iter().rev().take(4).any(|&x| x == t) {
                     ticks.push(t);
@@ -724,14 +1001,15 @@ impl<'a> Sim<'a> {
         self.iteration = it;
     }
 
-    /// Sends the grant's /G/ (or forwarded request).
-    fn issue_grant(&mut self, g: &Grant) {
+    /// The /G/ (or forwarded request, a read's first grant) grant `g` sends;
+    /// the scheduler's id of its message is free again after its last grant.
+    fn grant_unit(&mut self, g: &Grant) -> Unit {
         let (msg, m) = self.queued[g.msg as usize];
         if g.last {
             self.queued_free.push(g.msg);
         }
         let forwarded = g.first && m.op != Op::Write;
-        let unit = Unit {
+        Unit {
             kind: if forwarded {
                 UnitKind::ForwardedRequest
             } else {
@@ -742,7 +1020,13 @@ impl<'a> Sim<'a> {
             bytes: g.bytes,
             last: g.last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
-        };
+        }
+    }
+
+    /// Sends the grant's /G/ (or forwarded request).
+    fn issue_grant(&mut self, g: &Grant) {
+        let unit = self.grant_unit(g);
+        let (m, forwarded) = (unit.spec, unit.kind == UnitKind::ForwardedRequest);
         if self.edm.cfg.egress_feedback {
             // Only the feedback needs what is granted into each egress.
             let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
@@ -752,11 +1036,87 @@ impl<'a> Sim<'a> {
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
             if let Some(d) = link.control_block_at(at) {
+                self.record(g.src, false, d.start, 1, &unit);
                 self.q.push(d.last_block, Ev::HostIn(g.src, unit));
                 return;
             }
         }
         self.q.push(at, Ev::SwitchOut(g.src, unit));
+    }
+
+    /// Zero-queue mode: books grant `g`'s whole circuit at once. Its /G/ (or
+    /// forwarded request) takes the first gap on the source's egress from
+    /// when it is generated such that the data it asks for, sent by the host
+    /// the fixed `grant_to_data` after it, finds the source's uplink free and
+    /// its destination's egress free, guard included, when it gets there; the
+    /// data then crosses the switch without waiting. Returns when its ports
+    /// are released: when a circuit decided then would start right after
+    /// this one (later than the scheduler planned if the grant waited).
+    fn book_grant(&mut self, now: Ps, g: &Grant) -> Ps {
+        let edm = self.edm;
+        let grant = self.grant_unit(g);
+        let (m, forwarded) = (grant.spec, grant.kind == UnitKind::ForwardedRequest);
+        let data = Self::data_unit(grant);
+        let block = edm.fabric.block_ps();
+        let hop = edm.fabric.hop_ps();
+        let (control_len, wire) = (grant.blocks as Ps * block, data.blocks as Ps * block);
+        // From the grant's first block on the egress to its data's first
+        // block on the source's uplink, and from there to the data's egress.
+        let to_data = hop + control_len - block + edm.grant_to_data(forwarded);
+        let to_egress = hop + edm.c(SW_FORWARD_CYCLES);
+        let generated = g.at + edm.c(SW_GEN_GRANT_CYCLES);
+        let (src, dst) = (g.src as usize, g.dst as usize);
+        self.down_book[src].prune(now);
+        self.down_book[dst].prune(now);
+        self.up_book[src].prune(now);
+        // A pair's data goes in grant order (per-pair order; a later grant
+        // could otherwise take an earlier gap).
+        let pair = src * self.n + dst;
+        let (grant_at, data_up, data_egress) = place_circuit(
+            &self.down_book[src],
+            &self.up_book[src],
+            &self.down_book[dst],
+            generated,
+            self.pair_data_end[pair],
+            control_len,
+            wire,
+            to_data,
+            to_egress,
+        );
+        self.pair_data_end[pair] = data_up + wire;
+        self.down_book[src].book(grant_at, control_len);
+        self.downlinks[src].account(now, grant_at, grant.blocks);
+        self.record(g.src, false, grant_at, grant.blocks, &grant);
+        let up_clear = self.up_book[src].book_data(data_up, wire);
+        debug_assert!(up_clear, "data overlaps on uplink {src}");
+        self.uplinks[src].account(now, data_up, data.blocks);
+        self.record(g.src, true, data_up, data.blocks, &data);
+        if !self.down_book[dst].book_data(data_egress, wire) {
+            self.totals.switch_data_conflicts += 1;
+        }
+        self.downlinks[dst].account(now, data_egress, data.blocks);
+        self.record(g.dst, false, data_egress, data.blocks, &data);
+        // When the source learns of its last grant (a write stops being
+        // active) and when the data's last block arrives.
+        if g.last && m.op == Op::Write {
+            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
+        }
+        let arrives = data_egress + hop + wire - block;
+        self.totals.end_ps = self.totals.end_ps.max(arrives);
+        if g.last && m.op != Op::Write {
+            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        } else {
+            // Nothing waits on it at its destination (a write's memory node,
+            // or a response chunk before the last): count it now.
+            self.data_arrives(arrives, data);
+        }
+        self.totals.max_grant_wait_ps = self.totals.max_grant_wait_ps.max(grant_at - generated);
+        let release = (data_egress + wire)
+            .saturating_sub(edm.circuit_lag())
+            .max(g.release);
+        self.sched.hold_src_until(g.src, release);
+        self.sched.hold_dst_until(g.dst, release);
+        release
     }
 
     /// A data unit leaves egress `h` until `free`; the circuits already
@@ -812,9 +1172,12 @@ impl<'a> Sim<'a> {
         let m = unit.spec;
         match unit.kind {
             UnitKind::Grant => {
-                let data = Self::data_unit(unit);
-                self.q
-                    .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
+                if !self.zq {
+                    // (Zero-queue mode booked the data with the grant.)
+                    let data = Self::data_unit(unit);
+                    self.q
+                        .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
+                }
                 if m.op == Op::Write && unit.last {
                     self.deactivate(now, m);
                 }

@@ -461,6 +461,121 @@ impl<U> Link<U> {
     }
 }
 
+impl<U> Link<U> {
+    /// Zero-queue mode ([`Timeline`]): the link sends `blocks` blocks from
+    /// `start`, a time fixed ahead (not before any booking already passed to
+    /// the frames, `start` >= the time of the call). Only the accounting: busy
+    /// time, and the frames' pause. Memory never waits for a frame here: its
+    /// start is known ahead, so the frame yields its block slot.
+    pub fn account(&mut self, now: Ps, start: Ps, blocks: u32) {
+        let end = start + blocks as Ps * self.block_ps;
+        self.busy_ps += end - start;
+        if let Some(f) = &mut self.frames {
+            f.memory_busy_ahead(start, end);
+            f.advance(now);
+        }
+    }
+}
+
+/// The booked transmissions of one link direction, in time order (EDM's
+/// zero-queue mode, where every unit's start is fixed ahead: the switch
+/// knows its egress schedule, a host its granted data). So that control
+/// units always find room between data units, a data unit that ends a run of
+/// back-to-back data (gaps shorter than `gap`) at least `max_run` long is
+/// followed by a guard of `gap` kept free of data.
+#[derive(Clone, Debug, Default)]
+pub struct Timeline {
+    /// Booked (start, end, guard end), sorted by start, [start, end) not
+    /// overlapping (unless `overlaps` > 0); guard end = end without a guard.
+    booked: VecDeque<(Ps, Ps, Ps)>,
+    gap: Ps,
+    max_run: Ps,
+    /// The run of back-to-back data the last data unit booked at the end
+    /// belongs to.
+    run_start: Ps,
+    run_end: Ps,
+    /// Bookings that overlapped another on the wire: the rules must keep this 0.
+    pub overlaps: u64,
+}
+
+impl Timeline {
+    /// Guards of `gap` after runs of data `max_run` long (0: after every data unit).
+    pub fn new(gap: Ps, max_run: Ps) -> Self {
+        Timeline {
+            gap,
+            max_run,
+            ..Default::default()
+        }
+    }
+
+    /// Forgets what has ended by `now`.
+    #[inline]
+    pub fn prune(&mut self, now: Ps) {
+        while self
+            .booked
+            .front()
+            .is_some_and(|&(_, _, guard)| guard <= now)
+        {
+            self.booked.pop_front();
+        }
+    }
+
+    /// The earliest start from `from` on with `len` ps free of other units
+    /// (a control unit: it may use the guards), or with `len` ps free of
+    /// other units and their guards (a data unit, `data`).
+    #[inline]
+    pub fn first_fit(&self, from: Ps, len: Ps, data: bool) -> Ps {
+        let mut t = from;
+        let first = self.booked.partition_point(|&(_, _, guard)| guard <= from);
+        for &(start, end, guard) in self.booked.range(first..) {
+            if t + len <= start {
+                break;
+            }
+            t = t.max(if data { guard } else { end });
+        }
+        t
+    }
+
+    /// Books a control unit at [start, start + len); false (and counted) if
+    /// it overlaps a unit on the wire.
+    pub fn book(&mut self, start: Ps, len: Ps) -> bool {
+        self.insert(start, start + len, start + len)
+    }
+
+    /// Books a data unit at [start, start + len) (found by `first_fit` with
+    /// `data`), with a guard after it if it ends a long run.
+    pub fn book_data(&mut self, start: Ps, len: Ps) -> bool {
+        let end = start + len;
+        let mut guard = end;
+        if start >= self.run_end {
+            if start >= self.run_end + self.gap {
+                self.run_start = start;
+            }
+            self.run_end = end;
+            if end - self.run_start >= self.max_run {
+                guard = end + self.gap;
+                (self.run_start, self.run_end) = (guard, guard);
+            }
+        }
+        self.insert(start, end, guard)
+    }
+
+    fn insert(&mut self, start: Ps, end: Ps, guard: Ps) -> bool {
+        let at = self.booked.partition_point(|&(s, _, _)| s < start);
+        // (Bookings do not overlap, so only the one before can reach `start`.)
+        let clash_before = at > 0 && self.booked[at - 1].1 > start;
+        let clash_after = self.booked.get(at).is_some_and(|&(s, _, _)| s < end);
+        self.booked.insert(at, (start, end, guard));
+        let clash = clash_before || clash_after;
+        self.overlaps += u64::from(clash);
+        !clash
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.booked.is_empty()
+    }
+}
+
 /// The background frames of a set of links, finished at `end`.
 pub fn frame_stats<U>(links: &mut [Link<U>], end: Ps) -> FrameStats {
     let mut stats = FrameStats::default();
@@ -497,6 +612,11 @@ pub struct Totals {
     /// Data units that found another data unit still being sent at their switch
     /// egress (two circuits overlapping): the scheduler must keep this at 0.
     pub switch_data_conflicts: u64,
+    /// EDM's zero-queue mode: longest wait of a /G/ or forwarded request at
+    /// a switch egress for a gap (beyond when it was generated), and of a
+    /// host's /N/ or request for a gap in its granted data.
+    pub max_grant_wait_ps: Ps,
+    pub max_request_wait_ps: Ps,
     pub max_notification_queue: usize,
     pub scheduler_iterations: u64,
     /// Data bytes delivered to their destination.
@@ -606,6 +726,59 @@ mod tests {
         for (seed, bits) in [(9, 14), (10, 24), (11, 26)] {
             queue_matches_reference(seed, bits);
         }
+    }
+
+    #[test]
+    fn a_timeline_fits_units_into_gaps_and_counts_overlaps() {
+        let mut t = Timeline::new(10, Ps::MAX);
+        assert!(t.book(100, 50)); // [100, 150)
+        assert!(t.book(200, 10)); // [200, 210)
+        assert_eq!(t.first_fit(0, 100, true), 0);
+        assert_eq!(t.first_fit(0, 101, true), 210);
+        assert_eq!(t.first_fit(0, 50, true), 0);
+        assert_eq!(t.first_fit(120, 10, true), 150);
+        assert_eq!(t.first_fit(150, 50, true), 150);
+        assert_eq!(t.first_fit(150, 51, true), 210);
+        assert_eq!(t.first_fit(205, 1, true), 210);
+        assert!(t.book(150, 50), "a gap exactly filled");
+        assert_eq!(t.overlaps, 0);
+        assert!(!t.book(209, 5), "overlaps [200, 210)");
+        assert!(!t.book(90, 11), "overlaps [100, 150)");
+        assert_eq!(t.overlaps, 2);
+        t.prune(215);
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn a_timeline_keeps_a_guard_after_each_long_run_of_data() {
+        // Guards of 10 after runs of 100: data units of 30 back to back.
+        let mut t = Timeline::new(10, 100);
+        let mut at = 0;
+        let mut starts = Vec::new();
+        for _ in 0..8 {
+            at = t.first_fit(at, 30, true);
+            starts.push(at);
+            assert!(t.book_data(at, 30));
+            at += 30;
+        }
+        // The fourth unit ends a run of 120: a guard follows it.
+        assert_eq!(starts, vec![0, 30, 60, 90, 130, 160, 190, 220]);
+        // A control unit may use a guard, data may not.
+        assert_eq!(t.first_fit(0, 10, false), 120);
+        assert_eq!(t.first_fit(0, 11, false), 250);
+        assert_eq!(t.first_fit(100, 5, true), 260);
+        // A gap of at least `gap` starts a new run.
+        assert!(t.book_data(300, 50));
+        assert!(t.book_data(350, 40));
+        assert_eq!(t.first_fit(390, 1, true), 390, "a run of 90");
+        assert!(t.book_data(390, 10));
+        assert_eq!(t.first_fit(400, 1, true), 410, "a run of 100");
+        // Every unit guarded with max_run 0.
+        let mut t = Timeline::new(10, 0);
+        assert!(t.book_data(0, 30));
+        assert_eq!(t.first_fit(0, 30, true), 40);
+        assert_eq!(t.first_fit(0, 10, false), 30);
+        assert_eq!(t.overlaps, 0);
     }
 
     #[test]

@@ -153,6 +153,9 @@ pub struct Scheduler {
     /// The largest `first_extra_ps` seen: how far ahead of a port's release a
     /// read's first chunk may be granted.
     lookahead_ps: Ps,
+    /// How far before its release any port may be granted (0 in the paper's
+    /// design; see [`Scheduler::grant_early`]).
+    early_ps: Ps,
     /// Ungranted entries with a first-chunk lead, by source and by destination.
     leading_by_src: Vec<u32>,
     leading_by_dst: Vec<u32>,
@@ -192,6 +195,7 @@ impl Scheduler {
             block_ps,
             next_order: 0,
             lookahead_ps: 0,
+            early_ps: 0,
             leading_by_src: vec![0; ports],
             leading_by_dst: vec![0; ports],
             occupancy: 0,
@@ -219,21 +223,30 @@ impl Scheduler {
     /// How far before the release of `src` and `dst` an iteration may use
     /// one of them: only waiting first chunks with a lead can (else 0).
     pub fn lookahead_ps(&self, src: u16, dst: u16) -> Ps {
-        if self.leading_by_src[src as usize] + self.leading_by_dst[dst as usize] > 0 {
-            self.lookahead_ps
-        } else {
-            0
-        }
+        self.early_ps
+            + if self.leading_by_src[src as usize] + self.leading_by_dst[dst as usize] > 0 {
+                self.lookahead_ps
+            } else {
+                0
+            }
+    }
+
+    /// Lets every port be granted up to `early` before its release (EDM's
+    /// zero-queue mode, where the engine books each circuit to start only
+    /// when its ports are actually free, and moves the release to match).
+    pub fn grant_early(&mut self, early: Ps) {
+        self.early_ps = early;
     }
 
     /// How far before `dst`'s release an iteration may use it (see
     /// [`Scheduler::lookahead_ps`]).
     pub fn dst_lookahead_ps(&self, dst: u16) -> Ps {
-        if self.leading_by_dst[dst as usize] > 0 {
-            self.lookahead_ps
-        } else {
-            0
-        }
+        self.early_ps
+            + if self.leading_by_dst[dst as usize] > 0 {
+                self.lookahead_ps
+            } else {
+                0
+            }
     }
 
     /// Holds `dst` busy until at least `release` (the engine's egress
@@ -241,6 +254,17 @@ impl Scheduler {
     /// if that moved its release.
     pub fn hold_dst_until(&mut self, dst: u16, release: Ps) -> bool {
         let r = &mut self.dst_release[dst as usize];
+        if release > *r {
+            *r = release;
+            return true;
+        }
+        false
+    }
+
+    /// Holds `src` busy until at least `release` (zero-queue mode: its
+    /// circuit starts later than the grant planned). True if that moved it.
+    pub fn hold_src_until(&mut self, src: u16, release: Ps) -> bool {
+        let r = &mut self.src_release[src as usize];
         if release > *r {
             *r = release;
             return true;
@@ -380,7 +404,9 @@ impl Scheduler {
         // (1) Each free destination requests its best eligible message: visible,
         // source free, and the oldest of its source-destination pair.
         for dst in 0..self.queues.len() {
-            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.lookahead_ps {
+            let early = self.early_ps;
+            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.lookahead_ps + early
+            {
                 continue;
             }
             self.reveal(dst, now);
@@ -397,7 +423,7 @@ impl Scheduler {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
-                let until = now + h.lead;
+                let until = now + h.lead + early;
                 if self.src_release[h.src as usize] > until || self.dst_release[dst] > until {
                     continue;
                 }

@@ -2,7 +2,7 @@
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
-use edm_sim::edm::Edm;
+use edm_sim::edm::{Edm, Transmission, UnitKind};
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
@@ -49,19 +49,41 @@ fn a_64_byte_read_and_write_alone_cost_table_1_plus_serialization() {
 
 #[test]
 fn closed_form_alone_latency_equals_an_actual_alone_run() {
-    for gbps in [10, 25, 100, 400] {
+    for cfg in [EdmConfig::default(), zero_queue()] {
+        for gbps in [10, 25, 100, 400] {
+            for op in [Op::Read, Op::Write, Op::Rmw] {
+                for size in [1, 7, 8, 63, 64, 100, 255, 256, 257, 1000, 4099] {
+                    let m = one(op, size);
+                    let out = run(fabric(4, gbps), cfg.clone(), std::slice::from_ref(&m));
+                    let measured = out.records[0].complete_ps.expect("completes") - m.issue_ps;
+                    assert_eq!(
+                        measured, out.records[0].alone_ps,
+                        "{op:?} {size} B at {gbps}G, zero queue {}",
+                        cfg.zero_queue
+                    );
+                }
+            }
+        }
+    }
+    // Alone, the zero-queue rules change nothing for a message of one chunk
+    // but at 10 Gbps, where a host's grant-to-data time grows to an RMWREQ's
+    // wire time (32 ns). Later chunks keep the guard behind earlier ones
+    // where a chunk and its guard outlast an iteration (at 400 Gbps they do not).
+    for gbps in [25, 100, 400] {
         for op in [Op::Read, Op::Write, Op::Rmw] {
-            for size in [1, 7, 8, 63, 64, 100, 255, 256, 257, 1000, 4099] {
-                let m = one(op, size);
-                let out = run(fabric(4, gbps), EdmConfig::default(), &[m.clone()]);
-                let measured = out.records[0].complete_ps.expect("completes") - m.issue_ps;
-                assert_eq!(
-                    measured, out.records[0].alone_ps,
+            for size in [64, 256, 4099] {
+                let alone = |cfg| Edm::new(fabric(4, gbps), cfg).alone_ps(&one(op, size));
+                let (paper, zq) = (alone(EdmConfig::default()), alone(zero_queue()));
+                let longer = size > 256 && op != Op::Rmw && gbps < 400;
+                assert!(
+                    if longer { zq > paper } else { zq == paper },
                     "{op:?} {size} B at {gbps}G"
                 );
             }
         }
     }
+    let slower = |cfg| Edm::new(fabric(4, 10), cfg).alone_ps(&one(Op::Write, 64));
+    assert!(slower(zero_queue()) > slower(EdmConfig::default()));
 }
 
 fn workload(
@@ -85,6 +107,13 @@ fn workload(
     .generate()
 }
 
+/// The data bytes a workload moves (an RMW returns `RMW_RESULT_BYTES`).
+fn data_bytes(msgs: &[MessageSpec]) -> u64 {
+    msgs.iter()
+        .map(|m| if m.op == Op::Rmw { RMW_RESULT_BYTES } else { m.size } as u64)
+        .sum()
+}
+
 fn heavy_sizes() -> SizeCdf {
     // Mostly small, some multi-chunk, sizes not multiples of 8.
     SizeCdf::new(vec![(1.0, 0.0), (8.0, 0.6), (77.0, 0.9), (531.0, 1.0)], 13).unwrap()
@@ -92,10 +121,12 @@ fn heavy_sizes() -> SizeCdf {
 
 #[test]
 fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
-    for (priority, load, hold) in [
-        (Priority::Srpt, 0.9, 0),
-        (Priority::Fcfs, 0.6, 0),
-        (Priority::Srpt, 0.9, 2),
+    for (priority, load, hold, zero_queue) in [
+        (Priority::Srpt, 0.9, 0, false),
+        (Priority::Fcfs, 0.6, 0, false),
+        (Priority::Srpt, 0.9, 2, false),
+        (Priority::Srpt, 0.9, 0, true),
+        (Priority::Fcfs, 0.6, 2, true),
     ] {
         let msgs = workload(16, load, 0.5, heavy_sizes(), 20_000, 3);
         let out = run(
@@ -103,6 +134,7 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
             EdmConfig {
                 priority,
                 priority_hold: hold,
+                zero_queue,
                 ..EdmConfig::default()
             },
             &msgs,
@@ -111,16 +143,7 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
             out.records.iter().all(|r| r.complete_ps.is_some()),
             "all complete"
         );
-        let expected: u64 = msgs
-            .iter()
-            .map(|m| {
-                if m.op == Op::Rmw {
-                    RMW_RESULT_BYTES as u64
-                } else {
-                    m.size as u64
-                }
-            })
-            .sum();
+        let expected = data_bytes(&msgs);
         assert_eq!(out.totals.delivered_bytes, expected, "bytes conserved");
         // Every node is compute and memory: a destination's queue holds up to X
         // writes from each other node and X reads it issued to each other node.
@@ -140,13 +163,15 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
 #[test]
 fn messages_of_one_pair_complete_in_order() {
     let msgs = workload(4, 0.9, 0.5, heavy_sizes(), 5_000, 11);
-    let out = run(fabric(4, 100), EdmConfig::default(), &msgs);
-    let mut last_done = std::collections::HashMap::new();
-    for (m, r) in msgs.iter().zip(&out.records) {
-        let key = (m.requester, m.memory, m.op == Op::Write);
-        let done = r.complete_ps.unwrap();
-        if let Some(prev) = last_done.insert(key, done) {
-            assert!(done >= prev, "pair {key:?} reordered");
+    for cfg in [EdmConfig::default(), zero_queue()] {
+        let out = run(fabric(4, 100), cfg, &msgs);
+        let mut last_done = std::collections::HashMap::new();
+        for (m, r) in msgs.iter().zip(&out.records) {
+            let key = (m.requester, m.memory, m.op == Op::Write);
+            let done = r.complete_ps.unwrap();
+            if let Some(prev) = last_done.insert(key, done) {
+                assert!(done >= prev, "pair {key:?} reordered");
+            }
         }
     }
 }
@@ -154,10 +179,12 @@ fn messages_of_one_pair_complete_in_order() {
 #[test]
 fn same_seed_same_result() {
     let msgs = workload(8, 0.7, 0.3, heavy_sizes(), 3_000, 5);
-    let a = run(fabric(8, 100), EdmConfig::default(), &msgs);
-    let b = run(fabric(8, 100), EdmConfig::default(), &msgs);
-    let times = |o: &Outcome| o.records.iter().map(|r| r.complete_ps).collect::<Vec<_>>();
-    assert_eq!(times(&a), times(&b));
+    for cfg in [EdmConfig::default(), zero_queue()] {
+        let a = run(fabric(8, 100), cfg.clone(), &msgs);
+        let b = run(fabric(8, 100), cfg, &msgs);
+        let times = |o: &Outcome| o.records.iter().map(|r| r.complete_ps).collect::<Vec<_>>();
+        assert_eq!(times(&a), times(&b));
+    }
 }
 
 #[test]
@@ -176,27 +203,36 @@ fn one_saturated_pair_runs_near_line_rate_minus_framing() {
             issue_ps: i,
         })
         .collect();
-    let out = run(f.clone(), EdmConfig::default(), &msgs);
-    let first = msgs[0].issue_ps;
-    let last = out
-        .records
-        .iter()
-        .map(|r| r.complete_ps.unwrap())
-        .max()
-        .unwrap();
-    let payload_bits = 200.0 * 256.0 * 64.0 * 8.0;
-    let goodput = payload_bits / (last - first) as f64 * 1e3; // Gbps
-                                                              // 100 Gbps carries 64 payload bits per 66-bit block; a chunk is a whole unit.
+    let goodput = |cfg| {
+        let out = run(f.clone(), cfg, &msgs);
+        let first = msgs[0].issue_ps;
+        let last = out
+            .records
+            .iter()
+            .map(|r| r.complete_ps.unwrap())
+            .max()
+            .unwrap();
+        let payload_bits = 200.0 * 256.0 * 64.0 * 8.0;
+        payload_bits / (last - first) as f64 * 1e3 // Gbps
+    };
+    // 100 Gbps carries 64 payload bits per 66-bit block; a chunk is a whole unit.
     let unit_blocks = message_blocks(Kind::Wreq, 256) as f64;
     let line = 100.0 * (256.0 * 8.0) / (unit_blocks * 64.0);
+    let paper = goodput(EdmConfig::default());
     assert!(
-        goodput <= line * 1.0001,
-        "faster than the wire: {goodput:.2} Gbps vs {line:.2}"
+        paper <= line * 1.0001,
+        "faster than the wire: {paper:.2} Gbps vs {line:.2}"
     );
-    assert!(
-        goodput >= 0.95 * line,
-        "goodput {goodput:.2} Gbps vs {line:.2}"
-    );
+    assert!(paper >= 0.95 * line, "goodput {paper:.2} Gbps vs {line:.2}");
+    // Zero-queue rules: each data unit on a switch egress is followed by a
+    // guard (room for a forwarded RREQ), so one stream gets at most the
+    // unit's share of unit + guard, and is planned ahead, so it gets all of it.
+    let guard_blocks = message_blocks(Kind::Rreq, 0) as f64;
+    let zq_line = line * unit_blocks / (unit_blocks + guard_blocks);
+    let zq = goodput(zero_queue());
+    eprintln!("one pair: {paper:.2} Gbps (paper), {zq:.2} Gbps (zero queue), line {line:.2}");
+    assert!(zq <= zq_line * 1.0001, "{zq:.2} vs {zq_line:.2}");
+    assert!(zq >= 0.99 * zq_line, "{zq:.2} vs {zq_line:.2}");
 }
 
 #[test]
@@ -375,4 +411,198 @@ fn memory_data_waits_at_a_switch_egress_only_behind_control_blocks() {
     assert!(fed.totals.max_switch_data_queue <= 1);
     assert!(end(&fed) as f64 <= end(&both) as f64 * 1.02);
     assert!(fed.records.iter().all(|r| r.complete_ps.is_some()));
+}
+
+/// Checks a traced run's timing from outside the model: no two units
+/// overlap on any link; every data unit leaves its source
+/// `grant_to_data` after its grant (or forwarded request) arrived; and
+/// crosses the switch in exactly `hop + SW_FORWARD_CYCLES` (no wait). Returns
+/// how many data units waited at a switch egress and the longest wait.
+fn check_timing(edm: &Edm, f: &FabricConfig, trace: &[Transmission]) -> (u64, Ps) {
+    use std::collections::HashMap;
+    let block = f.block_ps();
+    let hop = f.hop_ps();
+    // Units on each link, by start: none may overlap. (Paper mode slips a
+    // /N/ or /G/ into the unit in flight; only zero-queue mode is held to this.)
+    let mut links: HashMap<(u16, bool), Vec<(Ps, Ps)>> = HashMap::new();
+    // Per message: its grants (as sent), its data units on the uplink and at the egress.
+    let mut grants: HashMap<u32, Vec<&Transmission>> = HashMap::new();
+    let mut up: HashMap<u32, Vec<Ps>> = HashMap::new();
+    let mut down: HashMap<u32, Vec<Ps>> = HashMap::new();
+    for t in trace {
+        links
+            .entry((t.host, t.up))
+            .or_default()
+            .push((t.start, t.start + t.blocks as Ps * block));
+        match (t.kind, t.up) {
+            (UnitKind::Grant | UnitKind::ForwardedRequest, false) => {
+                grants.entry(t.msg).or_default().push(t)
+            }
+            (UnitKind::Data, true) => up.entry(t.msg).or_default().push(t.start),
+            (UnitKind::Data, false) => down.entry(t.msg).or_default().push(t.start),
+            _ => {}
+        }
+    }
+    if edm_zero_queue(edm) {
+        for (link, units) in &mut links {
+            units.sort_unstable();
+            for w in units.windows(2) {
+                assert!(w[1].0 >= w[0].1, "units overlap on link {link:?}: {w:?}");
+            }
+        }
+    }
+    let (mut waited, mut longest) = (0, 0);
+    for (msg, ups) in &up {
+        let downs = &down[msg];
+        let gs = &grants[msg];
+        assert_eq!(
+            (ups.len(), downs.len()),
+            (gs.len(), gs.len()),
+            "message {msg}"
+        );
+        for ((&u, &d), g) in ups.iter().zip(downs).zip(gs) {
+            let forwarded = g.kind == UnitKind::ForwardedRequest;
+            let arrived = g.start + hop + (g.blocks as Ps - 1) * block;
+            if edm_zero_queue(edm) {
+                assert_eq!(
+                    u,
+                    arrived + edm.grant_to_data(forwarded),
+                    "message {msg}: data late at its source"
+                );
+            }
+            let wait = d - (u + hop + f.cycles(SW_FORWARD_CYCLES));
+            if wait > 0 {
+                waited += 1;
+                longest = longest.max(wait);
+            }
+        }
+    }
+    (waited, longest)
+}
+
+fn edm_zero_queue(edm: &Edm) -> bool {
+    edm.config().zero_queue
+}
+
+fn zero_queue() -> EdmConfig {
+    EdmConfig {
+        zero_queue: true,
+        ..EdmConfig::default()
+    }
+}
+
+#[test]
+fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
+    use edm_sim::background::BackgroundConfig;
+    let mixed_with_rmw = |nodes: usize, load: f64, seed: u64| {
+        let mut msgs = workload(nodes, load, 0.5, heavy_sizes(), 6_000, seed);
+        for m in msgs.iter_mut().step_by(7) {
+            m.op = Op::Rmw;
+        }
+        msgs
+    };
+    let incast: Vec<MessageSpec> = (0..400u32)
+        .map(|i| MessageSpec {
+            op: if i % 3 == 0 { Op::Read } else { Op::Write },
+            requester: 1 + (i % 7) as u16,
+            memory: 0,
+            size: 64 + 37 * (i % 11),
+            issue_ps: i as Ps * 500,
+        })
+        .collect();
+    let frames = EdmConfig {
+        background: BackgroundConfig {
+            load: 0.5,
+            frame_bytes: 9000,
+            preemption: true,
+            seed: 3,
+        },
+        ..zero_queue()
+    };
+    let cases: Vec<(&str, FabricConfig, EdmConfig, Vec<MessageSpec>)> = vec![
+        (
+            "two opposite 4 KB streams",
+            fabric(4, 100),
+            zero_queue(),
+            streams(&[(0, 1), (1, 0)], 4096, 100),
+        ),
+        (
+            "64 B all-to-all, half reads, load 0.8",
+            fabric(16, 100),
+            zero_queue(),
+            workload(16, 0.8, 0.5, SizeCdf::fixed(64), 20_000, 7),
+        ),
+        (
+            "mixed sizes and RMW at 10 Gbps",
+            fabric(8, 10),
+            zero_queue(),
+            mixed_with_rmw(8, 0.7, 9),
+        ),
+        (
+            "mixed sizes and RMW, 3 GHz scheduler, FCFS, hold",
+            FabricConfig {
+                scheduler_cycle_ps: 333,
+                ..fabric(16, 400)
+            },
+            EdmConfig {
+                priority: Priority::Fcfs,
+                priority_hold: 2,
+                ..zero_queue()
+            },
+            mixed_with_rmw(16, 0.9, 10),
+        ),
+        ("incast", fabric(8, 100), zero_queue(), incast),
+        (
+            "jumbo frames on every link",
+            fabric(16, 100),
+            frames,
+            workload(16, 0.4, 0.5, heavy_sizes(), 6_000, 12),
+        ),
+    ];
+    for (name, f, cfg, msgs) in cases {
+        let mut edm = Edm::new(f.clone(), cfg);
+        let (out, trace) = edm.run_traced(&msgs);
+        assert!(
+            out.records.iter().all(|r| r.complete_ps.is_some()),
+            "{name}: all complete"
+        );
+        let expected = data_bytes(&msgs);
+        assert_eq!(
+            out.totals.delivered_bytes, expected,
+            "{name}: bytes conserved"
+        );
+        let (waited, longest) = check_timing(&edm, &f, &trace);
+        assert_eq!(
+            (waited, longest),
+            (0, 0),
+            "{name}: data waited at the switch"
+        );
+        let t = &out.totals;
+        assert_eq!(
+            (
+                t.switch_data_conflicts,
+                t.max_switch_data_queue,
+                t.max_switch_data_wait_ps
+            ),
+            (0, 0, 0),
+            "{name}"
+        );
+        eprintln!(
+            "{name}: longest grant wait {} ps, longest request wait {} ps",
+            t.max_grant_wait_ps, t.max_request_wait_ps
+        );
+    }
+}
+
+#[test]
+fn the_timing_check_finds_the_paper_rules_waits() {
+    // The same check on the paper's rules (two opposite streams: each /G/
+    // slipped into a circuit delays the circuits behind it) must see waits,
+    // as many as `switch_data_conflicts` counts, or the check proves nothing.
+    let f = fabric(4, 100);
+    let mut edm = Edm::new(f.clone(), EdmConfig::default());
+    let (out, trace) = edm.run_traced(&streams(&[(0, 1), (1, 0)], 4096, 100));
+    let (waited, longest) = check_timing(&edm, &f, &trace);
+    assert!(waited > 100, "{waited}");
+    assert_eq!(longest, out.totals.max_switch_data_wait_ps);
 }

@@ -31,6 +31,7 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 # Protocol parameters: EDM's, then the baselines' overrides.
 _PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold", "egress_feedback",
+                  "zero_queue",
                   "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
@@ -200,6 +201,9 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     ):
         summary[key] = totals[key]
     summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
+    if cfg["zero_queue"]:
+        summary["max_grant_wait_ns"] = totals["max_grant_wait_ps"] / 1e3
+        summary["max_request_wait_ns"] = totals["max_request_wait_ps"] / 1e3
     if cfg["background_load"] > 0:
         waits = totals["memory_frame_waits"]
         summary["background_frames"] = totals["background_frames"]

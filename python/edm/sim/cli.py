@@ -25,6 +25,7 @@ _FLAGS = {
     "scheduler_cycle_ps": int,
     "priority_hold": int,
     "egress_feedback": int,
+    "zero_queue": int,
     "background_load": float,
     "background_frame_bytes": int,
     "background_preemption": int,

@@ -35,6 +35,7 @@ DEFAULTS: dict[str, Any] = {
     "max_iterations": 0,
     "priority_hold": 0,  # 0: the paper's PIM; k: wait for a k-times shorter message's busy source
     "egress_feedback": 0,  # 0: the paper's release times; 1: late circuits hold their port's release back
+    "zero_queue": 0,  # 0: the paper's rules; 1: /G/, /N/ and requests only in gaps of booked data (no switch queueing)
     "background_load": 0.0,  # Ethernet frames on every link, fraction of its rate (EDM only)
     "background_frame_bytes": 1500,
     "background_preemption": 1,  # 1: EDM preempts frames between blocks; 0: memory waits for the frame
@@ -113,6 +114,13 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(out["egress_feedback"] in (0, 1), "egress_feedback", "is not 0 or 1")
     check(out["egress_feedback"] == 0 or out["protocol"] == "edm", "egress_feedback",
           f"applies to protocol 'edm' only, not {out['protocol']!r}")
+    check(out["zero_queue"] in (0, 1), "zero_queue", "is not 0 or 1")
+    check(out["zero_queue"] == 0 or out["protocol"] == "edm", "zero_queue",
+          f"applies to protocol 'edm' only, not {out['protocol']!r}")
+    check(not (out["zero_queue"] and out["egress_feedback"]), "egress_feedback",
+          "has nothing to do with zero_queue = 1 (no circuit is late there); set one of them")
+    check(not (out["zero_queue"] and out["background_load"] and not out["background_preemption"]), "zero_queue",
+          "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)")
     check(0 <= out["background_load"] < 1, "background_load", "is not in [0, 1)")
     check(out["background_load"] == 0 or out["protocol"] == "edm", "background_load",
           f"is only modelled for protocol 'edm', not {out['protocol']!r}")
