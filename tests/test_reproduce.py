@@ -23,6 +23,7 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     assert f"fig8b_zq: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
     n_zq = len(RATIOS) * len(plan.loads) * len(plan.seeds)
     assert f"fig8a_zq: {n_zq} points, 0 reused, {n_zq} computed, 0 failed" in err
+    assert f"fig8a_zq_asic: {n_zq} points, 0 reused, {n_zq} computed, 0 failed" in err
     n_bg = len(BG_LOADS) * len(BG_FRAMES) * 2 * len(plan.seeds)
     assert f"background: {n_bg} points, 0 reused, {n_bg} computed, 0 failed" in err
     md = (out / "report.md").read_text()
@@ -35,10 +36,11 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     for proto in [*PROTOCOLS, "edm-hold", "edm-zq"]:
         assert f"| {proto} |" in md
     claims = md.split("claims beside ours")[1]
-    assert len(re.findall(r"\| (yes|no) \|", claims)) == 19
+    assert len(re.findall(r"\| (yes|no) \|", claims)) == 22
     # Memory data never waited at the switch with the zero-queue rules (and the claim says so).
     assert re.search(r"EDM with our zero-queue rules\): zero queuing at the switch for memory traffic \| "
-                     r"up to 0 data units per run waited at a switch egress, at most 0.00 ns \| yes \|", claims)
+                     r"up to 0 units per run \(data or forwarded requests\) waited at a switch egress, "
+                     r"at most 0.00 ns \| yes \|", claims)
     queueing = md.split("Switch queueing of memory data")[1].split("Where each protocol saturates")[0]
     assert re.search(r"\| edm-zq \| 0.8 \| 0(\.0)? \| 0(\.0)? \|", queueing), queueing
     # Frames of every size and both modes are in the background table, beside the frame-free run.
