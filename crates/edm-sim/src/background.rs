@@ -183,7 +183,16 @@ impl FrameStream {
                         self.cursor = finish;
                         self.phase = finish;
                     } else {
-                        f.remaining_ps -= gap_end - self.cursor;
+                        // Memory cutting into a frame block (it starts off
+                        // the frame's block grid, as zero-queue units may)
+                        // costs the frame that block: it is sent again after.
+                        let cut = self.memory.front().is_some_and(|&(s, _)| s == gap_end);
+                        let lost = if cut && self.preemption {
+                            (gap_end - self.phase) % self.block_ps
+                        } else {
+                            0
+                        };
+                        f.remaining_ps = f.remaining_ps + lost - (gap_end - self.cursor);
                         self.cursor = gap_end;
                     }
                 }

@@ -97,14 +97,14 @@ enum Ev {
 }
 
 /// Zero-queue mode: where a circuit goes. Its grant (`control_len` long)
-/// takes the first gap on the source's egress (`grants`) from `from` such
+/// takes the first gap on the source's egress (`src_egress`) from `from` such
 /// that its data (`wire` long), sent `to_data` after the grant starts, finds
 /// the source's uplink free and no earlier than `not_before`, and, reaching
 /// the destination's egress `to_egress` later, finds that free too. Returns
 /// when the grant starts, and the data on the uplink and at the egress.
 #[allow(clippy::too_many_arguments)]
 fn place_circuit(
-    grants: &Timeline,
+    src_egress: &Timeline,
     uplink: &Timeline,
     egress: &Timeline,
     mut from: Ps,
@@ -115,7 +115,7 @@ fn place_circuit(
     to_egress: Ps,
 ) -> (Ps, Ps, Ps) {
     loop {
-        let at = grants.first_fit(from, control_len, false);
+        let at = src_egress.first_fit(from, control_len, false);
         let up = at + to_data;
         let up_free = uplink.first_fit(up.max(not_before), wire, true);
         if up_free > up {
@@ -141,10 +141,6 @@ pub struct Edm {
 impl Edm {
     pub fn new(fabric: FabricConfig, cfg: EdmConfig) -> Self {
         Edm { fabric, cfg }
-    }
-
-    pub fn config(&self) -> &EdmConfig {
-        &self.cfg
     }
 
     /// [`Protocol::run`], also returning every unit each link sent, in the
@@ -220,21 +216,30 @@ impl Edm {
         rmw.max(message_blocks(Kind::Rreq, 0)) as u32
     }
 
-    /// Zero-queue mode: the time kept free of data after each data unit on a
-    /// switch egress, for control units: room for a forwarded RREQ (or a /G/).
-    fn egress_guard_ps(&self) -> Ps {
-        message_blocks(Kind::Rreq, 0) as Ps * self.fabric.block_ps()
+    /// Zero-queue mode: a switch egress's timeline. After every data unit
+    /// it keeps room for a /G/ or forwarded RREQ (3 blocks), and after every
+    /// circuit lag of back-to-back data room for the longest forwarded
+    /// request (an RMWREQ, 5 blocks), so a control unit waits about a data
+    /// unit, and at most about a circuit lag, for its slot.
+    fn egress_timeline(&self) -> Timeline {
+        let block = self.fabric.block_ps();
+        Timeline::new(
+            message_blocks(Kind::Rreq, 0) as Ps * block,
+            Self::longest_request_blocks() as Ps * block,
+            self.circuit_lag(),
+        )
     }
 
-    /// Zero-queue mode: a host's uplink keeps room for its longest request
-    /// after every `uplink_max_run_ps` of back-to-back granted data (so a
-    /// request waits about that long at most).
-    fn uplink_guard_ps(&self) -> Ps {
-        Self::longest_request_blocks() as Ps * self.fabric.block_ps()
-    }
-
-    fn uplink_max_run_ps(&self) -> Ps {
-        self.circuit_lag()
+    /// Zero-queue mode: a host uplink's timeline, with room for the host's
+    /// longest request after every circuit lag of back-to-back granted data
+    /// (so a request waits about that long at most).
+    fn uplink_timeline(&self) -> Timeline {
+        let block = self.fabric.block_ps();
+        Timeline::new(
+            0,
+            Self::longest_request_blocks() as Ps * block,
+            self.circuit_lag(),
+        )
     }
 
     /// Zero-queue mode: how far ahead of an instant every data unit booked on
@@ -362,9 +367,11 @@ impl Edm {
         // The iteration deciding the next chunk starts at `decided`.
         let mut decided = visible;
         let mut first = true;
-        let grants = Timeline::new(0, 0);
-        let mut uplink = Timeline::new(self.uplink_guard_ps(), self.uplink_max_run_ps());
-        let mut egress = Timeline::new(self.egress_guard_ps(), 0);
+        // The message alone: its grants go on one egress, its data on an
+        // uplink and another egress.
+        let src_egress = self.egress_timeline();
+        let mut uplink = self.uplink_timeline();
+        let mut egress = self.egress_timeline();
         let mut pair_end = 0;
         loop {
             let bytes = remaining.min(self.cfg.chunk_bytes);
@@ -381,7 +388,7 @@ impl Edm {
             uplink.prune(decided);
             egress.prune(decided);
             let (_, up, at_egress) = place_circuit(
-                &grants,
+                &src_egress,
                 &uplink,
                 &egress,
                 generated,
@@ -460,15 +467,16 @@ struct Sim<'a> {
     totals: Totals,
     completed: u64,
     /// Zero-queue mode (`EdmConfig::zero_queue`; empty otherwise): what each
-    /// uplink and switch egress has booked, each host's /N/ and requests
-    /// waiting for a gap (with when each is ready), and whether a
-    /// `HostControl` look is queued for them.
+    /// uplink and switch egress has booked.
     zq: bool,
     up_book: Vec<Timeline>,
+    down_book: Vec<Timeline>,
     /// When the data granted so far leaves its uplink, per (source,
     /// destination) pair.
     pair_data_end: Vec<Ps>,
-    down_book: Vec<Timeline>,
+    /// Each host's /N/ and requests waiting for a gap, in order, with when
+    /// each is ready. A `HostControl` look is queued exactly while the queue
+    /// is not empty (see `host_controls`).
     controls: Vec<VecDeque<(Ps, Unit)>>,
     /// Each unit sent, when tracing.
     trace: Option<Vec<Transmission>>,
@@ -537,14 +545,8 @@ impl<'a> Sim<'a> {
             totals: Totals::default(),
             completed: 0,
             zq: edm.cfg.zero_queue,
-            up_book: vec![
-                Timeline::new(edm.uplink_guard_ps(), edm.uplink_max_run_ps());
-                if edm.cfg.zero_queue { n } else { 0 }
-            ],
-            down_book: vec![
-                Timeline::new(edm.egress_guard_ps(), 0);
-                if edm.cfg.zero_queue { n } else { 0 }
-            ],
+            up_book: vec![edm.uplink_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
+            down_book: vec![edm.egress_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
             controls: vec![VecDeque::new(); if edm.cfg.zero_queue { n } else { 0 }],
             pair_data_end: vec![0; if edm.cfg.zero_queue { n * n } else { 0 }],
             trace: None,
@@ -618,6 +620,7 @@ impl<'a> Sim<'a> {
         self.totals.max_notification_queue = self.sched.max_occupancy;
         self.totals.scheduler_iterations = self.sched.iterations;
         debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
+        debug_assert!(self.down_book.iter().all(|t| t.overlaps == 0));
         debug_assert!(self.controls.iter().all(VecDeque::is_empty));
         (
             Outcome {

@@ -480,15 +480,17 @@ impl<U> Link<U> {
 /// The booked transmissions of one link direction, in time order (EDM's
 /// zero-queue mode, where every unit's start is fixed ahead: the switch
 /// knows its egress schedule, a host its granted data). So that control
-/// units always find room between data units, a data unit that ends a run of
-/// back-to-back data (gaps shorter than `gap`) at least `max_run` long is
-/// followed by a guard of `gap` kept free of data.
+/// units find room between data units, a data unit may be followed by a
+/// guard kept free of other data: `unit_guard` after every data unit, and
+/// `run_guard` after one that ends a run of back-to-back data (gaps shorter
+/// than `run_guard`) at least `max_run` long.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    /// Booked (start, end, guard end), sorted by start, [start, end) not
-    /// overlapping (unless `overlaps` > 0); guard end = end without a guard.
-    booked: VecDeque<(Ps, Ps, Ps)>,
-    gap: Ps,
+    /// Booked units, sorted by start, not overlapping on the wire (unless
+    /// `overlaps` > 0).
+    booked: VecDeque<Booking>,
+    unit_guard: Ps,
+    run_guard: Ps,
     max_run: Ps,
     /// The run of back-to-back data the last data unit booked at the end
     /// belongs to.
@@ -498,40 +500,58 @@ pub struct Timeline {
     pub overlaps: u64,
 }
 
+#[derive(Clone, Copy, Debug)]
+struct Booking {
+    start: Ps,
+    end: Ps,
+    /// Until when no other data may start (`end` for a control unit).
+    guard_end: Ps,
+    data: bool,
+}
+
 impl Timeline {
-    /// Guards of `gap` after runs of data `max_run` long (0: after every data unit).
-    pub fn new(gap: Ps, max_run: Ps) -> Self {
+    pub fn new(unit_guard: Ps, run_guard: Ps, max_run: Ps) -> Self {
         Timeline {
-            gap,
+            unit_guard,
+            run_guard,
             max_run,
             ..Default::default()
         }
     }
 
-    /// Forgets what has ended by `now`.
+    /// Forgets what has ended, guards included, by `now` (from the front).
     #[inline]
     pub fn prune(&mut self, now: Ps) {
-        while self
-            .booked
-            .front()
-            .is_some_and(|&(_, _, guard)| guard <= now)
-        {
+        while self.booked.front().is_some_and(|b| b.guard_end <= now) {
             self.booked.pop_front();
         }
     }
 
-    /// The earliest start from `from` on with `len` ps free of other units
-    /// (a control unit: it may use the guards), or with `len` ps free of
-    /// other units and their guards (a data unit, `data`).
+    /// The earliest start from `from` on of a unit of `len` ps: a control
+    /// unit needs [start, start + len) free of other units (it may use the
+    /// guards); a data unit (`data`) also needs it free of guards, and its
+    /// own `unit_guard` free of other data.
     #[inline]
     pub fn first_fit(&self, from: Ps, len: Ps, data: bool) -> Ps {
+        let own_guard = if data { self.unit_guard } else { 0 };
+        // Ends are in order (units do not overlap); a guard reaches at most
+        // the longer guard past its unit's end.
+        let reach = self.unit_guard.max(self.run_guard);
+        let mut first = self.booked.partition_point(|b| b.end <= from);
+        while first > 0 && self.booked[first - 1].end + reach > from {
+            first -= 1;
+        }
         let mut t = from;
-        let first = self.booked.partition_point(|&(_, _, guard)| guard <= from);
-        for &(start, end, guard) in self.booked.range(first..) {
-            if t + len <= start {
+        for b in self.booked.range(first..) {
+            if b.start >= t + len + own_guard {
                 break;
             }
-            t = t.max(if data { guard } else { end });
+            let need = if b.data { len + own_guard } else { len };
+            let busy_until = if data { b.guard_end } else { b.end };
+            if t + need <= b.start || busy_until <= t {
+                continue;
+            }
+            t = busy_until;
         }
         t
     }
@@ -539,33 +559,42 @@ impl Timeline {
     /// Books a control unit at [start, start + len); false (and counted) if
     /// it overlaps a unit on the wire.
     pub fn book(&mut self, start: Ps, len: Ps) -> bool {
-        self.insert(start, start + len, start + len)
+        self.insert(Booking {
+            start,
+            end: start + len,
+            guard_end: start + len,
+            data: false,
+        })
     }
 
     /// Books a data unit at [start, start + len) (found by `first_fit` with
-    /// `data`), with a guard after it if it ends a long run.
+    /// `data`) with its guard.
     pub fn book_data(&mut self, start: Ps, len: Ps) -> bool {
         let end = start + len;
-        let mut guard = end;
+        let mut guard = self.unit_guard;
         if start >= self.run_end {
-            if start >= self.run_end + self.gap {
+            if start >= self.run_end + self.run_guard {
                 self.run_start = start;
             }
-            self.run_end = end;
+            self.run_end = end + guard;
             if end - self.run_start >= self.max_run {
-                guard = end + self.gap;
-                (self.run_start, self.run_end) = (guard, guard);
+                guard = guard.max(self.run_guard);
+                (self.run_start, self.run_end) = (end + guard, end + guard);
             }
         }
-        self.insert(start, end, guard)
+        self.insert(Booking {
+            start,
+            end,
+            guard_end: end + guard,
+            data: true,
+        })
     }
 
-    fn insert(&mut self, start: Ps, end: Ps, guard: Ps) -> bool {
-        let at = self.booked.partition_point(|&(s, _, _)| s < start);
-        // (Bookings do not overlap, so only the one before can reach `start`.)
-        let clash_before = at > 0 && self.booked[at - 1].1 > start;
-        let clash_after = self.booked.get(at).is_some_and(|&(s, _, _)| s < end);
-        self.booked.insert(at, (start, end, guard));
+    fn insert(&mut self, b: Booking) -> bool {
+        let at = self.booked.partition_point(|x| x.start < b.start);
+        let clash_before = at > 0 && self.booked[at - 1].end > b.start;
+        let clash_after = self.booked.get(at).is_some_and(|x| x.start < b.end);
+        self.booked.insert(at, b);
         let clash = clash_before || clash_after;
         self.overlaps += u64::from(clash);
         !clash
@@ -730,7 +759,7 @@ mod tests {
 
     #[test]
     fn a_timeline_fits_units_into_gaps_and_counts_overlaps() {
-        let mut t = Timeline::new(10, Ps::MAX);
+        let mut t = Timeline::new(0, 0, Ps::MAX);
         assert!(t.book(100, 50)); // [100, 150)
         assert!(t.book(200, 10)); // [200, 210)
         assert_eq!(t.first_fit(0, 100, true), 0);
@@ -750,9 +779,28 @@ mod tests {
     }
 
     #[test]
-    fn a_timeline_keeps_a_guard_after_each_long_run_of_data() {
-        // Guards of 10 after runs of 100: data units of 30 back to back.
-        let mut t = Timeline::new(10, 100);
+    fn a_timeline_keeps_a_guard_after_every_data_unit_wherever_it_goes() {
+        let mut t = Timeline::new(10, 0, Ps::MAX);
+        assert!(t.book_data(300, 50)); // [300, 350), guard to 360
+        assert!(t.book_data(100, 50)); // placed before: [100, 150), guard to 160
+                                       // A control unit may use a guard, data may not.
+        assert_eq!(t.first_fit(140, 10, false), 150);
+        assert_eq!(t.first_fit(140, 10, true), 160);
+        // Data needs its own guard free of the next data unit: [160, 290) + 10 fits, + 11 not.
+        assert_eq!(t.first_fit(160, 130, true), 160);
+        assert_eq!(t.first_fit(160, 131, true), 360);
+        // A control unit inside a guard does not hide the guard from data
+        // searching from after the control unit.
+        assert!(t.book(350, 5));
+        assert_eq!(t.first_fit(356, 1, true), 360);
+        assert_eq!(t.first_fit(356, 1, false), 356);
+        assert_eq!(t.overlaps, 0);
+    }
+
+    #[test]
+    fn a_timeline_keeps_a_run_guard_after_each_long_run_of_data() {
+        // Run guards of 10 after runs of 100: data units of 30 back to back.
+        let mut t = Timeline::new(0, 10, 100);
         let mut at = 0;
         let mut starts = Vec::new();
         for _ in 0..8 {
@@ -763,21 +811,26 @@ mod tests {
         }
         // The fourth unit ends a run of 120: a guard follows it.
         assert_eq!(starts, vec![0, 30, 60, 90, 130, 160, 190, 220]);
-        // A control unit may use a guard, data may not.
         assert_eq!(t.first_fit(0, 10, false), 120);
         assert_eq!(t.first_fit(0, 11, false), 250);
         assert_eq!(t.first_fit(100, 5, true), 260);
-        // A gap of at least `gap` starts a new run.
+        // A gap of at least the run guard starts a new run.
         assert!(t.book_data(300, 50));
         assert!(t.book_data(350, 40));
         assert_eq!(t.first_fit(390, 1, true), 390, "a run of 90");
         assert!(t.book_data(390, 10));
         assert_eq!(t.first_fit(400, 1, true), 410, "a run of 100");
-        // Every unit guarded with max_run 0.
-        let mut t = Timeline::new(10, 0);
-        assert!(t.book_data(0, 30));
-        assert_eq!(t.first_fit(0, 30, true), 40);
-        assert_eq!(t.first_fit(0, 10, false), 30);
+        // With unit guards shorter than the run guard, runs go on across them.
+        let mut t = Timeline::new(3, 10, 100);
+        let mut at = 0;
+        for _ in 0..5 {
+            at = t.first_fit(at, 30, true);
+            assert!(t.book_data(at, 30));
+            at += 30;
+        }
+        // Units at 0, 33, 66, 99 (end 129: a run of 129 -> guard 10), then 139.
+        assert_eq!(t.first_fit(129, 10, false), 129);
+        assert_eq!(t.first_fit(129, 1, true), 172);
         assert_eq!(t.overlaps, 0);
     }
 

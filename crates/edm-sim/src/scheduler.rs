@@ -152,7 +152,7 @@ pub struct Scheduler {
     next_order: u64,
     /// The largest `first_extra_ps` seen: how far ahead of a port's release a
     /// read's first chunk may be granted.
-    lookahead_ps: Ps,
+    max_lead_ps: Ps,
     /// How far before its release any port may be granted (0 in the paper's
     /// design; see [`Scheduler::grant_early`]).
     early_ps: Ps,
@@ -194,7 +194,7 @@ impl Scheduler {
             iteration_ps,
             block_ps,
             next_order: 0,
-            lookahead_ps: 0,
+            max_lead_ps: 0,
             early_ps: 0,
             leading_by_src: vec![0; ports],
             leading_by_dst: vec![0; ports],
@@ -225,7 +225,7 @@ impl Scheduler {
     pub fn lookahead_ps(&self, src: u16, dst: u16) -> Ps {
         self.early_ps
             + if self.leading_by_src[src as usize] + self.leading_by_dst[dst as usize] > 0 {
-                self.lookahead_ps
+                self.max_lead_ps
             } else {
                 0
             }
@@ -243,7 +243,7 @@ impl Scheduler {
     pub fn dst_lookahead_ps(&self, dst: u16) -> Ps {
         self.early_ps
             + if self.leading_by_dst[dst as usize] > 0 {
-                self.lookahead_ps
+                self.max_lead_ps
             } else {
                 0
             }
@@ -321,7 +321,7 @@ impl Scheduler {
         q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
-        self.lookahead_ps = self.lookahead_ps.max(first_extra_ps);
+        self.max_lead_ps = self.max_lead_ps.max(first_extra_ps);
         if first_extra_ps > 0 {
             self.leading_by_src[src as usize] += 1;
             self.leading_by_dst[dst as usize] += 1;
@@ -405,8 +405,7 @@ impl Scheduler {
         // source free, and the oldest of its source-destination pair.
         for dst in 0..self.queues.len() {
             let early = self.early_ps;
-            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.lookahead_ps + early
-            {
+            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.max_lead_ps + early {
                 continue;
             }
             self.reveal(dst, now);
@@ -525,6 +524,8 @@ impl Scheduler {
 
     /// Earliest time after `now` at which a waiting entry may become eligible
     /// (a notification turns visible or a port is released); None if none waits.
+    /// (For the stand-alone model, which never grants early: `grant_early` is
+    /// not taken into account.)
     pub fn next_change_after(&self, now: Ps) -> Option<Ps> {
         let mut next: Option<Ps> = None;
         let mut consider = |t: Ps| {
