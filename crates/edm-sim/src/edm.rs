@@ -145,7 +145,7 @@ impl Edm {
 
     /// [`Protocol::run`], also returning every unit each link sent, in the
     /// order they were decided (for checking the model's timing from outside).
-    pub fn run_traced(&mut self, messages: &[MessageSpec]) -> (Outcome, Vec<Transmission>) {
+    pub fn run_traced(&self, messages: &[MessageSpec]) -> (Outcome, Vec<Transmission>) {
         let mut sim = Sim::new(self, messages);
         sim.trace = Some(Vec::new());
         sim.run(&mut |_, _| {})
@@ -240,6 +240,24 @@ impl Edm {
             Self::longest_request_blocks() as Ps * block,
             self.circuit_lag(),
         )
+    }
+
+    /// Zero-queue mode: from a grant's first block on its egress (`control_blocks`
+    /// long; a forwarded request if `forwarded`) to its data's first block on
+    /// the source's uplink, and from there to the data at its egress.
+    fn circuit_delays(&self, control_blocks: u32, forwarded: bool) -> (Ps, Ps) {
+        let hop = self.fabric.hop_ps();
+        let to_data = hop
+            + (control_blocks as Ps - 1) * self.fabric.block_ps()
+            + self.grant_to_data(forwarded);
+        (to_data, hop + self.c(SW_FORWARD_CYCLES))
+    }
+
+    /// Zero-queue mode: when a circuit's ports are released: when a circuit
+    /// decided then would start right after its data leaves the egress at
+    /// `data_end`, and never before the scheduler's `planned` release.
+    fn zero_queue_release(&self, data_end: Ps, planned: Ps) -> Ps {
+        data_end.saturating_sub(self.circuit_lag()).max(planned)
     }
 
     /// Zero-queue mode: how far ahead of an instant every data unit booked on
@@ -378,11 +396,12 @@ impl Edm {
             remaining -= bytes;
             let wire = message_blocks(kind, bytes as u16) as Ps * block;
             let forwarded = first && m.op != Op::Write;
-            let control_len = if forwarded {
-                Self::request_blocks(m) as Ps
+            let control_blocks = if forwarded {
+                Self::request_blocks(m)
             } else {
                 1
-            } * block;
+            };
+            let (to_data, to_egress) = self.circuit_delays(control_blocks, forwarded);
             let generated = decided + iteration + self.c(SW_GEN_GRANT_CYCLES);
             // (What ended before this grant cannot matter: keeps long messages linear.)
             uplink.prune(decided);
@@ -393,10 +412,10 @@ impl Edm {
                 &egress,
                 generated,
                 pair_end,
-                control_len,
+                control_blocks as Ps * block,
                 wire,
-                hop + control_len - block + self.grant_to_data(forwarded),
-                hop + self.c(SW_FORWARD_CYCLES),
+                to_data,
+                to_egress,
             );
             uplink.book_data(up, wire);
             egress.book_data(at_egress, wire);
@@ -409,10 +428,7 @@ impl Edm {
             } else {
                 0
             };
-            let planned = decided + extra + wire;
-            let release = (at_egress + wire)
-                .saturating_sub(self.circuit_lag())
-                .max(planned);
+            let release = self.zero_queue_release(at_egress + wire, decided + extra + wire);
             // The engine looks again when the ports may be used early, or, if
             // that has passed, at their release; never during an iteration.
             let look = if release.saturating_sub(early) > decided {
@@ -1063,10 +1079,7 @@ impl<'a> Sim<'a> {
         let block = edm.fabric.block_ps();
         let hop = edm.fabric.hop_ps();
         let (control_len, wire) = (grant.blocks as Ps * block, data.blocks as Ps * block);
-        // From the grant's first block on the egress to its data's first
-        // block on the source's uplink, and from there to the data's egress.
-        let to_data = hop + control_len - block + edm.grant_to_data(forwarded);
-        let to_egress = hop + edm.c(SW_FORWARD_CYCLES);
+        let (to_data, to_egress) = edm.circuit_delays(grant.blocks, forwarded);
         let generated = g.at + edm.c(SW_GEN_GRANT_CYCLES);
         let (src, dst) = (g.src as usize, g.dst as usize);
         self.down_book[src].prune(now);
@@ -1114,9 +1127,7 @@ impl<'a> Sim<'a> {
             self.data_arrives(arrives, data);
         }
         self.totals.max_grant_wait_ps = self.totals.max_grant_wait_ps.max(grant_at - generated);
-        let release = (data_egress + wire)
-            .saturating_sub(edm.circuit_lag())
-            .max(g.release);
+        let release = edm.zero_queue_release(data_egress + wire, g.release);
         self.sched.hold_src_until(g.src, release);
         self.sched.hold_dst_until(g.dst, release);
         release

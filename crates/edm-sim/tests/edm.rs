@@ -592,7 +592,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         ),
     ];
     for (name, f, cfg, msgs) in cases {
-        let mut edm = Edm::new(f.clone(), cfg);
+        let edm = Edm::new(f.clone(), cfg);
         let (out, trace) = edm.run_traced(&msgs);
         assert!(
             out.records.iter().all(|r| r.complete_ps.is_some()),
@@ -632,7 +632,7 @@ fn the_timing_check_finds_the_paper_rules_overlaps_and_waits() {
     // overlap data units, and data waits at the switch, as long as the
     // engine's own count says.
     let f = fabric(4, 100);
-    let mut edm = Edm::new(f.clone(), EdmConfig::default());
+    let edm = Edm::new(f.clone(), EdmConfig::default());
     let (out, trace) = edm.run_traced(&streams(&[(0, 1), (1, 0)], 4096, 100));
     let t = timing(&edm, &f, &trace);
     assert!(t.overlaps > 100 && t.waited > 100, "{t:?}");
