@@ -182,7 +182,8 @@ def test_baseline_parameters_reach_the_engine_and_bad_ones_name_the_field():
 
 
 def test_background_frames_reach_the_engine_and_preemption_protects_memory_latency():
-    base = {"nodes": 16, "messages": 5000, "load": 0.2, "seed": 3}
+    # The paper's rules: its claim, and the zero-queue rules refuse frames without preemption.
+    base = {"protocol": "edm-paper", "nodes": 16, "messages": 5000, "load": 0.2, "seed": 3}
     quiet = sim.run(base).summary
     assert "background_frames" not in quiet
     jumbo = {**base, "background_load": 0.5, "background_frame_bytes": 9000}
@@ -195,7 +196,7 @@ def test_background_frames_reach_the_engine_and_preemption_protects_memory_laten
     assert pre["mean_latency_ns"] - quiet["mean_latency_ns"] < 4
     assert wait["mean_latency_ns"] > quiet["mean_latency_ns"] + 100
     assert sim.run(jumbo).summary["mean_latency_ns"] == pre["mean_latency_ns"]  # deterministic
-    with pytest.raises(ConfigError, match=r"field 'background_load' = 0.3 is only modelled for protocol 'edm'"):
+    with pytest.raises(ConfigError, match=r"field 'background_load' = 0.3 is only modelled for EDM"):
         resolve({"protocol": "pfabric", "background_load": 0.3})
     with pytest.raises(ConfigError, match=r"field 'background_frame_bytes' = 10000"):
         resolve({"background_load": 0.3, "background_frame_bytes": 10000})
@@ -226,11 +227,11 @@ def test_egress_feedback_reaches_the_engine_and_bounds_the_switch_backlog(tmp_pa
     trace.write_text("\n".join(lines) + "\n")
     wait = {}
     for fb in (0, 1):
-        s = sim.run({"nodes": 4, "workload": str(trace), "egress_feedback": fb}).summary
+        s = sim.run({"nodes": 4, "workload": str(trace), "zero_queue": 0, "egress_feedback": fb}).summary
         assert s["completed"] == 200
         wait[fb] = s["max_switch_data_wait_ns"]
     assert wait[0] > 500 and wait[1] < 10, wait
-    with pytest.raises(ConfigError, match=r"field 'egress_feedback' = 1 applies to protocol 'edm' only"):
+    with pytest.raises(ConfigError, match=r"field\(s\) \['egress_feedback'\] apply to EDM only, not 'dctcp'"):
         resolve({"protocol": "dctcp", "egress_feedback": 1})
 
 
@@ -240,7 +241,7 @@ def test_zero_queue_rules_reach_the_engine_and_no_data_waits_at_the_switch(tmp_p
     lines = [f"{2 * i + k} 3 {k} {1 - k} 4096 -1 0" for i in range(100) for k in (0, 1)]
     trace = tmp_path / "streams.trace"
     trace.write_text("\n".join(lines) + "\n")
-    paper = sim.run({"nodes": 4, "workload": str(trace)}).summary
+    paper = sim.run({"nodes": 4, "workload": str(trace), "protocol": "edm-paper"}).summary
     zq = sim.run({"nodes": 4, "workload": str(trace), "zero_queue": 1}).summary
     assert paper["completed"] == zq["completed"] == 200
     assert paper["switch_data_conflicts"] > 0 and "max_grant_wait_ns" not in paper
@@ -248,11 +249,42 @@ def test_zero_queue_rules_reach_the_engine_and_no_data_waits_at_the_switch(tmp_p
     assert zq["max_grant_wait_ns"] > 0
     mixed = sim.run({"nodes": 16, "load": 0.6, "messages": 5000, "zero_queue": 1}).summary
     assert mixed["completed"] == 5000 and mixed["switch_data_conflicts"] == 0
-    with pytest.raises(ConfigError, match=r"field 'zero_queue' = 1 applies to protocol 'edm' only"):
+    with pytest.raises(ConfigError, match=r"field\(s\) \['zero_queue'\] apply to EDM only, not 'pfabric'"):
         resolve({"protocol": "pfabric", "zero_queue": 1})
+    with pytest.raises(ConfigError, match=r"cannot be changed with protocol 'edm-paper'"):
+        resolve({"protocol": "edm-paper", "zero_queue": 1})
     with pytest.raises(ConfigError, match=r"field 'egress_feedback' = 1 has nothing to do with zero_queue"):
         resolve({"zero_queue": 1, "egress_feedback": 1})
     with pytest.raises(ConfigError, match=r"field 'zero_queue' = 1 needs background_preemption = 1"):
         resolve({"zero_queue": 1, "background_load": 0.2, "background_preemption": 0})
     with pytest.raises(ConfigError, match=r"field 'zero_queue' = 2 is not 0 or 1"):
         resolve({"zero_queue": 2})
+
+
+# Every accepted value of every EDM scheduling option, on EDM's rules and on
+# top of the paper's engine: every message completes (priority_hold = 1 once
+# deadlocked every run) and every byte arrives.
+_OPTION_VALUES = {
+    "priority_hold": [0, 1, 2, 7, 1_000_000],
+    "memory_order": ["pair", "address"],
+    "pipelined_matching": [0, 1],
+    "batch_bytes": [0, 64, 300, 65536],
+    "zero_queue": [0, 1],
+    "egress_feedback": [0, 1],
+    "max_iterations": [0, 1, 3],
+    "priority": ["srpt", "fcfs"],
+    "max_active_notifs": [1, 3, 255],
+    "chunk_bytes": [1, 64, 256, 9000],
+}
+
+
+@pytest.mark.parametrize("option", sorted(_OPTION_VALUES))
+def test_every_accepted_value_of_every_edm_option_completes(option):
+    for value in _OPTION_VALUES[option]:
+        for rules in ({}, {"zero_queue": 0, "memory_order": "pair", "pipelined_matching": 0, "priority_hold": 0}):
+            cfg = {**rules, option: value}
+            if cfg.get("egress_feedback") and cfg.get("zero_queue", 1):
+                cfg["zero_queue"] = 0  # the two exclude each other
+            for workload in ("hadoop", "micro"):
+                s = sim.run({"nodes": 8, "workload": workload, "load": 0.8, "messages": 400, "seed": 2, **cfg}).summary
+                assert s["completed"] == 400, (cfg, workload, s["deadlocked_ids"])

@@ -122,7 +122,7 @@ class Plan:
         # EDM's 64 B mixed traffic with Ethernet frames on every link (§3.2.3).
         background = Sweep(
             name="background", runner=RUNNER, out=out / "background",
-            base={**fig8a.base, "protocol": "edm", "write_ratio": 0.5, "load": BG_MEMORY_LOAD},
+            base={**fig8a.base, "protocol": "edm-paper", "write_ratio": 0.5, "load": BG_MEMORY_LOAD},
             grid={"background_load": list(BG_LOADS), "background_frame_bytes": list(BG_FRAMES),
                   "background_preemption": [1, 0], "seed": list(self.seeds)},
         )

@@ -4,11 +4,11 @@
 use edm_proto::message::Kind;
 use edm_sim::background::BackgroundConfig;
 use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
-use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
-use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
+use edm_sim::workload::{assign_addresses, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict};
@@ -48,6 +48,17 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         priority_hold: get(d, "priority_hold")?,
         egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
         zero_queue: get_or_default::<u32>(d, "zero_queue")? != 0,
+        memory_order: match d.get_item("memory_order")? {
+            None => MemoryOrder::Pair,
+            Some(v) => {
+                let name: String = v.extract()?;
+                MemoryOrder::from_name(&name).ok_or_else(|| {
+                    PyValueError::new_err(format!("memory_order: {name:?} is not pair or address"))
+                })?
+            }
+        },
+        pipelined_matching: get_or_default::<u32>(d, "pipelined_matching")? != 0,
+        batch_bytes: get_or_default(d, "batch_bytes")?,
         background: BackgroundConfig {
             load: get_or_default(d, "background_load")?,
             frame_bytes: get_or_default::<u32>(d, "background_frame_bytes")?.max(64),
@@ -217,6 +228,7 @@ fn alone_ps(
         memory: 1,
         size,
         issue_ps: 0,
+        ..Default::default()
     };
     Ok(p.alone_ps(&m))
 }
@@ -224,7 +236,7 @@ fn alone_ps(
 /// Runs protocol `name` on the messages given as columns (sorted by issue
 /// time); returns (complete_ps with -1 for unfinished, alone_ps, totals dict).
 #[pyfunction]
-#[pyo3(signature = (name, fabric, params, op, requester, memory, size, issue_ps, progress=None))]
+#[pyo3(signature = (name, fabric, params, op, requester, memory, size, issue_ps, progress=None, addr=None, fence=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_protocol<'py>(
     py: Python<'py>,
@@ -237,6 +249,8 @@ fn run_protocol<'py>(
     size: &[u8],
     issue_ps: &[u8],
     progress: Option<PyObject>,
+    addr: Option<&[u8]>,
+    fence: Option<&[u8]>,
 ) -> PyResult<(
     Bound<'py, PyByteArray>,
     Bound<'py, PyByteArray>,
@@ -247,7 +261,13 @@ fn run_protocol<'py>(
     let memory = column("memory", memory, u16::from_ne_bytes)?;
     let size = column("size", size, u32::from_ne_bytes)?;
     let issue_ps = column("issue_ps", issue_ps, Ps::from_ne_bytes)?;
+    let addr = addr
+        .map(|a| column("addr", a, u64::from_ne_bytes))
+        .transpose()?;
     let n = op.len();
+    if addr.as_ref().is_some_and(|a| a.len() != n) || fence.is_some_and(|f| f.len() != n) {
+        return Err(PyValueError::new_err("message columns differ in length"));
+    }
     if [requester.len(), memory.len(), size.len(), issue_ps.len()]
         .iter()
         .any(|&l| l != n)
@@ -262,6 +282,8 @@ fn run_protocol<'py>(
             memory: memory[i],
             size: size[i],
             issue_ps: issue_ps[i],
+            addr: addr.as_ref().map_or(0, |a| a[i]),
+            fence: fence.is_some_and(|f| f[i] != 0),
         };
         if m.requester as usize >= f.nodes
             || m.memory as usize >= f.nodes
@@ -283,6 +305,12 @@ fn run_protocol<'py>(
             )));
         }
         msgs.push(m);
+    }
+    if addr.is_none() {
+        // Addresses drawn from their own stream of the run's seed.
+        let space: u64 = get_or_default(params, "address_space_bytes")?;
+        let seed: u64 = get_or_default(params, "seed")?;
+        assign_addresses(&mut msgs, space.max(64), seed);
     }
     let mut model = protocol(name, f, params)?;
     let mut callback_error = None;
@@ -367,7 +395,8 @@ struct Scheduler {
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS, priority_hold=0))]
+    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS, priority_hold=0, pipelined_matching=false, pair_order=true))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         ports: usize,
         policy: &str,
@@ -375,6 +404,8 @@ impl Scheduler {
         link_gbps: u32,
         cycle_ps: Ps,
         priority_hold: u32,
+        pipelined_matching: bool,
+        pair_order: bool,
     ) -> PyResult<Self> {
         let block_ps = edm_proto::spec::block_ps(link_gbps).ok_or_else(|| {
             PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400"))
@@ -384,6 +415,13 @@ impl Scheduler {
             CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps);
         // Not the paper's design and not in the RTL (docs/simulator.md, "Priority hold").
         inner.hold_for_shorter(priority_hold);
+        // EDM's own rules beside the paper's (docs/simulator.md).
+        if pipelined_matching {
+            inner.pipeline(cycle_ps);
+        }
+        if !pair_order {
+            inner.without_pair_order();
+        }
         Ok(Scheduler {
             inner,
             cycle_ps,
@@ -415,7 +453,7 @@ impl Scheduler {
     fn step(&mut self) -> Vec<(u16, u16, u32, u32)> {
         if self.now >= self.busy_until && !self.inner.is_empty() {
             let it = self.inner.iterate(self.now);
-            self.busy_until = self.now + self.inner.iteration_ps();
+            self.busy_until = self.now + self.inner.issue_interval_ps();
             self.in_flight.extend(
                 it.grants
                     .iter()
@@ -438,7 +476,40 @@ impl Scheduler {
     }
 }
 
+/// EDM's scheduling levers of a configuration, as Python's config names them.
+fn rules<'py>(py: Python<'py>, c: &EdmConfig) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(
+        "memory_order",
+        match c.memory_order {
+            MemoryOrder::Pair => "pair",
+            MemoryOrder::Address => "address",
+        },
+    )?;
+    d.set_item("pipelined_matching", c.pipelined_matching as u32)?;
+    d.set_item("batch_bytes", c.batch_bytes)?;
+    d.set_item("priority_hold", c.priority_hold)?;
+    d.set_item("zero_queue", c.zero_queue as u32)?;
+    d.set_item("egress_feedback", c.egress_feedback as u32)?;
+    Ok(d)
+}
+
+/// The levers' values of EDM's own rules (protocol "edm"): defined once, in
+/// `EdmConfig::edm_rules`.
+#[pyfunction]
+fn edm_rules(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    rules(py, &EdmConfig::edm_rules())
+}
+
+/// The levers' values of the paper's rules (protocol "edm-paper").
+#[pyfunction]
+fn paper_rules(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    rules(py, &EdmConfig::paper())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(edm_rules, m)?)?;
+    m.add_function(wrap_pyfunction!(paper_rules, m)?)?;
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(run_protocol, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;

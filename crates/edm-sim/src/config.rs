@@ -24,6 +24,30 @@ impl Priority {
     }
 }
 
+/// Which memory messages of one requester may overtake which.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryOrder {
+    /// The paper's: the switch grants the messages of each data source and
+    /// destination pair in notification order.
+    Pair,
+    /// EDM's memory-order rule (docs/protocol.md): a message waits only for
+    /// earlier messages of its requester-memory pair whose byte ranges
+    /// overlap it (one of the two a write or RMW), and for fences; the host
+    /// holds it back until those have finished, and the switch grants
+    /// without a per-pair FIFO.
+    Address,
+}
+
+impl MemoryOrder {
+    pub fn from_name(name: &str) -> Option<MemoryOrder> {
+        match name {
+            "pair" => Some(MemoryOrder::Pair),
+            "address" => Some(MemoryOrder::Address),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct FabricConfig {
     /// Hosts on the one switch.
@@ -69,6 +93,17 @@ pub struct EdmConfig {
     /// longest request's wire time after the grant. Memory data then never
     /// waits at the switch (docs/simulator.md, "Zero-queue rules").
     pub zero_queue: bool,
+    /// Which messages of a requester may overtake which (the paper: per-pair FIFO).
+    pub memory_order: MemoryOrder,
+    /// Pipelined matching (off: the paper's, one 3-cycle iteration at a
+    /// time): an iteration may start every scheduler cycle
+    /// (`Scheduler::pipeline`).
+    pub pipelined_matching: bool,
+    /// Mega-message batching (0: off, the paper's evaluation): a host folds
+    /// the writes of one requester-memory pair that wait behind its X active
+    /// notifications into one /N/ of at most this many bytes (each write
+    /// keeps its own header on the wire, counted in). Reads are not folded.
+    pub batch_bytes: u32,
     /// Ethernet frames sharing every link (off by default).
     pub background: crate::background::BackgroundConfig,
 }
@@ -97,7 +132,32 @@ impl Default for EdmConfig {
             priority_hold: 0,
             egress_feedback: false,
             zero_queue: false,
+            memory_order: MemoryOrder::Pair,
+            pipelined_matching: false,
+            batch_bytes: 0,
             background: Default::default(),
+        }
+    }
+}
+
+impl EdmConfig {
+    /// The rules of the paper (§3.1) and its evaluation: what `Default` gives
+    /// (Python's protocol "edm-paper").
+    pub fn paper() -> Self {
+        Self::default()
+    }
+
+    /// EDM's own rules (Python's protocol "edm", the default there): the
+    /// paper's scheduler with zero switch queueing, the memory-order rule,
+    /// pipelined matching and priority hold (docs/simulator.md, "EDM's
+    /// rules and the paper's"; Python's `DEFAULTS` must agree, a test checks).
+    pub fn edm_rules() -> Self {
+        EdmConfig {
+            zero_queue: true,
+            memory_order: MemoryOrder::Address,
+            pipelined_matching: true,
+            priority_hold: 2,
+            ..Self::paper()
         }
     }
 }
@@ -146,6 +206,12 @@ impl EdmConfig {
                 "chunk_bytes: {} is not in 1..={}",
                 self.chunk_bytes,
                 spec::MAX_MESSAGE_BYTES
+            ));
+        }
+        if self.batch_bytes > 0 && self.batch_bytes < 64 {
+            return Err(format!(
+                "batch_bytes: {} is neither 0 (off) nor at least 64",
+                self.batch_bytes
             ));
         }
         if self.max_active_notifs == 0 {

@@ -3,13 +3,13 @@
 //! cycle counts (`edm_proto::spec`), so one message alone costs exactly the
 //! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
 use crate::background::FrameStream;
-use crate::config::{EdmConfig, FabricConfig, Ps};
+use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Ps};
 use crate::engine::{
     frame_stats, prefetch, utilisation, EventQueue, Link, Outcome, Protocol, Record, Timeline,
     Totals,
 };
 use crate::scheduler::{Grant, Iteration, Scheduler};
-use crate::workload::{MessageSpec, Op};
+use crate::workload::{overlaps, MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use std::collections::VecDeque;
@@ -33,9 +33,13 @@ pub enum UnitKind {
 /// need not look the message up: a cache miss per event on large workloads).
 #[derive(Clone, Copy, Debug)]
 struct Msg {
+    /// Payload bytes; for a mega-message, its members' bytes and the headers
+    /// between them (`Sim::fold`).
     size: u32,
     requester: u16,
     memory: u16,
+    /// Messages it carries (more than 1: a mega-message).
+    count: u16,
     op: Op,
 }
 
@@ -45,9 +49,21 @@ impl Msg {
             size: m.size,
             requester: m.requester,
             memory: m.memory,
+            count: 1,
             op: m.op,
         }
     }
+}
+
+/// No batch (a message on its own).
+const NO_BATCH: u32 = u32::MAX;
+
+/// A mega-message: its members in order, each with the offset just past its
+/// bytes in the mega-message's data, and how many have completed.
+#[derive(Clone, Debug, Default)]
+struct Batch {
+    members: Vec<(u32, u32)>,
+    completed: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +107,9 @@ enum Ev {
     SchedulerTick,
     /// Zero-queue mode: host `.0` looks again at its waiting /N/ and requests.
     HostControl(u16),
+    /// Message (or mega-message) `.0` has finished at its requester: a
+    /// write's last data block has left it, a read's response has arrived.
+    Finished(u32),
     /// The scheduler looks at notifications that became visible (see
     /// `Sim::notify_wakes`).
     NotifyTick,
@@ -171,12 +190,20 @@ impl Edm {
         }
     }
 
+    /// Blocks of a message's /N/ or request.
     fn request_blocks(m: Msg) -> u32 {
         match m.op {
             Op::Write => 1,
             Op::Read => message_blocks(Kind::Rreq, 0) as u32,
             Op::Rmw => message_blocks(Kind::Rmwreq, RMW_OPERAND_BYTES as u16) as u32,
         }
+    }
+
+    /// What a member after the first adds to a mega-message's data besides
+    /// its payload: its own header, address and CRC (as many bytes as an
+    /// empty message's blocks, plus one block for rounding).
+    fn batch_overhead_bytes(kind: Kind) -> u32 {
+        8 * (message_blocks(kind, 0) as u32 + 1)
     }
 
     /// (data source, data destination) of a message.
@@ -282,6 +309,16 @@ impl Edm {
         SW_PIM_ITER_CYCLES as Ps * self.fabric.scheduler_cycle_ps
     }
 
+    /// From one iteration's start to the next one's: an iteration, or one
+    /// scheduler cycle with pipelined matching.
+    fn issue_interval_ps(&self) -> Ps {
+        if self.cfg.pipelined_matching {
+            self.fabric.scheduler_cycle_ps
+        } else {
+            self.iteration_ps()
+        }
+    }
+
     /// From an iteration's start to the first block at the switch egress of
     /// the chunk it grants on a /G/ (no waiting anywhere): a port released at
     /// `t` expects the next circuit's data there at `t + circuit_lag`.
@@ -358,7 +395,10 @@ impl Protocol for Edm {
                 0
             };
             let release = (grant + extra + blocks * block).saturating_sub(iteration);
-            grant = release.max(grant) + iteration;
+            // The next iteration starts at the release, once the scheduler
+            // may start one (a whole iteration after this one's start, or a
+            // cycle when pipelined).
+            grant = release.max(grant - iteration + self.issue_interval_ps()) + iteration;
             first = false;
         }
     }
@@ -436,7 +476,7 @@ impl Edm {
             } else {
                 release
             };
-            decided = look.max(decided + iteration);
+            decided = look.max(decided + self.issue_interval_ps());
             first = false;
         }
     }
@@ -458,7 +498,10 @@ struct Sim<'a> {
     scheduler_busy_until: Ps,
     last_iteration_at: Option<Ps>,
     deferred_tick: Option<Ps>,
+    /// Iterations in a row that only retried refused requests (capped by
+    /// `max_iterations`), and when the next such retry is due.
     iterations_since_wake: u32,
+    retry_at: Option<Ps>,
     /// Scratch of `scheduler_tick`: the times it asks to look again.
     tick_times: Vec<Ps>,
     /// Scratch: the last iteration's grants.
@@ -496,12 +539,29 @@ struct Sim<'a> {
     controls: Vec<VecDeque<(Ps, Unit)>>,
     /// Each unit sent, when tracing.
     trace: Option<Vec<Transmission>>,
+    /// Whether messages' finishing at their requester is followed (the
+    /// memory-order rule or fences need it).
+    track_finish: bool,
+    /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
+    /// requester-memory pair the messages issued and not finished, and those
+    /// held back by an overlapping earlier one, with how many they wait for.
+    unfinished: Vec<Vec<u32>>,
+    held: Vec<Vec<u32>>,
+    waits_for: Vec<u32>,
+    /// Fences: per requester, messages not finished, and the messages
+    /// waiting behind a fence (from the fence on, in order).
+    outstanding: Vec<u32>,
+    fenced: Vec<VecDeque<u32>>,
+    /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
+    batch_of: Vec<u32>,
+    batches: Vec<Batch>,
 }
 
 impl<'a> Sim<'a> {
     fn new(edm: &'a Edm, msgs: &'a [MessageSpec]) -> Self {
         let n = edm.fabric.nodes;
         let f = &edm.fabric;
+        let address = edm.cfg.memory_order == MemoryOrder::Address;
         Sim {
             edm,
             msgs,
@@ -520,6 +580,12 @@ impl<'a> Sim<'a> {
                     f.block_ps(),
                 );
                 s.hold_for_shorter(edm.cfg.priority_hold);
+                if address {
+                    s.without_pair_order();
+                }
+                if edm.cfg.pipelined_matching {
+                    s.pipeline(f.scheduler_cycle_ps);
+                }
                 if edm.cfg.zero_queue {
                     // Circuits are booked to start when their ports are free:
                     // the scheduler may plan one grant-to-egress lag ahead.
@@ -531,6 +597,7 @@ impl<'a> Sim<'a> {
             last_iteration_at: None,
             deferred_tick: None,
             iterations_since_wake: 0,
+            retry_at: None,
             tick_times: Vec::new(),
             iteration: Iteration::default(),
             notify_wakes: VecDeque::new(),
@@ -566,6 +633,21 @@ impl<'a> Sim<'a> {
             controls: vec![VecDeque::new(); if edm.cfg.zero_queue { n } else { 0 }],
             pair_data_end: vec![0; if edm.cfg.zero_queue { n * n } else { 0 }],
             trace: None,
+            track_finish: address || msgs.iter().any(|m| m.fence),
+            unfinished: vec![Vec::new(); if address { n * n } else { 0 }],
+            held: vec![Vec::new(); if address { n * n } else { 0 }],
+            waits_for: vec![0; if address { msgs.len() } else { 0 }],
+            outstanding: vec![0; n],
+            fenced: vec![VecDeque::new(); n],
+            batch_of: vec![
+                NO_BATCH;
+                if edm.cfg.batch_bytes > 0 {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            batches: Vec::new(),
         }
     }
 
@@ -683,15 +765,8 @@ impl<'a> Sim<'a> {
     fn handle(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {
-            Ev::Issue(i) => {
-                let m = Msg::of(&self.msgs[i as usize]);
-                let pair = self.pair(m);
-                if (self.active[pair] as u32) < edm.cfg.max_active_notifs {
-                    self.activate(now, i, m);
-                } else {
-                    self.pending[pair].push_back((i, m));
-                }
-            }
+            Ev::Issue(i) => self.issue(now, i),
+            Ev::Finished(i) => self.finished(now, i),
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
                 let d = self.uplinks[h as usize].insert_control_block(now);
                 self.record(h, true, d.start, 1, &unit);
@@ -782,6 +857,107 @@ impl<'a> Sim<'a> {
         }
     }
 
+    /// Message `i` is issued: unless a fence holds it back, on to the
+    /// memory-order rule.
+    fn issue(&mut self, now: Ps, i: u32) {
+        let spec = &self.msgs[i as usize];
+        let r = spec.requester as usize;
+        if !self.fenced[r].is_empty() || (spec.fence && self.outstanding[r] > 0) {
+            self.fenced[r].push_back(i);
+            return;
+        }
+        self.order(now, i);
+    }
+
+    /// The memory-order rule: message `i` waits for every earlier unfinished
+    /// message of its requester-memory pair that overlaps it, one of the two
+    /// a write or RMW (a read beside a read needs no order).
+    fn order(&mut self, now: Ps, i: u32) {
+        let spec = &self.msgs[i as usize];
+        if self.track_finish {
+            self.outstanding[spec.requester as usize] += 1;
+        }
+        if self.edm.cfg.memory_order == MemoryOrder::Address {
+            let pair = self.pair(Msg::of(spec));
+            let msgs = self.msgs;
+            let conflicts = self.unfinished[pair]
+                .iter()
+                .filter(|&&j| conflict(&msgs[j as usize], spec))
+                .count() as u32;
+            self.unfinished[pair].push(i);
+            if conflicts > 0 {
+                self.waits_for[i as usize] = conflicts;
+                self.held[pair].push(i);
+                return;
+            }
+        }
+        self.admit(now, i);
+    }
+
+    /// Message `i` may go: it takes one of its pair's X notifications, or
+    /// waits for one.
+    fn admit(&mut self, now: Ps, i: u32) {
+        let m = Msg::of(&self.msgs[i as usize]);
+        let pair = self.pair(m);
+        if (self.active[pair] as u32) < self.edm.cfg.max_active_notifs {
+            self.activate(now, i, m);
+        } else {
+            self.pending[pair].push_back((i, m));
+        }
+    }
+
+    /// Message or mega-message `i` has finished at its requester: the
+    /// messages that waited for its members may go.
+    fn finished(&mut self, now: Ps, i: u32) {
+        if self
+            .batch_of
+            .get(i as usize)
+            .is_some_and(|&b| b != NO_BATCH)
+        {
+            let b = self.batch_of[i as usize] as usize;
+            for k in 0..self.batches[b].members.len() {
+                let member = self.batches[b].members[k].0;
+                self.finished_one(now, member);
+            }
+        } else {
+            self.finished_one(now, i);
+        }
+    }
+
+    fn finished_one(&mut self, now: Ps, i: u32) {
+        let msgs = self.msgs;
+        let spec = &msgs[i as usize];
+        let r = spec.requester as usize;
+        self.outstanding[r] -= 1;
+        if self.edm.cfg.memory_order == MemoryOrder::Address {
+            let pair = self.pair(Msg::of(spec));
+            let at = self.unfinished[pair].iter().position(|&j| j == i);
+            self.unfinished[pair].remove(at.expect("a finished message was unfinished"));
+            let mut free = Vec::new();
+            let waits_for = &mut self.waits_for;
+            self.held[pair].retain(|&h| {
+                if h > i && conflict(spec, &msgs[h as usize]) {
+                    waits_for[h as usize] -= 1;
+                    if waits_for[h as usize] == 0 {
+                        free.push(h);
+                        return false;
+                    }
+                }
+                true
+            });
+            for h in free {
+                self.admit(now, h);
+            }
+        }
+        while let Some(&f) = self.fenced[r].front() {
+            if msgs[f as usize].fence && self.outstanding[r] > 0 {
+                break;
+            }
+            self.fenced[r].pop_front();
+            self.order(now, f);
+        }
+    }
+
     /// The id the scheduler knows message `i` by (until its last grant).
     fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
         match self.queued_free.pop() {
@@ -863,8 +1039,46 @@ impl<'a> Sim<'a> {
         let pair = self.pair(m);
         self.active[pair] -= 1;
         if let Some((next, m)) = self.pending[pair].pop_front() {
+            let m = self.fold(pair, next, m);
             self.activate(now, next, m);
         }
+    }
+
+    /// Batching: write `i` (`m`), about to take a notification, takes with
+    /// it the writes waiting behind it in `pair`'s queue, in order, while the
+    /// whole fits `batch_bytes`; returns what the mega-message's one /N/
+    /// announces. Reads and RMWs go alone: each request carries its own
+    /// address and already is the notification (a mega-request would be a
+    /// unit longer than the zero-queue rules keep room for).
+    fn fold(&mut self, pair: usize, i: u32, m: Msg) -> Msg {
+        let limit = self.edm.cfg.batch_bytes;
+        if limit == 0 || m.op != Op::Write {
+            return m;
+        }
+        let overhead = Edm::batch_overhead_bytes(Edm::data_kind(m));
+        let mut members = vec![(i, m.size)];
+        let mut size = m.size;
+        let mut k = 0;
+        while k < self.pending[pair].len() && size < limit {
+            let (j, other) = self.pending[pair][k];
+            if other.op == m.op && size + overhead + other.size <= limit {
+                size += overhead + other.size;
+                members.push((j, size));
+                self.pending[pair].remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        if members.len() == 1 {
+            return m;
+        }
+        self.batch_of[i as usize] = self.batches.len() as u32;
+        let count = members.len() as u16;
+        self.batches.push(Batch {
+            members,
+            completed: 0,
+        });
+        Msg { size, count, ..m }
     }
 
     #[inline]
@@ -884,6 +1098,14 @@ impl<'a> Sim<'a> {
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
+        if self.track_finish
+            && unit.kind == UnitKind::Data
+            && unit.last
+            && unit.spec.op == Op::Write
+        {
+            let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
+            self.q.push(sent, Ev::Finished(unit.msg));
+        }
         if unit.kind == UnitKind::Data {
             // The switch only forwards data on its circuit (no state to look
             // at on arrival): straight to the egress, `SW_FORWARD_CYCLES` later.
@@ -975,7 +1197,17 @@ impl<'a> Sim<'a> {
         if self.last_iteration_at == Some(now) || self.sched.is_empty() {
             return;
         }
+        // Anything but a retry of refused requests is a change (a port
+        // released, a notification visible): the count starts again.
         let max = self.edm.cfg.max_iterations;
+        let since = self.last_iteration_at.unwrap_or(0);
+        if self.retry_at != Some(now)
+            || (max > 0
+                && self.iterations_since_wake >= max
+                && self.sched.released_between(since, now))
+        {
+            self.iterations_since_wake = 0;
+        }
         if max > 0 && self.iterations_since_wake >= max {
             return;
         }
@@ -983,7 +1215,7 @@ impl<'a> Sim<'a> {
         let mut it = std::mem::take(&mut self.iteration);
         self.sched.iterate_into(now, &mut it);
         self.last_iteration_at = Some(now);
-        let iteration = self.sched.iteration_ps();
+        let iteration = self.sched.issue_interval_ps();
         self.scheduler_busy_until = now + iteration;
         // The scheduler looks again when a granted port is released (or may
         // be used early by a read's first chunk), and at once if a request
@@ -1010,6 +1242,7 @@ impl<'a> Sim<'a> {
         }
         if it.refused {
             ticks.push(now + iteration);
+            self.retry_at = Some(now + iteration);
         }
         ticks.sort_unstable();
         ticks.dedup();
@@ -1100,6 +1333,9 @@ impl<'a> Sim<'a> {
             to_egress,
         );
         self.pair_data_end[pair] = data_up + wire;
+        if self.track_finish && g.last && m.op == Op::Write {
+            self.q.push(data_up + wire, Ev::Finished(grant.msg));
+        }
         self.down_book[src].book(grant_at, control_len);
         self.downlinks[src].account(now, grant_at, grant.blocks);
         self.record(g.src, false, grant_at, grant.blocks, &grant);
@@ -1156,6 +1392,9 @@ impl<'a> Sim<'a> {
     /// if that completes its message.
     fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
+        if unit.spec.count > 1 {
+            return self.batch_data_arrives(at, unit);
+        }
         self.totals.delivered_bytes += unit.bytes as u64;
         // A message in one chunk is complete without its running count.
         let whole = Edm::data_bytes(unit.spec);
@@ -1171,6 +1410,32 @@ impl<'a> Sim<'a> {
             self.completed += 1;
         }
         done
+    }
+
+    /// [`Sim::data_arrives`] for a mega-message: each member completes when
+    /// the data up to its end has arrived.
+    fn batch_data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
+        let i = unit.msg as usize;
+        self.delivered[i] += unit.bytes;
+        let done_to = self.delivered[i];
+        let overhead = Edm::batch_overhead_bytes(Edm::data_kind(unit.spec));
+        let done_at = at + self.edm.c(HOST_PROC_DATA_CYCLES);
+        let b = &mut self.batches[self.batch_of[i] as usize];
+        while b.completed < b.members.len() && b.members[b.completed].1 <= done_to {
+            let k = b.completed;
+            let (member, end) = b.members[k];
+            // Its payload (the headers between members are not payload).
+            let start = if k == 0 {
+                0
+            } else {
+                b.members[k - 1].1 + overhead
+            };
+            self.totals.delivered_bytes += (end - start) as u64;
+            self.completions.push((member, done_at));
+            self.completed += 1;
+            b.completed += 1;
+        }
+        done_to == unit.spec.size
     }
 
     /// The data unit a grant (or forwarded request) asks for.
@@ -1199,6 +1464,9 @@ impl<'a> Sim<'a> {
             UnitKind::Data => {
                 if self.data_arrives(now, unit) {
                     self.deactivate(now, m);
+                    if self.track_finish {
+                        self.finished(now, unit.msg);
+                    }
                 }
             }
             UnitKind::Notify | UnitKind::Request | UnitKind::ForwardedRequest => {
@@ -1206,4 +1474,11 @@ impl<'a> Sim<'a> {
             }
         }
     }
+}
+
+/// Whether `b` must wait for the earlier `a` under the memory-order rule
+/// (same requester and memory node assumed): their byte ranges overlap and
+/// one of them changes memory.
+fn conflict(a: &MessageSpec, b: &MessageSpec) -> bool {
+    (a.op != Op::Read || b.op != Op::Read) && overlaps(a.range(), b.range())
 }

@@ -162,6 +162,20 @@ pub struct Scheduler {
     occupancy: usize,
     /// Priority hold factor (0: off, the paper's PIM); see [`Scheduler::hold_for_shorter`].
     hold: u64,
+    /// Per-pair FIFO (the paper): only a pair's oldest entry may be granted.
+    /// Off under EDM's memory-order rule, where hosts hold back the messages
+    /// that must not overtake ([`Scheduler::without_pair_order`]).
+    pair_fifo: bool,
+    /// Pipelined matching: a new iteration may start every scheduler cycle
+    /// ([`Scheduler::pipeline`]); `cycle_ps` is that cycle.
+    pipelined: bool,
+    cycle_ps: Ps,
+    /// Per source: when the iteration that last matched it started, and its
+    /// release before that match. An iteration in flight has not marked its
+    /// ports busy yet, so a pipelined request stage still sees the earlier
+    /// release.
+    decided_at: Vec<Ps>,
+    prev_release: Vec<Ps>,
     /// The latest `now` an iteration ran at (iterations must not go back in time).
     last_now: Ps,
     pub max_occupancy: usize,
@@ -200,6 +214,11 @@ impl Scheduler {
             leading_by_dst: vec![0; ports],
             occupancy: 0,
             hold: 0,
+            pair_fifo: true,
+            pipelined: false,
+            cycle_ps: iteration_ps,
+            decided_at: vec![0; ports],
+            prev_release: vec![0; ports],
             last_now: 0,
             max_occupancy: 0,
             iterations: 0,
@@ -218,6 +237,47 @@ impl Scheduler {
     /// pair is released together and re-matches at once (docs/simulator.md).
     pub fn hold_for_shorter(&mut self, factor: u32) {
         self.hold = factor as u64;
+    }
+
+    /// No per-pair FIFO: every entry may be granted, whatever its pair's older
+    /// entries are doing (EDM's memory-order rule: the hosts hold back a
+    /// message that must not overtake an earlier one, docs/protocol.md).
+    pub fn without_pair_order(&mut self) {
+        self.pair_fifo = false;
+    }
+
+    /// Pipelined matching: an iteration may start every `cycle` (one
+    /// scheduler cycle) while earlier ones are in flight. Each still takes
+    /// three cycles (request, accept, mark busy): its request stage sees the
+    /// ports as the iterations that ended left them, and its accept stage
+    /// drops any request whose source or destination an iteration in flight
+    /// has just matched (one more mask per port in hardware).
+    pub fn pipeline(&mut self, cycle: Ps) {
+        self.pipelined = true;
+        self.cycle_ps = cycle;
+    }
+
+    /// The time from one iteration's start to the next one's (one cycle when
+    /// pipelined, else a whole iteration).
+    pub fn issue_interval_ps(&self) -> Ps {
+        if self.pipelined {
+            self.cycle_ps
+        } else {
+            self.iteration_ps
+        }
+    }
+
+    /// The release of source `s` as the request stage of an iteration
+    /// starting at `now` sees it. (A destination matched by an iteration in
+    /// flight may still request, but its request is masked at accept: the
+    /// model lets it skip the iteration, which is the same.)
+    #[inline]
+    fn seen_src_release(&self, s: usize, now: Ps) -> Ps {
+        if self.pipelined && now < self.decided_at[s] + self.iteration_ps {
+            self.prev_release[s]
+        } else {
+            self.src_release[s]
+        }
     }
 
     /// How far before the release of `src` and `dst` an iteration may use
@@ -270,6 +330,12 @@ impl Scheduler {
             return true;
         }
         false
+    }
+
+    /// Whether a port was released in `(after, upto]`.
+    pub fn released_between(&self, after: Ps, upto: Ps) -> bool {
+        let within = |&r: &Ps| r > after && r <= upto;
+        self.src_release.iter().any(within) || self.dst_release.iter().any(within)
     }
 
     pub fn iteration_ps(&self) -> Ps {
@@ -371,14 +437,16 @@ impl Scheduler {
                 break;
             }
             q.unrevealed.pop_front();
-            let e = &self.entries[id as usize];
-            let pair = dst * self.ports + e.src as usize;
-            if self.pair_last[pair] == NONE {
-                self.pair_first[pair] = id;
-            } else {
-                self.entries[self.pair_last[pair] as usize].next = id;
+            if self.pair_fifo {
+                let e = &self.entries[id as usize];
+                let pair = dst * self.ports + e.src as usize;
+                if self.pair_last[pair] == NONE {
+                    self.pair_first[pair] = id;
+                } else {
+                    self.entries[self.pair_last[pair] as usize].next = id;
+                }
+                self.pair_last[pair] = id;
             }
-            self.pair_last[pair] = id;
             self.insert_head(id);
         }
     }
@@ -405,7 +473,8 @@ impl Scheduler {
         // source free, and the oldest of its source-destination pair.
         for dst in 0..self.queues.len() {
             let early = self.early_ps;
-            if self.queues[dst].len == 0 || self.dst_release[dst] > now + self.max_lead_ps + early {
+            let dst_release = self.dst_release[dst];
+            if self.queues[dst].len == 0 || dst_release > now + self.max_lead_ps + early {
                 continue;
             }
             self.reveal(dst, now);
@@ -415,7 +484,7 @@ impl Scheduler {
             let mut best: Option<(Key, u16, u32, u32)> = None;
             let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
             for (at, h) in q.heads.iter().enumerate() {
-                if pair_heads[h.src as usize] != h.entry {
+                if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
                     continue;
                 }
                 any.get_or_insert(h.key);
@@ -423,7 +492,8 @@ impl Scheduler {
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
                 let until = now + h.lead + early;
-                if self.src_release[h.src as usize] > until || self.dst_release[dst] > until {
+                let src_release = self.seen_src_release(h.src as usize, now);
+                if src_release > until || dst_release > until {
                     continue;
                 }
                 best = Some((h.key, h.src, h.entry, at as u32));
@@ -433,10 +503,13 @@ impl Scheduler {
             // Priority hold (an option, SRPT only): rather than start a message
             // `hold` or more times longer than its best one, whose source is
             // busy for at most a chunk more, the destination waits for it.
+            // (Only when a better entry exists: with k = 1 the best entry itself
+            // would pass the test, and nothing would ever be granted.)
             if let (Some((key, ..)), Some(any)) = (best, any) {
                 if self.hold > 0
                     && self.priority == Priority::Srpt
-                    && key_major(any) * self.hold <= key_major(key)
+                    && any != key
+                    && key_major(any).saturating_mul(self.hold) <= key_major(key)
                 {
                     best = None;
                 }
@@ -463,6 +536,17 @@ impl Scheduler {
         for &s in &requesting_srcs {
             // `at_head` still indexes the entry: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
+            if self.pipelined {
+                // Matched by an iteration in flight (its request stage could
+                // not see that): the accept stage drops the request.
+                let lead = self.entries[id as usize].lead() + self.early_ps;
+                if self.src_release[s as usize] > now + lead {
+                    out.refused = true;
+                    continue;
+                }
+                self.prev_release[s as usize] = self.src_release[s as usize];
+                self.decided_at[s as usize] = now;
+            }
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
             let first = !e.granted;
@@ -478,10 +562,12 @@ impl Scheduler {
             if last {
                 // The pair's next entry (already in `heads`) becomes its head.
                 self.remove_head(dst, key, at_head);
-                let pair = dst as usize * self.ports + s as usize;
-                self.pair_first[pair] = next;
-                if next == NONE {
-                    self.pair_last[pair] = NONE;
+                if self.pair_fifo {
+                    let pair = dst as usize * self.ports + s as usize;
+                    self.pair_first[pair] = next;
+                    if next == NONE {
+                        self.pair_last[pair] = NONE;
+                    }
                 }
                 self.free.push(id);
                 self.queues[dst as usize].len -= 1;
@@ -662,6 +748,42 @@ mod tests {
     }
 
     #[test]
+    fn priority_hold_of_one_still_grants_the_best_message() {
+        // k = 1: the best entry itself passes "k times longer than the best";
+        // it must not hold itself back (every run deadlocked).
+        let mut s = sched(2, Priority::Srpt);
+        s.hold_for_shorter(1);
+        s.notify(0, 0, 1, 1, 64, Kind::Wreq, 0);
+        assert_eq!(s.iterate(0).grants.len(), 1);
+    }
+
+    #[test]
+    fn a_pipelined_request_to_a_source_matched_in_flight_is_dropped_at_accept() {
+        // Iteration 1 (t = 0) matches source 1 with destination 0. Iteration 2
+        // starts a cycle later, before iteration 1 has marked source 1 busy:
+        // destination 2 still requests source 1 and is refused at accept.
+        let mut s = sched(3, Priority::Srpt);
+        s.pipeline(2560);
+        s.notify(0, 1, 0, 1, 5000, Kind::Wreq, 0);
+        assert_eq!(s.iterate(0).grants.len(), 1);
+        s.notify(0, 1, 2, 2, 64, Kind::Wreq, 0);
+        let it = s.iterate(2560);
+        assert!(it.grants.is_empty() && it.refused, "dropped at accept");
+        // Once iteration 1 has ended, the request stage sees source 1 busy.
+        let it = s.iterate(3 * 2560);
+        assert!(it.grants.is_empty() && !it.refused);
+    }
+
+    #[test]
+    fn without_pair_order_a_later_entry_of_a_pair_may_go_first() {
+        let mut s = sched(2, Priority::Srpt);
+        s.without_pair_order();
+        s.notify(0, 1, 0, 10, 5000, Kind::Wreq, 0);
+        s.notify(0, 1, 0, 11, 64, Kind::Wreq, 0);
+        assert_eq!(s.iterate(0).grants[0].msg, 11, "shortest first");
+    }
+
+    #[test]
     fn invisible_notifications_wait() {
         let mut s = sched(2, Priority::Fcfs);
         s.notify(100, 0, 1, 7, 8, Kind::Rres, 0);
@@ -680,16 +802,25 @@ mod timeline_tests {
         // Random notifications over time; every grant occupies its source and
         // destination for [at + extra, at + extra + wire): no two may overlap,
         // with the paper's PIM and with the priority hold option.
-        for hold in [0, 2] {
-            circuits_never_overlap(hold);
+        // With EDM's own rules too: pipelined matching, no per-pair FIFO.
+        for hold in [0, 1, 2] {
+            for (pipelined, pair_fifo) in [(false, true), (true, true), (true, false)] {
+                circuits_never_overlap(hold, pipelined, pair_fifo);
+            }
         }
     }
 
-    fn circuits_never_overlap(hold: u32) {
+    fn circuits_never_overlap(hold: u32, pipelined: bool, pair_fifo: bool) {
         let mut rng = crate::rng::Rng::new(21);
         let n = 6;
         let mut s = Scheduler::new(n, Priority::Srpt, 256, 3 * 2560, 640);
         s.hold_for_shorter(hold);
+        if pipelined {
+            s.pipeline(2560);
+        }
+        if !pair_fifo {
+            s.without_pair_order();
+        }
         let mut busy: Vec<Vec<(Ps, Ps)>> = vec![Vec::new(); 2 * n];
         let mut now = 0;
         let mut msg = 0;
@@ -722,7 +853,7 @@ mod timeline_tests {
                     busy[port].push(interval);
                 }
             }
-            now += s.iteration_ps();
+            now += s.issue_interval_ps();
         }
         assert!(busy.iter().map(Vec::len).sum::<usize>() > 1000);
     }

@@ -5,8 +5,9 @@ use crate::rng::Rng;
 
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
 /// RMW reads and writes one 64-bit word.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Op {
+    #[default]
     Read,
     Write,
     Rmw,
@@ -23,7 +24,7 @@ impl Op {
 }
 
 /// One message of a workload.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct MessageSpec {
     pub op: Op,
     /// The compute node that issues it.
@@ -33,6 +34,44 @@ pub struct MessageSpec {
     /// Payload bytes (written, or read; 8 for RMW).
     pub size: u32,
     pub issue_ps: Ps,
+    /// First byte it reads or writes at its memory node (EDM's memory-order
+    /// rule orders only overlapping messages; [`assign_addresses`] draws
+    /// them for workloads that give none).
+    pub addr: u64,
+    /// A fence: this message, and every later one of its requester, waits
+    /// until every earlier message of the requester has finished.
+    pub fence: bool,
+}
+
+impl MessageSpec {
+    /// The bytes it touches at its memory node, `[addr, addr + len)` (an RMW
+    /// its 8-byte word).
+    pub fn range(&self) -> (u64, u64) {
+        let len = if self.op == Op::Rmw {
+            8
+        } else {
+            self.size as u64
+        };
+        (self.addr, self.addr + len)
+    }
+}
+
+/// Draws every message's address uniformly from the 64-byte-aligned places in
+/// `[0, space_bytes)` where it fits (a message larger than the space starts
+/// at 0). From its own stream of `seed`, so the workload's other fields (and
+/// the results of protocols that ignore addresses) do not depend on it.
+pub fn assign_addresses(msgs: &mut [MessageSpec], space_bytes: u64, seed: u64) {
+    let mut rng = Rng::new(seed ^ 0xADD2_E55E_5EED_0001);
+    for m in msgs {
+        let (lo, hi) = m.range();
+        let slots = space_bytes.saturating_sub(hi - lo) / 64 + 1;
+        m.addr = rng.below(slots) * 64;
+    }
+}
+
+/// Whether two ranges `[lo, hi)` share a byte.
+pub fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.1 && b.0 < a.1
 }
 
 /// Which nodes issue requests and which serve them.
@@ -211,6 +250,7 @@ impl OpenLoop {
                 memory: memory_node,
                 size: self.sizes.sample(&mut rng),
                 issue_ps: now.round() as Ps,
+                ..Default::default()
             });
         }
         out

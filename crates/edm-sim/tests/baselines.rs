@@ -25,6 +25,7 @@ fn msg(op: Op, requester: u16, memory: u16, size: u32, issue_ps: Ps) -> MessageS
         memory,
         size,
         issue_ps,
+        ..Default::default()
     }
 }
 

@@ -1,10 +1,10 @@
 //! EDM model invariants and closed-form checks.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
 use edm_sim::edm::{Edm, Transmission, UnitKind};
 use edm_sim::engine::{Outcome, Protocol};
-use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
+use edm_sim::workload::{assign_addresses, overlaps, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
 fn fabric(nodes: usize, gbps: u32) -> FabricConfig {
     FabricConfig {
@@ -25,6 +25,7 @@ fn one(op: Op, size: u32) -> MessageSpec {
         memory: 1,
         size,
         issue_ps: 1000,
+        ..Default::default()
     }
 }
 
@@ -49,7 +50,16 @@ fn a_64_byte_read_and_write_alone_cost_table_1_plus_serialization() {
 
 #[test]
 fn closed_form_alone_latency_equals_an_actual_alone_run() {
-    for cfg in [EdmConfig::default(), zero_queue()] {
+    let pipelined = EdmConfig {
+        pipelined_matching: true,
+        ..EdmConfig::default()
+    };
+    for cfg in [
+        EdmConfig::default(),
+        zero_queue(),
+        pipelined,
+        EdmConfig::edm_rules(),
+    ] {
         for gbps in [10, 25, 100, 400] {
             for op in [Op::Read, Op::Write, Op::Rmw] {
                 for size in [1, 7, 8, 63, 64, 100, 255, 256, 257, 1000, 4099] {
@@ -58,8 +68,7 @@ fn closed_form_alone_latency_equals_an_actual_alone_run() {
                     let measured = out.records[0].complete_ps.expect("completes") - m.issue_ps;
                     assert_eq!(
                         measured, out.records[0].alone_ps,
-                        "{op:?} {size} B at {gbps}G, zero queue {}",
-                        cfg.zero_queue
+                        "{op:?} {size} B at {gbps}G, {cfg:?}"
                     );
                 }
             }
@@ -121,21 +130,31 @@ fn heavy_sizes() -> SizeCdf {
 
 #[test]
 fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
-    for (priority, load, hold, zero_queue) in [
-        (Priority::Srpt, 0.9, 0, false),
-        (Priority::Fcfs, 0.6, 0, false),
-        (Priority::Srpt, 0.9, 2, false),
-        (Priority::Srpt, 0.9, 0, true),
-        (Priority::Fcfs, 0.6, 2, true),
+    let paper = EdmConfig::default;
+    let rules = EdmConfig::edm_rules;
+    for (priority, load, base, hold, zero_queue, batch) in [
+        (Priority::Srpt, 0.9, paper(), 0, false, 0),
+        (Priority::Fcfs, 0.6, paper(), 0, false, 0),
+        (Priority::Srpt, 0.9, paper(), 2, false, 0),
+        (Priority::Srpt, 0.9, paper(), 1, false, 0),
+        (Priority::Srpt, 0.9, paper(), 0, true, 0),
+        (Priority::Fcfs, 0.6, paper(), 2, true, 0),
+        (Priority::Srpt, 0.9, paper(), 0, false, 512),
+        (Priority::Srpt, 0.9, rules(), 2, true, 0),
+        (Priority::Srpt, 0.9, rules(), 1, true, 4096),
+        (Priority::Fcfs, 0.9, rules(), 0, false, 256),
     ] {
-        let msgs = workload(16, load, 0.5, heavy_sizes(), 20_000, 3);
+        let mut msgs = workload(16, load, 0.5, heavy_sizes(), 20_000, 3);
+        // A small address space: many messages of a pair overlap.
+        assign_addresses(&mut msgs, 1 << 14, 3);
         let out = run(
             fabric(16, 100),
             EdmConfig {
                 priority,
                 priority_hold: hold,
                 zero_queue,
-                ..EdmConfig::default()
+                batch_bytes: batch,
+                ..base
             },
             &msgs,
         );
@@ -201,6 +220,7 @@ fn one_saturated_pair_runs_near_line_rate_minus_framing() {
             memory: 1,
             size: 256 * 64,
             issue_ps: i,
+            ..Default::default()
         })
         .collect();
     let goodput = |cfg| {
@@ -246,6 +266,7 @@ fn a_short_message_starves_between_two_long_circuits_unless_held() {
         memory,
         size,
         issue_ps,
+        ..Default::default()
     };
     let msgs = [
         write(0, 1, 400_000, 0),
@@ -349,6 +370,7 @@ fn streams(pairs: &[(u16, u16)], size: u32, per_pair: u32) -> Vec<MessageSpec> {
                 memory,
                 size,
                 issue_ps: i as Ps,
+                ..Default::default()
             })
         })
         .collect();
@@ -540,6 +562,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
             memory: 0,
             size: 64 + 37 * (i % 11),
             issue_ps: i as Ps * 500,
+            ..Default::default()
         })
         .collect();
     let frames = EdmConfig {
@@ -584,6 +607,19 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
             mixed_with_rmw(16, 0.9, 10),
         ),
         ("incast", fabric(8, 100), zero_queue(), incast),
+        (
+            "EDM's rules with batching, overlapping addresses",
+            fabric(16, 100),
+            EdmConfig {
+                batch_bytes: 1024,
+                ..EdmConfig::edm_rules()
+            },
+            {
+                let mut msgs = mixed_with_rmw(16, 0.9, 13);
+                assign_addresses(&mut msgs, 1 << 14, 13);
+                msgs
+            },
+        ),
         (
             "jumbo frames on every link",
             fabric(16, 100),
@@ -637,4 +673,327 @@ fn the_timing_check_finds_the_paper_rules_overlaps_and_waits() {
     let t = timing(&edm, &f, &trace);
     assert!(t.overlaps > 100 && t.waited > 100, "{t:?}");
     assert_eq!(t.longest_wait, out.totals.max_switch_data_wait_ps);
+}
+
+/// Messages of one requester and memory node that overlap, one of them a
+/// write: the earlier one's effect comes first at the memory node.
+fn check_memory_order(
+    msgs: &[MessageSpec],
+    out: &Outcome,
+    trace: &[Transmission],
+    f: &FabricConfig,
+) {
+    use std::collections::HashMap;
+    let block = f.block_ps();
+    // Per message, on its memory node's downlink: when its data (writes)
+    // starts and ends there, and when its forwarded request starts (reads).
+    let mut into_memory: HashMap<u32, (Ps, Ps)> = HashMap::new();
+    for t in trace {
+        let m = &msgs[t.msg as usize];
+        if t.up || t.host != m.memory {
+            continue;
+        }
+        let (start, end) = (t.start, t.start + t.blocks as Ps * block);
+        let e = into_memory.entry(t.msg).or_insert((start, end));
+        e.0 = e.0.min(start);
+        e.1 = e.1.max(end);
+    }
+    let mut checked = 0;
+    for (j, b) in msgs.iter().enumerate() {
+        for (i, a) in msgs[..j].iter().enumerate().rev().take(200) {
+            if (a.requester, a.memory) != (b.requester, b.memory)
+                || (a.op == Op::Read && b.op == Op::Read)
+                || !overlaps(a.range(), b.range())
+            {
+                continue;
+            }
+            let (ia, ib) = (i as u32, j as u32);
+            // (A write carried in another's mega-message is traced as that
+            // one: `batching_folds_...` checks those.)
+            if !into_memory.contains_key(&ib)
+                || (a.op == Op::Write && !into_memory.contains_key(&ia))
+            {
+                continue;
+            }
+            checked += 1;
+            match (a.op, b.op) {
+                (Op::Write, _) => assert!(
+                    into_memory[&ib].0 >= into_memory[&ia].1,
+                    "{j} ({:?}) reached memory before the write {i} it overlaps ended there",
+                    b.op
+                ),
+                // A read (or RMW) first: the later message reaches memory
+                // only after the response has reached the requester.
+                _ => assert!(
+                    into_memory[&ib].0
+                        >= out.records[i].complete_ps.unwrap() - f.cycles(HOST_PROC_DATA_CYCLES),
+                    "{j} ({:?}) reached memory before the {:?} {i} it overlaps was answered",
+                    b.op,
+                    a.op
+                ),
+            }
+        }
+    }
+    assert!(
+        checked > 100,
+        "too few overlapping pairs to check: {checked}"
+    );
+}
+
+#[test]
+fn overlapping_messages_of_a_pair_are_never_reordered_under_the_memory_order_rule() {
+    for (name, f, cfg) in [
+        (
+            "paper engine",
+            fabric(4, 100),
+            EdmConfig {
+                memory_order: MemoryOrder::Address,
+                ..EdmConfig::default()
+            },
+        ),
+        ("EDM's rules", fabric(4, 100), EdmConfig::edm_rules()),
+        (
+            "EDM's rules, batching, 10 Gbps",
+            fabric(4, 10),
+            EdmConfig {
+                batch_bytes: 2048,
+                ..EdmConfig::edm_rules()
+            },
+        ),
+    ] {
+        let mut msgs = workload(4, 0.9, 0.5, heavy_sizes(), 4_000, 21);
+        for m in msgs.iter_mut().step_by(5) {
+            m.op = Op::Rmw;
+        }
+        // 2 KB per memory node: overlaps are common.
+        assign_addresses(&mut msgs, 2048, 21);
+        let (out, trace) = Edm::new(f.clone(), cfg).run_traced(&msgs);
+        assert!(
+            out.records.iter().all(|r| r.complete_ps.is_some()),
+            "{name}: all complete"
+        );
+        assert_eq!(
+            out.totals.delivered_bytes,
+            data_bytes(&msgs),
+            "{name}: bytes conserved"
+        );
+        check_memory_order(&msgs, &out, &trace, &f);
+    }
+}
+
+#[test]
+fn the_memory_order_check_fails_on_the_paper_rules() {
+    // The paper's per-pair FIFO orders a pair's messages per data direction
+    // only: a read can pass an overlapping write of the same requester (its
+    // data goes the other way). The check above must see that.
+    let f = fabric(4, 100);
+    let mut msgs = workload(4, 0.9, 0.5, heavy_sizes(), 4_000, 21);
+    assign_addresses(&mut msgs, 2048, 21);
+    let (out, trace) = Edm::new(f.clone(), EdmConfig::default()).run_traced(&msgs);
+    let failed = std::panic::catch_unwind(|| check_memory_order(&msgs, &out, &trace, &f)).is_err();
+    assert!(
+        failed,
+        "the paper's rules kept every overlapping pair in order"
+    );
+}
+
+#[test]
+fn a_short_message_overtakes_a_long_one_of_its_pair_only_when_they_do_not_overlap() {
+    // One requester writes 400 KB, then 64 B: per-pair FIFO (the paper) makes
+    // the short write wait for the long one; the memory-order rule lets it
+    // overtake unless it writes into the long one's range.
+    let long = MessageSpec {
+        op: Op::Write,
+        requester: 0,
+        memory: 1,
+        size: 400_000,
+        issue_ps: 0,
+        addr: 0,
+        ..Default::default()
+    };
+    let short = |addr| MessageSpec {
+        op: Op::Write,
+        size: 64,
+        issue_ps: 1000,
+        addr,
+        ..long.clone()
+    };
+    let done = |cfg: EdmConfig, addr| {
+        let out = run(fabric(4, 100), cfg, &[long.clone(), short(addr)]);
+        (
+            out.records[0].complete_ps.unwrap(),
+            out.records[1].complete_ps.unwrap(),
+        )
+    };
+    let address = EdmConfig {
+        memory_order: MemoryOrder::Address,
+        ..EdmConfig::default()
+    };
+    let (l, s) = done(EdmConfig::default(), 1 << 20);
+    assert!(s > l, "per-pair FIFO: the short write waits");
+    let (l, s) = done(address.clone(), 1 << 20);
+    assert!(s < l / 10, "disjoint: it overtakes ({s} vs {l})");
+    let (l, s) = done(address, 1000);
+    assert!(s > l, "overlapping: it waits");
+}
+
+#[test]
+fn a_fence_holds_every_later_message_until_every_earlier_one_has_finished() {
+    let mut msgs = workload(6, 0.7, 0.5, heavy_sizes(), 3_000, 5);
+    for m in msgs.iter_mut().skip(40).step_by(97) {
+        m.fence = true;
+    }
+    assign_addresses(&mut msgs, 1 << 30, 5);
+    let f = fabric(6, 100);
+    for cfg in [EdmConfig::default(), EdmConfig::edm_rules()] {
+        let (out, trace) = Edm::new(f.clone(), cfg).run_traced(&msgs);
+        assert!(
+            out.records.iter().all(|r| r.complete_ps.is_some()),
+            "all complete"
+        );
+        // When each message's first unit leaves its requester, and when it has
+        // finished there (a write's last data block sent, a read answered).
+        let block = f.block_ps();
+        let mut first_sent = vec![Ps::MAX; msgs.len()];
+        let mut write_sent = vec![0; msgs.len()];
+        for t in trace
+            .iter()
+            .filter(|t| t.up && t.host == msgs[t.msg as usize].requester)
+        {
+            let i = t.msg as usize;
+            first_sent[i] = first_sent[i].min(t.start);
+            if t.kind == UnitKind::Data {
+                write_sent[i] = write_sent[i].max(t.start + t.blocks as Ps * block);
+            }
+        }
+        let finished = |i: usize| match msgs[i].op {
+            Op::Write => write_sent[i],
+            _ => out.records[i].complete_ps.unwrap() - f.cycles(HOST_PROC_DATA_CYCLES),
+        };
+        let mut fences = 0;
+        for (k, fm) in msgs.iter().enumerate().filter(|(_, m)| m.fence) {
+            fences += 1;
+            let before = (0..k).filter(|&i| msgs[i].requester == fm.requester);
+            let all_done = before.map(finished).max().unwrap_or(0);
+            for j in (k..msgs.len()).filter(|&j| msgs[j].requester == fm.requester) {
+                assert!(
+                    first_sent[j] >= all_done,
+                    "message {j} left before the fence {k} cleared"
+                );
+            }
+        }
+        assert!(fences > 20);
+    }
+}
+
+#[test]
+fn batching_folds_waiting_messages_and_delivers_each_one_exactly() {
+    // X = 1 and three 64 B writes of one pair at once: the first goes alone;
+    // when its last /G/ arrives, the other two leave as one mega-message of
+    // 64 + overhead + 64 bytes, one notification and one grant.
+    let f = fabric(4, 100);
+    let w = |i: u64| MessageSpec {
+        op: Op::Write,
+        requester: 0,
+        memory: 1,
+        size: 64,
+        issue_ps: 1000,
+        addr: i * 4096,
+        ..Default::default()
+    };
+    let msgs = [w(0), w(1), w(2)];
+    let cfg = EdmConfig {
+        max_active_notifs: 1,
+        batch_bytes: 256,
+        ..EdmConfig::default()
+    };
+    let (out, trace) = Edm::new(f.clone(), cfg.clone()).run_traced(&msgs);
+    let notifications = trace.iter().filter(|t| t.kind == UnitKind::Notify).count();
+    let grants = trace.iter().filter(|t| t.kind == UnitKind::Grant).count();
+    assert_eq!(
+        (notifications, grants),
+        (2, 2),
+        "two notifications, two grants"
+    );
+    assert_eq!(out.totals.delivered_bytes, 3 * 64);
+    let (c1, c2) = (
+        out.records[1].complete_ps.unwrap(),
+        out.records[2].complete_ps.unwrap(),
+    );
+    assert_eq!(c1, c2, "both in the one chunk");
+    // Closed form: the mega-message is an 64 + overhead + 64 byte write sent
+    // when the first write's last /G/ reaches the requester.
+    let overhead = 8 * (message_blocks(Kind::Wreq, 0) as Ps + 1);
+    let grant_at_host = trace
+        .iter()
+        .find(|t| t.kind == UnitKind::Grant)
+        .unwrap()
+        .start
+        + f.hop_ps();
+    let mega = MessageSpec {
+        size: (128 + overhead) as u32,
+        issue_ps: 0,
+        ..w(1)
+    };
+    let alone = Edm::new(f.clone(), cfg.clone()).alone_ps(&mega);
+    assert_eq!(c2, grant_at_host + alone);
+    // Each member's data lands in order, and nothing is lost, on a loaded fabric.
+    let mut msgs = workload(8, 0.95, 0.5, heavy_sizes(), 10_000, 8);
+    assign_addresses(&mut msgs, 1 << 30, 8);
+    for rules in [EdmConfig::default(), EdmConfig::edm_rules()] {
+        let cfg = EdmConfig {
+            batch_bytes: 1024,
+            ..rules
+        };
+        let (out, trace) = Edm::new(fabric(8, 100), cfg).run_traced(&msgs);
+        assert!(
+            out.records.iter().all(|r| r.complete_ps.is_some()),
+            "all complete"
+        );
+        assert_eq!(
+            out.totals.delivered_bytes,
+            data_bytes(&msgs),
+            "bytes conserved"
+        );
+        let requests = trace
+            .iter()
+            .filter(|t| matches!(t.kind, UnitKind::Notify | UnitKind::Request))
+            .count();
+        assert!(
+            requests < msgs.len() * 95 / 100,
+            "few messages were folded: {requests} requests"
+        );
+        for (m, r) in msgs.iter().zip(&out.records) {
+            assert!(
+                r.complete_ps.unwrap() - m.issue_ps >= r.alone_ps,
+                "faster than alone"
+            );
+        }
+    }
+}
+
+#[test]
+fn pipelined_matching_carries_more_64_byte_traffic() {
+    // 64 B all-to-all past the paper's saturation at the FPGA clock: with a
+    // new iteration every cycle a port is matched again within a cycle of its
+    // release instead of within an iteration.
+    let msgs = workload(32, 0.5, 0.5, SizeCdf::fixed(64), 30_000, 4);
+    let mean = |cfg| {
+        let out = run(fabric(32, 100), cfg, &msgs);
+        let s: f64 = msgs
+            .iter()
+            .zip(&out.records)
+            .map(|(m, r)| (r.complete_ps.unwrap() - m.issue_ps) as f64 / r.alone_ps as f64)
+            .sum();
+        s / msgs.len() as f64
+    };
+    let paper = mean(EdmConfig::default());
+    let pipelined = mean(EdmConfig {
+        pipelined_matching: true,
+        ..EdmConfig::default()
+    });
+    assert!(
+        pipelined < 0.8 * paper,
+        "pipelined {pipelined:.3} vs {paper:.3}"
+    );
 }

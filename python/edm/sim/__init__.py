@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from edm import _core
-from edm.sim.config import BASELINE_KEYS, ConfigError, resolve
+from edm.sim.config import BASELINE_KEYS, EDM_PROTOCOLS, ConfigError, resolve
 from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, read_trace
 
 Scheduler = _core.Scheduler
@@ -31,7 +31,7 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 # Protocol parameters: EDM's, then the baselines' overrides.
 _PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold", "egress_feedback",
-                  "zero_queue",
+                  "zero_queue", "memory_order", "pipelined_matching", "batch_bytes", "address_space_bytes",
                   "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
@@ -93,7 +93,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     started = time.perf_counter()
     bar = _progress_bar(len(msgs)) if progress else None
     complete, alone, totals = _core.run_protocol(
-        cfg["protocol"],
+        engine_protocol(cfg["protocol"]),
         {k: cfg[k] for k in _FABRIC_KEYS},
         {k: cfg[k] for k in _PROTOCOL_KEYS},
         _column(msgs.op, np.uint8),
@@ -102,6 +102,8 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
         _column(msgs.size, np.uint32),
         _column(msgs.issue_ps, np.uint64),
         bar.update_to if bar else None,
+        None if msgs.addr is None else _column(msgs.addr, np.uint64),
+        None if msgs.fence is None else _column(msgs.fence, np.uint8),
     )
     wall = time.perf_counter() - started
     if bar:
@@ -121,9 +123,14 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     df["latency_ns"] = np.where(done, (df["complete_ps"] - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
     df["slowdown"] = df["latency_ns"] / (df["alone_ps"] / 1e3)
     summary = summarise(cfg, df, totals, wall)
-    if cfg["protocol"] == "edm" and cfg["zero_queue"]:
+    if cfg["protocol"] in EDM_PROTOCOLS and cfg["zero_queue"]:
         summary.update(_against_paper_alone(cfg, df))
     return Result(summary=summary, messages=df)
+
+
+def engine_protocol(name: str) -> str:
+    """The engine model a protocol runs on (both EDM protocols are EDM's)."""
+    return "edm" if name in EDM_PROTOCOLS else name
 
 
 def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, float]:

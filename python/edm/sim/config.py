@@ -10,11 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from edm import protocol
+from edm import _core, protocol
 from edm.tomlfile import read_toml
 
 WORKLOADS = ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached")
-PROTOCOLS = ("edm", "dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", "fastpass")
+PROTOCOLS = ("edm", "edm-paper", "dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", "fastpass")
+# EDM's two protocols run on one engine: "edm" with EDM's own scheduling rules
+# (the defaults below), "edm-paper" with the paper's (PAPER_RULES, fixed).
+EDM_PROTOCOLS = ("edm", "edm-paper")
 
 DEFAULTS: dict[str, Any] = {
     "protocol": "edm",
@@ -33,9 +36,16 @@ DEFAULTS: dict[str, Any] = {
     "max_active_notifs": protocol.DEFAULT_MAX_ACTIVE_NOTIFS,
     "priority": "srpt",
     "max_iterations": 0,
-    "priority_hold": 0,  # 0: the paper's PIM; k: wait for a k-times shorter message's busy source
-    "egress_feedback": 0,  # 0: the paper's release times; 1: late circuits hold their port's release back
-    "zero_queue": 0,  # 0: the paper's rules; 1: /G/, /N/ and requests only in gaps of booked data (no switch queueing)
+    # EDM's scheduling levers: their defaults are EDM's own rules, taken from
+    # the Rust core (EdmConfig::edm_rules, defined there once); below.
+    #   priority_hold: 0 the paper's PIM; k: wait for a k-times shorter message's busy source
+    #   egress_feedback: 0 the paper's release times; 1: late circuits hold their port's release back
+    #   zero_queue: 0 the paper's; 1: /G/, /N/ and requests only in gaps of booked data (no switch queueing)
+    #   memory_order: pair (per-pair FIFO, the paper); address (only overlapping messages keep their order)
+    #   pipelined_matching: 0 one 3-cycle PIM iteration at a time (the paper); 1: a new one every cycle
+    #   batch_bytes: 0 off (the paper's evaluation); B: fold a pair's waiting writes into one /N/ of <= B bytes
+    **_core.edm_rules(),
+    "address_space_bytes": 1 << 30,  # bytes per memory node that messages' addresses are drawn from
     "background_load": 0.0,  # Ethernet frames on every link, fraction of its rate (EDM only)
     "background_frame_bytes": 1500,
     "background_preemption": 1,  # 1: EDM preempts frames between blocks; 0: memory waits for the frame
@@ -62,6 +72,9 @@ DEFAULTS: dict[str, Any] = {
 BASELINE_KEYS = ("switch_buffer_bytes", "dctcp_k_bytes", "dctcp_init_cwnd", "dctcp_ack_every",
                  "pfabric_window_packets", "dcqcn_kmin_bytes", "dcqcn_kmax_bytes", "dcqcn_pmax",
                  "pfc_xoff_bytes", "cxl_credits", "ird_window_bytes")
+# The paper's values of EDM's scheduling levers: protocol "edm-paper" runs with
+# exactly these (docs/simulator.md, "EDM's rules and the paper's").
+PAPER_RULES: dict[str, Any] = _core.paper_rules()
 _TYPES: dict[str, type | tuple[type, ...]] = {
     k: (int, float) if isinstance(v, float) else type(v) for k, v in DEFAULTS.items()
 }
@@ -84,6 +97,17 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     unknown = sorted(set(config) - set(DEFAULTS))
     if unknown:
         raise ConfigError(f"{source}: unknown field(s) {unknown}; known: {sorted(DEFAULTS)}")
+    name = config.get("protocol", DEFAULTS["protocol"])
+    if name != "edm":
+        # The paper's rules are fixed for edm-paper; for the baselines EDM's
+        # levers do not apply and are recorded as off.
+        changed = sorted(k for k, v in PAPER_RULES.items() if k in config and config[k] != v)
+        if changed and name == "edm-paper":
+            raise ConfigError(f"{source}: field(s) {changed} cannot be changed with protocol 'edm-paper' (the paper's "
+                              f"rules: {PAPER_RULES}); use protocol 'edm' to vary them")
+        if changed:
+            raise ConfigError(f"{source}: field(s) {changed} apply to EDM only, not {name!r}")
+        config = {**config, **PAPER_RULES}
     out = {**DEFAULTS, **config}
     for key, value in out.items():
         expected = _TYPES[key]
@@ -112,18 +136,19 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(out["max_iterations"] >= 0, "max_iterations", "must be non-negative")
     check(0 <= out["priority_hold"] <= 1_000_000, "priority_hold", "is not in 0..1000000 (0: off)")
     check(out["egress_feedback"] in (0, 1), "egress_feedback", "is not 0 or 1")
-    check(out["egress_feedback"] == 0 or out["protocol"] == "edm", "egress_feedback",
-          f"applies to protocol 'edm' only, not {out['protocol']!r}")
     check(out["zero_queue"] in (0, 1), "zero_queue", "is not 0 or 1")
-    check(out["zero_queue"] == 0 or out["protocol"] == "edm", "zero_queue",
-          f"applies to protocol 'edm' only, not {out['protocol']!r}")
     check(not (out["zero_queue"] and out["egress_feedback"]), "egress_feedback",
           "has nothing to do with zero_queue = 1 (no circuit is late there); set one of them")
     check(not (out["zero_queue"] and out["background_load"] and not out["background_preemption"]), "zero_queue",
           "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)")
+    check(out["memory_order"] in ("pair", "address"), "memory_order", "is not pair or address")
+    check(out["pipelined_matching"] in (0, 1), "pipelined_matching", "is not 0 or 1")
+    check(out["batch_bytes"] == 0 or 64 <= out["batch_bytes"] <= 1 << 24, "batch_bytes",
+          "is neither 0 (off) nor in 64..16777216")
+    check(64 <= out["address_space_bytes"] <= 1 << 62, "address_space_bytes", "is not in 64..2**62")
     check(0 <= out["background_load"] < 1, "background_load", "is not in [0, 1)")
-    check(out["background_load"] == 0 or out["protocol"] == "edm", "background_load",
-          f"is only modelled for protocol 'edm', not {out['protocol']!r}")
+    check(out["background_load"] == 0 or out["protocol"] in EDM_PROTOCOLS, "background_load",
+          f"is only modelled for EDM, not {out['protocol']!r}")
     check(64 <= out["background_frame_bytes"] <= 9216, "background_frame_bytes", "is not in 64..9216")
     check(out["background_preemption"] in (0, 1), "background_preemption", "is not 0 or 1")
     for key in BASELINE_KEYS:

@@ -36,6 +36,7 @@ def _table1_ns(stack_ps: int) -> dict[str, float]:
 # runs on (CXL is not in Table 1).
 TABLE1_NS = {
     "edm": {"read": protocol.PAPER_EDM_READ_TOTAL_PS / 1e3, "write": protocol.PAPER_EDM_WRITE_TOTAL_PS / 1e3},
+    "edm-paper": {"read": protocol.PAPER_EDM_READ_TOTAL_PS / 1e3, "write": protocol.PAPER_EDM_WRITE_TOTAL_PS / 1e3},
     "dctcp": _table1_ns(protocol.TCP_STACK_PS),
     "pfc_dcqcn": _table1_ns(protocol.ROCE_STACK_PS),
     "pfabric": _table1_ns(0),
@@ -43,7 +44,8 @@ TABLE1_NS = {
     "fastpass": _table1_ns(0),
 }
 STACK = {
-    "edm": "EDM (PHY)",
+    "edm": "EDM (PHY), EDM's rules",
+    "edm-paper": "EDM (PHY), the paper's rules",
     "dctcp": "TCP/IP in hardware",
     "pfc_dcqcn": "RoCEv2",
     "pfabric": "raw Ethernet",
@@ -58,13 +60,15 @@ def unloaded_table(config: dict[str, Any] | None = None, size: int = 64) -> list
     from edm.sim import _PROTOCOL_KEYS, _FABRIC_KEYS
 
     rows = []
+    from edm.sim import engine_protocol
+
     for name in PROTOCOLS:
         cfg = resolve({**(config or {}), "protocol": name})
         fabric = {k: cfg[k] for k in _FABRIC_KEYS}
         params = {k: cfg[k] for k in _PROTOCOL_KEYS}
         row: dict[str, Any] = {"protocol": name, "stack": STACK[name]}
         for op, code in OPS.items():
-            row[f"{op}_ns"] = _core.alone_ps(name, fabric, params, code, size) / 1e3
+            row[f"{op}_ns"] = _core.alone_ps(engine_protocol(name), fabric, params, code, size) / 1e3
             row[f"{op}_table1_ns"] = TABLE1_NS.get(name, {}).get(op)
         rows.append(row)
     return rows

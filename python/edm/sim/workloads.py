@@ -49,6 +49,11 @@ class Messages:
     memory: np.ndarray  # uint16
     size: np.ndarray  # uint32: bytes written or read
     issue_ps: np.ndarray  # uint64
+    # Optional: each message's first byte at its memory node (uint64; None:
+    # the engine draws them, see address_space_bytes), and fences (bool: the
+    # message and every later one of its requester wait for every earlier one).
+    addr: np.ndarray | None = None
+    fence: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.op)

@@ -897,6 +897,7 @@ impl AloneCache {
             memory: 1,
             size: m.size,
             issue_ps: 0,
+            ..Default::default()
         };
         let mut t = make();
         let (out, _) = simulate(&mut t, fabric, std::slice::from_ref(&alone), &mut |_, _| {});
