@@ -137,11 +137,6 @@ module edm_compute_node #(
     output logic [15:0] cnt_late,          // good RRES chunks for no active message
     output logic [15:0] cnt_rx_overflow    // rx_clk domain: grants / blocks lost at the crossing
 );
-  // ---------------------------------------------------------------- helpers
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
-  endfunction
-
   localparam int unsigned NS = 1 << SLOTS_LOG2;
   localparam int unsigned SW = SLOTS_LOG2;
   localparam int unsigned CW = MAX_CHUNK_BYTES / 8 + 1;        // words of an unaligned chunk
@@ -454,8 +449,8 @@ module edm_compute_node #(
     end else begin
       // A lost block (or abort) becomes an abort on the next entry that fits.
       if (rxw_valid) rx_lost <= !rxw_ready;
-      cnt_rx_overflow <= sat_add(cnt_rx_overflow, {1'b0, (in_valid || in_abort) && !rxw_ready}
-                                                + {1'b0, grant_valid && !gx_ready});
+      cnt_rx_overflow <= edm_pkg::sat_add(cnt_rx_overflow, {1'b0, (in_valid || in_abort) && !rxw_ready}
+                                                         + {1'b0, grant_valid && !gx_ready});
     end
   end
 
@@ -752,10 +747,10 @@ module edm_compute_node #(
       // ---- completions
       if (r_any && cpl_ready) s_valid[r_slot] <= 1'b0;
       // ---- counters
-      cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && c_match && !c_ok});
-      cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
-      cnt_timeouts <= sat_add(cnt_timeouts, {1'b0, t_any});
-      cnt_late <= sat_add(cnt_late, {1'b0, commit && !c_match});
+      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && c_match && !c_ok});
+      cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
+      cnt_timeouts <= edm_pkg::sat_add(cnt_timeouts, {1'b0, t_any});
+      cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !c_match});
     end
   end
 

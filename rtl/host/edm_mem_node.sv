@@ -96,13 +96,6 @@ module edm_mem_node #(
     output logic [15:0] cnt_rejected,      // good requests answered with STATUS_ERROR
     output logic [15:0] cnt_stray_grants   // grants naming no pending response
 );
-  // ---------------------------------------------------------------- helpers
-
-  // c + inc, saturating at 0xFFFF.
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
-  endfunction
-
   // ---------------------------------------------------------------- sizes
   localparam int unsigned RS = 1 << READ_SLOTS_LOG2;          // response slots
   localparam int unsigned RSW = READ_SLOTS_LOG2;
@@ -664,16 +657,16 @@ module edm_mem_node #(
       if (jq_pop && j_last) rs_valid[j_slot] <= 1'b0;
 
       // ---- counters
-      cnt_rreq <= sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
-      cnt_wreq <= sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
-      cnt_rmw <= sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
-      cnt_rejected <= sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
-      cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
-      cnt_overflow <= sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
-                                          + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
-                                          + {1'b0, tok_in && !gq_wr_ready}
-                                          + {1'b0, commit && !cmd_wr_ready});
-      cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
+      cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
+      cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
+      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
+      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
+      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
+      cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
+                                                   + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
+                                                   + {1'b0, tok_in && !gq_wr_ready}
+                                                   + {1'b0, commit && !cmd_wr_ready});
+      cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
     end
   end
 

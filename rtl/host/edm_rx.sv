@@ -86,11 +86,6 @@ module edm_rx (
       zero_from = zero_from && (i < k || data[8*i +: 8] == 8'h00);
   endfunction
 
-  // c + inc, saturating at 0xFFFF.
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
-  endfunction
-
   localparam logic [63:0] IDLE_PAYLOAD = {56'b0, edm_pkg::BT_C8};
   localparam int unsigned NG_FIELDS_END = edm_pkg::NG_SIZE_LSB + edm_pkg::NG_SIZE_W;
 
@@ -267,12 +262,12 @@ module edm_rx (
           crc <= crc_next;
           pad_ok <= 1'b1;  // no /MD/ (RRES of 0 bytes): nothing padded
         end
-        cnt_msg_ok <= sat_add(cnt_msg_ok, {1'b0, take_mt && mt_good});
-        cnt_corrupted <= sat_add(cnt_corrupted, corrupted_inc);
-        cnt_unknown <= sat_add(cnt_unknown, {1'b0, free && c_unknown});
-        cnt_notif_ok <= sat_add(cnt_notif_ok, {1'b0, n_good});
-        cnt_grant_ok <= sat_add(cnt_grant_ok, {1'b0, g_good});
-        cnt_bad_sync <= sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
+        cnt_msg_ok <= edm_pkg::sat_add(cnt_msg_ok, {1'b0, take_mt && mt_good});
+        cnt_corrupted <= edm_pkg::sat_add(cnt_corrupted, corrupted_inc);
+        cnt_unknown <= edm_pkg::sat_add(cnt_unknown, {1'b0, free && c_unknown});
+        cnt_notif_ok <= edm_pkg::sat_add(cnt_notif_ok, {1'b0, n_good});
+        cnt_grant_ok <= edm_pkg::sat_add(cnt_grant_ok, {1'b0, g_good});
+        cnt_bad_sync <= edm_pkg::sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
       end
     end
   end
