@@ -79,13 +79,13 @@ module edm_compute_node #(
     input  logic        rst_n,
     input  logic        rx_clk,         // edm_rx's clock
     input  logic        rx_rst_n,
-    input  logic [9:0]  node_port,      // this node's port: the units' src
+    input  logic [edm_pkg::PORT_BITS-1:0] node_port,      // this node's port: the units' src
     input  logic [TIMER_W-1:0] cfg_timeout,  // read/RMW timeout in clk cycles, 0 = none
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
     input  logic [2:0]  req_kind,       // edm_pkg::KIND_RREQ / KIND_WREQ / KIND_RMWREQ
-    input  logic [9:0]  req_dst,        // memory node
+    input  logic [edm_pkg::PORT_BITS-1:0] req_dst,        // memory node
     input  logic [63:0] req_raddr,
     input  logic [15:0] req_len,        // RREQ / WREQ bytes (RMW: ignored)
     input  logic [63:0] req_laddr,      // local address: read destination / write source / RMW result
@@ -97,7 +97,7 @@ module edm_compute_node #(
     output logic        cpl_valid,
     input  logic        cpl_ready,
     output logic [2:0]  cpl_kind,
-    output logic [9:0]  cpl_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] cpl_dst,
     output logic [7:0]  cpl_msg_id,
     output logic [7:0]  cpl_tag,
     output logic [7:0]  cpl_status,     // STATUS_OK / STATUS_ERROR / STATUS_TIMEOUT
@@ -122,7 +122,7 @@ module edm_compute_node #(
     input  logic        in_error,
     input  logic        in_abort,
     input  logic        grant_valid,
-    input  logic [9:0]  grant_dst,
+    input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
     // Toward edm_tx's memory input.
@@ -143,13 +143,13 @@ module edm_compute_node #(
   localparam int unsigned CBW = $clog2(CW);                    // chunk buffer word index
   localparam int unsigned RBW = $clog2(MAX_CHUNK_BYTES / 8 + 2);  // RRES T index (0 .. n_md + 1)
   localparam int unsigned IDN = 1 << ID_TABLE_LOG2;
-  localparam int unsigned REQ_W = 3 + 10 + 64 + 16 + 64 + 4 + 64 + 64 + 8;
+  localparam int unsigned REQ_W = 3 + edm_pkg::PORT_BITS + 64 + 16 + 64 + 4 + 64 + 64 + 8;
   localparam int unsigned JOB_W = 2 + SW + 16 + 16 + 12 + 1;
   localparam int unsigned WQ_W = RING_LOG2 + SW + 16 + 16 + 2 + RING_LOG2;
   localparam int unsigned NRB = 1 << RBUF_LOG2;
   localparam int unsigned RING = 1 << RING_LOG2;
   localparam int unsigned RXE_W = 1 + 66 + 4;
-  localparam int unsigned GQ_W = 10 + 8 + 16;
+  localparam int unsigned GQ_W = edm_pkg::PORT_BITS + 8 + 16;
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
   localparam logic [2:0] K_WREQ = 3'(edm_pkg::KIND_WREQ);
@@ -165,7 +165,7 @@ module edm_compute_node #(
   // ================================================================ message table
   logic [NS-1:0]            s_valid, s_done, s_sent;
   logic [NS-1:0][2:0]       s_kind;
-  logic [NS-1:0][9:0]       s_dst;
+  logic [NS-1:0][edm_pkg::PORT_BITS-1:0] s_dst;
   logic [NS-1:0][7:0]       s_id, s_tag, s_status;
   logic [NS-1:0][15:0]      s_len, s_granted, s_rcvd;
   logic [NS-1:0][11:0]      s_seq;      // WREQ: next chunk's seq; read: next RRES seq
@@ -194,7 +194,7 @@ module edm_compute_node #(
       .rd_valid(rq_valid), .rd_ready(rq_pop), .rd_data(rq_data), .count(rq_count)
   );
   logic [2:0]  q_kind;
-  logic [9:0]  q_dst;
+  logic [edm_pkg::PORT_BITS-1:0] q_dst;
   logic [63:0] q_raddr, q_laddr, q_arg0, q_arg1;
   logic [15:0] q_len;
   logic [3:0]  q_op;
@@ -233,7 +233,7 @@ module edm_compute_node #(
       .rd_clk(clk), .rd_rst_n(rst_n),
       .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data)
   );
-  logic [9:0]    g_dst;
+  logic [edm_pkg::PORT_BITS-1:0] g_dst;
   logic [7:0]    g_id;
   logic [15:0]   g_size, g_rem, g_take;
   logic          g_match, g_stray, g_push;
@@ -469,7 +469,7 @@ module edm_compute_node #(
   assign t_word = r_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
 
   logic [2:0]  ms_kind;
-  logic [9:0]  ms_src;
+  logic [edm_pkg::PORT_BITS-1:0] ms_src;
   logic [7:0]  ms_id;
   logic [15:0] ms_len;
   assign ms_kind = p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W];
@@ -480,7 +480,7 @@ module edm_compute_node #(
   logic           rx_open, rx_seq0;
   logic [RING_LOG2-1:0] rx_base;   // ring word of the unit's T[0]
   logic [RBW-1:0] rx_idx;
-  logic [9:0]     rx_src;
+  logic [edm_pkg::PORT_BITS-1:0] rx_src;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
   logic [63:48]   rx_hi, nx_hi;    // header bits 48..63 (from T[1])

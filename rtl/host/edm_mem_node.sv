@@ -69,7 +69,7 @@ module edm_mem_node #(
     output logic        in_room,       // a new unit of any kind would be stored
     // From edm_rx: good /G/ blocks.
     input  logic        grant_valid,
-    input  logic [9:0]  grant_dst,
+    input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
     // Memory: one 8-byte word per request; reads are answered in order, any
@@ -108,7 +108,7 @@ module edm_mem_node #(
   localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
   localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + WSLOTS_LOG2 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
-  localparam int unsigned GQ_W = 1 + RSW + 10 + 8 + 16;  // {token, slot, dst, id, size}
+  localparam int unsigned GQ_W = 1 + RSW + edm_pkg::PORT_BITS + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
@@ -139,7 +139,7 @@ module edm_mem_node #(
   assign t_word = in_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
 
   logic [2:0]  ms_kind;
-  logic [9:0]  ms_src, ms_dst;
+  logic [edm_pkg::PORT_BITS-1:0] ms_src, ms_dst;
   logic [7:0]  ms_id;
   logic [15:0] ms_len;
   logic        ms_supported;
@@ -153,7 +153,7 @@ module edm_mem_node #(
   logic           rx_open;   // a stored unit is being received
   logic [WBW-1:0] rx_idx;    // T index of the next block
   logic [2:0]     rx_kind;
-  logic [9:0]     rx_src, rx_dst;
+  logic [edm_pkg::PORT_BITS-1:0] rx_src, rx_dst;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
   logic [3:0]     rx_op, nx_op;
@@ -260,8 +260,8 @@ module edm_mem_node #(
   logic [RS-1:0]            rs_valid;
   logic [RS-1:0]            rs_started;  // its first chunk is queued
   logic [RS-1:0]            rs_reached;  // the engine has reached its command
-  logic [RS-1:0][9:0]       rs_req;      // the requester: the RRES's dst
-  logic [RS-1:0][9:0]       rs_port;     // this node: the RRES's src
+  logic [RS-1:0][edm_pkg::PORT_BITS-1:0] rs_req;      // the requester: the RRES's dst
+  logic [RS-1:0][edm_pkg::PORT_BITS-1:0] rs_port;     // this node: the RRES's src
   logic [RS-1:0][7:0]       rs_id;
   logic [RS-1:0][15:0]      rs_len;      // bytes the response carries
   logic [RS-1:0][15:0]      rs_granted;  // bytes queued as chunks so far
@@ -436,7 +436,7 @@ module edm_mem_node #(
   end
 
   // ================================================================ grants
-  logic [9:0]     g_dst;
+  logic [edm_pkg::PORT_BITS-1:0] g_dst;
   logic [7:0]     g_id;
   logic [15:0]    g_size, g_rem, g_take;
   logic           g_match, g_push, g_stray;

@@ -64,11 +64,11 @@ module edm_rx (
     output logic        mem_abort,   // the open unit was truncated, drop it
     // Good /N/ and /G/ blocks, decoded.
     output logic        notif_valid,
-    output logic [9:0]  notif_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] notif_dst,
     output logic [7:0]  notif_msg_id,
     output logic [15:0] notif_size,
     output logic        grant_valid,
-    output logic [9:0]  grant_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
     // Status counters (16-bit, saturating).
