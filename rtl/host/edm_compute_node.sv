@@ -323,16 +323,12 @@ module edm_compute_node #(
   assign {e_jt, e_slot, e_off, e_size, e_seq, e_last, e_buf} = eq_data;
 
   logic [7:0]  u_i;           // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
-  logic [31:0] u_crc;
-  logic [63:0] u_res;
-  logic [2:0]  u_shift;
-
   logic [63:0] e_addr, hdr;
   /* verilator lint_off UNUSEDSIGNAL */
   logic [63:0] e_laddr;   // only its alignment matters here
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [16:0] ulen, n_md, lim, e_nw;
-  logic        is_ms, is_mt, is_n, data_ok;
+  logic [16:0] ulen, e_nw;
+  logic        is_n, data_ok;
   logic [3:0]  e_u;
   logic [16:0] lo_sum;
   logic [CBW:0] r_lo, r_hi;
@@ -342,10 +338,6 @@ module edm_compute_node #(
   assign e_laddr = s_laddr[e_slot] + {48'b0, e_off};
   // Bytes after header and address: RREQ 0, RMWREQ 16 (arg0, arg1), WREQ the data.
   assign ulen    = e_jt == J_WD ? {1'b0, e_size} : (e_jt == J_RMW ? 17'd16 : 17'd0);
-  assign n_md    = (ulen + 17'd15) >> 3;
-  assign lim     = ulen + 17'd18;   // T bytes past the unit: zero
-  assign is_ms   = u_i == 8'd0;
-  assign is_mt   = {9'b0, u_i} == n_md + 17'd1;
   assign e_nw    = ({14'b0, e_laddr[2:0]} + {1'b0, e_size} + 17'd7) >> 3;
   assign data_ok = e_jt != J_WD || {{(16 - CBW){1'b0}}, arrived[e_buf]} == e_nw;
 
@@ -376,61 +368,38 @@ module edm_compute_node #(
   assign b_hi = cbuf[{e_buf, r_hi[CBW-1:0]}];
   assign b_data = 64'({b_hi, b_lo} >> {e_u[2:0], 3'b000});
 
+  // T[u_i], u_i >= 1: address, then the data (WREQ) or arg0, arg1 (RMWREQ); the
+  // emitter adds header bytes 6..7 to T[1] and zeroes what lies past the unit.
   always_comb begin
     tw = b_data;
-    if (u_i == 8'd1) tw = {e_addr[47:0], hdr[63:48]};
+    if (u_i == 8'd1) tw = {e_addr[47:0], 16'b0};
     else if (u_i == 8'd2) tw = {e_jt == J_RMW ? s_arg0[e_slot][47:0] : b_data[63:16], e_addr[63:48]};
     else if (e_jt == J_RMW && u_i == 8'd3) tw = {s_arg1[e_slot][47:0], s_arg0[e_slot][63:48]};
     else if (e_jt == J_RMW) tw = {48'b0, s_arg1[e_slot][63:48]};
-    for (integer l = 0; l < 8; l++)
-      if ({6'b0, u_i, 3'b000} + 17'(l) >= lim) tw[8*l +: 8] = 8'h00;
   end
 
-  // CRC-32C exactly as edm_mem_node makes it (|M| = 16 + ulen, so |M| mod 8 =
-  // ulen mod 8): fixed 8-byte word updates over z zero bytes || M.
-  logic [63:0] rot, ms_payload, n_payload;
-  logic [31:0] crc_next, crc_out;
-  logic [2:0]  shift_in, lay_b;
-  assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
-  edm_crc32c_unit crc32c (
-      .is_ms, .is_mt,
-      .payload(is_ms ? ms_payload : (is_mt ? {32'b0, tw[15:0], 16'b0} : tw)),
-      .len_mod8(ulen[2:0]), .crc(u_crc), .residue(u_res), .shift(u_shift),
-      .crc_next, .residue_next(rot), .shift_next(shift_in));
-  assign lay_b   = ulen[2:0] + 3'd7;
-  assign crc_out = ~(lay_b >= 3'd6 ? crc_next : u_crc);
+  // RREQ, RMWREQ and WREQ chunks: |M| = 16 + ulen (header, address, the rest).
+  logic        u_valid, u_last;
+  logic [65:0] u_block;
+  edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
+      .clk, .rst_n,
+      .unit_valid(eq_valid && !is_n), .start_ok(data_ok), .hdr, .m_bytes(ulen + 17'd16),
+      .idx(u_i), .t_word(tw),
+      .out_valid(u_valid), .out_ready, .out_block(u_block), .out_last(u_last));
 
-  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}.
+  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}, one block.
   logic [55:0] n_fields;
+  logic [63:0] n_payload;
   assign n_fields  = {6'b0, s_len[e_slot], s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
   assign n_payload = {edm_pkg::crc8_56(n_fields), n_fields};
 
   logic out_fire, unit_end;
-  assign out_valid = eq_valid && (!is_ms || data_ok);
-  assign out_last  = is_n || is_mt;
-  always_comb begin
-    if (is_n) out_block = {n_payload, edm_pkg::SYNC_CTRL};
-    else if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};
-    else if (is_mt) out_block = {crc_out, tw[15:0], edm_pkg::SUB_MT, edm_pkg::BT_EDM, edm_pkg::SYNC_CTRL};
-    else out_block = {tw, edm_pkg::SYNC_DATA};
-  end
+  assign out_valid = is_n ? eq_valid : u_valid;
+  assign out_last  = is_n || u_last;
+  assign out_block = is_n ? {n_payload, edm_pkg::SYNC_CTRL} : u_block;
   assign out_fire = out_valid && out_ready;
   assign unit_end = out_fire && out_last;
   assign eq_pop   = unit_end;
-
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      u_i <= '0;
-      u_crc <= '0;
-      u_res <= '0;
-      u_shift <= '0;
-    end else if (out_fire) begin
-      u_i <= out_last ? 8'd0 : u_i + 8'd1;
-      u_crc <= crc_next;
-      u_res <= rot;
-      if (is_ms) u_shift <= shift_in;
-    end
-  end
 
   // ================================================================ RRES receive (rx_clk -> clk)
   logic             rx_lost, rxw_valid, rxw_ready;

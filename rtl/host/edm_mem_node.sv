@@ -477,18 +477,10 @@ module edm_mem_node #(
   assign {j_slot, j_off, j_size, j_seq, j_last} = jq_data;
 
   logic [7:0]  g_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
-  logic [31:0] g_crc;
-  logic [63:0] g_res;
-  logic [2:0]  g_shift;
-
-  logic [12:0] n_md;
-  logic [16:0] u, need_end, lo_sum, lim;
+  logic [16:0] u, need_end, lo_sum;
   logic [WIW-1:0] need;
-  logic        data_ready, is_ms, is_mt;
+  logic        data_ready;
   logic [63:0] hdr;
-  assign n_md = 13'((j_size + 16'd7) >> 3);
-  assign is_ms = g_i == 8'd0;
-  assign is_mt = {5'b0, g_i} == n_md + 13'd1;
   // Buffer byte a + off + k is chunk byte k; T[i] of the unit holds chunk bytes
   // 8i-10 .. 8i-3, i.e. buffer words base+i-2 and base+i-1 shifted by u mod 8.
   assign u        = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + 17'd6;
@@ -498,7 +490,7 @@ module edm_mem_node #(
   assign lo_sum   = {3'b0, u[16:3]} + {9'b0, g_i};  // base + i
 
   logic [WIW-1:0] r_lo, r_hi;
-  logic [63:0]    b_lo, b_hi, b_data, tw;
+  logic [63:0]    b_lo, b_hi, b_data;
   always_comb begin
     r_lo = lo_sum >= 17'd2 ? WIW'(lo_sum - 17'd2) : '0;
     r_hi = lo_sum >= 17'd1 ? WIW'(lo_sum - 17'd1) : '0;
@@ -522,55 +514,14 @@ module edm_mem_node #(
         rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
   end
 
-  // T[g_i] for g_i >= 1: header bytes 6, 7 in T[1], zero past the unit's end
-  // (T byte size + 10 on: the /MD/ pad and the /MT/ tail pad).
-  assign lim = {1'b0, j_size} + 17'd10;
-  always_comb begin
-    tw = b_data;
-    if (g_i == 8'd1) tw[15:0] = hdr[63:48];
-    for (integer l = 0; l < 8; l++)
-      if ({6'b0, g_i, 3'b000} + 17'(l) >= lim) tw[8*l +: 8] = 8'h00;
-  end
-
-  // CRC-32C as edm_rx checks it (see there): fixed 8-byte word updates over
-  // z zero bytes || M (first 4 bytes inverted), z = -|M| mod 8.
-  logic [63:0] rot, ms_payload;
-  logic [31:0] crc_next, crc_out;
-  logic [2:0]  shift_in, lay_b;
-  assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
-  edm_crc32c_unit crc32c (
-      .is_ms, .is_mt,
-      .payload(is_ms ? ms_payload : (is_mt ? {32'b0, tw[15:0], 16'b0} : tw)),
-      .len_mod8(j_size[2:0]), .crc(g_crc), .residue(g_res), .shift(g_shift),
-      .crc_next, .residue_next(rot), .shift_next(shift_in));
-  // |M| - 1 = size + 7; tail bytes = b - 5 if b = (|M| - 1) mod 8 >= 6.
-  assign lay_b   = j_size[2:0] + 3'd7;
-  assign crc_out = ~(lay_b >= 3'd6 ? crc_next : g_crc);
-
-  logic out_fire;
-  assign out_valid = jq_valid && (!is_ms || data_ready);
-  assign out_last  = is_mt;
-  always_comb begin
-    if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};
-    else if (is_mt) out_block = {crc_out, tw[15:0], edm_pkg::SUB_MT, edm_pkg::BT_EDM, edm_pkg::SYNC_CTRL};
-    else out_block = {tw, edm_pkg::SYNC_DATA};
-  end
-  assign out_fire = out_valid && out_ready;
-  assign jq_pop   = out_fire && is_mt;
-
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      g_i <= '0;
-      g_crc <= '0;
-      g_res <= '0;
-      g_shift <= '0;
-    end else if (out_fire) begin
-      g_i <= is_mt ? 8'd0 : g_i + 8'd1;
-      g_crc <= crc_next;
-      g_res <= rot;
-      if (is_ms) g_shift <= shift_in;
-    end
-  end
+  // The RRES: |M| = 8 + size (header, the chunk); T[g_i] for g_i >= 1 is the
+  // buffer (the emitter adds header bytes 6..7 to T[1] and the zero padding).
+  edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
+      .clk, .rst_n,
+      .unit_valid(jq_valid), .start_ok(data_ready), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
+      .idx(g_i), .t_word(b_data),
+      .out_valid, .out_ready, .out_block, .out_last);
+  assign jq_pop = out_valid && out_ready && out_last;
 
   // ================================================================ state
   always_ff @(posedge clk) begin
