@@ -63,6 +63,16 @@
 // the /MT/). A WREQ chunk starts when all its words have been read from local
 // memory, so its blocks then go out back to back.
 // Counters: 16-bit, saturating.
+//
+// Signal prefixes (the stage a signal belongs to, in the order a request flows):
+//   q_  the request at the head of the request FIFO   i_  issuing it into the table
+//   s_  the message table, one entry per slot          g_  the grant at the head of its crossing
+//   f_  fetcher: WREQ chunk words from local memory    e_  the job at the head of the emit queue
+//   u_  its unit, block by block (edm_unit_emitter)    r_  an RRES block out of the RX crossing
+//   rx_ the RRES unit being received (ms_ its /MS/ fields, nx_ its header as of this block)
+//   c_  the message a committed RRES chunk matches     w_  the local-memory writer
+//   t_  timeouts (t_word: a received block as T word)  rq_ jq_ eq_ tq_ wq_ gq_: FIFO ports
+//   Also r_lo/r_hi (the buffer words of a block) and r_any/r_slot (the completion offered).
 module edm_compute_node #(
     parameter int unsigned MAX_CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // largest WREQ/RRES chunk
     parameter int unsigned MAX_ACTIVE = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS, // X per destination

@@ -46,6 +46,15 @@
 // the /MT/; valid/ready as edm_tx's memory input. A chunk starts when its bytes
 // are in the buffer, so its blocks then go out back to back.
 // Counters: 16-bit, saturating.
+//
+// Signal prefixes (the stage a signal belongs to, in the order a unit flows):
+//   ms_ the fields of an arriving /MS/     rx_ the unit being received (nx_: as of this block)
+//   x_  what a committed RREQ/RMWREQ will answer      rs_ the response slots
+//   c_  the command at the head of the command FIFO   e_  the engine serving it
+//   w_  the WREQ word being written   rmw_ the RMW's new value   a_ the answer is an error
+//   t_  a memory read's tag (t_push, t_slot_q: a token at the head of the grant queue)
+//   g_  the grant at the head of the grant queue      j_  the chunk at the head of the job queue
+//   u_  its unit, block by block (edm_unit_emitter)   cmd_ gq_ jq_ tq_: FIFO ports
 module edm_mem_node #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // the scheduler's chunk
     parameter int unsigned MAX_READ_BYTES = 1024,   // longest RREQ served (multiple of 8)
@@ -476,7 +485,7 @@ module edm_mem_node #(
   logic           j_last;
   assign {j_slot, j_off, j_size, j_seq, j_last} = jq_data;
 
-  logic [7:0]  g_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
+  logic [7:0]  u_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
   logic [16:0] u, need_end, lo_sum;
   logic [WIW-1:0] need;
   logic        data_ready;
@@ -487,7 +496,7 @@ module edm_mem_node #(
   assign need_end = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + {1'b0, j_size} + 17'd7;  // + 8 - 1
   assign need     = j_size == 16'd0 ? '0 : WIW'(need_end >> 3);
   assign data_ready = need <= rs_arrived[j_slot];
-  assign lo_sum   = {3'b0, u[16:3]} + {9'b0, g_i};  // base + i
+  assign lo_sum   = {3'b0, u[16:3]} + {9'b0, u_i};  // base + i
 
   logic [WIW-1:0] r_lo, r_hi;
   logic [63:0]    b_lo, b_hi, b_data;
@@ -514,12 +523,12 @@ module edm_mem_node #(
         rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
   end
 
-  // The RRES: |M| = 8 + size (header, the chunk); T[g_i] for g_i >= 1 is the
+  // The RRES: |M| = 8 + size (header, the chunk); T[u_i] for u_i >= 1 is the
   // buffer (the emitter adds header bytes 6..7 to T[1] and the zero padding).
   edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
       .clk, .rst_n,
       .unit_valid(jq_valid), .start_ok(data_ready), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
-      .idx(g_i), .t_word(b_data),
+      .idx(u_i), .t_word(b_data),
       .out_valid, .out_ready, .out_block, .out_last);
   assign jq_pop = out_valid && out_ready && out_last;
 

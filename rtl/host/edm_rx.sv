@@ -46,6 +46,9 @@
 // Counters: 16-bit, saturating, same meaning as the reference receiver's
 // (edm.codec.RxDemux): messages_ok, corrupted, unknown, notifications_ok,
 // grants_ok, bad_sync. Frames are the decoder's and MAC's business.
+//
+// Signal prefixes: is_ the incoming block's sync and type; c_ its class (/MS/,
+// /MT/, /N/, /G/, idle, standard, unknown); take_ what it does to the open unit.
 module edm_rx (
     input  logic        clk,
     input  logic        rst_n,

@@ -52,6 +52,14 @@
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
+//
+// Signal prefixes (per port, in the order a block flows):
+//   c_  stage 0: the incoming block classified   r_  the same, registered (stage 1)
+//   u_  an ingress's open unit (u_mode, u_mem; u_<name>: FIFO and scheduler instances)
+//   i_  what the ingress counts                  n_  notification lanes to the scheduler
+//   g_  grant lanes from the scheduler           e_  the egress mux and its open unit
+//   dq_ ingress data FIFOs, rq_ stored RREQs per pair, rxc_/txc_ circuits per ingress/egress,
+//   fq_ control operations per egress.
 module edm_switch #(
     parameter int unsigned N = 4,
     parameter int unsigned DEPTH = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS * N,
