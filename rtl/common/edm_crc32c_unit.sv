@@ -1,6 +1,6 @@
 // CRC-32C of a memory unit, one block per cycle (combinational step). Shared by
-// the receiver (edm_rx, which checks it) and the unit generators of
-// edm_compute_node and edm_mem_node (which put it in the /MT/).
+// the receiver (edm_rx, which checks it) and edm_unit_emitter, the unit
+// generator of edm_compute_node and edm_mem_node (which puts it in the /MT/).
 //
 // The unit's bytes arrive 6 (/MS/), 8 per /MD/ (3..8 in the last) and 0..2
 // (/MT/). Rather than a CRC engine for every byte count, the engine always

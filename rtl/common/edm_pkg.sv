@@ -260,6 +260,11 @@ package edm_pkg;
     end
   endfunction
 
+  // c + inc, saturating at 0xFFFF: the modules' 16-bit status counters.
+  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
+    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
+  endfunction
+
   // A block travels as logic [65:0] {payload[63:0], sync[1:0]}; bit 0 goes first on the wire.
   /* verilator lint_on UNUSEDPARAM */
 endpackage

@@ -63,6 +63,16 @@
 // the /MT/). A WREQ chunk starts when all its words have been read from local
 // memory, so its blocks then go out back to back.
 // Counters: 16-bit, saturating.
+//
+// Signal prefixes (the stage a signal belongs to, in the order a request flows):
+//   q_  the request at the head of the request FIFO   i_  issuing it into the table
+//   s_  the message table, one entry per slot          g_  the grant at the head of its crossing
+//   f_  fetcher: WREQ chunk words from local memory    e_  the job at the head of the emit queue
+//   u_  its unit, block by block (edm_unit_emitter)    r_  an RRES block out of the RX crossing
+//   rx_ the RRES unit being received (ms_ its /MS/ fields, nx_ its header as of this block)
+//   c_  the message a committed RRES chunk matches     w_  the local-memory writer
+//   t_  timeouts (t_word: a received block as T word)  rq_ jq_ eq_ tq_ wq_ gq_: FIFO ports
+//   Also r_lo/r_hi (the buffer words of a block) and r_any/r_slot (the completion offered).
 module edm_compute_node #(
     parameter int unsigned MAX_CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // largest WREQ/RRES chunk
     parameter int unsigned MAX_ACTIVE = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS, // X per destination
@@ -79,13 +89,13 @@ module edm_compute_node #(
     input  logic        rst_n,
     input  logic        rx_clk,         // edm_rx's clock
     input  logic        rx_rst_n,
-    input  logic [9:0]  node_port,      // this node's port: the units' src
+    input  logic [edm_pkg::PORT_BITS-1:0] node_port,      // this node's port: the units' src
     input  logic [TIMER_W-1:0] cfg_timeout,  // read/RMW timeout in clk cycles, 0 = none
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
     input  logic [2:0]  req_kind,       // edm_pkg::KIND_RREQ / KIND_WREQ / KIND_RMWREQ
-    input  logic [9:0]  req_dst,        // memory node
+    input  logic [edm_pkg::PORT_BITS-1:0] req_dst,        // memory node
     input  logic [63:0] req_raddr,
     input  logic [15:0] req_len,        // RREQ / WREQ bytes (RMW: ignored)
     input  logic [63:0] req_laddr,      // local address: read destination / write source / RMW result
@@ -97,7 +107,7 @@ module edm_compute_node #(
     output logic        cpl_valid,
     input  logic        cpl_ready,
     output logic [2:0]  cpl_kind,
-    output logic [9:0]  cpl_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] cpl_dst,
     output logic [7:0]  cpl_msg_id,
     output logic [7:0]  cpl_tag,
     output logic [7:0]  cpl_status,     // STATUS_OK / STATUS_ERROR / STATUS_TIMEOUT
@@ -122,7 +132,7 @@ module edm_compute_node #(
     input  logic        in_error,
     input  logic        in_abort,
     input  logic        grant_valid,
-    input  logic [9:0]  grant_dst,
+    input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
     // Toward edm_tx's memory input.
@@ -137,24 +147,19 @@ module edm_compute_node #(
     output logic [15:0] cnt_late,          // good RRES chunks for no active message
     output logic [15:0] cnt_rx_overflow    // rx_clk domain: grants / blocks lost at the crossing
 );
-  // ---------------------------------------------------------------- helpers
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
-  endfunction
-
   localparam int unsigned NS = 1 << SLOTS_LOG2;
   localparam int unsigned SW = SLOTS_LOG2;
   localparam int unsigned CW = MAX_CHUNK_BYTES / 8 + 1;        // words of an unaligned chunk
   localparam int unsigned CBW = $clog2(CW);                    // chunk buffer word index
   localparam int unsigned RBW = $clog2(MAX_CHUNK_BYTES / 8 + 2);  // RRES T index (0 .. n_md + 1)
   localparam int unsigned IDN = 1 << ID_TABLE_LOG2;
-  localparam int unsigned REQ_W = 3 + 10 + 64 + 16 + 64 + 4 + 64 + 64 + 8;
+  localparam int unsigned REQ_W = 3 + edm_pkg::PORT_BITS + 64 + 16 + 64 + 4 + 64 + 64 + 8;
   localparam int unsigned JOB_W = 2 + SW + 16 + 16 + 12 + 1;
   localparam int unsigned WQ_W = RING_LOG2 + SW + 16 + 16 + 2 + RING_LOG2;
   localparam int unsigned NRB = 1 << RBUF_LOG2;
   localparam int unsigned RING = 1 << RING_LOG2;
   localparam int unsigned RXE_W = 1 + 66 + 4;
-  localparam int unsigned GQ_W = 10 + 8 + 16;
+  localparam int unsigned GQ_W = edm_pkg::PORT_BITS + 8 + 16;
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
   localparam logic [2:0] K_WREQ = 3'(edm_pkg::KIND_WREQ);
@@ -170,7 +175,7 @@ module edm_compute_node #(
   // ================================================================ message table
   logic [NS-1:0]            s_valid, s_done, s_sent;
   logic [NS-1:0][2:0]       s_kind;
-  logic [NS-1:0][9:0]       s_dst;
+  logic [NS-1:0][edm_pkg::PORT_BITS-1:0] s_dst;
   logic [NS-1:0][7:0]       s_id, s_tag, s_status;
   logic [NS-1:0][15:0]      s_len, s_granted, s_rcvd;
   logic [NS-1:0][11:0]      s_seq;      // WREQ: next chunk's seq; read: next RRES seq
@@ -199,7 +204,7 @@ module edm_compute_node #(
       .rd_valid(rq_valid), .rd_ready(rq_pop), .rd_data(rq_data), .count(rq_count)
   );
   logic [2:0]  q_kind;
-  logic [9:0]  q_dst;
+  logic [edm_pkg::PORT_BITS-1:0] q_dst;
   logic [63:0] q_raddr, q_laddr, q_arg0, q_arg1;
   logic [15:0] q_len;
   logic [3:0]  q_op;
@@ -238,7 +243,7 @@ module edm_compute_node #(
       .rd_clk(clk), .rd_rst_n(rst_n),
       .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data)
   );
-  logic [9:0]    g_dst;
+  logic [edm_pkg::PORT_BITS-1:0] g_dst;
   logic [7:0]    g_id;
   logic [15:0]   g_size, g_rem, g_take;
   logic          g_match, g_stray, g_push;
@@ -328,16 +333,12 @@ module edm_compute_node #(
   assign {e_jt, e_slot, e_off, e_size, e_seq, e_last, e_buf} = eq_data;
 
   logic [7:0]  u_i;           // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
-  logic [31:0] u_crc;
-  logic [63:0] u_res;
-  logic [2:0]  u_shift;
-
   logic [63:0] e_addr, hdr;
   /* verilator lint_off UNUSEDSIGNAL */
   logic [63:0] e_laddr;   // only its alignment matters here
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [16:0] ulen, n_md, lim, e_nw;
-  logic        is_ms, is_mt, is_n, data_ok;
+  logic [16:0] ulen, e_nw;
+  logic        is_n, data_ok;
   logic [3:0]  e_u;
   logic [16:0] lo_sum;
   logic [CBW:0] r_lo, r_hi;
@@ -347,10 +348,6 @@ module edm_compute_node #(
   assign e_laddr = s_laddr[e_slot] + {48'b0, e_off};
   // Bytes after header and address: RREQ 0, RMWREQ 16 (arg0, arg1), WREQ the data.
   assign ulen    = e_jt == J_WD ? {1'b0, e_size} : (e_jt == J_RMW ? 17'd16 : 17'd0);
-  assign n_md    = (ulen + 17'd15) >> 3;
-  assign lim     = ulen + 17'd18;   // T bytes past the unit: zero
-  assign is_ms   = u_i == 8'd0;
-  assign is_mt   = {9'b0, u_i} == n_md + 17'd1;
   assign e_nw    = ({14'b0, e_laddr[2:0]} + {1'b0, e_size} + 17'd7) >> 3;
   assign data_ok = e_jt != J_WD || {{(16 - CBW){1'b0}}, arrived[e_buf]} == e_nw;
 
@@ -381,61 +378,38 @@ module edm_compute_node #(
   assign b_hi = cbuf[{e_buf, r_hi[CBW-1:0]}];
   assign b_data = 64'({b_hi, b_lo} >> {e_u[2:0], 3'b000});
 
+  // T[u_i], u_i >= 1: address, then the data (WREQ) or arg0, arg1 (RMWREQ); the
+  // emitter adds header bytes 6..7 to T[1] and zeroes what lies past the unit.
   always_comb begin
     tw = b_data;
-    if (u_i == 8'd1) tw = {e_addr[47:0], hdr[63:48]};
+    if (u_i == 8'd1) tw = {e_addr[47:0], 16'b0};
     else if (u_i == 8'd2) tw = {e_jt == J_RMW ? s_arg0[e_slot][47:0] : b_data[63:16], e_addr[63:48]};
     else if (e_jt == J_RMW && u_i == 8'd3) tw = {s_arg1[e_slot][47:0], s_arg0[e_slot][63:48]};
     else if (e_jt == J_RMW) tw = {48'b0, s_arg1[e_slot][63:48]};
-    for (integer l = 0; l < 8; l++)
-      if ({6'b0, u_i, 3'b000} + 17'(l) >= lim) tw[8*l +: 8] = 8'h00;
   end
 
-  // CRC-32C exactly as edm_mem_node makes it (|M| = 16 + ulen, so |M| mod 8 =
-  // ulen mod 8): fixed 8-byte word updates over z zero bytes || M.
-  logic [63:0] rot, ms_payload, n_payload;
-  logic [31:0] crc_next, crc_out;
-  logic [2:0]  shift_in, lay_b;
-  assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
-  edm_crc32c_unit crc32c (
-      .is_ms, .is_mt,
-      .payload(is_ms ? ms_payload : (is_mt ? {32'b0, tw[15:0], 16'b0} : tw)),
-      .len_mod8(ulen[2:0]), .crc(u_crc), .residue(u_res), .shift(u_shift),
-      .crc_next, .residue_next(rot), .shift_next(shift_in));
-  assign lay_b   = ulen[2:0] + 3'd7;
-  assign crc_out = ~(lay_b >= 3'd6 ? crc_next : u_crc);
+  // RREQ, RMWREQ and WREQ chunks: |M| = 16 + ulen (header, address, the rest).
+  logic        u_valid, u_last;
+  logic [65:0] u_block;
+  edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
+      .clk, .rst_n,
+      .unit_valid(eq_valid && !is_n), .start_ok(data_ok), .hdr, .m_bytes(ulen + 17'd16),
+      .idx(u_i), .t_word(tw),
+      .out_valid(u_valid), .out_ready, .out_block(u_block), .out_last(u_last));
 
-  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}.
+  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}, one block.
   logic [55:0] n_fields;
+  logic [63:0] n_payload;
   assign n_fields  = {6'b0, s_len[e_slot], s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
   assign n_payload = {edm_pkg::crc8_56(n_fields), n_fields};
 
   logic out_fire, unit_end;
-  assign out_valid = eq_valid && (!is_ms || data_ok);
-  assign out_last  = is_n || is_mt;
-  always_comb begin
-    if (is_n) out_block = {n_payload, edm_pkg::SYNC_CTRL};
-    else if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};
-    else if (is_mt) out_block = {crc_out, tw[15:0], edm_pkg::SUB_MT, edm_pkg::BT_EDM, edm_pkg::SYNC_CTRL};
-    else out_block = {tw, edm_pkg::SYNC_DATA};
-  end
+  assign out_valid = is_n ? eq_valid : u_valid;
+  assign out_last  = is_n || u_last;
+  assign out_block = is_n ? {n_payload, edm_pkg::SYNC_CTRL} : u_block;
   assign out_fire = out_valid && out_ready;
   assign unit_end = out_fire && out_last;
   assign eq_pop   = unit_end;
-
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      u_i <= '0;
-      u_crc <= '0;
-      u_res <= '0;
-      u_shift <= '0;
-    end else if (out_fire) begin
-      u_i <= out_last ? 8'd0 : u_i + 8'd1;
-      u_crc <= crc_next;
-      u_res <= rot;
-      if (is_ms) u_shift <= shift_in;
-    end
-  end
 
   // ================================================================ RRES receive (rx_clk -> clk)
   logic             rx_lost, rxw_valid, rxw_ready;
@@ -454,8 +428,8 @@ module edm_compute_node #(
     end else begin
       // A lost block (or abort) becomes an abort on the next entry that fits.
       if (rxw_valid) rx_lost <= !rxw_ready;
-      cnt_rx_overflow <= sat_add(cnt_rx_overflow, {1'b0, (in_valid || in_abort) && !rxw_ready}
-                                                + {1'b0, grant_valid && !gx_ready});
+      cnt_rx_overflow <= edm_pkg::sat_add(cnt_rx_overflow, {1'b0, (in_valid || in_abort) && !rxw_ready}
+                                                         + {1'b0, grant_valid && !gx_ready});
     end
   end
 
@@ -474,7 +448,7 @@ module edm_compute_node #(
   assign t_word = r_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
 
   logic [2:0]  ms_kind;
-  logic [9:0]  ms_src;
+  logic [edm_pkg::PORT_BITS-1:0] ms_src;
   logic [7:0]  ms_id;
   logic [15:0] ms_len;
   assign ms_kind = p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W];
@@ -485,7 +459,7 @@ module edm_compute_node #(
   logic           rx_open, rx_seq0;
   logic [RING_LOG2-1:0] rx_base;   // ring word of the unit's T[0]
   logic [RBW-1:0] rx_idx;
-  logic [9:0]     rx_src;
+  logic [edm_pkg::PORT_BITS-1:0] rx_src;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
   logic [63:48]   rx_hi, nx_hi;    // header bits 48..63 (from T[1])
@@ -752,10 +726,10 @@ module edm_compute_node #(
       // ---- completions
       if (r_any && cpl_ready) s_valid[r_slot] <= 1'b0;
       // ---- counters
-      cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && c_match && !c_ok});
-      cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
-      cnt_timeouts <= sat_add(cnt_timeouts, {1'b0, t_any});
-      cnt_late <= sat_add(cnt_late, {1'b0, commit && !c_match});
+      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && c_match && !c_ok});
+      cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
+      cnt_timeouts <= edm_pkg::sat_add(cnt_timeouts, {1'b0, t_any});
+      cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !c_match});
     end
   end
 

@@ -46,6 +46,15 @@
 // the /MT/; valid/ready as edm_tx's memory input. A chunk starts when its bytes
 // are in the buffer, so its blocks then go out back to back.
 // Counters: 16-bit, saturating.
+//
+// Signal prefixes (the stage a signal belongs to, in the order a unit flows):
+//   ms_ the fields of an arriving /MS/     rx_ the unit being received (nx_: as of this block)
+//   x_  what a committed RREQ/RMWREQ will answer      rs_ the response slots
+//   c_  the command at the head of the command FIFO   e_  the engine serving it
+//   w_  the WREQ word being written   rmw_ the RMW's new value   a_ the answer is an error
+//   t_  a memory read's tag (t_push, t_slot_q: a token at the head of the grant queue)
+//   g_  the grant at the head of the grant queue      j_  the chunk at the head of the job queue
+//   u_  its unit, block by block (edm_unit_emitter)   cmd_ gq_ jq_ tq_: FIFO ports
 module edm_mem_node #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // the scheduler's chunk
     parameter int unsigned MAX_READ_BYTES = 1024,   // longest RREQ served (multiple of 8)
@@ -69,7 +78,7 @@ module edm_mem_node #(
     output logic        in_room,       // a new unit of any kind would be stored
     // From edm_rx: good /G/ blocks.
     input  logic        grant_valid,
-    input  logic [9:0]  grant_dst,
+    input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
     // Memory: one 8-byte word per request; reads are answered in order, any
@@ -96,13 +105,6 @@ module edm_mem_node #(
     output logic [15:0] cnt_rejected,      // good requests answered with STATUS_ERROR
     output logic [15:0] cnt_stray_grants   // grants naming no pending response
 );
-  // ---------------------------------------------------------------- helpers
-
-  // c + inc, saturating at 0xFFFF.
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
-  endfunction
-
   // ---------------------------------------------------------------- sizes
   localparam int unsigned RS = 1 << READ_SLOTS_LOG2;          // response slots
   localparam int unsigned RSW = READ_SLOTS_LOG2;
@@ -115,7 +117,7 @@ module edm_mem_node #(
   localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
   localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + WSLOTS_LOG2 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
-  localparam int unsigned GQ_W = 1 + RSW + 10 + 8 + 16;  // {token, slot, dst, id, size}
+  localparam int unsigned GQ_W = 1 + RSW + edm_pkg::PORT_BITS + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
@@ -146,7 +148,7 @@ module edm_mem_node #(
   assign t_word = in_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
 
   logic [2:0]  ms_kind;
-  logic [9:0]  ms_src, ms_dst;
+  logic [edm_pkg::PORT_BITS-1:0] ms_src, ms_dst;
   logic [7:0]  ms_id;
   logic [15:0] ms_len;
   logic        ms_supported;
@@ -160,7 +162,7 @@ module edm_mem_node #(
   logic           rx_open;   // a stored unit is being received
   logic [WBW-1:0] rx_idx;    // T index of the next block
   logic [2:0]     rx_kind;
-  logic [9:0]     rx_src, rx_dst;
+  logic [edm_pkg::PORT_BITS-1:0] rx_src, rx_dst;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
   logic [3:0]     rx_op, nx_op;
@@ -267,8 +269,8 @@ module edm_mem_node #(
   logic [RS-1:0]            rs_valid;
   logic [RS-1:0]            rs_started;  // its first chunk is queued
   logic [RS-1:0]            rs_reached;  // the engine has reached its command
-  logic [RS-1:0][9:0]       rs_req;      // the requester: the RRES's dst
-  logic [RS-1:0][9:0]       rs_port;     // this node: the RRES's src
+  logic [RS-1:0][edm_pkg::PORT_BITS-1:0] rs_req;      // the requester: the RRES's dst
+  logic [RS-1:0][edm_pkg::PORT_BITS-1:0] rs_port;     // this node: the RRES's src
   logic [RS-1:0][7:0]       rs_id;
   logic [RS-1:0][15:0]      rs_len;      // bytes the response carries
   logic [RS-1:0][15:0]      rs_granted;  // bytes queued as chunks so far
@@ -443,7 +445,7 @@ module edm_mem_node #(
   end
 
   // ================================================================ grants
-  logic [9:0]     g_dst;
+  logic [edm_pkg::PORT_BITS-1:0] g_dst;
   logic [7:0]     g_id;
   logic [15:0]    g_size, g_rem, g_take;
   logic           g_match, g_push, g_stray;
@@ -483,29 +485,21 @@ module edm_mem_node #(
   logic           j_last;
   assign {j_slot, j_off, j_size, j_seq, j_last} = jq_data;
 
-  logic [7:0]  g_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
-  logic [31:0] g_crc;
-  logic [63:0] g_res;
-  logic [2:0]  g_shift;
-
-  logic [12:0] n_md;
-  logic [16:0] u, need_end, lo_sum, lim;
+  logic [7:0]  u_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
+  logic [16:0] u, need_end, lo_sum;
   logic [WIW-1:0] need;
-  logic        data_ready, is_ms, is_mt;
+  logic        data_ready;
   logic [63:0] hdr;
-  assign n_md = 13'((j_size + 16'd7) >> 3);
-  assign is_ms = g_i == 8'd0;
-  assign is_mt = {5'b0, g_i} == n_md + 13'd1;
   // Buffer byte a + off + k is chunk byte k; T[i] of the unit holds chunk bytes
   // 8i-10 .. 8i-3, i.e. buffer words base+i-2 and base+i-1 shifted by u mod 8.
   assign u        = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + 17'd6;
   assign need_end = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + {1'b0, j_size} + 17'd7;  // + 8 - 1
   assign need     = j_size == 16'd0 ? '0 : WIW'(need_end >> 3);
   assign data_ready = need <= rs_arrived[j_slot];
-  assign lo_sum   = {3'b0, u[16:3]} + {9'b0, g_i};  // base + i
+  assign lo_sum   = {3'b0, u[16:3]} + {9'b0, u_i};  // base + i
 
   logic [WIW-1:0] r_lo, r_hi;
-  logic [63:0]    b_lo, b_hi, b_data, tw;
+  logic [63:0]    b_lo, b_hi, b_data;
   always_comb begin
     r_lo = lo_sum >= 17'd2 ? WIW'(lo_sum - 17'd2) : '0;
     r_hi = lo_sum >= 17'd1 ? WIW'(lo_sum - 17'd1) : '0;
@@ -529,55 +523,14 @@ module edm_mem_node #(
         rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
   end
 
-  // T[g_i] for g_i >= 1: header bytes 6, 7 in T[1], zero past the unit's end
-  // (T byte size + 10 on: the /MD/ pad and the /MT/ tail pad).
-  assign lim = {1'b0, j_size} + 17'd10;
-  always_comb begin
-    tw = b_data;
-    if (g_i == 8'd1) tw[15:0] = hdr[63:48];
-    for (integer l = 0; l < 8; l++)
-      if ({6'b0, g_i, 3'b000} + 17'(l) >= lim) tw[8*l +: 8] = 8'h00;
-  end
-
-  // CRC-32C as edm_rx checks it (see there): fixed 8-byte word updates over
-  // z zero bytes || M (first 4 bytes inverted), z = -|M| mod 8.
-  logic [63:0] rot, ms_payload;
-  logic [31:0] crc_next, crc_out;
-  logic [2:0]  shift_in, lay_b;
-  assign ms_payload = {hdr[47:0], edm_pkg::SUB_MS, edm_pkg::BT_EDM};
-  edm_crc32c_unit crc32c (
-      .is_ms, .is_mt,
-      .payload(is_ms ? ms_payload : (is_mt ? {32'b0, tw[15:0], 16'b0} : tw)),
-      .len_mod8(j_size[2:0]), .crc(g_crc), .residue(g_res), .shift(g_shift),
-      .crc_next, .residue_next(rot), .shift_next(shift_in));
-  // |M| - 1 = size + 7; tail bytes = b - 5 if b = (|M| - 1) mod 8 >= 6.
-  assign lay_b   = j_size[2:0] + 3'd7;
-  assign crc_out = ~(lay_b >= 3'd6 ? crc_next : g_crc);
-
-  logic out_fire;
-  assign out_valid = jq_valid && (!is_ms || data_ready);
-  assign out_last  = is_mt;
-  always_comb begin
-    if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};
-    else if (is_mt) out_block = {crc_out, tw[15:0], edm_pkg::SUB_MT, edm_pkg::BT_EDM, edm_pkg::SYNC_CTRL};
-    else out_block = {tw, edm_pkg::SYNC_DATA};
-  end
-  assign out_fire = out_valid && out_ready;
-  assign jq_pop   = out_fire && is_mt;
-
-  always_ff @(posedge clk) begin
-    if (!rst_n) begin
-      g_i <= '0;
-      g_crc <= '0;
-      g_res <= '0;
-      g_shift <= '0;
-    end else if (out_fire) begin
-      g_i <= is_mt ? 8'd0 : g_i + 8'd1;
-      g_crc <= crc_next;
-      g_res <= rot;
-      if (is_ms) g_shift <= shift_in;
-    end
-  end
+  // The RRES: |M| = 8 + size (header, the chunk); T[u_i] for u_i >= 1 is the
+  // buffer (the emitter adds header bytes 6..7 to T[1] and the zero padding).
+  edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
+      .clk, .rst_n,
+      .unit_valid(jq_valid), .start_ok(data_ready), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
+      .idx(u_i), .t_word(b_data),
+      .out_valid, .out_ready, .out_block, .out_last);
+  assign jq_pop = out_valid && out_ready && out_last;
 
   // ================================================================ state
   always_ff @(posedge clk) begin
@@ -664,16 +617,16 @@ module edm_mem_node #(
       if (jq_pop && j_last) rs_valid[j_slot] <= 1'b0;
 
       // ---- counters
-      cnt_rreq <= sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
-      cnt_wreq <= sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
-      cnt_rmw <= sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
-      cnt_rejected <= sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
-      cnt_dropped <= sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
-      cnt_overflow <= sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
-                                          + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
-                                          + {1'b0, tok_in && !gq_wr_ready}
-                                          + {1'b0, commit && !cmd_wr_ready});
-      cnt_stray_grants <= sat_add(cnt_stray_grants, {1'b0, g_stray});
+      cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
+      cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
+      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
+      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
+      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
+      cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
+                                                   + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
+                                                   + {1'b0, tok_in && !gq_wr_ready}
+                                                   + {1'b0, commit && !cmd_wr_ready});
+      cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
     end
   end
 

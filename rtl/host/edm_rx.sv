@@ -46,6 +46,9 @@
 // Counters: 16-bit, saturating, same meaning as the reference receiver's
 // (edm.codec.RxDemux): messages_ok, corrupted, unknown, notifications_ok,
 // grants_ok, bad_sync. Frames are the decoder's and MAC's business.
+//
+// Signal prefixes: is_ the incoming block's sync and type; c_ its class (/MS/,
+// /MT/, /N/, /G/, idle, standard, unknown); take_ what it does to the open unit.
 module edm_rx (
     input  logic        clk,
     input  logic        rst_n,
@@ -64,11 +67,11 @@ module edm_rx (
     output logic        mem_abort,   // the open unit was truncated, drop it
     // Good /N/ and /G/ blocks, decoded.
     output logic        notif_valid,
-    output logic [9:0]  notif_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] notif_dst,
     output logic [7:0]  notif_msg_id,
     output logic [15:0] notif_size,
     output logic        grant_valid,
-    output logic [9:0]  grant_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
     // Status counters (16-bit, saturating).
@@ -84,11 +87,6 @@ module edm_rx (
     zero_from = 1'b1;
     for (integer i = 0; i < 8; i++)
       zero_from = zero_from && (i < k || data[8*i +: 8] == 8'h00);
-  endfunction
-
-  // c + inc, saturating at 0xFFFF.
-  function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
-    sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};
   endfunction
 
   localparam logic [63:0] IDLE_PAYLOAD = {56'b0, edm_pkg::BT_C8};
@@ -267,12 +265,12 @@ module edm_rx (
           crc <= crc_next;
           pad_ok <= 1'b1;  // no /MD/ (RRES of 0 bytes): nothing padded
         end
-        cnt_msg_ok <= sat_add(cnt_msg_ok, {1'b0, take_mt && mt_good});
-        cnt_corrupted <= sat_add(cnt_corrupted, corrupted_inc);
-        cnt_unknown <= sat_add(cnt_unknown, {1'b0, free && c_unknown});
-        cnt_notif_ok <= sat_add(cnt_notif_ok, {1'b0, n_good});
-        cnt_grant_ok <= sat_add(cnt_grant_ok, {1'b0, g_good});
-        cnt_bad_sync <= sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
+        cnt_msg_ok <= edm_pkg::sat_add(cnt_msg_ok, {1'b0, take_mt && mt_good});
+        cnt_corrupted <= edm_pkg::sat_add(cnt_corrupted, corrupted_inc);
+        cnt_unknown <= edm_pkg::sat_add(cnt_unknown, {1'b0, free && c_unknown});
+        cnt_notif_ok <= edm_pkg::sat_add(cnt_notif_ok, {1'b0, n_good});
+        cnt_grant_ok <= edm_pkg::sat_add(cnt_grant_ok, {1'b0, g_good});
+        cnt_bad_sync <= edm_pkg::sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
       end
     end
   end

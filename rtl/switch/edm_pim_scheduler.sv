@@ -36,6 +36,11 @@
 // entry holds its rank among all queued entries (0 = oldest): new entries take
 // the next ranks and every removal closes its gap. Comparisons are therefore
 // the model's exactly, with log2(N*DEPTH) bits per entry.
+//
+// Signal prefixes: s_ the notification slots (queue entries); lane_/ins_ storing
+// arriving notifications; rq_ stage 1, request, with t_ its comparator tree over
+// a destination's entries and req_ its registers; ac_ stage 2, accept, with a_
+// its tree over a source's requests and acc_ its registers; g_ stage 3, grant.
 module edm_pim_scheduler #(
     parameter int unsigned N = 4,            // ports (>= 2)
     parameter int unsigned DEPTH = 8,        // notification slots per destination queue

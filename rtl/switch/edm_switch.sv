@@ -52,6 +52,14 @@
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
+//
+// Signal prefixes (per port, in the order a block flows):
+//   c_  stage 0: the incoming block classified   r_  the same, registered (stage 1)
+//   u_  an ingress's open unit (u_mode, u_mem; u_<name>: FIFO and scheduler instances)
+//   i_  what the ingress counts                  n_  notification lanes to the scheduler
+//   g_  grant lanes from the scheduler           e_  the egress mux and its open unit
+//   dq_ ingress data FIFOs, rq_ stored RREQs per pair, rxc_/txc_ circuits per ingress/egress,
+//   fq_ control operations per egress.
 module edm_switch #(
     parameter int unsigned N = 4,
     parameter int unsigned DEPTH = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS * N,
@@ -91,7 +99,7 @@ module edm_switch #(
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  function automatic [65:0] grant_block(input [9:0] dst, input [7:0] id, input [15:0] size);
+  function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size);
     logic [55:0] low;
     low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
     grant_block = {edm_pkg::crc8_56(low), low, edm_pkg::SYNC_CTRL};
@@ -222,14 +230,14 @@ module edm_switch #(
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic [2:0]  kind;
-      logic [9:0]  hdst, ndst;
+      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
       logic [15:0] hlen;
       logic        rd;
       p = b1[i][65:2];
       kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
-      hdst = p[16 + edm_pkg::HDR_DST_LSB +: 10];
+      hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
-      ndst = p[edm_pkg::NG_DST_LSB +: 10];
+      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
       rd = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
@@ -250,7 +258,7 @@ module edm_switch #(
       data_rx[i] = 1'b0;
       data_egress[i] = rxc_head[i];
       if (r_ngood[i]) begin
-        n_valid[i] = {22'b0, ndst} < N && ndst != 10'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+        n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
@@ -262,7 +270,7 @@ module edm_switch #(
           n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
           n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
           n_rres[i] = 1'b1;
-          n_valid[i] = {22'b0, hdst} < N && hdst != 10'(i) && n_size[i*SW +: SW] != '0
+          n_valid[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i) && n_size[i*SW +: SW] != '0
                        && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
                        && rq_count[i*N + 32'(hdst[PW-1:0])] <= (RQ_LOG2+1)'(RQ_ROOM);
           want_req[i] = n_valid[i];
@@ -362,10 +370,10 @@ module edm_switch #(
       fq_push[m] = g_valid[m];
       if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1) begin
         fq_push[m] = 1'b0;
-        e_out[m] = grant_block(10'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW]);
+        e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW]);
       end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1) begin
         fq_pop[m] = 1'b1;
-        e_out[m] = grant_block(10'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0]);
+        e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0]);
       end else if (e_mode[m] == 2'd1) begin
         if (rq_valid[e_src[m]*N + m]) begin
           e_out[m] = rq_head[e_src[m]*N + m];

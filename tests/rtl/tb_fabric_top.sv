@@ -16,7 +16,7 @@ module tb_fabric_top #(
     input  logic [NC-1:0]      req_valid,
     output logic [NC-1:0]      req_ready,
     input  logic [NC*3-1:0]    req_kind,
-    input  logic [NC*10-1:0]   req_dst,
+    input  logic [NC*edm_pkg::PORT_BITS-1:0] req_dst,
     input  logic [NC*64-1:0]   req_raddr,
     input  logic [NC*16-1:0]   req_len,
     input  logic [NC*64-1:0]   req_laddr,
@@ -27,7 +27,7 @@ module tb_fabric_top #(
     output logic [NC-1:0]      cpl_valid,
     input  logic [NC-1:0]      cpl_ready,
     output logic [NC*3-1:0]    cpl_kind,
-    output logic [NC*10-1:0]   cpl_dst,
+    output logic [NC*edm_pkg::PORT_BITS-1:0] cpl_dst,
     output logic [NC*8-1:0]    cpl_tag,
     output logic [NC*8-1:0]    cpl_status,
     output logic [NC-1:0]      lrd_valid,
@@ -83,13 +83,14 @@ module tb_fabric_top #(
     output logic [15:0]           sw_cnt_overflow
 );
   localparam int unsigned N = NC + NM;
+  localparam int unsigned PB = edm_pkg::PORT_BITS;  // a port index
 
   // Per-port engine-side signals.
   logic [N-1:0]      e_out_valid, e_out_ready, e_out_last;
   logic [N*66-1:0]   e_out_block;
   logic [N-1:0]      r_mem_valid, r_mem_first, r_mem_last, r_mem_error, r_mem_abort, r_grant_valid;
   logic [N*66-1:0]   r_mem_block;
-  logic [N*10-1:0]   r_grant_dst;
+  logic [N*PB-1:0]   r_grant_dst;
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
 
@@ -115,7 +116,7 @@ module tb_fabric_top #(
         .mem_valid(r_mem_valid[p]), .mem_block(r_mem_block[p*66 +: 66]),
         .mem_first(r_mem_first[p]), .mem_last(r_mem_last[p]),
         .mem_error(r_mem_error[p]), .mem_abort(r_mem_abort[p]),
-        .grant_valid(r_grant_valid[p]), .grant_dst(r_grant_dst[p*10 +: 10]),
+        .grant_valid(r_grant_valid[p]), .grant_dst(r_grant_dst[p*PB +: PB]),
         .grant_msg_id(r_grant_id[p*8 +: 8]), .grant_size(r_grant_size[p*16 +: 16]),
         .cnt_corrupted(h_cnt_corrupted[p*16 +: 16]), .cnt_unknown(h_cnt_unknown[p*16 +: 16])
     );
@@ -124,15 +125,15 @@ module tb_fabric_top #(
   for (genvar c = 0; c < NC; c++) begin : g_cn
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W)) cn (
         .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
-        .node_port(10'(c)),
+        .node_port(PB'(c)),
         .cfg_timeout,
         .req_valid(req_valid[c]), .req_ready(req_ready[c]),
-        .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*10 +: 10]),
+        .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
         .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
         .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]),
         .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
-        .cpl_dst(cpl_dst[c*10 +: 10]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
+        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
         .cpl_status(cpl_status[c*8 +: 8]),
         .lmem_rd_valid(lrd_valid[c]), .lmem_rd_ready(lrd_ready[c]), .lmem_rd_addr(lrd_addr[c*64 +: 64]),
         .lmem_rd_rsp_valid(lrd_rsp_valid[c]), .lmem_rd_rsp_data(lrd_rsp_data[c*64 +: 64]),
@@ -141,7 +142,7 @@ module tb_fabric_top #(
         .in_valid(r_mem_valid[c]), .in_block(r_mem_block[c*66 +: 66]),
         .in_first(r_mem_first[c]), .in_last(r_mem_last[c]),
         .in_error(r_mem_error[c]), .in_abort(r_mem_abort[c]),
-        .grant_valid(r_grant_valid[c]), .grant_dst(r_grant_dst[c*10 +: 10]),
+        .grant_valid(r_grant_valid[c]), .grant_dst(r_grant_dst[c*PB +: PB]),
         .grant_msg_id(r_grant_id[c*8 +: 8]), .grant_size(r_grant_size[c*16 +: 16]),
         .out_valid(e_out_valid[c]), .out_ready(e_out_ready[c]),
         .out_block(e_out_block[c*66 +: 66]), .out_last(e_out_last[c]),
@@ -165,7 +166,7 @@ module tb_fabric_top #(
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
         .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room(),
-        .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*10 +: 10]),
+        .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*PB +: PB]),
         .grant_msg_id(r_grant_id[P*8 +: 8]), .grant_size(r_grant_size[P*16 +: 16]),
         .dram_req_valid(dram_req_valid[m]), .dram_req_ready(dram_req_ready[m]),
         .dram_req_addr(dram_req_addr[m*64 +: 64]), .dram_req_write(dram_req_write[m]),
@@ -213,7 +214,7 @@ module tb_fabric_port #(
     output logic        mem_error,
     output logic        mem_abort,
     output logic        grant_valid,
-    output logic [9:0]  grant_dst,
+    output logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
     output logic [15:0] cnt_corrupted,

@@ -18,9 +18,11 @@ MODULES = {
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
     "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
-    "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "host/edm_mem_node.sv"],
+    "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
+    "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
+                     "host/edm_mem_node.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
-                         "host/edm_compute_node.sv"],
+                         "common/edm_unit_emitter.sv", "host/edm_compute_node.sv"],
 }
 
 
