@@ -270,6 +270,7 @@ _OPTION_VALUES = {
     "pipelined_matching": [0, 1],
     "batch_bytes": [0, 64, 300, 65536],
     "zero_queue": [0, 1],
+    "start_delay": [0, 1],
     "egress_feedback": [0, 1],
     "max_iterations": [0, 1, 3],
     "priority": ["srpt", "fcfs"],
@@ -281,10 +282,15 @@ _OPTION_VALUES = {
 @pytest.mark.parametrize("option", sorted(_OPTION_VALUES))
 def test_every_accepted_value_of_every_edm_option_completes(option):
     for value in _OPTION_VALUES[option]:
-        for rules in ({}, {"zero_queue": 0, "memory_order": "pair", "pipelined_matching": 0, "priority_hold": 0}):
+        for rules in ({}, {"zero_queue": 0, "start_delay": 0, "memory_order": "pair", "pipelined_matching": 0,
+                           "priority_hold": 0}):
             cfg = {**rules, option: value}
             if cfg.get("egress_feedback") and cfg.get("zero_queue", 1):
-                cfg["zero_queue"] = 0  # the two exclude each other
+                cfg.update(zero_queue=0, start_delay=0)  # they exclude each other
+            if cfg.get("start_delay", 1) and not cfg.get("zero_queue", 1):
+                cfg["start_delay"] = 0  # start delays need the zero-queue rules
+            if cfg.get("start_delay") == 1:
+                cfg["zero_queue"] = 1
             for workload in ("hadoop", "micro"):
                 s = sim.run({"nodes": 8, "workload": workload, "load": 0.8, "messages": 400, "seed": 2, **cfg}).summary
                 assert s["completed"] == 400, (cfg, workload, s["deadlocked_ids"])

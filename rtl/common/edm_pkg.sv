@@ -131,6 +131,10 @@ package edm_pkg;
   // /N/: message bytes; /G/: chunk bytes granted.
   localparam int unsigned NG_SIZE_LSB = 34;
   localparam int unsigned NG_SIZE_W = 16;
+  // /G/ start delay in link blocks (EDM's zero-queue rules; spec.rs). Not yet
+  // implemented here: these bits are still checked as reserved (zero).
+  localparam int unsigned NG_DELAY_LSB = 50;
+  localparam int unsigned NG_DELAY_W = 6;
   localparam int unsigned NG_CRC_LSB = 56;
 
   // ---- Ethernet framing (for overhead comparisons) ----

@@ -144,6 +144,14 @@ spec! {
     /// /N/: message bytes; /G/: chunk bytes granted.
     NG_SIZE_LSB: u32 = 34;
     NG_SIZE_W: u32 = 16;
+    /// /G/ only (EDM's zero-queue rules): the source starts the granted chunk
+    /// this many link blocks later than it otherwise would. A forwarded
+    /// RREQ/RMWREQ carries the same delay for its response in its header's
+    /// HDR_SEQ field (unused in a request; the switch patches the CRC-32C).
+    /// Not yet implemented by the codec or the RTL, which treat these bits as
+    /// reserved (zero); only the simulator's zero-queue rules set them.
+    NG_DELAY_LSB: u32 = 50;
+    NG_DELAY_W: u32 = 6;
     NG_CRC_LSB: u32 = 56;
 
     // ---- Ethernet framing (for overhead comparisons) ----

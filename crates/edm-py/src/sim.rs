@@ -48,6 +48,7 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         priority_hold: get(d, "priority_hold")?,
         egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
         zero_queue: get_or_default::<u32>(d, "zero_queue")? != 0,
+        start_delay: get_or_default::<u32>(d, "start_delay")? != 0,
         memory_order: match d.get_item("memory_order")? {
             None => MemoryOrder::Pair,
             Some(v) => {
@@ -490,6 +491,7 @@ fn rules<'py>(py: Python<'py>, c: &EdmConfig) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("batch_bytes", c.batch_bytes)?;
     d.set_item("priority_hold", c.priority_hold)?;
     d.set_item("zero_queue", c.zero_queue as u32)?;
+    d.set_item("start_delay", c.start_delay as u32)?;
     d.set_item("egress_feedback", c.egress_feedback as u32)?;
     Ok(d)
 }

@@ -93,6 +93,11 @@ pub struct EdmConfig {
     /// longest request's wire time after the grant. Memory data then never
     /// waits at the switch (docs/simulator.md, "Zero-queue rules").
     pub zero_queue: bool,
+    /// Start delays (with `zero_queue` only; off: the grant's slot must line
+    /// up with its data): a /G/ or forwarded request tells its source to
+    /// start the data up to 63 blocks later (`NG_DELAY_*`), so it may take any
+    /// gap in that window before its data.
+    pub start_delay: bool,
     /// Which messages of a requester may overtake which (the paper: per-pair FIFO).
     pub memory_order: MemoryOrder,
     /// Pipelined matching (off: the paper's, one 3-cycle iteration at a
@@ -132,6 +137,7 @@ impl Default for EdmConfig {
             priority_hold: 0,
             egress_feedback: false,
             zero_queue: false,
+            start_delay: false,
             memory_order: MemoryOrder::Pair,
             pipelined_matching: false,
             batch_bytes: 0,
@@ -154,6 +160,7 @@ impl EdmConfig {
     pub fn edm_rules() -> Self {
         EdmConfig {
             zero_queue: true,
+            start_delay: true,
             memory_order: MemoryOrder::Address,
             pipelined_matching: true,
             priority_hold: 2,
@@ -216,6 +223,9 @@ impl EdmConfig {
         }
         if self.max_active_notifs == 0 {
             return Err("max_active_notifs: must be at least 1".into());
+        }
+        if self.start_delay && !self.zero_queue {
+            return Err("start_delay: applies with zero_queue = 1 only".into());
         }
         if self.zero_queue && self.egress_feedback {
             return Err(

@@ -132,7 +132,22 @@ fn place_circuit(
     wire: Ps,
     to_data: Ps,
     to_egress: Ps,
+    delay: Option<(Ps, Ps)>,
 ) -> (Ps, Ps, Ps) {
+    if let Some(delay) = delay {
+        return place_delayed_circuit(
+            src_egress,
+            uplink,
+            egress,
+            from,
+            not_before,
+            control_len,
+            wire,
+            to_data,
+            to_egress,
+            delay,
+        );
+    }
     loop {
         let at = src_egress.first_fit(from, control_len, false);
         let up = at + to_data;
@@ -148,6 +163,57 @@ fn place_circuit(
             continue;
         }
         return (at, up, at_egress);
+    }
+}
+
+/// [`place_circuit`] with a start delay in the grant (`delay` = (its unit,
+/// the most it may be)): the data goes in the first slot free on the
+/// source's uplink and at the destination's egress from when the grant could
+/// first be sent; the grant then takes a gap on the source's egress at most
+/// the largest delay before the latest it may go, a whole number of units
+/// before it (the source waits that many units after `to_data`). Only when
+/// no such gap exists does the data move later.
+#[allow(clippy::too_many_arguments)]
+fn place_delayed_circuit(
+    src_egress: &Timeline,
+    uplink: &Timeline,
+    egress: &Timeline,
+    from: Ps,
+    not_before: Ps,
+    control_len: Ps,
+    wire: Ps,
+    to_data: Ps,
+    to_egress: Ps,
+    (unit, max_delay): (Ps, Ps),
+) -> (Ps, Ps, Ps) {
+    let mut up = (from + to_data).max(not_before);
+    loop {
+        // The earliest data slot free on the uplink and at the egress.
+        loop {
+            let u = uplink.first_fit(up, wire, true);
+            let e = egress.first_fit(u + to_egress, wire, true);
+            if e == u + to_egress {
+                up = u;
+                break;
+            }
+            up = e - to_egress;
+        }
+        // A grant `k` units before the latest it may go, in a gap.
+        let latest = up - to_data;
+        let mut probe = latest.saturating_sub(max_delay).max(from);
+        loop {
+            let gap = src_egress.first_fit(probe, control_len, false);
+            if gap > latest {
+                // None early enough: the data follows the first gap.
+                up = gap + to_data;
+                break;
+            }
+            let at = latest - (latest - gap) / unit * unit;
+            if src_egress.first_fit(at, control_len, false) == at {
+                return (at, up, up + to_egress);
+            }
+            probe = gap + unit;
+        }
     }
 }
 
@@ -168,6 +234,11 @@ impl Edm {
         let mut sim = Sim::new(self, messages);
         sim.trace = Some(Vec::new());
         sim.run(&mut |_, _| {})
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &EdmConfig {
+        &self.cfg
     }
 
     fn c(&self, cycles: u32) -> Ps {
@@ -309,6 +380,27 @@ impl Edm {
         SW_PIM_ITER_CYCLES as Ps * self.fabric.scheduler_cycle_ps
     }
 
+    /// Zero-queue rules with start delays (`EdmConfig::start_delay`): the
+    /// unit of a grant's start delay (one link block) and the largest one.
+    fn start_delay(&self) -> Option<(Ps, Ps)> {
+        let block = self.fabric.block_ps();
+        self.cfg
+            .start_delay
+            .then_some((block, ((1 << NG_DELAY_W) - 1) * block))
+    }
+
+    /// Zero-queue rules: how far before its release a port may be granted
+    /// (`Scheduler::grant_early`): one circuit lag, or half of one with
+    /// start delays, where a grant's slot no longer has to line up with its
+    /// data (measured: docs/simulator.md, "EDM's rules").
+    fn early_grant_ps(&self) -> Ps {
+        if self.cfg.start_delay {
+            self.circuit_lag() / 2
+        } else {
+            self.circuit_lag()
+        }
+    }
+
     /// From one iteration's start to the next one's: an iteration, or one
     /// scheduler cycle with pipelined matching.
     fn issue_interval_ps(&self) -> Ps {
@@ -418,7 +510,7 @@ impl Edm {
         let block = f.block_ps();
         let hop = f.hop_ps();
         let iteration = self.iteration_ps();
-        let early = self.circuit_lag();
+        let early = self.early_grant_ps();
         let kind = Self::data_kind(m);
         let mut remaining = Self::data_bytes(m);
         let visible = self.c(HOST_GEN_REQ_CYCLES) + hop + self.notification_delay();
@@ -456,6 +548,7 @@ impl Edm {
                 wire,
                 to_data,
                 to_egress,
+                self.start_delay(),
             );
             uplink.book_data(up, wire);
             egress.book_data(at_egress, wire);
@@ -589,7 +682,7 @@ impl<'a> Sim<'a> {
                 if edm.cfg.zero_queue {
                     // Circuits are booked to start when their ports are free:
                     // the scheduler may plan one grant-to-egress lag ahead.
-                    s.grant_early(edm.circuit_lag());
+                    s.grant_early(edm.early_grant_ps());
                 }
                 s
             },
@@ -1331,6 +1424,7 @@ impl<'a> Sim<'a> {
             wire,
             to_data,
             to_egress,
+            edm.start_delay(),
         );
         self.pair_data_end[pair] = data_up + wire;
         if self.track_finish && g.last && m.op == Op::Write {

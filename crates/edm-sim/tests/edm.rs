@@ -441,8 +441,9 @@ struct Timing {
     /// Pairs of units that overlapped on a link (the paper's rules slip a /N/
     /// or /G/ into the unit in flight; the zero-queue rules must not).
     overlaps: u64,
-    /// Data units that left their source later than `grant_to_data` after
-    /// their grant (or forwarded request) arrived.
+    /// Data units that did not leave their source `grant_to_data` after
+    /// their grant (or forwarded request) arrived, or, with start delays, a
+    /// whole number of blocks up to 63 later.
     late_at_source: u64,
     /// Data units that waited at their switch egress (they left it later than
     /// one hop plus `SW_FORWARD_CYCLES` after leaving their source), and the
@@ -495,7 +496,16 @@ fn timing(edm: &Edm, f: &FabricConfig, trace: &[Transmission]) -> Timing {
         for ((&u, &d), g) in ups.iter().zip(downs).zip(gs) {
             let forwarded = g.kind == UnitKind::ForwardedRequest;
             let arrived = g.start + hop + (g.blocks as Ps - 1) * block;
-            out.late_at_source += u64::from(u > arrived + edm.grant_to_data(forwarded));
+            // Data leaves its source `grant_to_data` after the grant arrives,
+            // or (start delays) a whole number of blocks up to 63 later.
+            let due = arrived + edm.grant_to_data(forwarded);
+            let delay = u.wrapping_sub(due);
+            let allowed = if edm.config().start_delay {
+                63 * block
+            } else {
+                0
+            };
+            out.late_at_source += u64::from(u < due || delay > allowed || delay % block != 0);
             let wait = d - (u + hop + f.cycles(SW_FORWARD_CYCLES));
             if wait > 0 {
                 out.waited += 1;

@@ -26,6 +26,7 @@ _FLAGS = {
     "priority_hold": int,
     "egress_feedback": int,
     "zero_queue": int,
+    "start_delay": int,
     "memory_order": str,
     "pipelined_matching": int,
     "batch_bytes": int,

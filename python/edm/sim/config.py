@@ -41,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
     #   priority_hold: 0 the paper's PIM; k: wait for a k-times shorter message's busy source
     #   egress_feedback: 0 the paper's release times; 1: late circuits hold their port's release back
     #   zero_queue: 0 the paper's; 1: /G/, /N/ and requests only in gaps of booked data (no switch queueing)
+    #   start_delay: 0 off; 1 (zero_queue only): grants carry a start delay of up to 63 blocks
     #   memory_order: pair (per-pair FIFO, the paper); address (only overlapping messages keep their order)
     #   pipelined_matching: 0 one 3-cycle PIM iteration at a time (the paper); 1: a new one every cycle
     #   batch_bytes: 0 off (the paper's evaluation); B: fold a pair's waiting writes into one /N/ of <= B bytes
@@ -109,6 +110,8 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
             raise ConfigError(f"{source}: field(s) {changed} apply to EDM only, not {name!r}")
         config = {**config, **PAPER_RULES}
     out = {**DEFAULTS, **config}
+    if "start_delay" not in config and not out["zero_queue"]:
+        out["start_delay"] = 0  # a part of the zero-queue rules: off with them
     for key, value in out.items():
         expected = _TYPES[key]
         if isinstance(value, bool) or not isinstance(value, expected):
@@ -143,6 +146,8 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
           "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)")
     check(out["memory_order"] in ("pair", "address"), "memory_order", "is not pair or address")
     check(out["pipelined_matching"] in (0, 1), "pipelined_matching", "is not 0 or 1")
+    check(out["start_delay"] in (0, 1), "start_delay", "is not 0 or 1")
+    check(out["start_delay"] == 0 or out["zero_queue"] == 1, "start_delay", "applies with zero_queue = 1 only")
     check(out["batch_bytes"] == 0 or 64 <= out["batch_bytes"] <= 1 << 24, "batch_bytes",
           "is neither 0 (off) nor in 64..16777216")
     check(64 <= out["address_space_bytes"] <= 1 << 62, "address_space_bytes", "is not in 64..2**62")
