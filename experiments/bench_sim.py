@@ -22,11 +22,16 @@ import time
 ONE_CORE = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 CASES = {
-    "micro-64B-load0.8": {"nodes": 144, "workload": "micro", "load": 0.8, "messages": 1_000_000},
-    "hadoop-load0.4": {"nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000},
-    # The same two with EDM's zero-queue rules (docs/simulator.md): fewer events, more work per grant.
-    "micro-64B-load0.8-zq": {"nodes": 144, "workload": "micro", "load": 0.8, "messages": 1_000_000, "zero_queue": 1},
-    "hadoop-load0.4-zq": {"nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000, "zero_queue": 1},
+    # The paper's rules (protocol edm-paper), then EDM's own (protocol edm,
+    # the default: zero-queue placement, start delays, memory order,
+    # pipelined matching, priority hold; docs/simulator.md).
+    "micro-64B-load0.8-paper": {"protocol": "edm-paper", "nodes": 144, "workload": "micro", "load": 0.8,
+                                "messages": 1_000_000},
+    "hadoop-load0.4-paper": {"protocol": "edm-paper", "nodes": 144, "workload": "hadoop", "load": 0.4,
+                             "messages": 100_000},
+    "micro-64B-load0.8-edm": {"protocol": "edm", "nodes": 144, "workload": "micro", "load": 0.8,
+                              "messages": 1_000_000},
+    "hadoop-load0.4-edm": {"protocol": "edm", "nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000},
 }
 
 
