@@ -49,6 +49,10 @@ fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
         egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
         zero_queue: get_or_default::<u32>(d, "zero_queue")? != 0,
         start_delay: get_or_default::<u32>(d, "start_delay")? != 0,
+        early_grant_ps: match get_or_default::<i64>(d, "early_grant_ps")? {
+            e if e < 0 => None,
+            e => Some(e as Ps),
+        },
         memory_order: match d.get_item("memory_order")? {
             None => MemoryOrder::Pair,
             Some(v) => {

@@ -1,6 +1,7 @@
 //! Engine speed without Python: `cargo run -p edm-sim --release --example bench
-//! -- [micro|hadoop] [messages] [zq]` (the cases of experiments/bench_sim.py;
-//! `zq`: with the zero-queue rules).
+//! -- [micro|hadoop] [messages] [paper|edm]` (the cases of
+//! experiments/bench_sim.py; `paper`, the default: the paper's rules; `edm`:
+//! EDM's rules).
 use edm_sim::config::{EdmConfig, FabricConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
@@ -31,9 +32,12 @@ fn main() {
     }
     .generate();
     let start = Instant::now();
-    let cfg = EdmConfig {
-        zero_queue: args.get(3).is_some_and(|a| a == "zq"),
-        ..EdmConfig::default()
+    let mut msgs = msgs;
+    edm_sim::workload::assign_addresses(&mut msgs, 1 << 30, 1);
+    let cfg = match args.get(3).map_or("paper", String::as_str) {
+        "paper" => EdmConfig::paper(),
+        "edm" => EdmConfig::edm_rules(),
+        other => panic!("unknown rules {other}"),
     };
     let out = Edm::new(FabricConfig::default(), cfg).run(&msgs, &mut |_, _| {});
     let secs = start.elapsed().as_secs_f64();

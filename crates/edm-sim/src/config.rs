@@ -98,6 +98,9 @@ pub struct EdmConfig {
     /// start the data up to 63 blocks later (`NG_DELAY_*`), so it may take any
     /// gap in that window before its data.
     pub start_delay: bool,
+    /// Zero-queue rules: how far before its release a port may be granted
+    /// (None: one circuit lag, half of one with start delays).
+    pub early_grant_ps: Option<Ps>,
     /// Which messages of a requester may overtake which (the paper: per-pair FIFO).
     pub memory_order: MemoryOrder,
     /// Pipelined matching (off: the paper's, one 3-cycle iteration at a
@@ -138,6 +141,7 @@ impl Default for EdmConfig {
             egress_feedback: false,
             zero_queue: false,
             start_delay: false,
+            early_grant_ps: None,
             memory_order: MemoryOrder::Pair,
             pipelined_matching: false,
             batch_bytes: 0,

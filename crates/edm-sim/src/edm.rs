@@ -394,7 +394,9 @@ impl Edm {
     /// start delays, where a grant's slot no longer has to line up with its
     /// data (measured: docs/simulator.md, "EDM's rules").
     fn early_grant_ps(&self) -> Ps {
-        if self.cfg.start_delay {
+        if let Some(early) = self.cfg.early_grant_ps {
+            early
+        } else if self.cfg.start_delay {
             self.circuit_lag() / 2
         } else {
             self.circuit_lag()

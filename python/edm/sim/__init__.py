@@ -31,7 +31,7 @@ __all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_p
 _FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
 # Protocol parameters: EDM's, then the baselines' overrides.
 _PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold", "egress_feedback",
-                  "zero_queue", "start_delay", "memory_order", "pipelined_matching", "batch_bytes", "address_space_bytes",
+                  "zero_queue", "start_delay", "early_grant_ps", "memory_order", "pipelined_matching", "batch_bytes", "address_space_bytes",
                   "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).

@@ -27,6 +27,7 @@ _FLAGS = {
     "egress_feedback": int,
     "zero_queue": int,
     "start_delay": int,
+    "early_grant_ps": int,
     "memory_order": str,
     "pipelined_matching": int,
     "batch_bytes": int,

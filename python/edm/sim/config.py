@@ -46,7 +46,8 @@ DEFAULTS: dict[str, Any] = {
     #   pipelined_matching: 0 one 3-cycle PIM iteration at a time (the paper); 1: a new one every cycle
     #   batch_bytes: 0 off (the paper's evaluation); B: fold a pair's waiting writes into one /N/ of <= B bytes
     **_core.edm_rules(),
-    "address_space_bytes": 1 << 30,  # bytes per memory node that messages' addresses are drawn from
+    "address_space_bytes": 1 << 30,
+    "early_grant_ps": -1,  # zero-queue rules: -1 the rule's (a circuit lag, half with start delays); else ps  # bytes per memory node that messages' addresses are drawn from
     "background_load": 0.0,  # Ethernet frames on every link, fraction of its rate (EDM only)
     "background_frame_bytes": 1500,
     "background_preemption": 1,  # 1: EDM preempts frames between blocks; 0: memory waits for the frame
@@ -147,6 +148,7 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(out["memory_order"] in ("pair", "address"), "memory_order", "is not pair or address")
     check(out["pipelined_matching"] in (0, 1), "pipelined_matching", "is not 0 or 1")
     check(out["start_delay"] in (0, 1), "start_delay", "is not 0 or 1")
+    check(-1 <= out["early_grant_ps"] <= 10**7, "early_grant_ps", "is not -1 (the rule's) or in 0..10**7 ps")
     check(out["start_delay"] == 0 or out["zero_queue"] == 1, "start_delay", "applies with zero_queue = 1 only")
     check(out["batch_bytes"] == 0 or 64 <= out["batch_bytes"] <= 1 << 24, "batch_bytes",
           "is neither 0 (off) nor in 64..16777216")
