@@ -99,6 +99,10 @@ def saturated(metrics: dict[str, tuple[float, float]]) -> bool:
     return metrics["delivery_ratio"][0] < STABLE_DELIVERY
 
 
+def _num(x: float) -> str:
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
 def _range(values: list[float], fmt: str = ".2f") -> str:
     lo, hi = min(values), max(values)
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}-{hi:{fmt}}"
@@ -112,28 +116,34 @@ def run_length(b_docs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return {c: {w: low[(c, w)] for w in APPS if (c, w) in low} for c in APP_CURVES}
 
 
-def run_length_sentence(b_docs: list[dict[str, Any]], t8b: Table, messages: int) -> str:
-    """What the application runs' length achieved, curve by curve."""
+def run_length_sentence(b_docs: list[dict[str, Any]], t8b: Table, messages: int,
+                        shorter: dict[str, int] | None = None) -> str:
+    """What the application runs' length achieved, curve by curve (`shorter`: curves run with fewer messages)."""
     per = run_length(b_docs)
     short = {c: v for c, v in per.items() if v and min(v.values()) < RUN_LENGTH_TARGET}
     ok = [c for c in APP_CURVES if per.get(c) and c not in short]
-    text = (f"Run length: each application run issues {messages} messages and the simulation then runs until "
+    shorter = shorter or {}
+    text = (f"Run length: each application run issues {messages} messages"
+            + "".join(f" ({c}: {n})" for c, n in shorter.items()) + " and the simulation then runs until "
             "every message has completed; the means count every message after the warm-up. For them not to "
             "depend on where a run stops issuing, at least "
             f"{RUN_LENGTH_TARGET:.0%} of all bytes issued must be delivered by the last issue time "
             "(`delivered_by_last_issue`; the rest, delivered while the network drains, is mostly the tail of "
-            "the largest messages). ")
+            "the largest messages). In brackets below: the lowest over seeds, range over the workloads. ")
     text += (f"Reached on every workload and seed by {', '.join(ok)}. " if ok else "")
     sat = {c: v for c, v in short.items() if any((w, c) in t8b and saturated(t8b[(w, c)]) for w in APPS)}
     if sat:
-        text += ("Not reached by " + ", ".join(f"{c} (lowest {_range(list(v.values()), '.3f')})" for c, v in sat.items())
+        text += ("Not reached by " + ", ".join(f"{c} ({_range(list(v.values()), '.3f')})" for c, v in sat.items())
                  + f": saturated at this load (on some workload less than {STABLE_DELIVERY:.0%} of the bytes issued "
                  "over the second half of the issue period are delivered), so queues grow for as long as a run "
-                 "lasts, no run length reaches the target and the means grow with the run length. ")
+                 "lasts, no run length reaches the target and the means grow with the run length"
+                 + ("; " + ", ".join(c for c in sat if c in shorter) + " therefore runs fewer messages (its "
+                    "simulation slows down as its queues grow), and its means are lower than a longer run's"
+                    if any(c in shorter for c in sat) else "") + ". ")
     rest = {c: v for c, v in short.items() if c not in sat}
     if rest:
         text += ("Not reached at this run length by "
-                 + ", ".join(f"{c} (lowest {_range(list(v.values()), '.3f')}; workloads below: "
+                 + ", ".join(f"{c} ({_range(list(v.values()), '.3f')}; below on "
                              f"{', '.join(w for w in APPS if v.get(w, 1) < RUN_LENGTH_TARGET)})" for c, v in rest.items())
                  + ". ")
     return text.strip()
@@ -181,6 +191,25 @@ def best_fig8b(t8b: Table) -> list[dict[str, Any]]:
                      **{c: slow[c] for c in EDM_CURVES if c in slow},
                      "best baseline": f"{base} ({base_value:.3g})",
                      "lowest mean MCT": f"{lat} ({lat_value / 1e3:.1f} us)"})
+    return rows
+
+
+# ------------------------------------------------------------ summary
+
+def summary_rows(t8a: dict[str, Table], t8b: Table) -> list[dict[str, Any]]:
+    """EDM's curves at a glance: applications (range over the workloads) and 64 B mixed per load."""
+    rows = []
+    mixed = t8a["mixed"]
+    loads = sorted({k[1] for k in mixed})
+    for name in (*EDM_CURVES, *ASIC_CURVES, *BASELINES):
+        row: dict[str, Any] = {"curve": name}
+        apps = [t8b[(w, name)] for w in APPS if (w, name) in t8b]
+        row["apps mean slowdown"] = _range([v["mean_slowdown"][0] for v in apps]) if apps else "-"
+        row["apps p99"] = _range([v["p99_slowdown"][0] for v in apps], ".1f") if apps else "-"
+        for load in loads:
+            v = mixed.get((name, load))
+            row[f"64 B mixed {load}"] = "-" if v is None else _num(v["mean_slowdown"][0]) + ("*" if saturated(v) else "")
+        rows.append(row)
     return rows
 
 

@@ -21,6 +21,7 @@ from edm.reproduce_claims import (
     op_metric,
     run_length_sentence,
     saturated,
+    summary_rows,
     table_of,
 )
 from edm.reproduce_plan import (
@@ -112,6 +113,14 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
         "lever at a time between the two."
     )
 
+    t8a = fig8a_tables(a_docs)
+    t8b = fig8b_table(b_docs)
+    r.heading("At a glance")
+    r.paragraph(f"Mean slowdown: applications (range over the five workloads, load {plan.app_load}) and 64 B mixed "
+                "traffic per load (* past saturation). The best protocol at each load, the ablation and the claims "
+                "follow below.")
+    r.table(summary_rows(t8a, t8b))
+
     # Table 1 -------------------------------------------------------------
     r.heading("Table 1: unloaded fabric latency")
     rows = unloaded_table()
@@ -140,7 +149,6 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
 
     # Figure 8a -----------------------------------------------------------
     r.heading("Figure 8a: latency against load, 64 B messages")
-    t8a = fig8a_tables(a_docs)
     r.paragraph(f"{plan.micro_messages} messages per run, all-to-all. edm and edm-paper run at the FPGA scheduler "
                 "clock of Table 1 (2.56 ns); edm-3GHz and edm-paper-3GHz with the paper's 3 GHz ASIC scheduler "
                 "estimate (§4.1; scheduler_cycle_ps = 333). The six baselines run on their own stacks (Table 1).")
@@ -211,10 +219,10 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
 
     # Figure 8b -----------------------------------------------------------
     r.heading("Figure 8b: application workloads")
-    t8b = fig8b_table(b_docs)
-    r.paragraph(f"Load {plan.app_load}, half reads, {plan.app_messages} messages per run, message sizes from the "
-                "published CDFs.")
-    r.paragraph(run_length_sentence(b_docs, t8b, plan.app_messages))
+    shorter = dict(plan.short_app_runs)
+    r.paragraph(f"Load {plan.app_load}, half reads, {plan.app_messages} messages per run"
+                + "".join(f" ({c}: {n})" for c, n in shorter.items()) + ", message sizes from the published CDFs.")
+    r.paragraph(run_length_sentence(b_docs, t8b, plan.app_messages, shorter))
     fig, axes = plt.subplots(1, 2, figsize=(14, 4.5))
     width = 0.8 / len(APP_CURVES)
     for i, proto in enumerate(APP_CURVES):
