@@ -5,8 +5,26 @@ from __future__ import annotations
 import re
 
 from edm.cli import main
-from edm.reproduce import APPS, BG_FRAMES, BG_LOADS, RATIOS, Plan
-from edm.sim.config import PROTOCOLS
+from edm.reproduce import ABLATION, APP_CURVES, APPS, BG_FRAMES, BG_LOADS, CURVES, RATIOS, Plan
+from edm.reproduce_plan import LEVERS, ablation_variants, variant
+from edm.sim.config import DEFAULTS, PAPER_RULES, PROTOCOLS
+
+
+def test_ablation_variants_move_one_lever_between_edms_rules_and_the_papers():
+    rows = ablation_variants()
+    assert [r[0] for r in rows][0] == "edm" and rows[-1][0] == "edm-paper" and len(rows) == 2 * len(LEVERS) + 3
+    for name, keys, _ in rows[1:-1]:
+        assert keys["protocol"] == "edm"
+        levers = {k: keys.get(k, DEFAULTS[k]) for k in PAPER_RULES}
+        at_paper = {k for k in LEVERS if levers[k] == PAPER_RULES[k]}
+        if name.startswith("edm without"):
+            assert len(at_paper) == 1, name
+        elif name.startswith("paper +"):
+            assert len(at_paper) == len(LEVERS) - 1, name
+        else:
+            assert name == "edm with batching" and not at_paper and levers["batch_bytes"] > 0
+        assert variant(keys) == name  # each configuration maps back to its own row
+    assert variant({"protocol": "edm-paper"}) == "edm-paper" and variant({"protocol": "pfabric"}) is None
 
 
 def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_path, capsys, monkeypatch):
@@ -18,40 +36,71 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     n8b = len(PROTOCOLS) * len(APPS) * len(plan.seeds)
     assert f"fig8a: {n8a} points, 0 reused, {n8a} computed, 0 failed" in err
     assert f"fig8b: {n8b} points, 0 reused, {n8b} computed, 0 failed" in err
-    n_hold = len(APPS) * len(plan.seeds)
-    assert f"fig8b_hold: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
-    assert f"fig8b_zq: {n_hold} points, 0 reused, {n_hold} computed, 0 failed" in err
-    n_zq = len(RATIOS) * len(plan.loads) * len(plan.seeds)
-    assert f"fig8a_zq: {n_zq} points, 0 reused, {n_zq} computed, 0 failed" in err
-    assert f"fig8a_zq_asic: {n_zq} points, 0 reused, {n_zq} computed, 0 failed" in err
+    n_asic = 2 * len(RATIOS) * len(plan.loads) * len(plan.seeds)
+    assert f"fig8a_asic: {n_asic} points, 0 reused, {n_asic} computed, 0 failed" in err
+    n_abl = (len(ABLATION) - 2) * len(APPS) * len(plan.ablation_app_seeds)
+    assert f"ablation_apps: {n_abl} points, 0 reused, {n_abl} computed, 0 failed" in err
+    n_abl = len(ABLATION) * len(plan.ablation_loads) * len(plan.seeds)
+    assert f"ablation_micro: {n_abl} points, 0 reused, {n_abl} computed, 0 failed" in err
     n_bg = len(BG_LOADS) * len(BG_FRAMES) * 2 * len(plan.seeds)
     assert f"background: {n_bg} points, 0 reused, {n_bg} computed, 0 failed" in err
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
-    for section in ("Table 1", "Figure 8a", "Figure 8b", "Background Ethernet frames", "claims beside ours"):
+    for section in ("Table 1", "Figure 8a", "Figure 8b", "Best protocol", "Ablation", "Background Ethernet frames",
+                    "claims beside ours"):
         assert section in md and section in html
+    assert "Date 20" in md
     for fig in ("fig8a", "fig8b"):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 10_000
-    # Every protocol appears in the Fig. 8b table, and every claim has a verdict.
-    for proto in [*PROTOCOLS, "edm-hold", "edm-zq"]:
-        assert f"| {proto} |" in md
-    claims = md.split("claims beside ours")[1]
-    assert len(re.findall(r"\| (yes|no) \|", claims)) == 22
-    # Memory data never waited at the switch with the zero-queue rules (and the claim says so).
-    assert re.search(r"EDM with our zero-queue rules\): zero queuing at the switch for memory traffic \| "
-                     r"FPGA clock: up to 0 units per run \(data or forwarded requests\) waited at a switch egress, "
-                     r"at most 0.00 ns; 3 GHz scheduler: up to 0 units .* \| yes \|", claims)
-    # Its application slowdowns also against the paper rules' alone latency.
-    fig8b = md.split("## Figure 8b")[1].split("## Background Ethernet frames")[0]
-    assert "Against the paper rules' alone latency" in fig8b and "| hadoop |" in fig8b
+    # Every curve is in Figure 8a's tables and every protocol in Figure 8b's, with its run length.
+    fig8a = md.split("## Figure 8a:")[1].split("## Figure 8b")[0]
+    for name in CURVES:
+        assert f"| {name} | {plan.loads[0]} |" in fig8a, name
+    assert "edm-zq" not in md and "edm-hold" not in md
+    fig8b = md.split("## Figure 8b")[1].split("## Best protocol")[0]
+    for name in APP_CURVES:
+        assert re.search(rf"\| hadoop \| {name} \| [^\n]* \| 0\.\d+ \| (yes|no|no, saturated) \|", fig8b), name
+    assert "delivered_by_last_issue" in fig8b and "Run length" in fig8b
+    assert "edm against the paper rules' alone latency" in fig8b and "| hadoop | " in fig8b.split("alone latency")[-1]
+    # The best protocol of every mix and load, and of every workload, is one of the curves.
+    best = md.split("## Best protocol")[1].split("## Ablation")[0]
+    for label in RATIOS:
+        for load in plan.loads:
+            m = re.search(rf"\| {label} \| {load} \| ([a-z_0-9-]+)", best)
+            assert m and m.group(1) in CURVES, (label, load)
+    for w in APPS:
+        m = re.search(rf"\| {w} \| ([a-z_0-9-]+) \|", best)
+        assert m and m.group(1) in APP_CURVES, w
+    # The ablation: one row per variant, each with every column filled.
+    ablation = md.split("## Ablation")[1].split("## Background")[0]
+    rows = [line for line in ablation.splitlines() if line.startswith("| ") and not line.startswith("| variant")]
+    assert [r.split(" | ")[0][2:] for r in rows] == ABLATION
+    assert all(" | - |" not in r for r in rows)
+    assert all(f"64 B at {load}" in ablation for load in plan.ablation_loads)
+    # EDM's rules (zero_queue = 1) never let memory data wait at the switch; the paper's do.
+    assert re.search(r"\| edm \| EDM's rules \|.* \| 0(\.0)? \|$", rows[0]), rows[0]
     queueing = md.split("Switch queueing of memory data")[1].split("Where each protocol saturates")[0]
-    assert re.search(r"\| edm-zq \| 0.8 \| 0(\.0)? \| 0(\.0)? \|", queueing), queueing
+    for name in ("edm", "edm-3GHz"):
+        for load in plan.loads:
+            assert re.search(rf"\| {name} \| {load} \| 0(\.0)? \| 0(\.0)? \|", queueing), (name, load)
+    assert re.search(r"\| edm-paper \| 0.8 \| [1-9]", queueing), queueing
+    claims = md.split("claims beside ours")[1]
+    assert len(re.findall(r"\| (yes|no) \|", claims)) == 25
+    assert re.search(r"zero queuing at the switch for memory traffic \| edm, edm-3GHz \| FPGA clock: up to 0 units "
+                     r"per run \(data or forwarded requests\) waited at a switch egress, at most 0.00 ns; 3 GHz "
+                     r"scheduler: up to 0 units .* \| yes \|", claims)
+    assert re.search(r"zero queuing at the switch for memory traffic \| edm-paper, edm-paper-3GHz \| .* \| no \|",
+                     claims)
+    for name in ("edm", "edm-paper"):
+        assert re.search(rf"application MCT within 1.2-1.4x of ideal \| {name} \|", claims), name
     # Frames of every size and both modes are in the background table, beside the frame-free run.
     bg = md.split("Background Ethernet frames")[1].split("claims beside ours")[0]
     assert "| none | - |" in bg and "| 9000 B at 0.6 | no |" in bg and "| 1500 B at 0.3 | yes |" in bg
     # A second run simulates nothing; `edm report` re-renders from the store alone.
     assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0
-    assert f"fig8a: {n8a} points, {n8a} reused, 0 computed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"fig8a: {n8a} points, {n8a} reused, 0 computed" in err
+    assert all(", 0 computed," in line for line in err.splitlines() if " points, " in line), err
     (out / "report.md").unlink()
     assert main(["report", "--quick", "--out", str(out)]) == 0
     assert (out / "report.md").read_text().split("Wall time")[1][:20] != md.split("Wall time")[1][:20]
