@@ -36,11 +36,14 @@ RUN_LENGTH_TARGET = 0.95
 
 # EDM's scheduling levers that differ between EDM's rules and the paper's, in
 # the order of the ablation table; batching is off in both.
-LEVERS = ("memory_order", "pipelined_matching", "priority_hold", "zero_queue")
+LEVERS = ("memory_order", "pipelined_matching", "priority_hold", "zero_queue", "start_delay")
 EDM_RULES = {k: DEFAULTS[k] for k in PAPER_RULES}
 BATCH_BYTES = 1024  # "edm with batching"
 LEVER_NAMES = {"memory_order": "address order", "pipelined_matching": "pipelined matching",
-               "priority_hold": "priority hold", "zero_queue": "zero queue"}
+               "priority_hold": "priority hold", "zero_queue": "zero queue", "start_delay": "start delay"}
+# Start delays are a part of the zero-queue rules: "paper + start delay" also
+# turns those on, and "edm without zero queue" turns both off.
+_NEEDS = {"start_delay": {"zero_queue": 1}}
 
 
 def _settings(levers: dict[str, Any]) -> str:
@@ -61,8 +64,10 @@ def ablation_variants() -> list[tuple[str, dict[str, Any], str]]:
                 _settings({"batch_bytes": BATCH_BYTES})))
     for lever in LEVERS:
         rest = {k: PAPER_RULES[k] for k in LEVERS if k != lever}
-        out.append((f"paper + {LEVER_NAMES[lever]}", {"protocol": "edm", **rest},
-                    _settings({lever: EDM_RULES[lever]})))
+        needs = _NEEDS.get(lever, {})
+        name = " + ".join(["paper", *(LEVER_NAMES[k] for k in needs), LEVER_NAMES[lever]])
+        out.append((name, {"protocol": "edm", **rest, **needs},
+                    _settings({**needs, lever: EDM_RULES[lever]})))
     out.append(("edm-paper", {"protocol": "edm-paper"}, "the paper's rules"))
     return out
 
