@@ -66,6 +66,8 @@ struct Case {
     max_iterations: u32,
     background: f64,
     zero_queue: bool,
+    /// EDM's own rules (`EdmConfig::edm_rules`; addresses drawn from the seed).
+    edm_rules: bool,
 }
 
 fn outcome_hash(out: &Outcome) -> u64 {
@@ -132,7 +134,10 @@ fn messages(c: &Case) -> Vec<MessageSpec> {
 }
 
 fn run(c: &Case) -> u64 {
-    let msgs = messages(c);
+    let mut msgs = messages(c);
+    if c.edm_rules {
+        edm_sim::workload::assign_addresses(&mut msgs, 1 << 16, c.seed);
+    }
     let fabric = FabricConfig {
         nodes: c.nodes,
         ..FabricConfig::default()
@@ -148,6 +153,15 @@ fn run(c: &Case) -> u64 {
             ..BackgroundConfig::default()
         },
         ..EdmConfig::default()
+    };
+    let cfg = if c.edm_rules {
+        EdmConfig {
+            priority: c.priority,
+            background: cfg.background,
+            ..EdmConfig::edm_rules()
+        }
+    } else {
+        cfg
     };
     outcome_hash(&Edm::new(fabric, cfg).run(&msgs, &mut |_, _| {}))
 }
@@ -166,6 +180,7 @@ fn cases() -> Vec<Case> {
         max_iterations: 0,
         background: 0.0,
         zero_queue: false,
+        edm_rules: false,
     };
     let mut out = Vec::new();
     for nodes in [16, 144] {
@@ -249,6 +264,31 @@ fn cases() -> Vec<Case> {
             ..base
         });
     }
+    // EDM's rules (hashes made when they were added), a 64 KiB address space
+    // per memory node so that the memory-order rule holds messages back.
+    for (nodes, sizes, load, priority, background, seed) in [
+        (16, Micro, 0.6, Srpt, 0.0, 31),
+        (144, Micro, 0.4, Srpt, 0.0, 32),
+        (16, Hadoop, 0.5, Srpt, 0.0, 33),
+        (16, Mixed, 1.2, Fcfs, 0.0, 34),
+        (16, Mixed, 0.5, Srpt, 0.3, 35),
+    ] {
+        out.push(Case {
+            nodes,
+            sizes,
+            load,
+            priority,
+            background,
+            seed,
+            messages: if matches!(sizes, Hadoop) {
+                2_000
+            } else {
+                20_000
+            },
+            edm_rules: true,
+            ..base
+        });
+    }
     out
 }
 
@@ -292,6 +332,12 @@ const EXPECTED_RUNS: &[u64] = &[
     0x9efccf1a2dcbf558,
     0x550dae3ec9caef06,
     0x3c1bb2200ad6491f,
+    // EDM's rules (made when they were added, 2026-11-25).
+    0x960e9d93c88f476c,
+    0x70427e0853905e6b,
+    0xa840b3f0f17f7047,
+    0xb15a288a4a26c341,
+    0xe771556fc060bfe4,
 ];
 
 /// Checks `got` against `expected` case by case (or prints `got` with
@@ -452,6 +498,7 @@ fn baseline_cases() -> Vec<(&'static str, Case)> {
                     max_iterations: 0,
                     background: 0.0,
                     zero_queue: false,
+                    edm_rules: false,
                 },
             ));
         }
