@@ -105,6 +105,7 @@ def _num(x: float) -> str:
 
 def _range(values: list[float], fmt: str = ".2f") -> str:
     lo, hi = min(values), max(values)
+    fmt = ".0f" if hi >= 100 else ".1f" if hi >= 10 else fmt
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}-{hi:{fmt}}"
 
 
@@ -174,8 +175,8 @@ def best_fig8a(t8a: dict[str, Table]) -> list[dict[str, Any]]:
             rows.append({"mix": label, "load": load, "best": best + (" (saturated)" if saturated(at[best]) else ""),
                          "its mean slowdown": value,
                          **{c: at[c][m][0] for c in EDM_CURVES if c in at},
-                         "best baseline": f"{base} ({base_value:.3g})",
-                         "best with 3 GHz curves": fast if fast == best else f"{fast} ({fast_value:.3g})",
+                         "best baseline": f"{base} ({_num(base_value)})",
+                         "best with 3 GHz curves": fast if fast == best else f"{fast} ({_num(fast_value)})",
                          "lowest mean latency": f"{lat} ({lat_value:.0f} ns)"})
     return rows
 
@@ -189,7 +190,7 @@ def best_fig8b(t8b: Table) -> list[dict[str, Any]]:
         lat, lat_value = _best({c: t8b[(w, c)]["mean_latency_ns"][0] for c in slow})
         rows.append({"workload": w, "best": best, "its mean slowdown": value,
                      **{c: slow[c] for c in EDM_CURVES if c in slow},
-                     "best baseline": f"{base} ({base_value:.3g})",
+                     "best baseline": f"{base} ({_num(base_value)})",
                      "lowest mean MCT": f"{lat} ({lat_value / 1e3:.1f} us)"})
     return rows
 

@@ -194,7 +194,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
         "grants only in gaps. Units (data or forwarded requests) that found their egress busy, and the longest "
         "such wait, mean over seeds, mixed traffic:"
     )
-    r.table([{"curve": k[0], "load": k[1], "units that waited": v["switch_data_conflicts"][0],
+    r.table([{"curve": k[0], "load": k[1], "units that waited": round(v["switch_data_conflicts"][0]),
               "longest wait ns": v["max_switch_data_wait_ns"][0]}
              for k, v in sorted(t8a["mixed"].items(), key=lambda kv: (CURVES.index(kv[0][0]), kv[0][1]))
              if k[0] in (*EDM_CURVES, *ASIC_CURVES)])
@@ -241,7 +241,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     low = lowest(b_docs, ["workload", "curve"], "delivered_by_last_issue")
     r.table([{"workload": k[0], "curve": k[1], "mean slowdown": v["mean_slowdown"][0],
               "±": v["mean_slowdown"][1], "p99 slowdown": v["p99_slowdown"][0],
-              "mean MCT ns": v["mean_latency_ns"][0],
+              "mean MCT us": round(v["mean_latency_ns"][0] / 1e3, 2),
               "delivered by last issue": low[k],
               f">= {RUN_LENGTH_TARGET}": "yes" if low[k] >= RUN_LENGTH_TARGET else
               ("no, saturated" if saturated(v) else "no")}
