@@ -1514,19 +1514,12 @@ impl<'a> Sim<'a> {
         let i = unit.msg as usize;
         self.delivered[i] += unit.bytes;
         let done_to = self.delivered[i];
-        let overhead = Edm::batch_overhead_bytes(Edm::data_kind(unit.spec));
         let done_at = at + self.edm.c(HOST_PROC_DATA_CYCLES);
         let b = &mut self.batches[self.batch_of[i] as usize];
         while b.completed < b.members.len() && b.members[b.completed].1 <= done_to {
-            let k = b.completed;
-            let (member, end) = b.members[k];
+            let member = b.members[b.completed].0;
             // Its payload (the headers between members are not payload).
-            let start = if k == 0 {
-                0
-            } else {
-                b.members[k - 1].1 + overhead
-            };
-            self.totals.delivered_bytes += (end - start) as u64;
+            self.totals.delivered_bytes += self.msgs[member as usize].size as u64;
             self.completions.push((member, done_at));
             self.completed += 1;
             b.completed += 1;

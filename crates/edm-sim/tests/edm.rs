@@ -123,6 +123,19 @@ fn data_bytes(msgs: &[MessageSpec]) -> u64 {
         .sum()
 }
 
+/// Every message completed and every data byte arrived.
+fn assert_complete_and_conserved(name: &str, msgs: &[MessageSpec], out: &Outcome) {
+    assert!(
+        out.records.iter().all(|r| r.complete_ps.is_some()),
+        "{name}: all complete"
+    );
+    assert_eq!(
+        out.totals.delivered_bytes,
+        data_bytes(msgs),
+        "{name}: bytes conserved"
+    );
+}
+
 fn heavy_sizes() -> SizeCdf {
     // Mostly small, some multi-chunk, sizes not multiples of 8.
     SizeCdf::new(vec![(1.0, 0.0), (8.0, 0.6), (77.0, 0.9), (531.0, 1.0)], 13).unwrap()
@@ -158,12 +171,7 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
             },
             &msgs,
         );
-        assert!(
-            out.records.iter().all(|r| r.complete_ps.is_some()),
-            "all complete"
-        );
-        let expected = data_bytes(&msgs);
-        assert_eq!(out.totals.delivered_bytes, expected, "bytes conserved");
+        assert_complete_and_conserved("", &msgs, &out);
         // Every node is compute and memory: a destination's queue holds up to X
         // writes from each other node and X reads it issued to each other node.
         assert!(
@@ -640,15 +648,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
     for (name, f, cfg, msgs) in cases {
         let edm = Edm::new(f.clone(), cfg);
         let (out, trace) = edm.run_traced(&msgs);
-        assert!(
-            out.records.iter().all(|r| r.complete_ps.is_some()),
-            "{name}: all complete"
-        );
-        let expected = data_bytes(&msgs);
-        assert_eq!(
-            out.totals.delivered_bytes, expected,
-            "{name}: bytes conserved"
-        );
+        assert_complete_and_conserved(name, &msgs, &out);
         assert_eq!(
             timing(&edm, &f, &trace),
             Timing::default(),
@@ -778,15 +778,7 @@ fn overlapping_messages_of_a_pair_are_never_reordered_under_the_memory_order_rul
         // 2 KB per memory node: overlaps are common.
         assign_addresses(&mut msgs, 2048, 21);
         let (out, trace) = Edm::new(f.clone(), cfg).run_traced(&msgs);
-        assert!(
-            out.records.iter().all(|r| r.complete_ps.is_some()),
-            "{name}: all complete"
-        );
-        assert_eq!(
-            out.totals.delivered_bytes,
-            data_bytes(&msgs),
-            "{name}: bytes conserved"
-        );
+        assert_complete_and_conserved(name, &msgs, &out);
         check_memory_order(&msgs, &out, &trace, &f);
     }
 }
@@ -956,15 +948,7 @@ fn batching_folds_waiting_messages_and_delivers_each_one_exactly() {
             ..rules
         };
         let (out, trace) = Edm::new(fabric(8, 100), cfg).run_traced(&msgs);
-        assert!(
-            out.records.iter().all(|r| r.complete_ps.is_some()),
-            "all complete"
-        );
-        assert_eq!(
-            out.totals.delivered_bytes,
-            data_bytes(&msgs),
-            "bytes conserved"
-        );
+        assert_complete_and_conserved("batching", &msgs, &out);
         let requests = trace
             .iter()
             .filter(|t| matches!(t.kind, UnitKind::Notify | UnitKind::Request))

@@ -239,13 +239,20 @@ fn cases() -> Vec<Case> {
         seed: 7,
         ..base
     });
-    // The zero-queue rules (hashes made when they were added).
-    for (nodes, sizes, load, priority, hold, background, seed) in [
-        (16, Micro, 0.8, Srpt, 0, 0.0, 21),
-        (144, Micro, 0.4, Srpt, 0, 0.0, 22),
-        (16, Hadoop, 0.5, Srpt, 2, 0.0, 23),
-        (16, Mixed, 1.2, Fcfs, 0, 0.0, 24),
-        (16, Mixed, 0.5, Srpt, 0, 0.3, 25),
+    // The zero-queue rules, then EDM's rules (hashes made when each was
+    // added; EDM's with a 64 KiB address space per memory node so that the
+    // memory-order rule holds messages back).
+    for (nodes, sizes, load, priority, hold, background, seed, edm_rules) in [
+        (16, Micro, 0.8, Srpt, 0, 0.0, 21, false),
+        (144, Micro, 0.4, Srpt, 0, 0.0, 22, false),
+        (16, Hadoop, 0.5, Srpt, 2, 0.0, 23, false),
+        (16, Mixed, 1.2, Fcfs, 0, 0.0, 24, false),
+        (16, Mixed, 0.5, Srpt, 0, 0.3, 25, false),
+        (16, Micro, 0.6, Srpt, 0, 0.0, 31, true),
+        (144, Micro, 0.4, Srpt, 0, 0.0, 32, true),
+        (16, Hadoop, 0.5, Srpt, 0, 0.0, 33, true),
+        (16, Mixed, 1.2, Fcfs, 0, 0.0, 34, true),
+        (16, Mixed, 0.5, Srpt, 0, 0.3, 35, true),
     ] {
         out.push(Case {
             nodes,
@@ -260,32 +267,8 @@ fn cases() -> Vec<Case> {
             } else {
                 20_000
             },
-            zero_queue: true,
-            ..base
-        });
-    }
-    // EDM's rules (hashes made when they were added), a 64 KiB address space
-    // per memory node so that the memory-order rule holds messages back.
-    for (nodes, sizes, load, priority, background, seed) in [
-        (16, Micro, 0.6, Srpt, 0.0, 31),
-        (144, Micro, 0.4, Srpt, 0.0, 32),
-        (16, Hadoop, 0.5, Srpt, 0.0, 33),
-        (16, Mixed, 1.2, Fcfs, 0.0, 34),
-        (16, Mixed, 0.5, Srpt, 0.3, 35),
-    ] {
-        out.push(Case {
-            nodes,
-            sizes,
-            load,
-            priority,
-            background,
-            seed,
-            messages: if matches!(sizes, Hadoop) {
-                2_000
-            } else {
-                20_000
-            },
-            edm_rules: true,
+            zero_queue: !edm_rules,
+            edm_rules,
             ..base
         });
     }
