@@ -151,3 +151,76 @@ def test_local_fraction_places_keys_locally():
     c, image = new_client("a", records=2000, operations=10, outstanding=1, seed=1, nodes=1, local_fraction=0.25)
     local = sum(c.store.where[k][0] == LOCAL for k in range(2000)) / 2000
     assert abs(local - 0.25) < 5 * sigma(0.25, 2000)
+
+
+# ---------------------------------------------------------------- the models
+def test_roce_frames_match_hand_computed_frames():
+    """Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + (RETH 16 | AETH 4) + payload
+    + ICRC 4 + FCS 4, at least 64 B, plus preamble/SFD 8 and IFG 12."""
+    from edm.ycsb.models import roce_frames
+    from edm.ycsb.store import MemRequest
+    read = roce_frames(MemRequest("read", 0, 0, 1024))
+    assert read == ([14 + 20 + 8 + 12 + 16 + 4 + 4 + 20], [14 + 20 + 8 + 12 + 4 + 1024 + 4 + 4 + 20])
+    assert read == ([98], [1110])
+    write = roce_frames(MemRequest("write", 0, 0, 100))
+    assert write == ([14 + 20 + 8 + 12 + 16 + 100 + 4 + 4 + 20], [14 + 20 + 8 + 12 + 4 + 4 + 4 + 20])
+    assert write == ([198], [86])
+    # A 4-byte write pads to the 64-byte minimum frame: 14+20+8+12+16+4+4+4 = 82 > 64; a
+    # bare ACK is 66 B; an 8-byte READ request is 78 B. A 2 KB read: two 1024 B packets, AETH on both.
+    assert roce_frames(MemRequest("read", 0, 0, 2048))[1] == [1110, 1110]
+    assert roce_frames(MemRequest("read", 0, 0, 3072))[1] == [1110, 1106, 1110]
+    cas = roce_frames(MemRequest("cas", 0, 0, 8))
+    assert cas == ([14 + 20 + 8 + 12 + 28 + 4 + 4 + 20], [14 + 20 + 8 + 12 + 4 + 8 + 4 + 4 + 20])
+
+
+def test_roce_and_edm_fixed_latencies_are_table_1():
+    from edm import protocol as P
+    from edm.ycsb import models
+    assert models.edm_fixed_ps("read") == P.PAPER_EDM_READ_TOTAL_PS
+    assert models.edm_fixed_ps("write") == P.PAPER_EDM_WRITE_TOTAL_PS
+    assert models.roce_one_way_ps() == 1_017_840      # Table 1 RoCEv2 write: 1.02 us (1017.84 ns)
+    # EDM's 1 KB read: RREQ 3 blocks, RRES in 256 B chunks of 34 blocks each (from the codec).
+    from edm.ycsb.store import MemRequest
+    c = models.edm_cost(MemRequest("read", 0, 0, 1024), gbps=25, chunk=256)
+    assert c.latency_ps == P.PAPER_EDM_READ_TOTAL_PS + (3 + 4 * 34) * P.BLOCK_PS_25G
+    assert c.wire_ps["m_down"] == (3 + 3) * P.BLOCK_PS_25G    # the RREQ and three more grants
+
+
+def test_cxl_model_matches_the_simulators_alone_latency():
+    from edm import _core
+    from edm.sim import _FABRIC_KEYS, _PROTOCOL_KEYS
+    from edm.sim.config import resolve
+    from edm.ycsb import models
+    from edm.ycsb.store import MemRequest
+    cfg = resolve({"protocol": "cxl", "link_gbps": 25, "nodes": 4})
+    fab, par = {k: cfg[k] for k in _FABRIC_KEYS}, {k: cfg[k] for k in _PROTOCOL_KEYS}
+    for op, kind in ((0, "read"), (1, "write")):
+        for size in (8, 100, 1024):
+            ours = models.cxl_cost(MemRequest(kind, 0, 0, size), gbps=25).latency_ps
+            assert ours == pytest.approx(_core.alone_ps("cxl", fab, par, op, size)), (kind, size)
+
+
+def test_edm_beats_roce_on_throughput_and_latency():
+    from edm.ycsb.run import run_model
+    for k in (1, 32):
+        e = run_model("a", "edm", operations=1500, outstanding=k, seed=2, records=500)
+        r = run_model("a", "roce", operations=1500, outstanding=k, seed=2, records=500)
+        assert e["requests_per_second"] > r["requests_per_second"]
+        assert e["mean_ns"] < r["mean_ns"]
+
+
+def test_edm_ycsb_command_quick(tmp_path, capsys):
+    import json
+    from edm.cli import main
+    out = tmp_path / "y.json"
+    assert main(["ycsb", "--workload", "a", "f", "--fabric", "edm", "roce", "cxl", "--requests", "300",
+                 "--records", "200", "--outstanding", "1", "8", "--json", str(out)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert len(runs) == 2 * 3 * 2
+    for r in runs:
+        assert r["requests_per_second"] > 0 and r["p99_ns"] >= r["mean_ns"] > 0
+    assert "| A | edm | 1 |" in capsys.readouterr().out
+    assert main(["ycsb", "--workload", "e"]) == 2
+    assert "--workload 'e'" in capsys.readouterr().err
+    assert main(["ycsb", "--requests", "0"]) == 2
+    assert "--requests 0" in capsys.readouterr().err

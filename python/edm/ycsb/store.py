@@ -222,6 +222,7 @@ class OpRecord:
     end_ps: int = -1
     requests: int = 0
     local: bool = False
+    reqs: list = field(default_factory=list)  # (kind, node, length) of each request, in order
 
 
 @dataclass
@@ -304,6 +305,7 @@ class Client:
             return []
         req.op_id, req.issued_ps = op_id, now
         rec.requests += 1
+        rec.reqs.append((req.kind, req.node, req.length))
         rec.local = rec.local or req.node == LOCAL
         self.requests += 1
         return [req]
@@ -352,20 +354,18 @@ def new_client(workload: str, *, records: int, operations: int, outstanding: int
     return Client(store, w, ref, operations, outstanding), image
 
 
-def run_reference(client: Client, image: MemoryImage, seed: int,
-                  delay_ps: Callable[[np.random.Generator, MemRequest], int] | None = None) -> Client:
-    """Drives a client with a fabric that applies each request atomically at a
-    random completion time (so concurrent requests complete in any order):
-    the store's correctness check without any timing model."""
-    rng = np.random.default_rng(seed)
-    delay = delay_ps or (lambda g, r: int(g.integers(100, 5000)) * 1000)
+def drive(client: Client, image: MemoryImage, complete_at: Callable[[MemRequest, int], int]) -> Client:
+    """Runs a client to the end on a fabric given as ``complete_at(request,
+    now)``, its completion time; each request is applied to the memory image
+    atomically at its completion time, so requests in flight together may
+    complete in any order."""
     heap: list = []
     seq = 0
 
     def send(reqs, now):
         nonlocal seq
         for r in reqs:
-            heapq.heappush(heap, (now + delay(rng, r), seq, r))
+            heapq.heappush(heap, (complete_at(r, now), seq, r))
             seq += 1
 
     send(client.start(0), 0)
@@ -376,3 +376,10 @@ def run_reference(client: Client, image: MemoryImage, seed: int,
     if not client.done():
         raise RuntimeError("the client stopped with operations unfinished")
     return client
+
+
+def run_reference(client: Client, image: MemoryImage, seed: int) -> Client:
+    """A fabric without a timing model: each request completes after a random
+    delay (0.1-5 us), so concurrent requests complete in random order."""
+    rng = np.random.default_rng(seed)
+    return drive(client, image, lambda r, now: now + int(rng.integers(100, 5000)) * 1000)
