@@ -224,3 +224,20 @@ def test_edm_ycsb_command_quick(tmp_path, capsys):
     assert "--workload 'e'" in capsys.readouterr().err
     assert main(["ycsb", "--requests", "0"]) == 2
     assert "--requests 0" in capsys.readouterr().err
+
+
+def test_rack_scale_message_stream_through_the_simulator():
+    """Every request of every client becomes a simulator message with the
+    store's memory node and address; all complete; EDM beats RoCEv2."""
+    from edm.ycsb.rack import message_stream, run_rack
+    rows, clients = message_stream("a", nodes=12, memory_nodes=3, operations=450, load=0.3, gbps=100, seed=3,
+                                   records=300)
+    assert len(clients) == 9 and len(rows) == sum(c.requests for c in clients)
+    assert {r[3] for r in rows} == {9, 10, 11}
+    for _, _, _, node, _, size, addr in rows:
+        assert addr % 1024 in (0, *(8 + 100 * f for f in range(10))) and size in (1024, 100)
+    e = run_rack("a", "edm", nodes=12, memory_nodes=3, load=0.3, gbps=100, operations=450, seed=3, records=300)
+    r = run_rack("a", "pfc_dcqcn", nodes=12, memory_nodes=3, load=0.3, gbps=100, operations=450, seed=3,
+                 records=300)
+    assert e["operations"] == e["operations_issued"] == 450 and e["deadlocked"] == 0
+    assert e["mean_ns"] < r["mean_ns"]

@@ -59,6 +59,9 @@ def check_args(a: argparse.Namespace) -> None:
     for k in a.outstanding:
         if k < 1:
             bad("--outstanding", k, "must be at least 1")
+    for x in a.load:
+        if not 0 < x <= 1.5:
+            bad("--load", x, "must be in (0, 1.5]")
     for x in a.local_fraction:
         if not 0 <= x < 1:
             bad("--local-fraction", x, "must be in [0, 1) (1 would leave nothing remote)")
@@ -72,7 +75,8 @@ def check_args(a: argparse.Namespace) -> None:
         bad("--memory-nodes", a.memory_nodes, "must be at least 1")
 
 
-def one_run(a: argparse.Namespace, workload: str, fabric: str, outstanding: int, local: float) -> dict[str, Any]:
+def one_run(a: argparse.Namespace, workload: str, fabric: str, outstanding: int, local: float,
+            load: float) -> dict[str, Any]:
     common = dict(operations=a.requests, outstanding=outstanding, seed=a.seed, records=a.records)
     if fabric in models.FABRICS:
         return run_model(workload, fabric, gbps=a.link_gbps, dram_ns=a.dram_ns, local_fraction=local,
@@ -85,12 +89,13 @@ def one_run(a: argparse.Namespace, workload: str, fabric: str, outstanding: int,
         return run_rtl(workload, distribution=a.distribution, **common)
     from edm.ycsb.rack import run_rack
     return run_rack(workload, fabric.split(":", 1)[1], nodes=a.nodes, memory_nodes=a.rack_memory_nodes,
-                    load=a.load, gbps=a.rack_gbps, distribution=a.distribution, dram_ns=a.dram_ns,
+                    load=load, gbps=a.rack_gbps, distribution=a.distribution, dram_ns=a.dram_ns,
                     operations=a.requests, seed=a.seed, records=a.records)
 
 
 def format_row(r: dict[str, Any]) -> str:
-    return (f"| {r['workload'].upper()} | {r['fabric']} | {r['outstanding']} | {r['local_fraction']:g} | "
+    flight = f"load {r['load']:g}" if "load" in r else r["outstanding"]
+    return (f"| {r['workload'].upper()} | {r['fabric']} | {flight} | {r['local_fraction']:g} | "
             f"{r['requests_per_second'] / 1e6:.3f} | {r['mean_ns']:.1f} | {r['p99_ns']:.1f} | {r['std_ns']:.1f} |")
 
 
@@ -112,23 +117,27 @@ def _main(a: argparse.Namespace) -> int:
     except UsageError as e:
         print(e, file=sys.stderr)
         return 2
-    runs = [(w, f, k, x) for w in a.workload for f in a.fabric for k in a.outstanding for x in a.local_fraction]
+    # The rack (sim:...) runs open loop: one run per --load instead of per --outstanding.
+    runs = [(w, f, k, x, None) for w in a.workload for f in a.fabric if not f.startswith("sim:")
+            for k in a.outstanding for x in a.local_fraction]
+    runs += [(w, f, None, 0.0, load) for w in a.workload for f in a.fabric if f.startswith("sim:") for load in a.load]
     results = []
     start = time.time()
     print(HEADER)
-    for i, (w, f, k, x) in enumerate(runs, 1):
+    for i, (w, f, k, x, load) in enumerate(runs, 1):
         t = time.time()
         try:
-            r = one_run(a, w, f, k, x)
+            r = one_run(a, w, f, k, x, load)
         except UsageError as e:
             print(e, file=sys.stderr)
             return 2
-        r.setdefault("outstanding", k)
+        if k is not None:
+            r.setdefault("outstanding", k)
         r.setdefault("local_fraction", x)
         results.append(r)
         print(format_row(r), flush=True)
-        print(f"[{i}/{len(runs)}] workload {w} on {f}, {k} in flight, local {x:g}: {time.time() - t:.1f} s",
-              file=sys.stderr)
+        what = f"load {load:g}" if load is not None else f"{k} in flight, local {x:g}"
+        print(f"[{i}/{len(runs)}] workload {w} on {f}, {what}: {time.time() - t:.1f} s", file=sys.stderr)
     from_shell = len(sys.argv) > 1 and sys.argv[1] == "ycsb"
     command = "edm ycsb " + " ".join(sys.argv[2:]) if from_shell else "edm ycsb (called from Python)"
     doc = {"command": command, "date": time.strftime("%Y-%m-%d"), "wall_seconds": time.time() - start,
@@ -162,7 +171,8 @@ def add_parser(sub) -> None:
     p.add_argument("--memory-nodes", type=int, default=1, help="memory nodes of the modelled fabrics (default 1)")
     p.add_argument("--nodes", type=int, default=144, help="sim: nodes in the rack (default 144)")
     p.add_argument("--rack-memory-nodes", type=int, default=16, help="sim: how many of them hold shards (default 16)")
-    p.add_argument("--load", type=float, default=0.3, help="sim: offered load per compute node's link (default 0.3)")
+    p.add_argument("--load", nargs="+", type=float, default=[0.3],
+                   help="sim: offered bytes over the memory nodes' link capacity, one run each (default 0.3)")
     p.add_argument("--rack-gbps", type=int, default=100, help="sim: link rate (default 100, as Figure 8)")
     p.add_argument("--json", help="write every run's numbers here")
     p.set_defaults(func=_main)

@@ -222,7 +222,7 @@ class OpRecord:
     end_ps: int = -1
     requests: int = 0
     local: bool = False
-    reqs: list = field(default_factory=list)  # (kind, node, length) of each request, in order
+    reqs: list = field(default_factory=list)  # (kind, node, length, addr) of each request, in order
 
 
 @dataclass
@@ -305,7 +305,7 @@ class Client:
             return []
         req.op_id, req.issued_ps = op_id, now
         rec.requests += 1
-        rec.reqs.append((req.kind, req.node, req.length))
+        rec.reqs.append((req.kind, req.node, req.length, req.addr))
         rec.local = rec.local or req.node == LOCAL
         self.requests += 1
         return [req]
