@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "edm.plot",
     "edm.reproduce",
     "edm.rtl_synth",
+    "edm.ycsb.cli",
 ]
 
 

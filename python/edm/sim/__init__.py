@@ -86,10 +86,12 @@ def _column(values: np.ndarray, dtype: type) -> bytes:
     return np.ascontiguousarray(values, dtype).tobytes()
 
 
-def run(config: dict[str, Any] | None = None, progress: bool = False, source: str = "config") -> Result:
-    """Simulates one configuration to completion."""
+def run(config: dict[str, Any] | None = None, progress: bool = False, source: str = "config",
+        messages: Messages | None = None) -> Result:
+    """Simulates one configuration to completion; ``messages`` replaces the
+    configured workload (e.g. a YCSB message stream, edm.ycsb.rack)."""
     cfg = resolve(dict(config or {}), source)
-    msgs = build_workload(cfg)
+    msgs = build_workload(cfg) if messages is None else messages
     started = time.perf_counter()
     bar = _progress_bar(len(msgs)) if progress else None
     complete, alone, totals = _core.run_protocol(
