@@ -403,16 +403,6 @@ impl Edm {
         }
     }
 
-    /// From one iteration's start to the next one's: an iteration, or one
-    /// scheduler cycle with pipelined matching.
-    fn issue_interval_ps(&self) -> Ps {
-        if self.cfg.pipelined_matching {
-            self.fabric.scheduler_cycle_ps
-        } else {
-            self.iteration_ps()
-        }
-    }
-
     /// From an iteration's start to the first block at the switch egress of
     /// the chunk it grants on a /G/ (no waiting anywhere): a port released at
     /// `t` expects the next circuit's data there at `t + circuit_lag`.
@@ -490,9 +480,9 @@ impl Protocol for Edm {
             };
             let release = (grant + extra + blocks * block).saturating_sub(iteration);
             // The next iteration starts at the release, once the scheduler
-            // may start one (a whole iteration after this one's start, or a
-            // cycle when pipelined).
-            grant = release.max(grant - iteration + self.issue_interval_ps()) + iteration;
+            // may use the ports again: a whole iteration after this one's
+            // start (pipelined, they are masked while it is in flight).
+            grant = release.max(grant) + iteration;
             first = false;
         }
     }
@@ -571,7 +561,7 @@ impl Edm {
             } else {
                 release
             };
-            decided = look.max(decided + self.issue_interval_ps());
+            decided = look.max(decided + iteration);
             first = false;
         }
     }
@@ -1328,9 +1318,18 @@ impl<'a> Sim<'a> {
                 g.release
             };
             let early = release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            // Pipelined, its ports are masked while this iteration is in
+            // flight: nothing can use them before it ends. (Otherwise the
+            // next iteration cannot start before then anyway.)
+            let masked = if self.edm.cfg.pipelined_matching {
+                now + self.sched.iteration_ps()
+            } else {
+                0
+            };
             for t in [early, release] {
+                let t = if t > now { t.max(masked) } else { continue };
                 // Grants of one iteration mostly share these: skip repeats.
-                if t > now && !ticks.iter().rev().take(4).any(|&x| x == t) {
+                if !ticks.iter().rev().take(4).any(|&x| x == t) {
                     ticks.push(t);
                 }
             }
@@ -1338,6 +1337,9 @@ impl<'a> Sim<'a> {
         if it.refused {
             ticks.push(now + iteration);
             self.retry_at = Some(now + iteration);
+        }
+        if it.masked_until > now {
+            ticks.push(it.masked_until);
         }
         ticks.sort_unstable();
         ticks.dedup();

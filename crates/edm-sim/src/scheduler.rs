@@ -127,6 +127,9 @@ pub struct Iteration {
     pub grants: Vec<Grant>,
     /// Some request was refused by its source: another iteration may match more.
     pub refused: bool,
+    /// Pipelined: the earliest time a port that had a request waiting stops
+    /// being masked by an iteration in flight (0: none was).
+    pub masked_until: Ps,
 }
 
 /// A source's best request of an iteration: (stamp, key, destination, entry,
@@ -170,11 +173,13 @@ pub struct Scheduler {
     /// ([`Scheduler::pipeline`]); `cycle_ps` is that cycle.
     pipelined: bool,
     cycle_ps: Ps,
-    /// Per source: when the iteration that last matched it started, and its
-    /// release before that match. An iteration in flight has not marked its
-    /// ports busy yet, so a pipelined request stage still sees the earlier
-    /// release.
-    decided_at: Vec<Ps>,
+    /// Per port: until when an iteration that matched it is in flight (its
+    /// start plus one iteration), and (sources) the release before that
+    /// match. An iteration in flight has not marked its ports busy yet, so a
+    /// pipelined request stage still sees the earlier release, and its accept
+    /// stage drops any request to a port matched in flight.
+    src_in_flight_until: Vec<Ps>,
+    dst_in_flight_until: Vec<Ps>,
     prev_release: Vec<Ps>,
     /// The latest `now` an iteration ran at (iterations must not go back in time).
     last_now: Ps,
@@ -217,7 +222,8 @@ impl Scheduler {
             pair_fifo: true,
             pipelined: false,
             cycle_ps: iteration_ps,
-            decided_at: vec![0; ports],
+            src_in_flight_until: vec![0; ports],
+            dst_in_flight_until: vec![0; ports],
             prev_release: vec![0; ports],
             last_now: 0,
             max_occupancy: 0,
@@ -269,11 +275,12 @@ impl Scheduler {
 
     /// The release of source `s` as the request stage of an iteration
     /// starting at `now` sees it. (A destination matched by an iteration in
-    /// flight may still request, but its request is masked at accept: the
-    /// model lets it skip the iteration, which is the same.)
+    /// flight may still request in hardware, but its request is masked at
+    /// accept, before any source chooses: the model lets it skip the
+    /// iteration, which is the same.)
     #[inline]
     fn seen_src_release(&self, s: usize, now: Ps) -> Ps {
-        if self.pipelined && now < self.decided_at[s] + self.iteration_ps {
+        if self.pipelined && now < self.src_in_flight_until[s] {
             self.prev_release[s]
         } else {
             self.src_release[s]
@@ -462,6 +469,7 @@ impl Scheduler {
     pub fn iterate_into(&mut self, now: Ps, out: &mut Iteration) {
         out.grants.clear();
         out.refused = false;
+        out.masked_until = 0;
         debug_assert!(now >= self.last_now, "iterations go forward in time");
         self.last_now = now;
         self.iterations += 1;
@@ -475,6 +483,15 @@ impl Scheduler {
             let early = self.early_ps;
             let dst_release = self.dst_release[dst];
             if self.queues[dst].len == 0 || dst_release > now + self.max_lead_ps + early {
+                continue;
+            }
+            if self.pipelined && now < self.dst_in_flight_until[dst] {
+                // Masked while the iteration that matched it is in flight
+                // (its release may come sooner): look again when that ends.
+                let until = self.dst_in_flight_until[dst];
+                if out.masked_until == 0 || until < out.masked_until {
+                    out.masked_until = until;
+                }
                 continue;
             }
             self.reveal(dst, now);
@@ -538,14 +555,17 @@ impl Scheduler {
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
             if self.pipelined {
                 // Matched by an iteration in flight (its request stage could
-                // not see that): the accept stage drops the request.
-                let lead = self.entries[id as usize].lead() + self.early_ps;
-                if self.src_release[s as usize] > now + lead {
+                // not see that): the accept stage drops the request, however
+                // short that match's chunk (the hardware masks a port for the
+                // iteration's three cycles: its queue entry is only updated at
+                // the grant stage).
+                if now < self.src_in_flight_until[s as usize] {
                     out.refused = true;
                     continue;
                 }
                 self.prev_release[s as usize] = self.src_release[s as usize];
-                self.decided_at[s as usize] = now;
+                self.src_in_flight_until[s as usize] = now + self.iteration_ps;
+                self.dst_in_flight_until[dst as usize] = now + self.iteration_ps;
             }
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
