@@ -241,3 +241,18 @@ def test_rack_scale_message_stream_through_the_simulator():
                  records=300)
     assert e["operations"] == e["operations_issued"] == 450 and e["deadlocked"] == 0
     assert e["mean_ns"] < r["mean_ns"]
+
+
+def test_reproduce_runs_figures_6_and_7_and_reuses_them(tmp_path, capsys):
+    """edm reproduce's YCSB part: both presets stored, re-used while the code is
+    unchanged, and the report's rows computed from them."""
+    from edm import reproduce_ycsb
+
+    doc = reproduce_ycsb.measure(tmp_path, quick=True)
+    assert doc["requests"] == reproduce_ycsb.REQUESTS["quick"]
+    rows6, rows7 = reproduce_ycsb.fig6_rows(doc), reproduce_ycsb.fig7_rows(doc)
+    assert len(rows6) == 6 and len(rows7) == 4
+    for row in rows6:  # EDM carries more requests than RoCEv2 in every case
+        assert float(row["EDM / RoCEv2"]) > 1.0, row
+    assert reproduce_ycsb.measure(tmp_path, quick=True) == doc
+    assert "ycsb: reused" in capsys.readouterr().err

@@ -43,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edm import reproduce_ycsb
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
     ABLATION,
@@ -118,7 +119,8 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str,
                  computed: int | None = None) -> tuple[Path, Path]:
     """The report from stored points only (and the stored RTL Table 1, if any)."""
-    return _render(out, plan, wall_seconds, command, computed, rtl=_stored_rtl_latency(out))
+    return _render(out, plan, wall_seconds, command, computed, rtl=_stored_rtl_latency(out),
+                   ycsb=reproduce_ycsb.stored(out))
 
 
 # ----------------------------------------------------------------- command
@@ -158,6 +160,7 @@ def reproduce(out: Path, quick: bool, scheduler: str | None, workers: int | None
             cluster.close()
     if failed:
         raise RuntimeError(f"{failed} points failed; fix and re-run (finished points are kept)")
+    reproduce_ycsb.measure(out, quick)
     if not quick:
         measure_rtl_latency(out)
     wall = time.perf_counter() - start

@@ -75,12 +75,13 @@ def _git_commit() -> str:
 
 
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str, computed: int | None = None,
-                 rtl: dict[str, Any] | None = None) -> tuple[Path, Path]:
+                 rtl: dict[str, Any] | None = None, ycsb: dict[str, Any] | None = None) -> tuple[Path, Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from edm import reproduce_ycsb
     from edm.report import Report
     from edm.sim.unloaded import unloaded_table
 
@@ -148,6 +149,8 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
                  for kind, s in rtl["summary"].items()])
 
     # Figure 8a -----------------------------------------------------------
+    reproduce_ycsb.section(r, ycsb)
+
     r.heading("Figure 8a: latency against load, 64 B messages")
     r.paragraph(f"{plan.micro_messages} messages per run, all-to-all. edm and edm-paper run at the FPGA scheduler "
                 "clock of Table 1 (2.56 ns); edm-3GHz and edm-paper-3GHz with the paper's 3 GHz ASIC scheduler "
