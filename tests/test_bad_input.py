@@ -152,9 +152,10 @@ def _calls(rng: random.Random):
                       for _ in range(rng.randrange(4))]
     yield "Scheduler", lambda: Scheduler(j(), chunk_bytes=j()) if rng.random() < 0.5 else Scheduler(j())
     yield "notify", lambda: Scheduler(4).notify(j(), j(), j(), j())
-    yield "encode_grant", lambda: codec.encode_grant(j(), j(), j())
-    yield "encode_notification", lambda: codec.encode_notification(j(), j(), j())
-    yield "decode_control", lambda: _core.decode_control(rng.choice([(j(), j()), j()]))
+    yield "encode_grant", lambda: codec.encode_grant(j(), j(), j(), j())
+    yield "encode_notification", lambda: codec.encode_notification(j(), j(), j(), j())
+    yield "decode_control", lambda: _core.decode_control(rng.choice([(j(), j()), j()]), j())
+    yield "implied_seq", lambda: _core.implied_seq(rng.choice([(j(), j()), j()]))
     yield "decode_message", lambda: _core.decode_message(blocks())
     yield "decode_frame", lambda: _core.decode_frame(blocks())
     yield "resolve", lambda: resolve({rng.choice(list(DEFAULTS)): j()})
