@@ -76,9 +76,10 @@ def test_a_grant_whose_sync_header_flips_inside_a_frame_is_counted_and_the_frame
     events = [e for b in line for e in rx.push(b)]
     assert events == [("error", "control_in_data"), ("frame", frame)]
     assert rx.push(tx.grant(4, 6, 64)) == [("error", "corrupted")]  # out of sequence
-    assert rx.push(tx.grant(4, 7, 64)) == [("grant", 4, 7, 64)]  # resynchronised
+    assert rx.push(tx.grant(4, 7, 64)) == [("error", "corrupted")]  # resynchronises, rejected
+    assert rx.push(tx.grant(4, 8, 64)) == [("grant", 4, 8, 64)]
     c = rx.counters
-    assert (c["control_in_data"], c["control_missed"], c["corrupted"], c["frames_ok"]) == (1, 2, 1, 1)
+    assert (c["control_in_data"], c["control_missed"], c["corrupted"], c["frames_ok"]) == (1, 3, 2, 1)
 
 
 def test_data_holding_another_control_block_never_becomes_one_by_a_sync_flip():

@@ -26,11 +26,12 @@
 // docs/protocol.md §5a) and their fields output on notif_* / grant_*; bad ones
 // are dropped and counted corrupted. The receiver expects the numbers in order
 // (ctl_expected). A block with a good layout implies one number
-// (edm_pkg::crc8_implied_seq): the expected one is accepted; any other is
-// rejected (corrupted, or out of sequence after a loss), unless the previous
-// /N/ /G/ was rejected with the number just before it: then the receiver
-// resynchronises, accepts it and counts the numbers skipped (cnt_ctl_missed,
-// every rejected or lost control block). A data block whose payload is the
+// (edm_pkg::crc8_implied_seq): only the expected one is accepted; any other is
+// rejected (corrupted, or out of sequence after a loss). If the previous /N/
+// /G/ was rejected with the number just before it, the receiver
+// resynchronises: it rejects this one too, expects the number after it, and
+// counts the numbers it skipped (cnt_ctl_missed: every lost or rejected
+// control block up to there). A data block whose payload is the
 // /N/ or /G/ expected next (a control block whose sync header flipped) is
 // counted (cnt_ctl_in_data), never acted on, and dropped like a filler: not
 // taken as /MD/, not forwarded, so the unit or frame it preempted survives.
@@ -102,9 +103,12 @@ module edm_rx (
       zero_from = zero_from && (i < k || data[8*i +: 8] == 8'h00);
   endfunction
 
-  // c + inc, saturating at 0xFFFF (inc up to 255: a resynchronisation's gap).
+  // c + inc, saturating at 0xFFFF (inc: a resynchronisation's skipped numbers,
+  // 1..256 with 0 meaning 256).
   function automatic [15:0] ctl_missed_add(input [15:0] c, input [7:0] inc);
-    ctl_missed_add = ({1'b0, c} + {9'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {8'b0, inc};
+    logic [16:0] sum;
+    sum = {1'b0, c} + (inc == 8'd0 ? 17'd256 : {9'b0, inc});
+    ctl_missed_add = sum > 17'hFFFF ? 16'hFFFF : sum[15:0];
   endfunction
 
   localparam logic [63:0] IDLE_PAYLOAD = {56'b0, edm_pkg::BT_C8};
@@ -145,13 +149,15 @@ module edm_rx (
   logic [7:0] ctl_rejected;   // the number the previous /N/ /G/ implied, if
   logic       ctl_rej_valid;  // it was rejected out of sequence
   logic       ng_layout, ng_resync, ng_accept, c_cid;
+  logic [7:0] ng_skipped;     // numbers a resynchronisation skips, itself included
   logic [7:0] ng_seq;
   assign ng_layout = p[7:0] == edm_pkg::BT_EDM
                   && (p[15:8] == edm_pkg::SUB_N || p[15:8] == edm_pkg::SUB_G)
                   && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
   assign ng_seq    = edm_pkg::crc8_implied_seq(p);
-  assign ng_resync = ctl_rej_valid && ng_seq == ctl_rejected + 8'd1;
-  assign ng_accept = (c_n || c_g) && ng_layout && (ng_seq == ctl_expected || ng_resync);
+  assign ng_accept = (c_n || c_g) && ng_layout && ng_seq == ctl_expected;
+  assign ng_resync = (c_n || c_g) && ng_layout && !ng_accept && ctl_rej_valid && ng_seq == ctl_rejected + 8'd1;
+  assign ng_skipped = ng_seq - ctl_expected + 8'd1;
   // A data block that is the control block expected next: a flipped sync header.
   assign c_cid     = is_data && ng_layout && ng_seq == ctl_expected;
 
@@ -313,13 +319,10 @@ module edm_rx (
         cnt_bad_sync <= edm_pkg::sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
         cnt_ctl_in_data <= edm_pkg::sat_add(cnt_ctl_in_data, {1'b0, c_cid});
         if (c_n || c_g) begin
-          // Accepted: the numbers skipped (0 unless resynchronising) are missed.
-          ctl_rej_valid <= !ng_accept && ng_layout;
+          ctl_rej_valid <= !ng_accept && !ng_resync && ng_layout;
           ctl_rejected <= ng_seq;
-          if (ng_accept) begin
-            ctl_expected <= ng_seq + 8'd1;
-            cnt_ctl_missed <= ctl_missed_add(cnt_ctl_missed, ng_seq - ctl_expected);
-          end
+          if (ng_accept || ng_resync) ctl_expected <= ng_seq + 8'd1;
+          if (ng_resync) cnt_ctl_missed <= ctl_missed_add(cnt_ctl_missed, ng_skipped);
         end
       end
     end

@@ -43,7 +43,8 @@ class Host:
     def __init__(self, bench, port: int):
         self.b, self.port = bench, port
         self.rx = codec.RxDemux()
-        self.ctrl: deque = deque()        # lists of blocks (units, /N/, injected blocks)
+        self.ctl = codec.ControlTx()      # numbers the /N/ of this uplink (docs/protocol.md §5a)
+        self.ctrl: deque = deque()        # lists of blocks (units, /N/, injected blocks), sent in order
         self.data: deque = deque()        # (ready cycle, blocks)
         self.cur: list = []
         self.sent_ms: dict = {}           # data /MS/ block -> cycle sent
@@ -86,7 +87,7 @@ class Compute(Host):
         self.writes[(m, mid)] = [addr, data, 0, 0]
         self.b.expect_w[(self.port, m)].append(mid)
         self.active[m] = self.active.get(m, 0) + 1
-        self.ctrl.append([codec.encode_notification(m, mid, size)])
+        self.ctrl.append([self.ctl.notification(m, mid, size)])
 
     def read(self, m, size, rng):
         mid = self.new_id(m)
@@ -239,7 +240,9 @@ class Bench:
         h, rng = self.hosts[c], self.rng
         r = rng.random()
         if r < 0.5:
-            sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500))
+            # A corrupted copy of the next /N/ (it takes no number of the uplink).
+            sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500),
+                                                h.ctl.next)
             for k in rng.sample(range(16, 64), rng.randrange(1, 4)):   # fields, reserved bits, CRC
                 p ^= 1 << k
             h.ctrl.append([(sync, p)])
@@ -249,7 +252,7 @@ class Bench:
                               (protocol.SYNC_CTRL, (0x12 << 8)),
                               (rng.choice([0, 3]), rng.randrange(1 << 64)),
                               (protocol.SYNC_CTRL, 0x5A | rng.randrange(1 << 56) << 8),
-                              codec.encode_grant(rng.randrange(self.n), 1, 64)])
+                              codec.encode_grant(rng.randrange(self.n), 1, 64, 0)])
             h.ctrl.append([blk])
             self.injected["unknown"][c] += 1
         else:

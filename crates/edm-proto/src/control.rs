@@ -172,32 +172,27 @@ impl ControlTx {
     }
 }
 
-/// A control block accepted by [`ControlRx::check`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Accepted {
-    pub control: Control,
-    /// Numbers skipped since the previous accepted block: control blocks of
-    /// the link that were rejected or never arrived (lost).
-    pub missed: u8,
-}
-
-/// A link's control-block receiver (docs/protocol.md §5a). It accepts the
-/// block numbered as it expects next; after a loss the next block is out of
-/// sequence and rejected, and the receiver resynchronises on two consecutive
-/// rejected blocks whose numbers follow each other, accepting the second and
-/// counting the numbers it skipped. A block is never accepted on its own
-/// CRC-8 alone: it needs the expected number, or the previous block's.
+/// A link's control-block receiver (docs/protocol.md §5a). It accepts only
+/// the block numbered as it expects next, so no error of 1 to 3 bits is ever
+/// accepted (the CRC-8's distance holds for one expected number). After a loss
+/// every later block is out of sequence; the receiver resynchronises on two
+/// consecutive rejected blocks whose numbers follow each other, rejecting the
+/// second too and expecting the number after it: three numbers are missed
+/// for one lost block, none is ever accepted on a guess.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ControlRx {
     /// The number of the block expected next.
     pub expected: u8,
+    /// Numbers never accepted so far: lost blocks and rejected ones (counted
+    /// when a resynchronisation skips them).
+    pub missed: u64,
     /// The number the previous /N/ or /G/ implied, if it was rejected out of sequence.
     rejected: Option<u8>,
 }
 
 impl ControlRx {
     /// Checks the next /N/ or /G/ block received on the link.
-    pub fn check(&mut self, block: Block) -> Result<Accepted, ControlError> {
+    pub fn check(&mut self, block: Block) -> Result<Control, ControlError> {
         let kind = match layout(block) {
             Ok(kind) => kind,
             Err(e) => {
@@ -206,20 +201,22 @@ impl ControlRx {
             }
         };
         let implied = implied_seq(block);
-        let resync = self.rejected.map(|r| r.wrapping_add(1)) == Some(implied);
-        if implied != self.expected && !resync {
-            self.rejected = Some(implied);
-            return Err(ControlError::OutOfSequence {
-                expected: self.expected,
-                implied,
-            });
+        if implied == self.expected {
+            self.expected = implied.wrapping_add(1);
+            self.rejected = None;
+            return Ok(fields(kind, block.payload));
         }
-        let missed = implied.wrapping_sub(self.expected);
-        self.expected = implied.wrapping_add(1);
-        self.rejected = None;
-        Ok(Accepted {
-            control: fields(kind, block.payload),
-            missed,
+        if self.rejected.map(|r| r.wrapping_add(1)) == Some(implied) {
+            // Resynchronise: the numbers up to this one are missed.
+            self.missed += implied.wrapping_sub(self.expected) as u64 + 1;
+            self.expected = implied.wrapping_add(1);
+            self.rejected = None;
+        } else {
+            self.rejected = Some(implied);
+        }
+        Err(ControlError::OutOfSequence {
+            expected: self.expected,
+            implied,
         })
     }
 
@@ -284,14 +281,13 @@ mod tests {
         let (mut tx, mut rx) = (ControlTx::default(), ControlRx::default());
         for i in 0..600u32 {
             let b = tx.encode(&grant(i as u8)).unwrap();
-            let a = rx.check(b).unwrap();
-            assert_eq!((a.control, a.missed), (grant(i as u8), 0));
+            assert_eq!(rx.check(b), Ok(grant(i as u8)));
         }
-        assert_eq!(rx.expected, tx.next);
+        assert_eq!((rx.expected, rx.missed), (tx.next, 0));
     }
 
     #[test]
-    fn a_lost_block_costs_the_next_and_is_counted_at_the_one_after() {
+    fn a_lost_block_costs_two_more_and_all_three_are_counted() {
         let (mut tx, mut rx) = (ControlTx::default(), ControlRx::default());
         rx.check(tx.encode(&grant(0)).unwrap()).unwrap();
         let _lost = tx.encode(&grant(1)).unwrap();
@@ -303,10 +299,11 @@ mod tests {
                 implied: 2
             })
         );
-        let a = rx.check(tx.encode(&grant(3)).unwrap()).unwrap();
-        assert_eq!((a.control, a.missed), (grant(3), 2));
-        let a = rx.check(tx.encode(&grant(4)).unwrap()).unwrap();
-        assert_eq!(a.missed, 0);
+        // The resynchronising block is rejected too: accepting it would make a
+        // second number acceptable, which some 2-bit errors reach.
+        assert!(rx.check(tx.encode(&grant(3)).unwrap()).is_err());
+        assert_eq!((rx.expected, rx.missed), (4, 3));
+        assert_eq!(rx.check(tx.encode(&grant(4)).unwrap()), Ok(grant(4)));
     }
 
     #[test]
@@ -317,5 +314,6 @@ mod tests {
         assert!(rx.check(b0).is_err());
         assert!(rx.check(b0).is_err());
         assert!(rx.check(tx.encode(&grant(1)).unwrap()).is_ok());
+        assert_eq!(rx.missed, 0);
     }
 }

@@ -203,9 +203,9 @@ pub struct Counters {
     pub bad_sync: u64,
     pub frames_ok: u64,
     pub frames_bad: u64,
-    /// Control sequence numbers skipped between accepted /N/ /G/ blocks: the
-    /// link's control blocks rejected or lost (each rejected one is also in
-    /// `corrupted`).
+    /// Control sequence numbers never accepted, counted when the receiver
+    /// resynchronises: the link's /N/ /G/ blocks lost or rejected (each
+    /// rejected one is also in `corrupted`).
     pub control_missed: u64,
     pub control_in_data: u64,
 }
@@ -361,10 +361,10 @@ impl RxDemux {
     }
 
     fn control(&mut self, block: Block, events: &mut Vec<Event>) {
-        match self.control_rx.check(block) {
-            Ok(accepted) => {
-                let control = accepted.control;
-                self.counters.control_missed += accepted.missed as u64;
+        let checked = self.control_rx.check(block);
+        self.counters.control_missed = self.control_rx.missed;
+        match checked {
+            Ok(control) => {
                 match control.kind {
                     ControlKind::Notification => self.counters.notifications_ok += 1,
                     ControlKind::Grant => self.counters.grants_ok += 1,
