@@ -20,16 +20,10 @@ from edm import codec, protocol
 BITS = protocol.BLOCK_BITS
 
 
-def receiver(rng: random.Random, after_rejection: bool) -> codec.RxDemux:
-    """A fresh receiver (it expects number 0; the rates below do not depend on
-    the number, which every case draws uniformly or uses as is). With
-    after_rejection its previous control block was rejected out of sequence
-    (a random number r), so the resynchronisation rule is armed for r + 1."""
-    rx = codec.RxDemux()
-    if after_rejection:
-        r = rng.randrange(1, 255)
-        assert rx.push(codec.encode_grant(1, 1, 1, r)) == [("error", "corrupted")]
-    return rx
+def receiver() -> codec.RxDemux:
+    """A fresh receiver: it expects number 0 (the rates below do not depend on
+    the number, which every case draws uniformly or uses as is)."""
+    return codec.RxDemux()
 
 
 def flip(block: codec.Block, bits: list[int]) -> codec.Block:
@@ -43,9 +37,10 @@ def accepted(rx: codec.RxDemux, block: codec.Block) -> bool:
     return any(e[0] in ("grant", "notification") for e in rx.push(block))
 
 
-def rate(rng, trials, make, after_rejection=False):
-    """Trials whose block is accepted."""
-    return sum(accepted(receiver(rng, after_rejection), make(0)) for _ in range(trials))
+def rate(trials, make, ahead=0):
+    """Trials whose block, numbered `ahead` past the expected one (1: the
+    previous control block was lost), is accepted."""
+    return sum(accepted(receiver(), make(ahead)) for _ in range(trials))
 
 
 def main() -> None:
@@ -77,18 +72,19 @@ def main() -> None:
 
     # First principles (docs/protocol.md §5a). An error is accepted only if it
     # spares the 24 structure bits (sync 2, type and subtype 16, reserved 6),
-    # leaving the 42 bits the CRC-8 covers with the fields, and has syndrome 0
-    # there: x+1 divides the CRC-8 polynomial, so every undetected error has
-    # even weight, and about 2^-7 of the even-weight ones are. Right after a
-    # rejection one more number (the resync rule's) is accepted: + 2^-8 of the
-    # errors that spare the structure bits, odd or even (averaged over the
-    # window's number: an error moves the number within its parity class).
+    # leaving the 42 bits the CRC-8 covers with the fields, and its syndrome
+    # there moves the block's number onto the expected one. In step that is
+    # syndrome 0: x+1 divides the CRC-8 polynomial, so only even-weight errors,
+    # about 2^-7 of them. After a loss (the sender one number ahead) it is the
+    # syndrome of number 1, whose parity is odd: only odd-weight errors, about
+    # 2^-7 of them.
     def spare(k):
         return math.comb(42, k) / math.comb(66, k)
 
     def k_theory(k):
-        return (spare(k) / 128 if k % 2 == 0 else 0.0), spare(k) / 256
+        return (spare(k) / 128 if k % 2 == 0 else 0.0), (spare(k) / 128 if k % 2 == 1 else 0.0)
 
+    random_block = 2.0**-31  # sync 01, type BT_EDM, subtype N or G, reserved 0, CRC: 2^-2-15-6-8
     cases = [
         ("control block, 3 random bit errors", k_bits(3), k_theory(3)),
         ("control block, 4 random bit errors", k_bits(4), k_theory(4)),
@@ -96,20 +92,19 @@ def main() -> None:
         ("control block, 6 random bit errors", k_bits(6), k_theory(6)),
         ("control block, 8 random bit errors", k_bits(8), k_theory(8)),
         ("control block, random 66-bit block", lambda s: (rng.getrandbits(2), rng.getrandbits(64)),
-         (2.0**-31, 2.0**-31)),
+         (random_block, random_block)),
         ("control block, type bytes and sync kept, rest random", type_kept, (2.0**-14, 2.0**-14)),
         ("data holding a /G/ of a guessed number, sync flipped", image(0), (2.0**-8, 2.0**-8)),
         ("the same plus 1 random payload bit", image(1), (42 / 64 * 2.0**-8, 42 / 64 * 2.0**-8)),
     ]
     print(f"# .venv/bin/python experiments/control_integrity.py --trials {n} --seed {args.seed}")
-    print("| case | receiver | accepted / trials | rate | first principles |")
+    print("| case | link | accepted / trials | rate | first principles |")
     print("|---|---|---|---|---|")
-    for name, make, (in_step, extra) in cases:
-        for after in (False, True):
-            hits = rate(rng, n, make, after)
-            where = "right after a rejection" if after else "in step"
-            t = in_step + (extra if after else 0.0)
-            print(f"| {name} | {where} | {hits} / {n} | {hits / n:.2e} | {t:.2e} |")
+    for name, make, theory in cases:
+        for ahead in (0, 1):
+            hits = rate(n, make, ahead)
+            where = "after a loss" if ahead else "in step"
+            print(f"| {name} | {where} | {hits} / {n} | {hits / n:.2e} | {theory[ahead]:.2e} |")
 
 
 if __name__ == "__main__":
