@@ -236,15 +236,22 @@ class Bench:
         return [(v >> (16 * i)) & 0xFFFF for i in range(self.n)]
 
     def inject(self, c):
-        """A corrupted /N/, an unknown block or a short Ethernet frame from port c."""
+        """A bad /N/, an unknown block or a short Ethernet frame from port c.
+        Bad /N/ blocks take no number of the uplink (docs/protocol.md §5a), so
+        the host's own /N/ stay in step and all its writes complete."""
         h, rng = self.hosts[c], self.rng
         r = rng.random()
         if r < 0.5:
-            # A corrupted copy of the next /N/ (it takes no number of the uplink).
             sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500),
                                                 h.ctl.next)
-            for k in rng.sample(range(16, 64), rng.randrange(1, 4)):   # fields, reserved bits, CRC
-                p ^= 1 << k
+            if r < 0.3:  # a corrupted copy of the next /N/
+                for k in rng.sample(range(16, 64), rng.randrange(1, 4)):   # fields, reserved bits, CRC
+                    p ^= 1 << k
+            elif r < 0.4:  # the next /N/ with its sync header flipped: a data block
+                sync = protocol.SYNC_DATA
+            else:  # an /N/ numbered like the previous one (a replay): out of sequence
+                sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256),
+                                                    rng.randrange(1, 500), (h.ctl.next - 1) % 256)
             h.ctrl.append([(sync, p)])
             self.injected["bad_notif"][c] += 1
         elif r < 0.85:
