@@ -7,9 +7,9 @@
 //     uplink's control sequence expects next (docs/protocol.md §5a; after a
 //     loss, two rejected /N/ with consecutive numbers resynchronise it, as in
 //     edm_rx) -> notification lane i of the scheduler (src = i, dst, id, size,
-//     rres = 0). Any other /N/ -> cnt_bad_notif. A
-//     data block that is the /N/ expected next (its sync header flipped) is
-//     dropped and counted in cnt_bad_notif too (the unit it lands in fails).
+//     rres = 0). Any other /N/ -> cnt_bad_notif. A data block that is the /N/
+//     expected next (its sync header flipped) is not data: dropped, counted
+//     in cnt_bad_notif too.
 //   * /MS/ of an RREQ/RMWREQ -> implicit notification (src = the memory node
 //     named in the header, dst = i, size = len or RMW_RESULT_BYTES, rres = 1);
 //     the unit's blocks are stored in the FIFO of pair (i, memory) until the
@@ -29,8 +29,8 @@
 // Egress mux (per port, registered). Control operations for an egress (a /G/
 // or a forward) are kept in grant order (a small FIFO), so a host receives its
 // grants and forwarded requests in the order of the circuits queued for it.
+// Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
 // Priority each cycle:
-//   Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
 //   1. a /G/ at the head of that order (or arriving with nothing queued), unless
 //      a forwarded RREQ is open: inserted even inside a data unit, as a filler
 //      (docs/protocol.md §3.3 rule 1; edm_rx drops it from the unit and decodes it);
