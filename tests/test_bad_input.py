@@ -158,6 +158,11 @@ def _calls(rng: random.Random):
     yield "implied_seq", lambda: _core.implied_seq(rng.choice([(j(), j()), j()]))
     yield "decode_message", lambda: _core.decode_message(blocks())
     yield "decode_frame", lambda: _core.decode_frame(blocks())
+    yield "RxDemux.push", lambda: codec.RxDemux().push(rng.choice([(j(), j()), j()]))
+    yield "tx_mux", lambda: codec.tx_mux(rng.choice([[], [j()], [b"\x00" * 64]]), rng.choice([[], [blocks()], j()]),
+                                         rng.choice(["fair", "strict", j()]))
+    yield "Scrambler", lambda: codec.Scrambler(j()).scramble(j())
+    yield "ControlTx.grant", lambda: codec.ControlTx().grant(j(), j(), j())
     yield "resolve", lambda: resolve({rng.choice(list(DEFAULTS)): j()})
     yield "generate_open_loop", lambda: _core.generate_open_loop(
         {"nodes": j(), "memory_nodes": j(), "link_gbps": 100, "load": j(), "write_ratio": 0.5,
