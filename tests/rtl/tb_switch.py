@@ -44,6 +44,7 @@ class Host:
         self.b, self.port = bench, port
         self.rx = codec.RxDemux()
         self.ctl = codec.ControlTx()      # numbers the /N/ of this uplink (docs/protocol.md §5a)
+        self.bad_n_last = False           # the last /N/ queued was a rejected one
         self.ctrl: deque = deque()        # lists of blocks (units, /N/, injected blocks), sent in order
         self.data: deque = deque()        # (ready cycle, blocks)
         self.cur: list = []
@@ -88,6 +89,7 @@ class Compute(Host):
         self.b.expect_w[(self.port, m)].append(mid)
         self.active[m] = self.active.get(m, 0) + 1
         self.ctrl.append([self.ctl.notification(m, mid, size)])
+        self.bad_n_last = False
 
     def read(self, m, size, rng):
         mid = self.new_id(m)
@@ -241,6 +243,12 @@ class Bench:
         the host's own /N/ stay in step and all its writes complete."""
         h, rng = self.hosts[c], self.rng
         r = rng.random()
+        if r < 0.5 and h.bad_n_last:
+            # Two rejected /N/ in a row whose numbers happen to follow each
+            # other would resynchronise the uplink past the host's next /N/
+            # (docs/protocol.md §5a), and the writes behind it would never
+            # complete: one rejected /N/ between good ones at a time.
+            r = 0.35  # the flipped sync header: not a control block
         if r < 0.5:
             sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500),
                                                 h.ctl.next)
@@ -253,6 +261,7 @@ class Bench:
                 sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256),
                                                     rng.randrange(1, 500), (h.ctl.next - 1) % 256)
             h.ctrl.append([(sync, p)])
+            h.bad_n_last = h.bad_n_last or sync == protocol.SYNC_CTRL
             self.injected["bad_notif"][c] += 1
         elif r < 0.85:
             blk = rng.choice([(protocol.SYNC_CTRL, (protocol.SUB_MST << 8) | rng.randrange(1 << 16) << 16),
