@@ -75,14 +75,18 @@ def test_invalid_messages_raise_codec_error() -> None:
 
 @given(PORTS, st.integers(0, 255), st.integers(0, 65535))
 def test_notification_and_grant_round_trip(dst: int, msg_id: int, size: int) -> None:
-    n = codec.encode_notification(dst, msg_id, size)
-    g = codec.encode_grant(dst, msg_id, size)
-    assert codec.decode_control(n) == ("N", dst, msg_id, size)
-    assert codec.decode_control(g) == ("G", dst, msg_id, size)
+    # One link's control blocks are numbered 0, 1, ... (docs/protocol.md §5a).
+    n = codec.encode_notification(dst, msg_id, size, 0)
+    g = codec.encode_grant(dst, msg_id, size, 1)
+    assert codec.decode_control(n, 0) == ("N", dst, msg_id, size)
+    assert codec.decode_control(g, 1) == ("G", dst, msg_id, size)
+    assert (codec.implied_seq(n), codec.implied_seq(g)) == (0, 1)
     assert receive([n, g])[0] == [("notification", dst, msg_id, size), ("grant", dst, msg_id, size)]
     for bit in range(protocol.BLOCK_BITS):
         with pytest.raises(CodecError):
-            codec.decode_control(flip(g, bit))
+            codec.decode_control(flip(g, bit), 1)
+    with pytest.raises(CodecError, match="CRC-8"):
+        codec.decode_control(g, 0)
 
 
 def test_every_single_bit_error_is_detected() -> None:
@@ -112,7 +116,7 @@ def test_unknown_blocks_are_counted() -> None:
     st.data(),
 )
 def test_mux_demux_round_trip(frames: list[bytes], msgs: list[Message], policy: str, data) -> None:
-    units = [codec.encode_message(m) for m in msgs] + [[codec.encode_grant(5, 6, 7)]]
+    units = [codec.encode_message(m) for m in msgs] + [[codec.encode_grant(5, 6, 7, 0)]]
     unit_times = sorted(data.draw(st.lists(st.integers(0, 300), min_size=len(units), max_size=len(units))))
     frame_times = sorted(data.draw(st.lists(st.integers(0, 300), min_size=len(frames), max_size=len(frames))))
     line = codec.tx_mux(frames, units, policy, frame_times=frame_times, unit_times=unit_times)

@@ -54,3 +54,24 @@ def test_crosscheck_detects_a_difference(tmp_path):
     bad = tmp_path / "edm_pkg.sv"
     bad.write_text(SV_PACKAGE.read_text().replace("SUB_G = 8'h78", "SUB_G = 8'h79"))
     assert parse_sv_package(bad)["SUB_G"] != protocol.SUB_G
+
+
+def test_control_sequence_constants_follow_from_the_crc8_polynomial():
+    # docs/protocol.md §5a: the receiver reads a block's sequence number by
+    # moving its CRC-8 register CTL_SEQ_INV_SHIFT zero bits further; that undoes
+    # the 56 bits of payload bytes 0..6 iff 56 + shift is a multiple of the order
+    # of x modulo the polynomial. Both constants come from spec.rs (and, by
+    # test_every_constant_agrees, equal edm_pkg.sv's).
+    poly = 0x100 | protocol.CRC8_POLY
+
+    def shift(reg: int, bits: int) -> int:
+        for _ in range(bits):
+            reg <<= 1
+            if reg & 0x100:
+                reg ^= poly
+        return reg
+
+    order = next(k for k in range(1, 256) if shift(1, k) == 1)
+    assert (56 + protocol.CTL_SEQ_INV_SHIFT) % order == 0
+    assert all(shift(shift(s, 56), protocol.CTL_SEQ_INV_SHIFT) == s for s in range(1 << protocol.CTL_SEQ_W))
+    assert protocol.CTL_SEQ_W == 8  # the CRC-8's register: every number moves it differently

@@ -5,6 +5,10 @@ Everything is computed by the Rust golden model (``crates/edm-proto``) through
 ``(sync, payload)`` tuple; XGMII words are ``(data, ctrl)`` with lane 0 in data
 bits 7:0 and ctrl bit i marking lane i as a control character. Invalid input
 raises :class:`CodecError` (a ``ValueError``) whose message gives the reason.
+
+/N/ and /G/ blocks are numbered per link direction (``seq``, from 0 at link
+reset, modulo 256; docs/protocol.md §5a): the sender numbers them with
+:class:`ControlTx`, and :class:`RxDemux` accepts only the one it expects next.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ message_blocks = _core.message_blocks
 encode_notification = _core.encode_notification
 encode_grant = _core.encode_grant
 decode_control = _core.decode_control
+implied_seq = _core.implied_seq
 encode_frame = _core.encode_frame
 decode_frame = _core.decode_frame
 xgmii_encode = _core.xgmii_encode
@@ -32,6 +37,7 @@ overhead_table = _core.overhead_table
 __all__ = [
     "Block",
     "CodecError",
+    "ControlTx",
     "Descrambler",
     "Message",
     "RxDemux",
@@ -43,6 +49,7 @@ __all__ = [
     "encode_grant",
     "encode_message",
     "encode_notification",
+    "implied_seq",
     "message_blocks",
     "overhead_table",
     "tx_mux",
@@ -82,6 +89,27 @@ def decode_message(blocks: list[Block]) -> Message:
     return Message(*_core.decode_message(blocks))
 
 
+class ControlTx:
+    """A link's /N/ and /G/ sender: numbers its control blocks from 0."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def _take(self) -> int:
+        seq, self.next = self.next, (self.next + 1) % 256
+        return seq
+
+    def notification(self, dst: int, msg_id: int, size: int) -> Block:
+        block = encode_notification(dst, msg_id, size, self.next)
+        self._take()
+        return block
+
+    def grant(self, dst: int, msg_id: int, size: int) -> Block:
+        block = encode_grant(dst, msg_id, size, self.next)
+        self._take()
+        return block
+
+
 class RxDemux:
     """The streaming RX demultiplexer. ``push(block)`` returns the events the
     block completes: ("message", Message), ("notification", dst, msg_id, size),
@@ -96,5 +124,13 @@ class RxDemux:
     @property
     def counters(self) -> dict[str, int]:
         """messages_ok, notifications_ok, grants_ok, corrupted, unknown,
-        bad_sync, frames_ok, frames_bad."""
+        bad_sync, frames_ok, frames_bad, control_missed (control sequence
+        numbers skipped between accepted /N/ /G/: rejected or lost ones),
+        control_in_data (data blocks that are the control block expected next:
+        a flipped sync header; dropped, never acted on)."""
         return self._rx.counters
+
+    @property
+    def expected_seq(self) -> int:
+        """The number of the /N/ or /G/ expected next on the link."""
+        return self._rx.expected_seq

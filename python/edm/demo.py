@@ -21,8 +21,9 @@ def sample_units(rng: random.Random) -> list[tuple[str, list[codec.Block]]]:
         Message("RRES", 7, 1, 1, 37, data=rng.randbytes(37)),
     ]
     units = [(m.kind, codec.encode_message(m)) for m in messages]
-    units.append(("/N/", [codec.encode_notification(7, 4, 4096)]))
-    units.append(("/G/", [codec.encode_grant(7, 4, protocol.DEFAULT_CHUNK_BYTES)]))
+    control = codec.ControlTx()  # one link: its control blocks are numbered
+    units.append(("/N/", [control.notification(7, 4, 4096)]))
+    units.append(("/G/", [control.grant(7, 4, protocol.DEFAULT_CHUNK_BYTES)]))
     return units
 
 

@@ -136,6 +136,11 @@ package edm_pkg;
   localparam int unsigned NG_DELAY_LSB = 50;
   localparam int unsigned NG_DELAY_W = 6;
   localparam int unsigned NG_CRC_LSB = 56;
+  // A link's control sequence number (spec.rs, docs/protocol.md §5a): the
+  // CRC-8's initial register of the /N/ or /G/ with that number.
+  localparam int unsigned CTL_SEQ_W = 8;
+  // Zero bits that undo 56 zero bits on a CRC-8 register (x has order 127).
+  localparam int unsigned CTL_SEQ_INV_SHIFT = 71;
 
   // ---- Ethernet framing (for overhead comparisons) ----
   localparam int unsigned ETH_MIN_FRAME_BYTES = 64;
@@ -262,6 +267,26 @@ package edm_pkg;
       for (integer b = 0; b < 8; b++)
         crc8_56 = {crc8_56[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_56[7]}});
     end
+  endfunction
+
+  // The CRC-8 of payload bytes 0..6 of the /N/ or /G/ with sequence number seq
+  // on its link: the register starts from seq instead of 0.
+  function automatic [7:0] crc8_seq(input [7:0] seq, input [55:0] data);
+    crc8_seq = seq;
+    for (integer i = 0; i < 7; i++) begin
+      crc8_seq = crc8_seq ^ data[8*i +: 8];
+      for (integer b = 0; b < 8; b++)
+        crc8_seq = {crc8_seq[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_seq[7]}});
+    end
+  endfunction
+
+  // The sequence number a received /N/ or /G/ payload's CRC-8 implies: the one
+  // seq for which crc8_seq(seq, p[55:0]) == p[63:56]. crc8_seq is crc8_56 xor
+  // seq moved by 56 zero bits; CTL_SEQ_INV_SHIFT more zero bits move it back.
+  function automatic [7:0] crc8_implied_seq(input [63:0] p);
+    crc8_implied_seq = p[63:56] ^ crc8_56(p[55:0]);
+    for (integer b = 0; b < CTL_SEQ_INV_SHIFT; b++)
+      crc8_implied_seq = {crc8_implied_seq[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_implied_seq[7]}});
   endfunction
 
   // c + inc, saturating at 0xFFFF: the modules' 16-bit status counters.

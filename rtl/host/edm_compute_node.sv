@@ -397,11 +397,15 @@ module edm_compute_node #(
       .idx(u_i), .t_word(tw),
       .out_valid(u_valid), .out_ready, .out_block(u_block), .out_last(u_last));
 
-  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}, one block.
+  // /N/: {crc8, reserved, size, msg_id, dst, SUB_N, BT_EDM}, one block; its
+  // CRC-8 starts from the uplink's control sequence number (n_seq: the /N/
+  // blocks sent since reset, docs/protocol.md §5a). Every /N/ that leaves here
+  // reaches the line (edm_tx drops nothing), so the numbers stay in step.
   logic [55:0] n_fields;
   logic [63:0] n_payload;
+  logic [7:0]  n_seq;
   assign n_fields  = {6'b0, s_len[e_slot], s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
-  assign n_payload = {edm_pkg::crc8_56(n_fields), n_fields};
+  assign n_payload = {edm_pkg::crc8_seq(n_seq, n_fields), n_fields};
 
   logic out_fire, unit_end;
   assign out_valid = is_n ? eq_valid : u_valid;
@@ -410,6 +414,10 @@ module edm_compute_node #(
   assign out_fire = out_valid && out_ready;
   assign unit_end = out_fire && out_last;
   assign eq_pop   = unit_end;
+  always_ff @(posedge clk) begin
+    if (!rst_n) n_seq <= '0;
+    else if (out_fire && is_n) n_seq <= n_seq + 8'd1;
+  end
 
   // ================================================================ RRES receive (rx_clk -> clk)
   logic             rx_lost, rxw_valid, rxw_ready;

@@ -21,9 +21,20 @@
 //     open (so a second /MS/ may raise mem_first in the same cycle as the
 //     mem_abort of the unit it cut short). Every mem_first is therefore
 //     followed by exactly one mem_last or one mem_abort.
-// /N/ and /G/ (also as fillers inside a unit) are checked (CRC-8 and zero
-// reserved bits) and their fields output on notif_* / grant_*; bad ones are
-// dropped and counted corrupted.
+// /N/ and /G/ (also as fillers inside a unit) are checked (zero reserved bits
+// and the CRC-8, which starts from the link's control sequence number:
+// docs/protocol.md §5a) and their fields output on notif_* / grant_*; bad ones
+// are dropped and counted corrupted. The receiver expects the numbers in order
+// (ctl_expected). A block with a good layout implies one number
+// (edm_pkg::crc8_implied_seq): only the expected one is accepted; any other is
+// rejected (corrupted, or out of sequence after a loss). If the previous /N/
+// /G/ was rejected with the number just before it, the receiver
+// resynchronises: it rejects this one too, expects the number after it, and
+// counts the numbers it skipped (cnt_ctl_missed: every lost or rejected
+// control block up to there). A data block whose payload is the
+// /N/ or /G/ expected next (a control block whose sync header flipped) is
+// counted (cnt_ctl_in_data), never acted on, and dropped like a filler: not
+// taken as /MD/, not forwarded, so the unit or frame it preempted survives.
 //
 // Decoder side (out_valid, out_block), design decisions:
 //   * Frame blocks and every standard control block outside a memory unit
@@ -45,7 +56,8 @@
 //     counted, never delivered).
 // Counters: 16-bit, saturating, same meaning as the reference receiver's
 // (edm.codec.RxDemux): messages_ok, corrupted, unknown, notifications_ok,
-// grants_ok, bad_sync. Frames are the decoder's and MAC's business.
+// grants_ok, bad_sync, control_missed, control_in_data. Frames are the
+// decoder's and MAC's business.
 //
 // Signal prefixes: is_ the incoming block's sync and type; c_ its class (/MS/,
 // /MT/, /N/, /G/, idle, standard, unknown); take_ what it does to the open unit.
@@ -80,13 +92,23 @@ module edm_rx (
     output logic [15:0] cnt_unknown,
     output logic [15:0] cnt_notif_ok,
     output logic [15:0] cnt_grant_ok,
-    output logic [15:0] cnt_bad_sync
+    output logic [15:0] cnt_bad_sync,
+    output logic [15:0] cnt_ctl_missed,
+    output logic [15:0] cnt_ctl_in_data
 );
   // Bytes k..7 of a payload are zero.
   function automatic zero_from(input [63:0] data, input [3:0] k);
     zero_from = 1'b1;
     for (integer i = 0; i < 8; i++)
       zero_from = zero_from && (i < k || data[8*i +: 8] == 8'h00);
+  endfunction
+
+  // c + inc, saturating at 0xFFFF (inc: a resynchronisation's skipped numbers,
+  // 1..256 with 0 meaning 256).
+  function automatic [15:0] ctl_missed_add(input [15:0] c, input [7:0] inc);
+    logic [16:0] sum;
+    sum = {1'b0, c} + (inc == 8'd0 ? 17'd256 : {9'b0, inc});
+    ctl_missed_add = sum > 17'hFFFF ? 16'hFFFF : sum[15:0];
   endfunction
 
   localparam logic [63:0] IDLE_PAYLOAD = {56'b0, edm_pkg::BT_C8};
@@ -119,6 +141,25 @@ module edm_rx (
     endcase
   end
   assign c_unknown = is_ctrl && !c_std && !c_ms && !c_mt && !c_n && !c_g;
+
+  // ---- /N/ /G/ layout and the link's control sequence (docs/protocol.md §5a) ----
+  // ng_layout: the payload, read as a control block, is an /N/ or /G/ with zero
+  // reserved bits; ng_seq: the number its CRC-8 implies.
+  logic [7:0] ctl_expected;   // the number expected next
+  logic [7:0] ctl_rejected;   // the number the previous /N/ /G/ implied, if
+  logic       ctl_rej_valid;  // it was rejected out of sequence
+  logic       ng_layout, ng_resync, ng_accept, c_cid;
+  logic [7:0] ng_skipped;     // numbers a resynchronisation skips, itself included
+  logic [7:0] ng_seq;
+  assign ng_layout = p[7:0] == edm_pkg::BT_EDM
+                  && (p[15:8] == edm_pkg::SUB_N || p[15:8] == edm_pkg::SUB_G)
+                  && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
+  assign ng_seq    = edm_pkg::crc8_implied_seq(p);
+  assign ng_accept = (c_n || c_g) && ng_layout && ng_seq == ctl_expected;
+  assign ng_resync = (c_n || c_g) && ng_layout && !ng_accept && ctl_rej_valid && ng_seq == ctl_rejected + 8'd1;
+  assign ng_skipped = ng_seq - ctl_expected + 8'd1;
+  // A data block that is the control block expected next: a flipped sync header.
+  assign c_cid     = is_data && ng_layout && ng_seq == ctl_expected;
 
   // ---- /MS/: the layout its header announces ----
   // Message bytes 0..5 are payload bytes 2..7, so header bits [47:0] = p[63:16].
@@ -165,7 +206,7 @@ module edm_rx (
 
   // An /MD/ of the open unit; an /MT/ closing it.
   logic        take_md, md_is_last, take_mt, mt_good, take_filler, abort;
-  assign take_md    = in_unit && is_data && md_left != 14'd0;
+  assign take_md    = in_unit && is_data && !c_cid && md_left != 14'd0;
   assign md_is_last = md_left == 14'd1;
   assign take_mt    = in_unit && c_mt;
 
@@ -180,8 +221,9 @@ module edm_rx (
   assign mt_good  = md_left == 14'd0 && pad_ok
                  && zero_from({48'b0, p[31:16]}, tail_bytes)
                  && ~(tail_bytes != 4'd0 ? crc_next : crc) == p[63:32];
-  // Fillers inside a unit: idles are dropped, /N/ and /G/ handled as usual.
-  assign take_filler = in_unit && (c_idle || c_n || c_g);
+  // Fillers inside a unit: idles (and flipped control blocks) are dropped, /N/
+  // and /G/ handled as usual.
+  assign take_filler = in_unit && (c_idle || c_n || c_g || c_cid);
   assign abort       = in_unit && !take_md && !take_mt && !take_filler;
 
   // ---- What the block does once no unit is open (or it aborted the open one) ----
@@ -190,11 +232,10 @@ module edm_rx (
 
   assign free         = !in_unit || abort;
   assign start_unit   = free && c_ms && ms_ok;
-  assign forward      = free && (is_data || is_bad_sync || c_std);
-  assign ng_fields_ok = p[edm_pkg::NG_CRC_LSB +: 8] == edm_pkg::crc8_56(p[55:0])
-                     && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
-  assign n_good       = c_n && ng_fields_ok;
-  assign g_good       = c_g && ng_fields_ok;
+  assign forward      = free && ((is_data && !c_cid) || is_bad_sync || c_std);
+  assign ng_fields_ok = ng_accept;
+  assign n_good       = c_n && ng_accept;
+  assign g_good       = c_g && ng_accept;
   // Per block: an abort (+1), then an invalid /MS/, a stray /MT/ or a bad /N/ /G/ (+1).
   assign corrupted_inc = {1'b0, abort || (take_mt && !mt_good)}
                        + {1'b0, free && ((c_ms && !ms_ok) || c_mt)}
@@ -231,6 +272,11 @@ module edm_rx (
       cnt_notif_ok <= '0;
       cnt_grant_ok <= '0;
       cnt_bad_sync <= '0;
+      cnt_ctl_missed <= '0;
+      cnt_ctl_in_data <= '0;
+      ctl_expected <= '0;
+      ctl_rejected <= '0;
+      ctl_rej_valid <= 1'b0;
     end else begin
       out_valid <= in_valid && forward;
       out_block <= in_block;
@@ -271,6 +317,13 @@ module edm_rx (
         cnt_notif_ok <= edm_pkg::sat_add(cnt_notif_ok, {1'b0, n_good});
         cnt_grant_ok <= edm_pkg::sat_add(cnt_grant_ok, {1'b0, g_good});
         cnt_bad_sync <= edm_pkg::sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
+        cnt_ctl_in_data <= edm_pkg::sat_add(cnt_ctl_in_data, {1'b0, c_cid});
+        if (c_n || c_g) begin
+          ctl_rej_valid <= !ng_accept && !ng_resync && ng_layout;
+          ctl_rejected <= ng_seq;
+          if (ng_accept || ng_resync) ctl_expected <= ng_seq + 8'd1;
+          if (ng_resync) cnt_ctl_missed <= ctl_missed_add(cnt_ctl_missed, ng_skipped);
+        end
       end
     end
   end

@@ -3,8 +3,13 @@
 // node id is its port number.
 //
 // Ingress (per port; 1 register stage = SW_CLASSIFY_CYCLES):
-//   * /N/ with good CRC-8 and zero reserved bits -> notification lane i of the
-//     scheduler (src = i, dst, id, size, rres = 0). Bad /N/ -> cnt_bad_notif.
+//   * /N/ with zero reserved bits and a CRC-8 that checks for the number the
+//     uplink's control sequence expects next (docs/protocol.md §5a; after a
+//     loss, two rejected /N/ with consecutive numbers resynchronise it, as in
+//     edm_rx) -> notification lane i of the scheduler (src = i, dst, id, size,
+//     rres = 0). Any other /N/ -> cnt_bad_notif. A data block that is the /N/
+//     expected next (its sync header flipped) is not data: dropped, counted
+//     in cnt_bad_notif too.
 //   * /MS/ of an RREQ/RMWREQ -> implicit notification (src = the memory node
 //     named in the header, dst = i, size = len or RMW_RESULT_BYTES, rres = 1);
 //     the unit's blocks are stored in the FIFO of pair (i, memory) until the
@@ -24,6 +29,7 @@
 // Egress mux (per port, registered). Control operations for an egress (a /G/
 // or a forward) are kept in grant order (a small FIFO), so a host receives its
 // grants and forwarded requests in the order of the circuits queued for it.
+// Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
 // Priority each cycle:
 //   1. a /G/ at the head of that order (or arriving with nothing queued), unless
 //      a forwarded RREQ is open: inserted even inside a data unit, as a filler
@@ -99,11 +105,19 @@ module edm_switch #(
   endfunction
   /* verilator lint_on UNUSEDSIGNAL */
 
-  function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size);
+  function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
+                                        input [7:0] seq);
     logic [55:0] low;
     low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
-    grant_block = {edm_pkg::crc8_56(low), low, edm_pkg::SYNC_CTRL};
+    grant_block = {edm_pkg::crc8_seq(seq, low), low, edm_pkg::SYNC_CTRL};
   endfunction
+
+  // Control sequence per link direction (docs/protocol.md §5a): the /N/
+  // expected next on each uplink and the previous one's number if rejected;
+  // the next /G/ number on each egress.
+  logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
+  logic [N-1:0]      n_rej_valid, n_any, n_seen, n_accept, n_resync, n_cid, e_is_g;
+  logic [N-1:0][7:0] n_implied;
 
   // ---------------------------------------------------------------- stage 0: classify
   logic [N-1:0][65:0] b0;
@@ -116,12 +130,19 @@ module edm_switch #(
       p = b0[i][65:2];
       ctrl = b0[i][1:0] == edm_pkg::SYNC_CTRL;
       edm = ctrl && p[7:0] == edm_pkg::BT_EDM;
-      c_data[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
-      c_ngood[i] = edm && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0
-                   && p[63:56] == edm_pkg::crc8_56(p[55:0]);
-      c_nbad[i] = edm && p[15:8] == edm_pkg::SUB_N && !c_ngood[i];
+      n_implied[i] = edm_pkg::crc8_implied_seq(p);
+      n_any[i] = edm && p[15:8] == edm_pkg::SUB_N;
+      n_seen[i] = n_any[i] && p[55:50] == 6'b0;
+      n_accept[i] = n_seen[i] && n_implied[i] == n_expected[i];
+      n_resync[i] = n_seen[i] && !n_accept[i] && n_rej_valid[i] && n_implied[i] == n_rejected[i] + 8'd1;
+      c_ngood[i] = n_accept[i];
+      // A data block that is the expected /N/: a sync-header flip; counted, dropped.
+      n_cid[i] = b0[i][1:0] == edm_pkg::SYNC_DATA && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N
+                 && p[55:50] == 6'b0 && n_implied[i] == n_expected[i];
+      c_nbad[i] = (n_any[i] && !c_ngood[i]) || n_cid[i];
+      c_data[i] = b0[i][1:0] == edm_pkg::SYNC_DATA && !n_cid[i];
       c_idle[i] = ctrl && p == {56'b0, edm_pkg::BT_C8};
       case (p[7:0])
         edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
@@ -356,6 +377,7 @@ module edm_switch #(
       e_mode_n[m] = e_mode[m];
       e_src_n[m] = e_src[m];
       e_out[m] = IDLE;
+      e_is_g[m] = 1'b0;
       found = 1'b0;
       e = '0;
       fhead = '0;
@@ -370,10 +392,14 @@ module edm_switch #(
       fq_push[m] = g_valid[m];
       if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1) begin
         fq_push[m] = 1'b0;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW]);
+        e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
+                               e_gseq[m]);
+        e_is_g[m] = 1'b1;
       end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1) begin
         fq_pop[m] = 1'b1;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0]);
+        e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0],
+                               e_gseq[m]);
+        e_is_g[m] = 1'b1;
       end else if (e_mode[m] == 2'd1) begin
         if (rq_valid[e_src[m]*N + m]) begin
           e_out[m] = rq_head[e_src[m]*N + m];
@@ -431,7 +457,20 @@ module edm_switch #(
       cnt_dropped <= '0;
       cnt_conflict <= '0;
       cnt_overflow <= '0;
+      n_expected <= '0;
+      n_rejected <= '0;
+      n_rej_valid <= '0;
+      e_gseq <= '0;
     end else begin
+      // The control sequences (docs/protocol.md §5a; edm_rx keeps the same).
+      for (integer i = 0; i < N; i++) begin
+        if (n_any[i]) begin
+          n_rej_valid[i] <= n_seen[i] && !n_accept[i] && !n_resync[i];
+          n_rejected[i] <= n_implied[i];
+          if (n_accept[i] || n_resync[i]) n_expected[i] <= n_implied[i] + 8'd1;
+        end
+        if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
+      end
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
       for (integer q = 0; q < NN; q++)

@@ -37,6 +37,8 @@ COUNTERS = {
     "cnt_notif_ok": "notifications_ok",
     "cnt_grant_ok": "grants_ok",
     "cnt_bad_sync": "bad_sync",
+    "cnt_ctl_missed": "control_missed",
+    "cnt_ctl_in_data": "control_in_data",
 }
 MEMORY_EVENTS = ("message", "notification", "grant")
 
@@ -54,8 +56,8 @@ def flip(block, bit):
     return unpack(pack(block) ^ (1 << bit))
 
 
-def crc8(data: bytes) -> int:
-    crc = 0
+def crc8(data: bytes, init: int = 0) -> int:
+    crc = init
     for b in data:
         crc ^= b
         for _ in range(8):
@@ -64,7 +66,7 @@ def crc8(data: bytes) -> int:
 
 
 def control_event(block):
-    kind, dst, msg_id, size = codec.decode_control(block)
+    kind, dst, msg_id, size = codec.decode_control(block, codec.implied_seq(block))
     return ({"N": "notification", "G": "grant"}[kind], dst, msg_id, size)
 
 
@@ -92,18 +94,19 @@ def rand_message(rng, msg_id, max_len=300):
                          arg0=rng.getrandbits(64), arg1=rng.getrandbits(64), **common)
 
 
-def rand_control(rng, msg_id):
-    enc = rng.choice([codec.encode_notification, codec.encode_grant])
+def rand_control(rng, msg_id, tx):
+    """An /N/ or /G/, the next control block of the link that `tx` numbers."""
+    enc = rng.choice([tx.notification, tx.grant])
     return enc(rng.randrange(1024), msg_id % 256, rng.randrange(65536))
 
 
 def rand_unit(rng, i, max_len=300):
-    """(blocks, event) of one memory unit: a message (70 %), an /N/ or a /G/."""
+    """(blocks, event) of one memory unit: a message (70 %), or None for an
+    /N/ or a /G/ (numbered when it takes its place on the line)."""
     if rng.random() < 0.7:
         m = rand_message(rng, i, max_len)
         return codec.encode_message(m), ("message", m)
-    b = rand_control(rng, i)
-    return [b], control_event(b)
+    return None, i
 
 
 def rand_frame(rng):
@@ -127,16 +130,21 @@ class Line:
 
 
 def build_line(rng, n_frames, n_units, *, preempt=0.05, filler=0.1, replace_idle=0.5,
-               corrupt=0.0, max_len=300, idle_gaps=(2, 4)):
+               corrupt=0.0, max_len=300, idle_gaps=(2, 4), tx=None):
     """A line as edm_tx makes it: memory units before any frame block or in
-    place of an idle, never split, with idle / /N/ / /G/ fillers inside. With
+    place of an idle, never split, with idle / /N/ / /G/ fillers inside; its
+    control blocks numbered in line order by `tx` (a fresh link if None). With
     `corrupt` > 0 that fraction of units (not their fillers) gets 1 to 3 bit
     errors anywhere in its blocks (sync headers included)."""
     line = Line()
+    tx = tx or codec.ControlTx()
     serial = iter(range(1 << 30))
     units = [rand_unit(rng, next(serial), max_len) for _ in range(n_units)]
 
     def put_unit(blocks, event):
+        if blocks is None:  # an /N/ or /G/: the link's next number
+            blocks = [rand_control(rng, event, tx)]
+            event = control_event(blocks[0])
         bad = rng.random() < corrupt
         if bad:
             blocks = list(blocks)
@@ -149,7 +157,7 @@ def build_line(rng, n_frames, n_units, *, preempt=0.05, filler=0.1, replace_idle
                 if rng.random() < 0.5:
                     line.add(IDLE)
                 else:
-                    f = rand_control(rng, next(serial))
+                    f = rand_control(rng, next(serial), tx)
                     line.add(f)
                     line.events.append((len(line.blocks) - 1, control_event(f), False))
             line.add(b)
@@ -357,8 +365,12 @@ async def corrupted_units_are_never_delivered(dut):
     counted while it passes, none is delivered, every intact unit is, and the
     clean traffic after the errors still flows."""
     rng = random.Random(14)
-    line = build_line(rng, 25, 400, preempt=0.1, corrupt=0.3, max_len=300)
-    clean_tail = build_line(rng, 5, 60, preempt=0.1)
+    tx = codec.ControlTx()
+    line = build_line(rng, 25, 400, preempt=0.1, corrupt=0.3, max_len=300, tx=tx)
+    # Three clean grants bring the control sequence back in step (docs/protocol.md §5a).
+    sync = [tx.grant(1, 2, 3) for _ in range(3)]
+    line.blocks += sync
+    clean_tail = build_line(rng, 5, 60, preempt=0.1, tx=tx)
     base = len(line.blocks)
     line.blocks += clean_tail.blocks
     line.events += [(i + base, e, False) for i, e, _ in clean_tail.events]
@@ -366,8 +378,19 @@ async def corrupted_units_are_never_delivered(dut):
     samples = await run(dut, line.blocks, 0.1, 14)
     ref, got, open_unit = check_against_reference(line.blocks, samples)
     assert open_unit is None, "a unit is still open at the end"
-    assert delivered(got) == [e for _, e, bad in line.events if not bad], \
+    messages = [e for e in delivered(got) if e[0] == "message"]
+    assert messages == [e for _, e, bad in line.events if not bad and e[0] == "message"], \
         "a corrupted unit was delivered, or an intact one lost"
+    # A corrupted /N/ /G/ takes a number: the next clean one is out of
+    # sequence and rejected, the one after resynchronises (rejected too). So
+    # each corrupted control block costs at most two clean ones, and nothing
+    # else is delivered.
+    sent = [e for _, e, bad in line.events if not bad and e[0] != "message"]
+    got_controls = [e for e in delivered(got) if e[0] != "message" and e != ("grant", 1, 2, 3)]
+    it = iter(sent)
+    assert all(any(g == e for e in it) for g in got_controls), "a control block delivered that was not sent"
+    bad_controls = sum(1 for _, e, bad in line.events if bad and e[0] != "message")
+    assert len(sent) - len(got_controls) <= 2 * bad_controls
 
     def errors(i):
         c = samples[i].counters if i >= 0 else dict.fromkeys(COUNTERS.values(), 0)
@@ -426,10 +449,15 @@ def edm_block(sub, fields=0):
 
 
 def ng_with_reserved(block):
-    """An /N/ or /G/ with a reserved bit set and a CRC-8 that matches."""
+    """An /N/ or /G/ with a reserved bit set and a CRC-8 that matches its number."""
+    seq = codec.implied_seq(block)
     p = block[1] | 1 << (protocol.NG_SIZE_LSB + protocol.NG_SIZE_W)
     p &= (1 << protocol.NG_CRC_LSB) - 1
-    return (block[0], p | crc8(p.to_bytes(8, "little")[:7]) << protocol.NG_CRC_LSB)
+    return (block[0], p | crc8(p.to_bytes(8, "little")[:7], seq) << protocol.NG_CRC_LSB)
+
+
+def flip_sync(block):
+    return (block[0] ^ 0b11, block[1])
 
 
 @cocotb.test()
@@ -452,8 +480,27 @@ async def directed_corner_cases(dut):
     rres1 = msg("RRES", 1)   # M = 9: MS, 1 MD with 3 bytes, MT with no tail
     rres0 = msg("RRES", 0)   # MS, MT
     rmw = msg("RMWREQ")
-    n_ok = codec.encode_notification(7, 8, 9)
-    g_ok = codec.encode_grant(10, 11, 12)
+    # The line's control blocks are numbered in line order (the cases below
+    # are evaluated in order): n_ok() and g_ok() take the next number;
+    # n_next() and g_next() a copy of the next one for a corrupted block that
+    # takes no number (as if the corruption had hit some other block).
+    tx = codec.ControlTx()
+
+    def n_ok():
+        return tx.notification(7, 8, 9)
+
+    def g_ok():
+        return tx.grant(10, 11, 12)
+
+    def n_next():
+        return codec.encode_notification(7, 8, 9, tx.next)
+
+    def g_next():
+        return codec.encode_grant(10, 11, 12, tx.next)
+
+    def lose():  # a control block sent and lost on the way: it took a number
+        tx.grant(0, 0, 1)
+        return []
     pad_md = list(rres1)
     pad_md[1] = (pad_md[1][0], pad_md[1][1] | 0xAB << 56)       # padding byte of the last /MD/
     pad_mt = list(rres1)
@@ -482,14 +529,31 @@ async def directed_corner_cases(dut):
         "non-zero /MD/ padding, CRC fine": (pad_md, {"corrupted": 1}),
         "non-zero /MT/ padding, CRC fine": (pad_mt, {"corrupted": 1}),
         "bad CRC-32C": (wreq[:-1] + [flip(wreq[-1], 40)], {"corrupted": 1}),
-        "fillers inside a unit": (wreq[:2] + [IDLE, n_ok, IDLE, g_ok, flip(n_ok, 30)] + wreq[2:],
+        "fillers inside a unit": (wreq[:2] + [IDLE, n_ok(), IDLE, g_ok(), flip(n_next(), 30)] + wreq[2:],
                                   {"messages_ok": 1, "notifications_ok": 1, "grants_ok": 1, "corrupted": 1}),
-        "/N/ /G/ with reserved bits set, CRC fine": ([ng_with_reserved(n_ok), ng_with_reserved(g_ok)],
+        "/N/ /G/ with reserved bits set, CRC fine": ([ng_with_reserved(n_next()), ng_with_reserved(g_next())],
                                                     {"corrupted": 2}),
         "non-idle C8 inside a unit": (wreq[:2] + [(protocol.SYNC_CTRL, protocol.BT_C8 | 0x1E << 8)] + wreq[2:],
                                       {"corrupted": 2}),
-        "frame preempted by every kind": (frame[:3] + wreq + [n_ok] + rres0 + [g_ok] + frame[3:],
+        "frame preempted by every kind": (frame[:3] + wreq + [n_ok()] + rres0 + [g_ok()] + frame[3:],
                                           {"messages_ok": 2, "notifications_ok": 1, "grants_ok": 1}),
+        # Issue 25: a /G/ whose sync header flipped inside a frame (it took its
+        # number): dropped and counted, the frame intact; the next /G/ is out
+        # of sequence, the one after resynchronises (rejected too) and counts
+        # the three numbers missed, the third is accepted.
+        "a /G/ with a flipped sync header in a frame": (
+            frame[:3] + [flip_sync(g_ok())] + frame[3:] + [g_ok(), g_ok(), g_ok()],
+            {"control_in_data": 1, "corrupted": 2, "grants_ok": 1, "control_missed": 3}),
+        "a /G/ with a flipped sync header in a unit": (
+            wreq[:2] + [flip_sync(g_ok())] + wreq[2:] + [g_ok(), g_ok(), g_ok()],
+            {"messages_ok": 1, "control_in_data": 1, "corrupted": 2, "grants_ok": 1, "control_missed": 3}),
+        # Data holding a valid /G/ of another number: a sync flip does not make it one.
+        "data holding another /G/, sync flipped": (
+            [(protocol.SYNC_CTRL, codec.encode_grant(10, 11, 12, (tx.next + 77) % 256)[1])],
+            {"corrupted": 1}),
+        "a replayed /N/": ([n_ok()] * 2 + [n_ok()], {"notifications_ok": 2, "corrupted": 1}),
+        "a lost /N/": ([n_ok()] + lose() + [n_ok(), n_ok(), n_ok()],
+                       {"notifications_ok": 2, "corrupted": 2, "control_missed": 3}),
         "stray data blocks": ([wreq[1], wreq[2]], {}),
     }
     blocks, expectations = [], []
@@ -511,8 +575,8 @@ async def directed_corner_cases(dut):
 async def counters_saturate(dut):
     """16-bit counters stop at 0xFFFF, also when two errors land in one cycle."""
     await clock_and_reset(dut, in_valid=0, in_block=0)
-    bad_n = pack(flip(codec.encode_notification(1, 2, 3), 20))
-    good_g = pack(codec.encode_grant(1, 2, 3))
+    bad_n = pack(flip(codec.encode_notification(1, 2, 3, 0), 20))
+    good_g = pack(codec.encode_grant(1, 2, 3, 0))
     wreq = codec.encode_message(codec.Message("WREQ", 1, 2, 3, 20, addr=5, data=bytes(20)))
     dut.in_valid.value = 1
     for i in range(0xFFFF):  # 0xFFFE bad /N/ and one good /G/

@@ -28,11 +28,12 @@ def make_traffic(rng, frames, messages):
         frame_bytes.append(data)
         enc += codec.encode_frame(data) + [IDLE] * rng.randrange(2, 4)
     units, sent = [], []
+    ctl = codec.ControlTx()  # units leave in order: their /N/ are numbered so
     for i in range(messages):
         r = rng.random()
         if r < 0.2:
-            units.append([codec.encode_notification(rng.randrange(1024), i % 256, rng.randrange(1, 9000))])
-            sent.append(("notification",) + codec.decode_control(units[-1][0])[1:])
+            units.append([ctl.notification(rng.randrange(1024), i % 256, rng.randrange(1, 9000))])
+            sent.append(("notification",) + codec.decode_control(units[-1][0], (ctl.next - 1) % 256)[1:])
         else:
             m = codec.Message("WREQ", rng.randrange(1024), rng.randrange(1024), i % 256,
                               n := rng.randrange(1, 90), addr=rng.getrandbits(64),

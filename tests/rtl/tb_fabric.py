@@ -356,7 +356,8 @@ class Fabric:
         for name, k in (("cn_cnt_dropped", nc), ("cn_cnt_stray", nc), ("cn_cnt_timeouts", nc),
                         ("cn_cnt_late", nc), ("cn_cnt_rx_overflow", nc), ("mn_cnt_dropped", nm),
                         ("mn_cnt_overflow", nm), ("mn_cnt_rejected", nm), ("mn_cnt_stray", nm),
-                        ("h_cnt_corrupted", n), ("h_cnt_unknown", n), ("sw_cnt_bad_notif", n),
+                        ("h_cnt_corrupted", n), ("h_cnt_unknown", n), ("h_cnt_ctl_missed", n),
+                        ("sw_cnt_bad_notif", n),
                         ("sw_cnt_unknown", n), ("sw_cnt_dropped", n), ("sw_cnt_overflow", 1),
                         ("sw_cnt_conflict", 1)):
             v = int(getattr(d, name).value)

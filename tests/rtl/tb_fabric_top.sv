@@ -75,6 +75,7 @@ module tb_fabric_top #(
     output logic [(NC+NM)*66-1:0] sw_out,
     output logic [(NC+NM)*16-1:0] h_cnt_corrupted,
     output logic [(NC+NM)*16-1:0] h_cnt_unknown,
+    output logic [(NC+NM)*16-1:0] h_cnt_ctl_missed,   // host edm_rx: /G/ sequence gaps (§5a)
     output logic [(NC+NM)*16-1:0] sw_cnt_bad_notif,
     output logic [(NC+NM)*16-1:0] sw_cnt_unknown,
     output logic [(NC+NM)*16-1:0] sw_cnt_non_edm,
@@ -118,7 +119,8 @@ module tb_fabric_top #(
         .mem_error(r_mem_error[p]), .mem_abort(r_mem_abort[p]),
         .grant_valid(r_grant_valid[p]), .grant_dst(r_grant_dst[p*PB +: PB]),
         .grant_msg_id(r_grant_id[p*8 +: 8]), .grant_size(r_grant_size[p*16 +: 16]),
-        .cnt_corrupted(h_cnt_corrupted[p*16 +: 16]), .cnt_unknown(h_cnt_unknown[p*16 +: 16])
+        .cnt_corrupted(h_cnt_corrupted[p*16 +: 16]), .cnt_unknown(h_cnt_unknown[p*16 +: 16]),
+        .cnt_ctl_missed(h_cnt_ctl_missed[p*16 +: 16])
     );
   end
 
@@ -218,7 +220,8 @@ module tb_fabric_port #(
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
     output logic [15:0] cnt_corrupted,
-    output logic [15:0] cnt_unknown
+    output logic [15:0] cnt_unknown,
+    output logic [15:0] cnt_ctl_missed
 );
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
 
@@ -264,7 +267,8 @@ module tb_fabric_port #(
       .mem_valid, .mem_block, .mem_first, .mem_last, .mem_error, .mem_abort,
       .notif_valid(), .notif_dst(), .notif_msg_id(), .notif_size(),
       .grant_valid, .grant_dst, .grant_msg_id, .grant_size,
-      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_bad_sync()
+      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_bad_sync(),
+      .cnt_ctl_missed, .cnt_ctl_in_data()
   );
 endmodule
 

@@ -43,7 +43,9 @@ class Host:
     def __init__(self, bench, port: int):
         self.b, self.port = bench, port
         self.rx = codec.RxDemux()
-        self.ctrl: deque = deque()        # lists of blocks (units, /N/, injected blocks)
+        self.ctl = codec.ControlTx()      # numbers the /N/ of this uplink (docs/protocol.md §5a)
+        self.bad_n_last = False           # the last /N/ queued was a rejected one
+        self.ctrl: deque = deque()        # lists of blocks (units, /N/, injected blocks), sent in order
         self.data: deque = deque()        # (ready cycle, blocks)
         self.cur: list = []
         self.sent_ms: dict = {}           # data /MS/ block -> cycle sent
@@ -86,7 +88,8 @@ class Compute(Host):
         self.writes[(m, mid)] = [addr, data, 0, 0]
         self.b.expect_w[(self.port, m)].append(mid)
         self.active[m] = self.active.get(m, 0) + 1
-        self.ctrl.append([codec.encode_notification(m, mid, size)])
+        self.ctrl.append([self.ctl.notification(m, mid, size)])
+        self.bad_n_last = False
 
     def read(self, m, size, rng):
         mid = self.new_id(m)
@@ -235,21 +238,37 @@ class Bench:
         return [(v >> (16 * i)) & 0xFFFF for i in range(self.n)]
 
     def inject(self, c):
-        """A corrupted /N/, an unknown block or a short Ethernet frame from port c."""
+        """A bad /N/, an unknown block or a short Ethernet frame from port c.
+        Bad /N/ blocks take no number of the uplink (docs/protocol.md §5a), so
+        the host's own /N/ stay in step and all its writes complete."""
         h, rng = self.hosts[c], self.rng
         r = rng.random()
+        if r < 0.5 and h.bad_n_last:
+            # Two rejected /N/ in a row whose numbers happen to follow each
+            # other would resynchronise the uplink past the host's next /N/
+            # (docs/protocol.md §5a), and the writes behind it would never
+            # complete: one rejected /N/ between good ones at a time.
+            r = 0.35  # the flipped sync header: not a control block
         if r < 0.5:
-            sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500))
-            for k in rng.sample(range(16, 64), rng.randrange(1, 4)):   # fields, reserved bits, CRC
-                p ^= 1 << k
+            sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256), rng.randrange(1, 500),
+                                                h.ctl.next)
+            if r < 0.3:  # a corrupted copy of the next /N/
+                for k in rng.sample(range(16, 64), rng.randrange(1, 4)):   # fields, reserved bits, CRC
+                    p ^= 1 << k
+            elif r < 0.4:  # the next /N/ with its sync header flipped: a data block
+                sync = protocol.SYNC_DATA
+            else:  # an /N/ numbered like the previous one (a replay): out of sequence
+                sync, p = codec.encode_notification(rng.choice(self.memory), rng.randrange(256),
+                                                    rng.randrange(1, 500), (h.ctl.next - 1) % 256)
             h.ctrl.append([(sync, p)])
+            h.bad_n_last = h.bad_n_last or sync == protocol.SYNC_CTRL
             self.injected["bad_notif"][c] += 1
         elif r < 0.85:
             blk = rng.choice([(protocol.SYNC_CTRL, (protocol.SUB_MST << 8) | rng.randrange(1 << 16) << 16),
                               (protocol.SYNC_CTRL, (0x12 << 8)),
                               (rng.choice([0, 3]), rng.randrange(1 << 64)),
                               (protocol.SYNC_CTRL, 0x5A | rng.randrange(1 << 56) << 8),
-                              codec.encode_grant(rng.randrange(self.n), 1, 64)])
+                              codec.encode_grant(rng.randrange(self.n), 1, 64, 0)])
             h.ctrl.append([blk])
             self.injected["unknown"][c] += 1
         else:

@@ -1,7 +1,7 @@
 //! The TX multiplexer (memory units preempt frames between blocks) and the RX
 //! demultiplexer (extracts memory traffic, rebuilds frames as consecutive blocks).
 use crate::block::{Block, BlockClass};
-use crate::control::{decode_control, Control, ControlKind};
+use crate::control::{Control, ControlKind, ControlRx};
 use crate::message::{blocks_announced, decode, Message};
 use crate::pcs::{decode_frame, gap_blocks_after};
 use std::collections::VecDeque;
@@ -159,6 +159,10 @@ pub enum RxError {
     /// A frame that could not be rebuilt or decoded (data without /S/, a
     /// non-frame block inside a frame, a bad /T/ ...).
     BadFrame,
+    /// A data block whose payload is the /N/ or /G/ the link expects next: a
+    /// control block whose sync header flipped (docs/protocol.md §5a). Never
+    /// acted on; dropped like a filler.
+    ControlInData,
 }
 
 impl RxError {
@@ -169,6 +173,7 @@ impl RxError {
             RxError::Unknown => "unknown",
             RxError::BadSync => "bad_sync",
             RxError::BadFrame => "frames_bad",
+            RxError::ControlInData => "control_in_data",
         }
     }
 }
@@ -198,11 +203,16 @@ pub struct Counters {
     pub bad_sync: u64,
     pub frames_ok: u64,
     pub frames_bad: u64,
+    /// Control sequence numbers never accepted, counted when the receiver
+    /// resynchronises: the link's /N/ /G/ blocks lost or rejected (each
+    /// rejected one is also in `corrupted`).
+    pub control_missed: u64,
+    pub control_in_data: u64,
 }
 
 impl Counters {
     /// (name, value) of every counter.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    pub fn named(&self) -> [(&'static str, u64); 10] {
         [
             ("messages_ok", self.messages_ok),
             ("notifications_ok", self.notifications_ok),
@@ -212,6 +222,8 @@ impl Counters {
             (RxError::BadSync.name(), self.bad_sync),
             ("frames_ok", self.frames_ok),
             (RxError::BadFrame.name(), self.frames_bad),
+            ("control_missed", self.control_missed),
+            (RxError::ControlInData.name(), self.control_in_data),
         ]
     }
 }
@@ -231,6 +243,8 @@ pub struct RxDemux {
     /// The message in progress (from its /MS/) and the block count its header announces.
     message: Option<(Vec<Block>, usize)>,
     frame: FrameState,
+    /// The link's control-block sequence (docs/protocol.md §5a).
+    pub control_rx: ControlRx,
     /// Everything counted so far.
     pub counters: Counters,
 }
@@ -240,6 +254,7 @@ impl Default for RxDemux {
         RxDemux {
             message: None,
             frame: FrameState::None,
+            control_rx: ControlRx::default(),
             counters: Counters::default(),
         }
     }
@@ -255,6 +270,13 @@ impl RxDemux {
     pub fn push(&mut self, block: Block) -> Vec<Event> {
         let mut events = Vec::new();
         let class = block.class();
+        if class == BlockClass::Data && self.control_rx.is_expected(Block::control(block.payload)) {
+            // A control block whose sync header flipped (or data imitating the
+            // expected one): counted, never acted on, and dropped like a
+            // filler, so the unit or frame it preempted stays whole.
+            self.error(RxError::ControlInData, &mut events);
+            return events;
+        }
         if let Some((buffer, announced)) = &mut self.message {
             match class {
                 // A data block beyond the announced /MD/s cannot be one: it aborts.
@@ -339,7 +361,9 @@ impl RxDemux {
     }
 
     fn control(&mut self, block: Block, events: &mut Vec<Event>) {
-        match decode_control(block) {
+        let checked = self.control_rx.check(block);
+        self.counters.control_missed = self.control_rx.missed;
+        match checked {
             Ok(control) => {
                 match control.kind {
                     ControlKind::Notification => self.counters.notifications_ok += 1,
@@ -364,6 +388,7 @@ impl RxDemux {
             RxError::Unknown => &mut self.counters.unknown,
             RxError::BadSync => &mut self.counters.bad_sync,
             RxError::BadFrame => &mut self.counters.frames_bad,
+            RxError::ControlInData => &mut self.counters.control_in_data,
         };
         *counter += 1;
         events.push(Event::Error(error));

@@ -153,6 +153,15 @@ spec! {
     NG_DELAY_LSB: u32 = 50;
     NG_DELAY_W: u32 = 6;
     NG_CRC_LSB: u32 = 56;
+    /// Bits of a link's control sequence number (docs/protocol.md §5a). Each
+    /// direction of a link numbers the /N/ and /G/ blocks it sends, from 0 at
+    /// link reset, modulo 2^CTL_SEQ_W; the block's CRC-8 starts from its number
+    /// instead of 0, so only the block the receiver expects next checks.
+    CTL_SEQ_W: u32 = 8;
+    /// Zero bits after which a CRC-8 register returns a sequence number that 56
+    /// zero bits moved (x has order 127 modulo the CRC-8 polynomial: 56 + 71 =
+    /// 127): how a receiver reads the number a block's CRC-8 implies.
+    CTL_SEQ_INV_SHIFT: u32 = 71;
 
     // ---- Ethernet framing (for overhead comparisons) ----
     ETH_MIN_FRAME_BYTES: u32 = 64;

@@ -36,9 +36,9 @@ proptest! {
     }
 
     #[test]
-    fn any_control_round_trips(c in arb_control()) {
-        let b = encode_control(&c).unwrap();
-        prop_assert_eq!(decode_control(b), Ok(c));
+    fn any_control_round_trips(c in arb_control(), seq in any::<u8>()) {
+        let b = encode_control(&c, seq).unwrap();
+        prop_assert_eq!(decode_control(b, seq), Ok(c));
     }
 
     #[test]
@@ -46,7 +46,7 @@ proptest! {
         let mut line = encode(&m);
         let at = at.min(line.len() - 1);
         line.insert(at, Block::idle());
-        line.insert(at, encode_control(&control).unwrap());
+        line.insert(at, encode_control(&control, 0).unwrap());
         let (events, _) = demux_all(&line);
         prop_assert_eq!(events, vec![Event::Control(control), Event::Message(m)]);
     }
@@ -110,12 +110,15 @@ fn every_single_bit_error_in_a_message_inside_a_frame_is_detected() {
 #[test]
 fn every_single_bit_error_in_a_notification_or_grant_is_detected() {
     for kind in [ControlKind::Notification, ControlKind::Grant] {
-        let block = encode_control(&Control {
-            kind,
-            dst: 517,
-            msg_id: 77,
-            size: 4097,
-        })
+        let block = encode_control(
+            &Control {
+                kind,
+                dst: 517,
+                msg_id: 77,
+                size: 4097,
+            },
+            0,
+        )
         .unwrap();
         for bit in 0..BLOCK_BITS {
             assert_detected(&[flip(block, bit)], &format!("{kind:?} bit {bit}"));
@@ -140,19 +143,25 @@ fn two_and_three_bit_masks() -> Vec<u64> {
 
 #[test]
 fn every_2_and_3_bit_error_in_type_and_subtype_is_detected() {
-    let control = encode_control(&Control {
-        kind: ControlKind::Grant,
-        dst: 1,
-        msg_id: 2,
-        size: 3,
-    })
+    let control = encode_control(
+        &Control {
+            kind: ControlKind::Grant,
+            dst: 1,
+            msg_id: 2,
+            size: 3,
+        },
+        0,
+    )
     .unwrap();
-    let notification = encode_control(&Control {
-        kind: ControlKind::Notification,
-        dst: 1,
-        msg_id: 2,
-        size: 3,
-    })
+    let notification = encode_control(
+        &Control {
+            kind: ControlKind::Notification,
+            dst: 1,
+            msg_id: 2,
+            size: 3,
+        },
+        0,
+    )
     .unwrap();
     for mask in two_and_three_bit_masks() {
         for single in [control, notification] {

@@ -63,7 +63,9 @@ proptest! {
         let frames = with_times(frames, frame_gaps);
         let units = with_times(units, unit_gaps);
         let frame_blocks: Vec<(u64, Vec<Block>)> = frames.iter().map(|(t, f)| (*t, encode_frame(f))).collect();
-        let unit_blocks: Vec<(u64, Vec<Block>)> = units.iter().map(|(t, u)| (*t, u.blocks())).collect();
+        // The multiplexer sends units in order, so they are numbered in order.
+        let mut tx = edm_proto::control::ControlTx::default();
+        let unit_blocks: Vec<(u64, Vec<Block>)> = units.iter().map(|(t, u)| (*t, u.blocks(&mut tx))).collect();
         let line = tx_mux(&frame_blocks, &unit_blocks, policy);
         let (events, rx) = demux_all(&line);
         let mut got_units = vec![];
@@ -101,12 +103,15 @@ fn a_frame_preempted_at_every_block_position_still_decodes() {
     let bytes: Vec<u8> = (0..203u32).map(|i| (i * 7) as u8).collect();
     let frame = encode_frame(&bytes);
     let message = sample_messages().swap_remove(4);
-    let grant = encode_control(&edm_proto::Control {
-        kind: edm_proto::ControlKind::Grant,
-        dst: 9,
-        msg_id: 1,
-        size: 64,
-    })
+    let grant = encode_control(
+        &edm_proto::Control {
+            kind: edm_proto::ControlKind::Grant,
+            dst: 9,
+            msg_id: 1,
+            size: 64,
+        },
+        0,
+    )
     .unwrap();
     for at in 1..frame.len() {
         let mut line = frame[..at].to_vec();
@@ -138,12 +143,15 @@ fn a_frame_preempted_at_every_block_position_still_decodes() {
 /// Which source each output slot came from: 'U' unit, 'F' frame, '.' idle.
 fn pattern(policy: Policy) -> String {
     let frame = encode_frame(&[0; 64]); // 10 blocks
-    let grant = encode_control(&edm_proto::Control {
-        kind: edm_proto::ControlKind::Grant,
-        dst: 1,
-        msg_id: 1,
-        size: 8,
-    })
+    let grant = encode_control(
+        &edm_proto::Control {
+            kind: edm_proto::ControlKind::Grant,
+            dst: 1,
+            msg_id: 1,
+            size: 8,
+        },
+        0,
+    )
     .unwrap();
     let units: Vec<(u64, Vec<Block>)> = vec![(0, vec![grant]); 4];
     let line = tx_mux(&[(0, frame.clone())], &units, policy);

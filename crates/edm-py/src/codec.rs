@@ -2,7 +2,8 @@
 //! Blocks are `(sync, payload)` tuples; messages cross as a tuple of fields in
 //! the order of `edm.codec.Message`.
 use edm_proto::control::{
-    decode_control as decode_control_block, encode_control, Control, ControlKind,
+    decode_control as decode_control_block, encode_control, implied_seq as implied_seq_of, Control,
+    ControlKind,
 };
 use edm_proto::message::{self, Kind, Message};
 use edm_proto::mux::{self, Event, Policy};
@@ -125,6 +126,7 @@ fn control_block(
     dst: &Bound<'_, PyAny>,
     msg_id: &Bound<'_, PyAny>,
     size: &Bound<'_, PyAny>,
+    seq: &Bound<'_, PyAny>,
 ) -> PyResult<PyBlock> {
     let c = Control {
         kind,
@@ -132,34 +134,49 @@ fn control_block(
         msg_id: narrow(msg_id, "msg_id")?,
         size: narrow(size, "size")?,
     };
-    encode_control(&c).map(Block::into).map_err(codec_error)
+    encode_control(&c, narrow(seq, "seq")?)
+        .map(Block::into)
+        .map_err(codec_error)
 }
 
-/// The /N/ block announcing `size` message bytes for `dst`, message `msg_id`.
+/// The /N/ block announcing `size` message bytes for `dst`, message `msg_id`;
+/// `seq` is its number among the link's control blocks (docs/protocol.md §5a).
 #[pyfunction]
 fn encode_notification(
     dst: &Bound<'_, PyAny>,
     msg_id: &Bound<'_, PyAny>,
     size: &Bound<'_, PyAny>,
+    seq: &Bound<'_, PyAny>,
 ) -> PyResult<PyBlock> {
-    control_block(ControlKind::Notification, dst, msg_id, size)
+    control_block(ControlKind::Notification, dst, msg_id, size, seq)
 }
 
-/// The /G/ block granting `size` bytes of message (`dst`, `msg_id`).
+/// The /G/ block granting `size` bytes of message (`dst`, `msg_id`), number
+/// `seq` among the link's control blocks.
 #[pyfunction]
 fn encode_grant(
     dst: &Bound<'_, PyAny>,
     msg_id: &Bound<'_, PyAny>,
     size: &Bound<'_, PyAny>,
+    seq: &Bound<'_, PyAny>,
 ) -> PyResult<PyBlock> {
-    control_block(ControlKind::Grant, dst, msg_id, size)
+    control_block(ControlKind::Grant, dst, msg_id, size, seq)
 }
 
-/// ("N" | "G", dst, msg_id, size) of an /N/ or /G/ block.
+/// ("N" | "G", dst, msg_id, size) of an /N/ or /G/ block numbered `seq` on its link.
 #[pyfunction]
-fn decode_control(block: PyBlock) -> PyResult<(&'static str, u16, u8, u16)> {
-    let c = decode_control_block(block.into()).map_err(codec_error)?;
+fn decode_control(
+    block: PyBlock,
+    seq: &Bound<'_, PyAny>,
+) -> PyResult<(&'static str, u16, u8, u16)> {
+    let c = decode_control_block(block.into(), narrow(seq, "seq")?).map_err(codec_error)?;
     Ok((c.kind.name(), c.dst, c.msg_id, c.size))
+}
+
+/// The sequence number for which an /N/ or /G/ block's CRC-8 checks.
+#[pyfunction]
+fn implied_seq(block: PyBlock) -> u8 {
+    implied_seq_of(block.into())
 }
 
 /// The blocks of one Ethernet frame (destination address .. FCS), /S/ in lane 0.
@@ -262,6 +279,12 @@ impl PyRxDemux {
             .collect()
     }
 
+    /// The number of the /N/ or /G/ the receiver expects next on its link.
+    #[getter]
+    fn expected_seq(&self) -> u8 {
+        self.0.control_rx.expected
+    }
+
     /// Every counter by name.
     #[getter]
     fn counters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -350,6 +373,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(encode_notification, module)?,
         wrap_pyfunction!(encode_grant, module)?,
         wrap_pyfunction!(decode_control, module)?,
+        wrap_pyfunction!(implied_seq, module)?,
         wrap_pyfunction!(encode_frame, module)?,
         wrap_pyfunction!(decode_frame, module)?,
         wrap_pyfunction!(xgmii_encode, module)?,

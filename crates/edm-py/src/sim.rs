@@ -165,13 +165,30 @@ type Columns<'py> = (
     Bound<'py, PyByteArray>,
 );
 
+/// Most messages one generated workload may hold (about 32 bytes each in
+/// memory): past it a typo would abort the process on allocation.
+const MAX_MESSAGES: usize = 100_000_000;
+
 /// The open-loop workload described by `w` (sizes as CDF points in `unit` bytes).
 #[pyfunction]
 fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<Columns<'py>> {
     let memory_nodes: usize = get(w, "memory_nodes")?;
+    let nodes: usize = get(w, "nodes")?;
+    let max_ports = edm_proto::spec::MAX_PORTS as usize;
+    if !(2..=max_ports).contains(&nodes) {
+        return Err(PyValueError::new_err(format!(
+            "nodes: {nodes} is not in 2..{max_ports}"
+        )));
+    }
+    let messages: usize = get(w, "messages")?;
+    if !(1..=MAX_MESSAGES).contains(&messages) {
+        return Err(PyValueError::new_err(format!(
+            "messages: {messages} is not in 1..{MAX_MESSAGES}"
+        )));
+    }
     let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
     let gen = OpenLoop {
-        nodes: get(w, "nodes")?,
+        nodes,
         roles: if memory_nodes == 0 {
             Roles::AllToAll
         } else {
@@ -183,7 +200,7 @@ fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<
         load: get(w, "load")?,
         write_ratio: get(w, "write_ratio")?,
         sizes,
-        messages: get(w, "messages")?,
+        messages,
         seed: get(w, "seed")?,
     };
     gen.validate().map_err(PyValueError::new_err)?;
@@ -391,6 +408,7 @@ fn run_protocol<'py>(
 #[pyclass]
 struct Scheduler {
     inner: CoreScheduler,
+    ports: usize,
     cycle_ps: Ps,
     now: Ps,
     busy_until: Ps,
@@ -412,6 +430,18 @@ impl Scheduler {
         pipelined_matching: bool,
         pair_order: bool,
     ) -> PyResult<Self> {
+        let max_ports = edm_proto::spec::MAX_PORTS as usize;
+        if !(2..=max_ports).contains(&ports) {
+            return Err(PyValueError::new_err(format!(
+                "ports: {ports} is not in 2..{max_ports}"
+            )));
+        }
+        if chunk_bytes == 0 {
+            return Err(PyValueError::new_err("chunk_bytes: 0 must be positive"));
+        }
+        if cycle_ps == 0 {
+            return Err(PyValueError::new_err("cycle_ps: 0 must be positive"));
+        }
         let block_ps = edm_proto::spec::block_ps(link_gbps).ok_or_else(|| {
             PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400"))
         })?;
@@ -429,6 +459,7 @@ impl Scheduler {
         }
         Ok(Scheduler {
             inner,
+            ports,
             cycle_ps,
             now: 0,
             busy_until: 0,
@@ -448,6 +479,15 @@ impl Scheduler {
                 )))
             }
         };
+        let ports = self.ports;
+        if src as usize >= ports || dst as usize >= ports || src == dst {
+            return Err(PyValueError::new_err(format!(
+                "src {src} and dst {dst} must be distinct ports below {ports}"
+            )));
+        }
+        if size == 0 {
+            return Err(PyValueError::new_err("size: 0 must be positive"));
+        }
         let visible = self.now + edm_proto::spec::SW_NQ_INSERT_CYCLES as Ps * self.cycle_ps;
         self.inner.notify(visible, src, dst, msg_id, size, kind, 0);
         Ok(())
@@ -520,6 +560,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_protocol, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
     m.add("BASELINES", BASELINES.to_vec())?;
+    m.add("MAX_MESSAGES", MAX_MESSAGES)?;
     m.add_class::<Scheduler>()?;
     Ok(())
 }

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from edm import _core
-from edm.sim.config import BASELINE_KEYS, EDM_PROTOCOLS, PAPER_RULES, ConfigError, resolve
-from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, read_trace
+from edm.sim.config import BASELINE_KEYS, EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
+from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, measured_load, read_trace
 
 Scheduler = _core.Scheduler
 
@@ -47,7 +47,7 @@ class Result:
 def build_workload(cfg: dict[str, Any]) -> Messages:
     """The messages a resolved configuration issues."""
     wl = cfg["workload"]
-    if wl not in ("micro", "hadoop", "spark", "sparksql", "graphlab", "memcached"):
+    if wl not in WORKLOADS:
         msgs = read_trace(wl)
         if int(msgs.requester.max()) >= cfg["nodes"] or int(msgs.memory.max()) >= cfg["nodes"]:
             raise ConfigError(f"{wl}: trace uses node {max(msgs.requester.max(), msgs.memory.max())}, "
@@ -216,7 +216,14 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     summary["stable"] = bool(ratio >= STABLE_DELIVERY) if np.isfinite(ratio) else None
     span_ps = max(int(totals["end_ps"]) - int(df["issue_ps"].min()), 1)
     summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
-    summary["offered_load"] = cfg["load"]
+    # A generated workload offers the configured load; a trace offers what it
+    # holds, measured (the config's `load` does not apply to it).
+    if cfg["workload"] in WORKLOADS:
+        summary["offered_load"], summary["offered_load_source"] = cfg["load"], "config"
+    else:
+        summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
+                                                df["issue_ps"].to_numpy(), cfg["link_gbps"])
+        summary["offered_load_source"] = "measured"
     for key in (
         "uplink_util_mean",
         "uplink_util_max",

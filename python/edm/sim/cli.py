@@ -41,6 +41,10 @@ _FLAGS = {
 def _cmd(args: argparse.Namespace) -> int:
     from edm import sim
 
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        print(f"edm simulate: --out {out}: exists and is not a folder", file=sys.stderr)
+        return 2
     try:
         config = load_toml(args.config) if args.config else {}
         source = str(args.config) if args.config else "flags"
@@ -53,10 +57,14 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"edm simulate: {e}", file=sys.stderr)
         return 2
     s = result.summary
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(s, indent=2, sort_keys=True))
-    result.messages.to_parquet(out / "messages.parquet", index=False)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").write_text(json.dumps(s, indent=2, sort_keys=True))
+        result.messages.to_parquet(out / "messages.parquet", index=False)
+    except OSError as e:
+        print(f"edm simulate: --out {out}: cannot write the results: {e.strerror or e} "
+              f"({e.filename or out})", file=sys.stderr)
+        return 2
     print(
         f"{s['protocol']}: {s['completed']}/{s['messages']} messages, mean latency {s['mean_latency_ns']:.1f} ns "
         f"(unloaded {s['mean_unloaded_ns']:.1f} ns), mean slowdown {s['mean_slowdown']:.3f}, "

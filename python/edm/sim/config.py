@@ -7,8 +7,11 @@ Time constants default to the protocol spec (Table 1): see docs/simulator.md.
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from edm import _core, protocol
 from edm.tomlfile import read_toml
@@ -115,6 +118,7 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
         out["start_delay"] = 0  # a part of the zero-queue rules: off with them
     for key, value in out.items():
         expected = _TYPES[key]
+        value = out[key] = _plain(value)
         if isinstance(value, bool) or not isinstance(value, expected):
             raise ConfigError(f"{source}: field {key!r} = {value!r} should be {_type_name(expected)}")
 
@@ -131,7 +135,7 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     check(0 < out["load"] <= 1.5, "load", "is not in (0, 1.5]")
     check(0 <= out["write_ratio"] <= 1, "write_ratio", "is not in [0, 1]")
     check(1 <= out["message_bytes"] <= protocol.MAX_MESSAGE_BYTES, "message_bytes", "is out of range")
-    check(out["messages"] >= 1, "messages", "must be at least 1")
+    check(1 <= out["messages"] <= _core.MAX_MESSAGES, "messages", f"is not in 1..{_core.MAX_MESSAGES}")
     check(out["seed"] >= 0, "seed", "must be non-negative")
     check(0 <= out["warmup_fraction"] < 1, "warmup_fraction", "is not in [0, 1)")
     check(1 <= out["chunk_bytes"] <= protocol.MAX_MESSAGE_BYTES, "chunk_bytes", "is out of range")
@@ -168,6 +172,19 @@ def resolve(config: dict[str, Any], source: str = "config") -> dict[str, Any]:
     for key in ("cycle_ps", "scheduler_cycle_ps"):
         check(out[key] > 0, key, "must be positive")
     return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy's (and any other numbers-registered) integers and reals as Python's
+    own int and float, so sweeps may pass them; bools (numpy's too) and
+    everything else unchanged, for the type check to refuse."""
+    if isinstance(value, (bool, np.bool_)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)  # np.float64 is a float subclass: made plain too
+    return value
 
 
 def _type_name(t: type | tuple[type, ...]) -> str:

@@ -20,6 +20,8 @@ TRACE_RREQ, TRACE_WREQ = 1, 3
 OP_READ, OP_WRITE, OP_RMW = 0, 1, 2
 CDF_UNIT_BYTES = 1460
 _FIELDS = ("id", "type", "src", "dst", "size", "response", "start_slot")
+# What the engine's columns hold: node ids u16, sizes u32, issue times u64 ps.
+_MAX_NODE, _MAX_BYTES, _MAX_SLOT = 2**16 - 1, 2**32 - 1, (2**64 - 1) // TRACE_SLOT_PS
 
 
 class TraceError(ValueError):
@@ -62,8 +64,13 @@ class Messages:
 def read_trace(path: str | Path) -> Messages:
     path = Path(path)
     cols: list[list[int]] = [[] for _ in range(5)]
-    with path.open() as f:
-        for n, line in enumerate(f, 1):
+    with path.open("rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise TraceError(f"{path}:{n}: not a text trace (byte {e.start + 1} of the line is not UTF-8); "
+                                 f"expected {len(_FIELDS)} integers a line ({' '.join(_FIELDS)})") from None
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             parts = line.split()
@@ -78,15 +85,15 @@ def read_trace(path: str | Path) -> Messages:
             _, kind, src, dst, size, response, slot = values
             if kind not in (TRACE_RREQ, TRACE_WREQ):
                 raise TraceError(f"{path}:{n}: field 'type' = {kind} is not 1 (RREQ) or 3 (WREQ)")
-            for field, v in (("src", src), ("dst", dst), ("start_slot", slot)):
-                if v < 0:
-                    raise TraceError(f"{path}:{n}: field {field!r} = {v} is negative")
+            for field, v, top in (("src", src, _MAX_NODE), ("dst", dst, _MAX_NODE), ("start_slot", slot, _MAX_SLOT)):
+                if not 0 <= v <= top:
+                    raise TraceError(f"{path}:{n}: field {field!r} = {v} is not in 0..{top}")
             if src == dst:
                 raise TraceError(f"{path}:{n}: fields 'src' and 'dst' are both {src}")
             nbytes = response if kind == TRACE_RREQ else size
             field = "response" if kind == TRACE_RREQ else "size"
-            if nbytes <= 0:
-                raise TraceError(f"{path}:{n}: field {field!r} = {nbytes} must be positive for this type")
+            if not 0 < nbytes <= _MAX_BYTES:
+                raise TraceError(f"{path}:{n}: field {field!r} = {nbytes} is not in 1..{_MAX_BYTES} for this type")
             cols[0].append(OP_READ if kind == TRACE_RREQ else OP_WRITE)
             cols[1].append(src)
             cols[2].append(dst)
@@ -102,6 +109,21 @@ def read_trace(path: str | Path) -> Messages:
         size=np.asarray(cols[3], np.uint32)[order],
         issue_ps=np.asarray(cols[4], np.uint64)[order],
     )
+
+
+def measured_load(requester: np.ndarray, size: np.ndarray, issue_ps: np.ndarray, link_gbps: int) -> float | None:
+    """A workload's offered load as the open-loop generator defines ``load``:
+    payload bits issued per requesting node per ps over the issue period (first
+    to last issue), as a fraction of the link rate. None with fewer than two
+    distinct issue times."""
+    if len(issue_ps) < 2:
+        return None
+    span_ps = int(issue_ps.max()) - int(issue_ps.min())
+    if span_ps <= 0:
+        return None
+    requesters = len(np.unique(requester))
+    bits = 8.0 * float(np.asarray(size, np.float64).sum())
+    return bits / span_ps / requesters / (link_gbps * 1e-3)
 
 
 def write_trace(messages: Messages, path: str | Path, rreq_bytes: int = 16) -> None:

@@ -1,7 +1,7 @@
 //! Strategies and helpers shared by the integration tests.
 #![allow(dead_code)] // each test crate uses a different subset
 
-use edm_proto::control::{encode_control, Control, ControlKind};
+use edm_proto::control::{Control, ControlKind, ControlTx};
 use edm_proto::message::encode;
 use edm_proto::mux::{Event, RxDemux};
 use edm_proto::spec::*;
@@ -74,10 +74,11 @@ pub enum Unit {
 }
 
 impl Unit {
-    pub fn blocks(&self) -> Vec<Block> {
+    /// The unit's blocks; a control block takes the link's next number.
+    pub fn blocks(&self, tx: &mut ControlTx) -> Vec<Block> {
         match self {
             Unit::Message(m) => encode(m),
-            Unit::Control(c) => vec![encode_control(c).unwrap()],
+            Unit::Control(c) => vec![tx.encode(c).unwrap()],
         }
     }
 }
