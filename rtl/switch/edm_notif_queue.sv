@@ -8,11 +8,11 @@
 // pair compared in parallel, one comparator per pair) and read by the request
 // stage as one AND over DEPTH terms per slot (an age matrix, as in CPU issue
 // queues). Nothing moves when an entry enters or leaves, so an insert and a
-// grant update take one cycle each, any number per cycle, and the request stage
-// has no comparator on its path: the comparisons happen the cycle a key changes.
+// grant update take one cycle each (one of each per cycle, as the paper's
+// pipelined list), and the request stage has no comparator on its path: the
+// comparisons happen the cycle a key changes.
 //
-// Order: older[j][k] = "j arrived before k" (lanes of one cycle: lower lane
-// first). SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
+// Order: older[j][k] = "j arrived before k". SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
 // prio = older and no comparator is built. Pair order: same[j][k] = "same
 // source"; an entry is its pair's head when no valid older entry has its source.
 //
@@ -32,16 +32,15 @@ module edm_notif_queue #(
 ) (
     input  logic                              clk,
     input  logic                              rst_n,
-    // Inserts: the lanes set in lane_want target this queue; the lowest
-    // free_cnt of them are stored (lane_ok), lowest lane into the lowest free
-    // slot. lane_ok depends only on this queue's state (no path across queues).
-    input  logic [N-1:0]                      lane_want,
-    output logic [N-1:0]                      lane_ok,
-    input  logic [N*$clog2(N)-1:0]            lane_src,
-    input  logic [N*edm_pkg::NG_ID_W-1:0]     lane_msg,
-    input  logic [N*edm_pkg::NG_SIZE_W-1:0]   lane_size,
-    input  logic [N-1:0]                      lane_rres,
-    input  logic [N*TW-1:0]                   lane_stamp,
+    // Insert: stored in the lowest free slot when ins_v (the caller inserts
+    // only while room is high).
+    output logic                              room,
+    input  logic                              ins_v,
+    input  logic [$clog2(N)-1:0]              ins_src,
+    input  logic [edm_pkg::NG_ID_W-1:0]       ins_msg,
+    input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
+    input  logic                              ins_rres,
+    input  logic [TW-1:0]                     ins_stamp,
     // Request: the best eligible entry with the ports as given.
     input  logic [N-1:0]                      src_free,
     input  logic                              dst_free,
@@ -67,10 +66,6 @@ module edm_notif_queue #(
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
   localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
-  localparam int unsigned DW = $clog2(DEPTH + 1);
-  // A lane's position among the wanting lanes (up to N - 1) and a count of
-  // free slots (up to DEPTH), compared: wide enough for both.
-  localparam int unsigned QW = ($clog2(N + 1) > DW) ? $clog2(N + 1) : DW;
   // Visible once age == VIS_AGE: age 0 is the cycle after the insert.
   localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 1;
   localparam int unsigned AW = (VIS_AGE > 1) ? $clog2(VIS_AGE + 1) : 1;
@@ -96,38 +91,16 @@ module edm_notif_queue #(
       end
 
   // ---------------------------------------------------------------- insert
-  // n_pos[i]: taken lanes below lane i; n_before[j]: free slots below slot j.
-  logic [DW-1:0]             free_cnt;
-  logic [N-1:0][QW-1:0]      n_pos;
-  logic [DEPTH-1:0][DW-1:0]  n_before;
-  logic [DEPTH-1:0]          ins_hit;
-  logic [DEPTH-1:0][PW-1:0]  ins_lane;
+  logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when inserting
 
-  // (Free slots in their own block: lane_ok depends on them, and the
-  // caller's notif_ready on that.)
-  always_comb begin
-    free_cnt = '0;
-    for (integer j = 0; j < DEPTH; j++) begin
-      n_before[j] = free_cnt;
-      if (!s_valid[j]) free_cnt = free_cnt + 1'b1;
-    end
-  end
+  assign room = !(&s_valid);
 
   always_comb begin
-    for (integer i = 0; i < N; i++) begin
-      n_pos[i] = '0;
-      for (integer k = 0; k < i; k++)
-        if (lane_want[k]) n_pos[i] = n_pos[i] + 1'b1;
-      lane_ok[i] = lane_want[i] && n_pos[i] < QW'(free_cnt);
-    end
+    logic seen;
+    seen = 1'b0;
     for (integer j = 0; j < DEPTH; j++) begin
-      ins_hit[j] = 1'b0;
-      ins_lane[j] = '0;
-      for (integer i = 0; i < N; i++)
-        if (lane_ok[i] && n_pos[i] == QW'(n_before[j]) && !s_valid[j]) begin
-          ins_hit[j] = 1'b1;
-          ins_lane[j] = PW'(i);
-        end
+      ins_hit[j] = ins_v && !s_valid[j] && !seen;
+      if (!s_valid[j]) seen = 1'b1;
     end
   end
 
@@ -147,10 +120,8 @@ module edm_notif_queue #(
     end
     for (integer j = 0; j < DEPTH; j++)
       for (integer k = 0; k < DEPTH; k++) begin
-        // A new entry is younger than every stored one; new ones among
-        // themselves by lane (lower lane = notified first).
-        if (ins_hit[j] && ins_hit[k]) n_older[j][k] = ins_lane[j] < ins_lane[k];
-        else if (ins_hit[j]) n_older[j][k] = 1'b0;
+        // A new entry is younger than every stored one.
+        if (ins_hit[j]) n_older[j][k] = 1'b0;
         else if (ins_hit[k]) n_older[j][k] = 1'b1;
         else n_older[j][k] = older_q[j][k];
         n_same[j][k] = (s_new[j] || s_new[k]) ? s_src[j] == s_src[k] : same_q[j][k];
@@ -218,12 +189,12 @@ module edm_notif_queue #(
     end
     for (integer j = 0; j < DEPTH; j++) begin
       if (ins_hit[j]) begin
-        s_src[j] <= lane_src[ins_lane[j]*PW +: PW];
-        s_rem[j] <= lane_size[ins_lane[j]*SW +: SW];
+        s_src[j] <= ins_src;
+        s_rem[j] <= ins_size;
         s_age[j] <= '0;
-        s_msg[j] <= lane_msg[ins_lane[j]*IW +: IW];
-        s_rres[j] <= lane_rres[ins_lane[j]];
-        s_stamp[j] <= lane_stamp[ins_lane[j]*TW +: TW];
+        s_msg[j] <= ins_msg;
+        s_rres[j] <= ins_rres;
+        s_stamp[j] <= ins_stamp;
       end else begin
         s_rem[j] <= n_rem[j];
         if (s_age[j] != VIS) s_age[j] <= s_age[j] + 1'b1;

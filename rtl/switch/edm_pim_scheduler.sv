@@ -6,12 +6,14 @@
 // checks every cycle's grants against it.
 //
 // Notifications: up to N per cycle, one per lane (lane i's fields are bits
-// [i*W +: W] of the flat vectors). A lane is stored when notif_valid and
-// notif_ready are both high; notif_ready is combinational (it depends on the
-// free slots of the lane's destination queue and on the lower lanes that target
-// the same queue this cycle). Lanes that arrive in the same cycle are ordered by
-// lane index (lower = older). A notification stored in cycle c joins the
-// iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
+// [i*W +: W] of the flat vectors), taken when notif_valid and notif_ready
+// (= the lane's FIFO has room; a registered condition). Each queue inserts one
+// notification per cycle, as the paper's ordered lists: the lowest lane's
+// whose candidate (its FIFO's head, or the arriving notification when the FIFO
+// is empty) targets it, if the queue has a free slot; the others wait in their
+// lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
+// it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
+// the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
 //
 // Iterations: an iteration may start in any cycle at least 3 cycles after the
 // previous start, and starts if a notification is queued or arrives that cycle
@@ -54,6 +56,7 @@ module edm_pim_scheduler #(
     parameter int unsigned BLOCK_PS = edm_pkg::BLOCK_PS_100G,  // line rate
     parameter int unsigned CYCLE_PS = edm_pkg::CYCLE_PS,       // scheduler clock
     parameter int unsigned STAMP_W = 24,     // arrival stamp: cycle bits (see above)
+    parameter int unsigned STAGE_LOG2 = 2,   // notifications waiting per lane: 2^STAGE_LOG2
     // EDM's rules (docs/simulator.md) beside the paper's (the defaults):
     parameter bit          PAIR_ORDER = 1'b1,  // 0: any entry of a pair may be granted (memory-order rule at the hosts)
     parameter bit          PIPELINED = 1'b0,   // 1: an iteration starts every cycle
@@ -129,12 +132,15 @@ module edm_pim_scheduler #(
   localparam logic [HW-1:0]  HOLD_H = HW'(ITER * CU);  // units between decision and grant edge
   localparam logic [CW-1:0]  CU_C = CW'(CU);
 
-  // Hold counter value at the grant edge (cycle t+3) for a chunk of `bytes`:
-  // max(0, wire - 3 cycles), in time units.
-  function automatic [CW-1:0] hold_after_grant(input [CBW-1:0] bytes, input rres);
-    logic [KW-1:0] md;
+  // A chunk's hold is computed in two steps, one per stage, to keep each short:
+  // its data unit's /MD/ blocks (accept stage), then the hold counter value at
+  // the grant edge (cycle t+3), max(0, wire - 3 cycles) in time units (grant stage).
+  function automatic [KW-1:0] md_blocks(input [CBW-1:0] bytes, input rres);
+    md_blocks = ({2'b00, bytes} + (rres ? RRES_ROUND : WREQ_ROUND)) >> MD_LOG2;
+  endfunction
+
+  function automatic [CW-1:0] hold_after_grant(input [KW-1:0] md);
     logic [HW-1:0] wire_u;
-    md = ({2'b00, bytes} + (rres ? RRES_ROUND : WREQ_ROUND)) >> MD_LOG2;
     wire_u = (HW'(md) + HW'(2)) * BU_H;
     hold_after_grant = (wire_u > HOLD_H) ? CW'(wire_u - HOLD_H) : '0;
   endfunction
@@ -178,38 +184,59 @@ module edm_pim_scheduler #(
   logic [N-1:0][JW-1:0]  acc_j;
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
-  logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0][KW-1:0]  acc_md;     // the chunk's /MD/ blocks (computed beside the accept)
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
   logic [N-1:0]          fl2_src, fl2_dst;
 
   // ---------------------------------------------------------------- notification lanes
-  logic [N-1:0][PW-1:0]  lane_dst;
-  logic [N-1:0]          lane_take;   // stored this cycle
-  logic [N*TW-1:0]       lane_stamp;
-  logic [N-1:0]          removed;     // by destination: the granted entry is exhausted
+  // Each lane has a small FIFO (STAGE_LOG2); its candidate is the FIFO's head,
+  // or the arriving notification when the FIFO is empty (no added cycle). Each
+  // queue inserts one candidate per cycle, the lowest lane's, if it has room;
+  // a candidate not inserted waits in its lane's FIFO.
+  localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
+  logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
+  logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
+  logic [N-1:0]          c_v;           // a candidate
+  logic [N-1:0][PW-1:0]  c_src, c_dst;
+  logic [N-1:0][IW-1:0]  c_msg;
+  logic [N-1:0][SW-1:0]  c_size;
+  logic [N-1:0]          c_rres;
+  logic [N-1:0]          lane_take;     // inserted this cycle
+  logic [N-1:0]          q_room;        // by destination
+  logic [N-1:0]          removed;       // by destination: the granted entry is exhausted
   logic [NW-1:0]         taken;
   logic [LW-1:0]         n_removed;
   logic                  start;
 
+  for (genvar i = 0; i < N; i++) begin : g_stage
+    assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
+                         notif_size[i*SW +: SW], notif_rres[i]};
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_fifo #(.WIDTH(NOTIF_W), .DEPTH_LOG2(STAGE_LOG2)) u_stage (
+        .clk, .rst_n, .wr_valid(st_push[i]), .wr_ready(st_ready[i]), .wr_data(lane_in[i]),
+        .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count());
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+
   always_comb
     for (integer i = 0; i < N; i++) begin
-      lane_dst[i] = notif_dst[i*PW +: PW];
-      lane_stamp[i*TW +: TW] = {now_stamp, PW'(i)};
+      c_v[i] = st_valid[i] || notif_valid[i];
+      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
-  // A lane is ready when its destination's queue takes it (each queue decides
-  // for the lanes that want it, from its own free slots).
-  logic [N-1:0][N-1:0]   lane_ok;     // by destination: the lanes it takes
-
   always_comb begin
+    // Per queue, the lowest lane whose candidate targets it.
     taken = '0;
     for (integer i = 0; i < N; i++) begin
-      notif_ready[i] = 1'b0;
-      for (integer d = 0; d < N; d++)
-        if (lane_dst[i] == PW'(d)) notif_ready[i] = lane_ok[d][i];
-      lane_take[i] = notif_valid[i] && notif_ready[i];
+      lane_take[i] = c_v[i] && q_room[c_dst[i]];
+      for (integer k = 0; k < i; k++)
+        if (c_v[k] && c_dst[k] == c_dst[i]) lane_take[i] = 1'b0;
       if (lane_take[i]) taken = taken + 1'b1;
+      st_pop[i] = st_valid[i] && lane_take[i];
+      // The arriving notification waits unless it was inserted at once.
+      notif_ready[i] = st_ready[i];
+      st_push[i] = notif_valid[i] && (st_valid[i] || !lane_take[i]);
     end
     n_removed = '0;
     for (integer d = 0; d < N; d++) if (removed[d]) n_removed = n_removed + 1'b1;
@@ -232,13 +259,22 @@ module edm_pim_scheduler #(
 
 
   for (genvar d = 0; d < N; d++) begin : g_queue
-    logic [N-1:0] want;
-    always_comb
-      for (integer i = 0; i < N; i++) want[i] = notif_valid[i] && lane_dst[i] == PW'(d);
+    // The inserted candidate: the one lane (if any) that won this queue.
+    logic             ins_v;
+    logic [PW-1:0]    ins_lane;
+    always_comb begin
+      ins_v = 1'b0;
+      ins_lane = '0;
+      for (integer i = 0; i < N; i++)
+        if (lane_take[i] && c_dst[i] == PW'(d)) begin
+          ins_v = 1'b1;
+          ins_lane = ins_lane | PW'(i);
+        end
+    end
     edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER), .TW(TW)) u_q (
         .clk, .rst_n,
-        .lane_want(want), .lane_ok(lane_ok[d]), .lane_src(notif_src), .lane_msg(notif_msg_id), .lane_size(notif_size),
-        .lane_rres(notif_rres), .lane_stamp(lane_stamp),
+        .room(q_room[d]), .ins_v, .ins_src(c_src[ins_lane]), .ins_msg(c_msg[ins_lane]),
+        .ins_size(c_size[ins_lane]), .ins_rres(c_rres[ins_lane]), .ins_stamp({now_stamp, ins_lane}),
         .src_free, .dst_free(dst_free[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
@@ -300,7 +336,7 @@ module edm_pim_scheduler #(
       g_bytes[d] = (acc_rem[d] < CHUNK) ? acc_rem[d] : CHUNK;
       g_last[d] = acc_rem[d] <= CHUNK;
       g_rem_next[d] = acc_rem[d] - CHUNK;
-      g_hold[d] = acc_hold[d];
+      g_hold[d] = hold_after_grant(acc_md[d]);
       removed[d] = acc_by_d[d] && g_last[d];
     end
 
@@ -367,7 +403,7 @@ module edm_pim_scheduler #(
     acc_msg <= req_msg;
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++)
-      acc_hold[d] <= hold_after_grant((req_rem[d] < CHUNK) ? CBW'(req_rem[d]) : CBW'(CHUNK), req_rres[d]);
+      acc_md[d] <= md_blocks((req_rem[d] < CHUNK) ? CBW'(req_rem[d]) : CBW'(CHUNK), req_rres[d]);
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= acc_d[s];
       grant_msg_id[s*IW +: IW] <= acc_msg[acc_d[s]];

@@ -1,19 +1,18 @@
 """cocotb: edm_notif_queue (one destination's notification queue) against a
 Python model of the ordered list it keeps, every cycle.
 
-The model keeps the entries in slots as the RTL allocates them (lowest free
-slot to the lowest taken lane) and ranks them the way the reference scheduler
-does: SRPT by (remaining bytes, arrival), FCFS by arrival; lanes of one cycle
-arrive in lane order. Each cycle it checks the combinational outputs against
-the model: lane_ok (the first free_cnt lanes that want the queue), the request
+The model keeps the entries in slots as the RTL allocates them (an insert
+takes the lowest free slot) and ranks them the way the reference scheduler
+does: SRPT by (remaining bytes, arrival), FCFS by arrival. Each cycle it checks
+the combinational outputs against the model: room (a slot is free), the request
 (the best visible entry that is its pair's head, with pair order, and whose
 source and destination ports are free: slot, source, id, bytes, kind, stamp)
 and the best visible pair head whatever the ports (priority hold's view). Then
-it applies the cycle's inserts and grant update (a chunk of an entry, or its
+it applies the cycle's insert and grant update (a chunk of an entry, or its
 end) to the model.
 
-Directed tests exercise each operation back to back: inserts every cycle into
-a filling queue, a grant update of the same entry on consecutive cycles (its
+Directed tests exercise each operation back to back: an insert every cycle
+into a filling queue, a grant update of the same entry on consecutive cycles (its
 key moves past others), a removal and the slot's reuse the next cycle, and an
 insert and an update in one cycle; a random test mixes everything.
 """
@@ -57,19 +56,17 @@ class Model:
         win = min(elig, key=lambda j: self.key(self.slots[j]), default=None)
         return win, best
 
-    def insert(self, cycle: int, lanes: list[tuple[int, int, int, int, int, int]]) -> None:
-        free = [j for j, e in enumerate(self.slots) if e is None]
-        for (i, src, msg, size, rres, stamp), j in zip(lanes, free):
-            self.slots[j] = {"src": src, "msg": msg, "rem": size, "rres": rres, "stamp": stamp,
-                             "order": self.order, "cycle": cycle, "lane": i}
-            self.order += 1
+    def insert(self, cycle: int, src: int, msg: int, size: int, rres: int, stamp: int) -> None:
+        j = self.slots.index(None)
+        self.slots[j] = {"src": src, "msg": msg, "rem": size, "rres": rres, "stamp": stamp,
+                         "order": self.order, "cycle": cycle}
+        self.order += 1
 
 
 class Bench:
     def __init__(self, dut):
         self.dut = dut
         self.n = int(dut.N.value)
-        self.pw = max(1, (self.n - 1).bit_length())
         self.depth = int(dut.DEPTH.value)
         self.tw = int(dut.TW.value)
         self.model = Model(self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
@@ -78,37 +75,30 @@ class Bench:
         self.grants = self.inserts = self.removals = 0
 
     async def start(self):
-        await clock_and_reset(self.dut, lane_want=0, lane_src=0, lane_msg=0, lane_size=0, lane_rres=0,
-                              lane_stamp=0, src_free=0, dst_free=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
+        await clock_and_reset(self.dut, ins_v=0, ins_src=0, ins_msg=0, ins_size=0, ins_rres=0,
+                              ins_stamp=0, src_free=0, dst_free=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
 
     def free(self) -> int:
         return sum(e is None for e in self.model.slots)
 
-    async def step(self, lanes=(), src_free: int | None = None, dst_free: bool = True,
+    async def step(self, ins=None, src_free: int | None = None, dst_free: bool = True,
                    grant: tuple[int, int] | None = None):
-        """One cycle. lanes: (lane, src, msg, size, rres) wanting this queue;
+        """One cycle. ins: (src, msg, size, rres) to insert (if there is room);
         grant: (slot, bytes) granted (the whole rest ends the entry)."""
-        dut, n, pw = self.dut, self.n, self.pw
+        dut, n = self.dut, self.n
         src_free = (1 << n) - 1 if src_free is None else src_free
-        want = src = msg = size = rres = stamps = 0
-        full = []
-        for i, s, m, b, r in lanes:
+        room = self.free() > 0
+        stamp = 0
+        if ins is not None:
             self.stamp += 1
-            st = self.stamp & ((1 << self.tw) - 1)
-            want |= 1 << i
-            src |= s << (i * pw)
-            msg |= m << (i * ID_W)
-            size |= b << (i * SIZE_W)
-            rres |= r << i
-            stamps |= st << (i * self.tw)
-            full.append((i, s, m, b, r, st))
-        full.sort()
-        dut.lane_want.value = want
-        dut.lane_src.value = src
-        dut.lane_msg.value = msg
-        dut.lane_size.value = size
-        dut.lane_rres.value = rres
-        dut.lane_stamp.value = stamps
+            stamp = self.stamp & ((1 << self.tw) - 1)
+            s, m, b, r = ins
+            dut.ins_src.value = s
+            dut.ins_msg.value = m
+            dut.ins_size.value = b
+            dut.ins_rres.value = r
+            dut.ins_stamp.value = stamp
+        dut.ins_v.value = int(ins is not None and room)
         dut.src_free.value = src_free
         dut.dst_free.value = int(dst_free)
         last = False
@@ -125,9 +115,7 @@ class Bench:
             dut.g_hit.value = 0
         await ReadOnly()
         c = self.cycle
-        taken = full[:self.free()]
-        ok = sum(1 << t[0] for t in taken)
-        assert int(dut.lane_ok.value) == ok, f"cycle {c}: lane_ok {int(dut.lane_ok.value):b}, model {ok:b}"
+        assert int(dut.room.value) == room, f"cycle {c}: room"
         win, best = self.model.request(c, src_free, dst_free)
         assert int(dut.rq_v.value) == (win is not None), f"cycle {c}: rq_v, model slot {win}"
         if win is not None:
@@ -140,8 +128,9 @@ class Bench:
                 assert int(dut.rq_best_rem.value) == self.model.slots[best]["rem"], f"cycle {c}: best_rem"
                 assert int(dut.rq_not_best.value) == (best != win), f"cycle {c}: not_best"
         # The clock edge: inserts, then the grant update.
-        self.model.insert(c, taken)
-        self.inserts += len(taken)
+        if ins is not None and room:
+            self.model.insert(c, *ins, stamp)
+            self.inserts += 1
         if grant is not None:
             j, b = grant
             if last:
@@ -156,22 +145,21 @@ class Bench:
         return win
 
 
-def lane(rng: random.Random, b: Bench, i: int, size: int | None = None, src: int | None = None):
-    return (i, rng.randrange(b.n) if src is None else src, rng.randrange(1 << ID_W),
+def notif(rng: random.Random, b: Bench, size: int | None = None, src: int | None = None):
+    return (rng.randrange(b.n) if src is None else src, rng.randrange(1 << ID_W),
             size if size is not None else rng.choice([1, 8, 64, 255, 256, 257, rng.randrange(1, 4000)]),
             rng.randrange(2))
 
 
 @cocotb.test()
 async def inserts_back_to_back_fill_and_refuse(dut):
-    """An insert every cycle (several lanes some cycles) until the queue is full;
-    then lane_ok refuses exactly the lanes beyond the free slots."""
+    """An insert every cycle until the queue is full; then room is low."""
     b = Bench(dut)
     rng = random.Random(1)
     await b.start()
     while b.free() > 0:
-        await b.step([lane(rng, b, i) for i in rng.sample(range(b.n), rng.randrange(1, 3))], src_free=0)
-    await b.step([lane(rng, b, i) for i in range(b.n)], src_free=0)
+        await b.step(notif(rng, b), src_free=0)
+    await b.step(notif(rng, b), src_free=0)
     for _ in range(VISIBLE_AFTER + 1):
         await b.step()
     assert b.inserts == b.depth
@@ -187,7 +175,7 @@ async def update_key_moves_an_entry_and_peek_follows(dut):
     await b.start()
     sizes = [1000, 700, 700, 300]
     for i, size in enumerate(sizes):
-        await b.step([lane(rng, b, 0, size=size, src=i % b.n)])
+        await b.step(notif(rng, b, size=size, src=i % b.n))
     for _ in range(VISIBLE_AFTER):
         await b.step()
     for _ in range(5):                       # slot 0 (1000 B) loses 200 B a cycle
@@ -205,12 +193,12 @@ async def remove_then_reuse_and_insert_with_update(dut):
     rng = random.Random(3)
     await b.start()
     for i in range(b.depth):
-        await b.step([lane(rng, b, 0, size=64 * (i + 1), src=i % b.n)])
+        await b.step(notif(rng, b, size=64 * (i + 1), src=i % b.n))
     for _ in range(VISIBLE_AFTER):
         await b.step()
     for j in range(b.depth):
-        await b.step([lane(rng, b, 1, size=32)] if j else [], grant=(j, 1 << 16))
-        await b.step([lane(rng, b, 2, size=rng.randrange(1, 600))], grant=(j, 16) if b.model.slots[j] else None)
+        await b.step(notif(rng, b, size=32) if j else None, grant=(j, 1 << 16))
+        await b.step(notif(rng, b, size=rng.randrange(1, 600)), grant=(j, 16) if b.model.slots[j] else None)
     assert b.removals >= b.depth
 
 
@@ -220,8 +208,7 @@ async def random_operations_match_the_model(dut):
     rng = random.Random(4 + b.depth)
     await b.start()
     for _ in range(3000):
-        lanes = [lane(rng, b, i, src=rng.randrange(2) if rng.random() < 0.5 else None)
-                 for i in range(b.n) if rng.random() < 0.3]
+        ins = notif(rng, b, src=rng.randrange(2) if rng.random() < 0.5 else None) if rng.random() < 0.6 else None
         live = [j for j, e in enumerate(b.model.slots) if e]
         grant = None
         r = rng.random()
@@ -229,6 +216,6 @@ async def random_operations_match_the_model(dut):
             win, _ = b.model.request(b.cycle, (1 << b.n) - 1, True)
             j = win if win is not None and r < 0.4 else rng.choice(live)
             grant = (j, rng.choice([16, 64, 256, 1 << 16]))
-        await b.step(lanes, src_free=rng.randrange(1 << b.n), dst_free=rng.random() < 0.9, grant=grant)
+        await b.step(ins, src_free=rng.randrange(1 << b.n), dst_free=rng.random() < 0.9, grant=grant)
     dut._log.info(f"{b.inserts} inserts, {b.grants} grant updates, {b.removals} removals")
     assert b.inserts > 500 and b.removals > 300

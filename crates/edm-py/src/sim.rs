@@ -448,7 +448,7 @@ impl Scheduler {
         let iteration = edm_proto::spec::SW_PIM_ITER_CYCLES as Ps * cycle_ps;
         let mut inner =
             CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps);
-        // Not the paper's design and not in the RTL (docs/simulator.md, "Priority hold").
+        // Not the paper's design; the RTL scheduler has it as HOLD (docs/simulator.md, "Priority hold").
         inner.hold_for_shorter(priority_hold);
         // EDM's own rules beside the paper's (docs/simulator.md).
         if pipelined_matching {
