@@ -33,7 +33,7 @@ module edm_notif_queue #(
     input  logic                              clk,
     input  logic                              rst_n,
     // Insert: stored in the lowest free slot when ins_v (the caller inserts
-    // only while room is high).
+    // only while room is high), visible SW_NQ_INSERT_CYCLES later.
     output logic                              room,
     input  logic                              ins_v,
     input  logic [$clog2(N)-1:0]              ins_src,
@@ -66,8 +66,10 @@ module edm_notif_queue #(
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
   localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
-  // Visible once age == VIS_AGE: age 0 is the cycle after the insert.
-  localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 1;
+  // An insert is registered (p_), written into its slot the next cycle, and
+  // visible once age == VIS_AGE, age 0 being the cycle after that write: the
+  // insert latency is SW_NQ_INSERT_CYCLES (>= 2) from ins_v.
+  localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 2;
   localparam int unsigned AW = (VIS_AGE > 1) ? $clog2(VIS_AGE + 1) : 1;
   localparam logic [AW-1:0] VIS = AW'(VIS_AGE);
 
@@ -91,32 +93,43 @@ module edm_notif_queue #(
       end
 
   // ---------------------------------------------------------------- insert
-  logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when inserting
-
-  assign room = !(&s_valid);
+  // The insert is registered first (p_): the lane arbitration in front of the
+  // queues ends at a register, and the slot write and the new entry's
+  // comparisons start from one. room leaves the pending insert its slot.
+  logic             p_v;
+  logic [PW-1:0]    p_src;
+  logic [IW-1:0]    p_msg;
+  logic [SW-1:0]    p_size;
+  logic             p_rres;
+  logic [TW-1:0]    p_stamp;
+  logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
+  logic             two_free;
 
   always_comb begin
     logic seen;
     seen = 1'b0;
+    two_free = 1'b0;
     for (integer j = 0; j < DEPTH; j++) begin
-      ins_hit[j] = ins_v && !s_valid[j] && !seen;
-      if (!s_valid[j]) seen = 1'b1;
+      ins_hit[j] = p_v && !s_valid[j] && !seen;
+      if (!s_valid[j]) begin
+        if (seen) two_free = 1'b1;
+        seen = 1'b1;
+      end
     end
+    room = p_v ? two_free : seen;
   end
 
   // ---------------------------------------------------------------- next keys and order
-  // A new entry's comparisons are made the cycle after its insert, from its
-  // registers (s_new), not from the lane multiplexers: it is not visible
-  // before the cycle after that, and cannot be granted before either.
-  logic [DEPTH-1:0]            s_new;    // inserted last cycle
   logic [DEPTH-1:0]            g_slot;   // this slot is the one granted
+  logic [DEPTH-1:0][PW-1:0]    n_src;
   logic [DEPTH-1:0][SW-1:0]    n_rem;
   logic [DEPTH-1:0][DEPTH-1:0] n_older, n_prio, n_same;
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++) begin
       g_slot[j] = g_hit && g_j == JW'(j);
-      n_rem[j] = g_slot[j] ? g_rem_next : s_rem[j];
+      n_rem[j] = ins_hit[j] ? p_size : (g_slot[j] ? g_rem_next : s_rem[j]);
+      n_src[j] = ins_hit[j] ? p_src : s_src[j];
     end
     for (integer j = 0; j < DEPTH; j++)
       for (integer k = 0; k < DEPTH; k++) begin
@@ -124,10 +137,10 @@ module edm_notif_queue #(
         if (ins_hit[j]) n_older[j][k] = 1'b0;
         else if (ins_hit[k]) n_older[j][k] = 1'b1;
         else n_older[j][k] = older_q[j][k];
-        n_same[j][k] = (s_new[j] || s_new[k]) ? s_src[j] == s_src[k] : same_q[j][k];
+        n_same[j][k] = (ins_hit[j] || ins_hit[k]) ? n_src[j] == n_src[k] : same_q[j][k];
         // Only a changed key needs its comparisons redone; SRPT ties go to
         // the older entry, as the reference model's (remaining, arrival) key.
-        if (SRPT && (s_new[j] || s_new[k] || g_slot[j] || g_slot[k]))
+        if (SRPT && (ins_hit[j] || ins_hit[k] || g_slot[j] || g_slot[k]))
           n_prio[j][k] = n_rem[j] < n_rem[k] || (n_rem[j] == n_rem[k] && n_older[j][k]);
         else n_prio[j][k] = prio_q[j][k];
       end
@@ -180,24 +193,30 @@ module edm_notif_queue #(
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       s_valid <= '0;
-      s_new <= '0;
+      p_v <= 1'b0;
     end else begin
-      s_new <= ins_hit;
+      p_v <= ins_v;
       for (integer j = 0; j < DEPTH; j++)
         if (ins_hit[j]) s_valid[j] <= 1'b1;
         else if (g_slot[j] && g_last) s_valid[j] <= 1'b0;
     end
+    if (ins_v) begin
+      p_src <= ins_src;
+      p_msg <= ins_msg;
+      p_size <= ins_size;
+      p_rres <= ins_rres;
+      p_stamp <= ins_stamp;
+    end
     for (integer j = 0; j < DEPTH; j++) begin
+      s_src[j] <= n_src[j];
+      s_rem[j] <= n_rem[j];
       if (ins_hit[j]) begin
-        s_src[j] <= ins_src;
-        s_rem[j] <= ins_size;
         s_age[j] <= '0;
-        s_msg[j] <= ins_msg;
-        s_rres[j] <= ins_rres;
-        s_stamp[j] <= ins_stamp;
-      end else begin
-        s_rem[j] <= n_rem[j];
-        if (s_age[j] != VIS) s_age[j] <= s_age[j] + 1'b1;
+        s_msg[j] <= p_msg;
+        s_rres[j] <= p_rres;
+        s_stamp[j] <= p_stamp;
+      end else if (s_age[j] != VIS) begin
+        s_age[j] <= s_age[j] + 1'b1;
       end
       for (integer k = 0; k < DEPTH; k++)
         if (j < k) begin

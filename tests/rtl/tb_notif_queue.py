@@ -36,6 +36,7 @@ class Model:
     def __init__(self, depth: int, srpt: bool, pair_order: bool):
         self.depth, self.srpt, self.pair_order = depth, srpt, pair_order
         self.slots: list[dict | None] = [None] * depth
+        self.pending: dict | None = None
         self.order = 0
 
     def key(self, e: dict):
@@ -57,10 +58,16 @@ class Model:
         return win, best
 
     def insert(self, cycle: int, src: int, msg: int, size: int, rres: int, stamp: int) -> None:
-        j = self.slots.index(None)
-        self.slots[j] = {"src": src, "msg": msg, "rem": size, "rres": rres, "stamp": stamp,
-                         "order": self.order, "cycle": cycle}
+        """An insert decided this cycle: it takes its slot (the lowest free one
+        then) at the next clock edge, as the RTL writes it from a register."""
+        self.pending = {"src": src, "msg": msg, "rem": size, "rres": rres, "stamp": stamp,
+                        "order": self.order, "cycle": cycle}
         self.order += 1
+
+    def place_pending(self) -> None:
+        if self.pending is not None:
+            self.slots[self.slots.index(None)] = self.pending
+            self.pending = None
 
 
 class Bench:
@@ -79,7 +86,8 @@ class Bench:
                               ins_stamp=0, src_free=0, dst_free=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
 
     def free(self) -> int:
-        return sum(e is None for e in self.model.slots)
+        """Slots an insert may still take (the pending insert has one)."""
+        return sum(e is None for e in self.model.slots) - (self.model.pending is not None)
 
     async def step(self, ins=None, src_free: int | None = None, dst_free: bool = True,
                    grant: tuple[int, int] | None = None):
@@ -127,7 +135,9 @@ class Bench:
             if best is not None:
                 assert int(dut.rq_best_rem.value) == self.model.slots[best]["rem"], f"cycle {c}: best_rem"
                 assert int(dut.rq_not_best.value) == (best != win), f"cycle {c}: not_best"
-        # The clock edge: inserts, then the grant update.
+        # The clock edge: last cycle's insert takes its slot, this cycle's is
+        # registered, then the grant update.
+        self.model.place_pending()
         if ins is not None and room:
             self.model.insert(c, *ins, stamp)
             self.inserts += 1
