@@ -184,6 +184,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][JW-1:0]  acc_j;
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
+  logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
   logic [N-1:0][KW-1:0]  acc_md;     // the chunk's /MD/ blocks (computed beside the accept)
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
@@ -333,8 +334,8 @@ module edm_pim_scheduler #(
 
   always_comb
     for (integer d = 0; d < N; d++) begin
-      g_bytes[d] = (acc_rem[d] < CHUNK) ? acc_rem[d] : CHUNK;
-      g_last[d] = acc_rem[d] <= CHUNK;
+      g_bytes[d] = acc_last[d] ? acc_rem[d] : CHUNK;
+      g_last[d] = acc_last[d];
       g_rem_next[d] = acc_rem[d] - CHUNK;
       g_hold[d] = hold_after_grant(acc_md[d]);
       removed[d] = acc_by_d[d] && g_last[d];
@@ -402,6 +403,7 @@ module edm_pim_scheduler #(
     acc_j <= req_j;
     acc_msg <= req_msg;
     acc_rem <= req_rem;
+    for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
     for (integer d = 0; d < N; d++)
       acc_md[d] <= md_blocks((req_rem[d] < CHUNK) ? CBW'(req_rem[d]) : CBW'(CHUNK), req_rres[d]);
     for (integer s = 0; s < N; s++) begin
