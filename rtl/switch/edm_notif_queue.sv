@@ -82,14 +82,13 @@ module edm_notif_queue #(
   logic [DEPTH-1:0]                  s_rres;
   logic [DEPTH-1:0][TW-1:0]          s_stamp;
   logic [DEPTH-1:0][DEPTH-1:0]       older_q, prio_q, same_q;  // j < k bits are registers
-  logic [DEPTH-1:0][DEPTH-1:0]       older, prio, same;        // whole matrices
+  logic [DEPTH-1:0][DEPTH-1:0]       older, prio;        // whole matrices
 
   always_comb
     for (integer j = 0; j < DEPTH; j++)
       for (integer k = 0; k < DEPTH; k++) begin
         older[j][k] = (j < k) ? older_q[j][k] : (j > k) ? !older_q[k][j] : 1'b0;
         prio[j][k] = SRPT ? ((j < k) ? prio_q[j][k] : (j > k) ? !prio_q[k][j] : 1'b0) : older[j][k];
-        same[j][k] = (j < k) ? same_q[j][k] : (j > k) ? same_q[k][j] : 1'b1;
       end
 
   // ---------------------------------------------------------------- insert
@@ -146,18 +145,31 @@ module edm_notif_queue #(
       end
   end
 
-  // ---------------------------------------------------------------- request
-  logic [DEPTH-1:0] head, cand, elig, win, best;
+  // ---------------------------------------------------------------- candidates
+  // cand[j]: valid, visible and its pair's head (no valid older entry of its
+  // source, with pair order). Registered, computed from the next state, so the
+  // request stage starts from it.
+  logic [DEPTH-1:0] cand, cand_n;
 
-  always_comb begin
+  always_comb
     for (integer j = 0; j < DEPTH; j++) begin
-      head[j] = 1'b1;
+      logic n_valid, n_vis;
+      n_valid = ins_hit[j] || (s_valid[j] && !(g_slot[j] && g_last));
+      n_vis = ins_hit[j] ? (VIS == '0) : (s_age[j] == VIS || s_age[j] + 1'b1 == VIS);
+      cand_n[j] = n_valid && n_vis;
       if (PAIR_ORDER)
         for (integer k = 0; k < DEPTH; k++)
-          if (k != j && s_valid[k] && same[j][k] && older[k][j]) head[j] = 1'b0;
-      cand[j] = s_valid[j] && s_age[j] == VIS && head[j];
-      elig[j] = cand[j] && src_free[s_src[j]] && dst_free;
+          if (k != j && (ins_hit[k] || (s_valid[k] && !(g_slot[k] && g_last)))
+              && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
+            cand_n[j] = 1'b0;
     end
+
+  // ---------------------------------------------------------------- request
+  logic [DEPTH-1:0] elig, win, best;
+
+  always_comb begin
+    for (integer j = 0; j < DEPTH; j++)
+      elig[j] = cand[j] && src_free[s_src[j]] && dst_free;
     for (integer j = 0; j < DEPTH; j++) begin
       win[j] = elig[j];
       best[j] = cand[j];
@@ -193,9 +205,11 @@ module edm_notif_queue #(
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       s_valid <= '0;
+      cand <= '0;
       p_v <= 1'b0;
     end else begin
       p_v <= ins_v;
+      cand <= cand_n;
       for (integer j = 0; j < DEPTH; j++)
         if (ins_hit[j]) s_valid[j] <= 1'b1;
         else if (g_slot[j] && g_last) s_valid[j] <= 1'b0;
