@@ -34,12 +34,20 @@ PAPER_TOTAL_NS = {"read": protocol.PAPER_EDM_READ_TOTAL_PS / 1000, "write": prot
 HOST_PREFIXES = ("compute node", "memory node")
 
 
+def testbenches(command: str, needed: str) -> Path:
+    """The RTL testbench folder (tests/rtl), importable; `command` names the
+    caller in the error when this is not a repository checkout."""
+    tests = ROOT / "tests" / "rtl"
+    if not (tests / needed).exists():
+        raise SystemExit(f"{command}: {tests} not found; run it from a repository checkout")
+    if str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    return tests
+
+
 def measure(link_cycles: int = 19, compute_nodes: int = 2, memory_nodes: int = 2) -> dict:
     """Runs the fabric's latency test; returns its breakdown (see tb_fabric.py)."""
-    tests = ROOT / "tests" / "rtl"
-    if not (tests / "tb_fabric_top.sv").exists():
-        raise SystemExit(f"edm rtl latency: {tests} not found; run it from a repository checkout")
-    sys.path.insert(0, str(tests))
+    testbenches("edm rtl latency", "tb_fabric_top.sv")
     from test_rtl_fabric import run_fabric  # noqa: PLC0415 (the testbench's own runner)
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -260,15 +260,6 @@ package edm_pkg;
   endfunction
 
   // CRC-8 (x^8+x^2+x+1, init 0, MSB first) of payload bytes 0..6 (/N/, /G/).
-  function automatic [7:0] crc8_56(input [55:0] data);
-    crc8_56 = 8'h00;
-    for (integer i = 0; i < 7; i++) begin
-      crc8_56 = crc8_56 ^ data[8*i +: 8];
-      for (integer b = 0; b < 8; b++)
-        crc8_56 = {crc8_56[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_56[7]}});
-    end
-  endfunction
-
   // The CRC-8 of payload bytes 0..6 of the /N/ or /G/ with sequence number seq
   // on its link: the register starts from seq instead of 0.
   function automatic [7:0] crc8_seq(input [7:0] seq, input [55:0] data);
@@ -278,6 +269,11 @@ package edm_pkg;
       for (integer b = 0; b < 8; b++)
         crc8_seq = {crc8_seq[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_seq[7]}});
     end
+  endfunction
+
+  // ... with the register starting from 0.
+  function automatic [7:0] crc8_56(input [55:0] data);
+    crc8_56 = crc8_seq(8'h00, data);
   endfunction
 
   // The sequence number a received /N/ or /G/ payload's CRC-8 implies: the one

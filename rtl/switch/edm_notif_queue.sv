@@ -149,20 +149,20 @@ module edm_notif_queue #(
   // cand[j]: valid, visible and its pair's head (no valid older entry of its
   // source, with pair order). Registered, computed from the next state, so the
   // request stage starts from it.
-  logic [DEPTH-1:0] cand, cand_n;
+  logic [DEPTH-1:0] cand, cand_n, n_valid;
 
-  always_comb
+  always_comb begin
+    for (integer j = 0; j < DEPTH; j++)
+      n_valid[j] = ins_hit[j] || (s_valid[j] && !(g_slot[j] && g_last));
     for (integer j = 0; j < DEPTH; j++) begin
-      logic n_valid, n_vis;
-      n_valid = ins_hit[j] || (s_valid[j] && !(g_slot[j] && g_last));
-      n_vis = ins_hit[j] ? (VIS == '0) : (s_age[j] == VIS || s_age[j] + 1'b1 == VIS);
-      cand_n[j] = n_valid && n_vis;
+      cand_n[j] = n_valid[j] && (ins_hit[j] ? (VIS == '0) : (s_age[j] == VIS || s_age[j] + 1'b1 == VIS));
       if (PAIR_ORDER)
         for (integer k = 0; k < DEPTH; k++)
-          if (k != j && (ins_hit[k] || (s_valid[k] && !(g_slot[k] && g_last)))
+          if (k != j && n_valid[k]
               && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
             cand_n[j] = 1'b0;
     end
+  end
 
   // ---------------------------------------------------------------- request
   logic [DEPTH-1:0] elig, win, best;
@@ -210,9 +210,7 @@ module edm_notif_queue #(
     end else begin
       p_v <= ins_v;
       cand <= cand_n;
-      for (integer j = 0; j < DEPTH; j++)
-        if (ins_hit[j]) s_valid[j] <= 1'b1;
-        else if (g_slot[j] && g_last) s_valid[j] <= 1'b0;
+      s_valid <= n_valid;
     end
     if (ins_v) begin
       p_src <= ins_src;

@@ -17,7 +17,6 @@ Needs a repository checkout and Verilator; the first run builds the model
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,16 +25,14 @@ import numpy as np
 
 from edm import protocol
 
-ROOT = Path(__file__).resolve().parents[3]
 LINK_CYCLES = 19   # as `edm rtl latency`: 2 x 19 + 10 ns per hop, rounded up to cycles
 
 
 def run_rtl(workload: str, *, operations: int, outstanding: int, seed: int, records: int = 200,
             distribution: str | None = None) -> dict[str, Any]:
-    tests = ROOT / "tests" / "rtl"
-    if not (tests / "tb_ycsb.py").exists():
-        raise SystemExit(f"edm ycsb --fabric rtl: {tests} not found; run it from a repository checkout")
-    sys.path.insert(0, str(tests))
+    from edm.rtl_latency import testbenches  # noqa: PLC0415
+
+    testbenches("edm ycsb --fabric rtl", "tb_ycsb.py")
     from rtlsim import simulate  # noqa: PLC0415 (the testbenches' own runner)
     from test_rtl_fabric import fabric_sources  # noqa: PLC0415
 
