@@ -91,7 +91,6 @@ module edm_switch #(
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  localparam int unsigned NN = N * N;
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
   localparam int unsigned RQ_ROOM = (1 << RQ_LOG2) - 5;  // room for one RMWREQ
 
@@ -173,10 +172,13 @@ module edm_switch #(
   // Ingress data FIFO (WREQ/RRES units), per ingress.
   logic [N-1:0]       dq_wr, dq_wready, dq_valid, dq_pop;
   logic [N-1:0][65:0] dq_head;
-  // Stored RREQs, per (requester c, memory m) at index c*N + m.
-  logic [NN-1:0]       rq_wr, rq_valid, rq_pop;
-  logic [NN-1:0][65:0] rq_head;
-  logic [NN-1:0][RQ_LOG2:0] rq_count;
+  // Stored RREQs, per (requester c, memory m) at [c][m]. Two indices, not
+  // c*N + m: a run-time product as an index makes Yosys build a full barrel
+  // shifter (and a DSP multiplier) whenever its shift-multiply peephole misses,
+  // which tripled the switch's LUTs in one flow (docs/hardware.md).
+  logic [N-1:0][N-1:0]       rq_wr, rq_valid, rq_pop;
+  logic [N-1:0][N-1:0][65:0] rq_head;
+  logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready;
@@ -203,9 +205,9 @@ module edm_switch #(
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2)) u_rq (
-          .clk, .rst_n, .wr_valid(rq_wr[i*N + m]), .wr_ready(), .wr_data(b1[i]),
-          .rd_valid(rq_valid[i*N + m]), .rd_ready(rq_pop[i*N + m]), .rd_data(rq_head[i*N + m]),
-          .count(rq_count[i*N + m]));
+          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(b1[i]),
+          .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data(rq_head[i][m]),
+          .count(rq_count[i][m]));
     end
   end
   /* verilator lint_on PINCONNECTEMPTY */
@@ -236,8 +238,8 @@ module edm_switch #(
   logic [N-1:0][1:0]    u_mode, u_mode_n;
   logic [N-1:0][PW-1:0] u_mem, u_mem_n;
   logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
-  logic [NN-1:0][3:0]   rq_units;   // stored RREQs of pair (c, m) not yet granted
-  logic [NN-1:0]        rq_new, rq_granted;
+  logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
+  logic [N-1:0][N-1:0]      rq_new, rq_granted;
   logic [N-1:0][PW-1:0] data_egress;   // the circuit a data block received now follows
   logic [N-1:0]         data_rx;       // a data-unit block received now
   logic [N-1:0]         want_req;      // an RREQ/RMWREQ /MS/ offered to the scheduler
@@ -293,7 +295,7 @@ module edm_switch #(
           n_rres[i] = 1'b1;
           n_valid[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i) && n_size[i*SW +: SW] != '0
                        && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
-                       && rq_count[i*N + 32'(hdst[PW-1:0])] <= (RQ_LOG2+1)'(RQ_ROOM);
+                       && rq_count[i][hdst[PW-1:0]] <= (RQ_LOG2+1)'(RQ_ROOM);
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
@@ -334,12 +336,12 @@ module edm_switch #(
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
-      if (rq_md[i]) rq_wr[i*N + 32'(u_mem[i])] = 1'b1;
+      if (rq_md[i]) rq_wr[i][u_mem[i]] = 1'b1;
       if (want_req[i] && n_ready[i]) begin
         u_mode_n[i] = 2'd1;
         u_mem_n[i] = hmem[i];
-        rq_wr[i*N + 32'(hmem[i])] = 1'b1;
-        rq_new[i*N + 32'(hmem[i])] = 1'b1;
+        rq_wr[i][hmem[i]] = 1'b1;
+        rq_new[i][hmem[i]] = 1'b1;
       end
     end
   end
@@ -349,16 +351,16 @@ module edm_switch #(
   logic [N-1:0][N-1:0] mid;          // [src][dst]: a message of the pair is part-granted
   logic [N-1:0]        g_first_read, g_gblk;
   always_comb begin
-    for (integer q = 0; q < NN; q++) rq_granted[q] = 1'b0;
+    rq_granted = '0;
     for (integer s = 0; s < N; s++) begin
       logic [PW-1:0] d;
       d = g_dst[s*PW +: PW];
-      g_first_read[s] = g_valid[s] && !mid[s][d] && rq_units[d*N + s] != 4'd0;
+      g_first_read[s] = g_valid[s] && !mid[s][d] && rq_units[d][s] != 4'd0;
       g_gblk[s] = g_valid[s] && !g_first_read[s];
       circ_push[s] = g_valid[s];
       circ_dst[s] = d;
       fq_in[s] = {g_first_read[s], d, g_id[s*IW +: IW], g_bytes[s*SW +: SW]};
-      if (g_first_read[s]) rq_granted[d*N + s] = 1'b1;
+      if (g_first_read[s]) rq_granted[d][s] = 1'b1;
     end
   end
 
@@ -401,9 +403,9 @@ module edm_switch #(
                                e_gseq[m]);
         e_is_g[m] = 1'b1;
       end else if (e_mode[m] == 2'd1) begin
-        if (rq_valid[e_src[m]*N + m]) begin
-          e_out[m] = rq_head[e_src[m]*N + m];
-          rq_pop[e_src[m]*N + m] = 1'b1;
+        if (rq_valid[e_src[m]][m]) begin
+          e_out[m] = rq_head[e_src[m]][m];
+          rq_pop[e_src[m]][m] = 1'b1;
           if (is_mt(e_out[m])) e_mode_n[m] = 2'd0;
         end
       end else if (e_mode[m] == 2'd2) begin
@@ -418,10 +420,10 @@ module edm_switch #(
       end else if (fq_valid[m]) begin
         // A forward at the head: starts between units (it waits for its first block).
         fhead = fq_head[m][IW+SW +: PW];
-        if (rq_valid[fhead*N + m]) begin
+        if (rq_valid[fhead][m]) begin
           fq_pop[m] = 1'b1;
-          e_out[m] = rq_head[fhead*N + m];
-          rq_pop[fhead*N + m] = 1'b1;
+          e_out[m] = rq_head[fhead][m];
+          rq_pop[fhead][m] = 1'b1;
           e_mode_n[m] = 2'd1;
           e_src_n[m] = fhead;
         end
@@ -473,8 +475,9 @@ module edm_switch #(
       end
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
-      for (integer q = 0; q < NN; q++)
-        rq_units[q] <= rq_units[q] + {3'b0, rq_new[q]} - {3'b0, rq_granted[q]};
+      for (integer c = 0; c < N; c++)
+        for (integer m = 0; m < N; m++)
+          rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
       for (integer s = 0; s < N; s++)
         if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
       for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
