@@ -8,7 +8,7 @@ use edm_sim::baselines::BASELINES;
 use edm_sim::config::{Priority, Ps};
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
-    self, RunConfig, Scope, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
+    self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
     MAX_MESSAGES, PROTOCOLS,
 };
 use edm_sim::workload::{
@@ -103,42 +103,17 @@ fn resolve(d: &Bound<'_, PyDict>, source: &str) -> PyResult<RunConfig> {
 #[pyfunction]
 fn sim_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let defaults = RunConfig::default();
-    let paper = RunConfig {
-        edm: edm_sim::config::EdmConfig::paper(),
-        ..RunConfig::default()
-    };
     let out = PyList::empty(py);
     for f in FIELDS {
         let d = PyDict::new(py);
         d.set_item("name", f.name)?;
-        d.set_item(
-            "type",
-            match f.kind.type_name() {
-                "an integer" => "int",
-                "a number" => "float",
-                _ => "str",
-            },
-        )?;
+        d.set_item("type", f.kind.value_type())?;
         d.set_item("range", f.kind.range())?;
         d.set_item("default", to_py(py, &(f.get)(&defaults))?)?;
-        d.set_item(
-            "paper",
-            if f.scope == Scope::Rule {
-                Some(to_py(py, &(f.get)(&paper))?)
-            } else {
-                None
-            },
-        )?;
+        d.set_item("paper", f.paper_value().map(|v| to_py(py, &v)).transpose()?)?;
         d.set_item("doc", f.doc)?;
         d.set_item("protocols", f.scope.protocols())?;
-        d.set_item(
-            "scope",
-            format!("{:?}", f.scope)
-                .split('(')
-                .next()
-                .unwrap_or_default()
-                .to_lowercase(),
-        )?;
+        d.set_item("scope", f.scope.name())?;
         out.append(d)?;
     }
     Ok(out)
@@ -261,6 +236,14 @@ fn generated(c: &RunConfig, cdf_text: Option<&str>) -> PyResult<Vec<MessageSpec>
         .generate())
 }
 
+/// An application's size CDF file as shipped, parsed: `(size in
+/// CDF_UNIT_BYTES packets, cumulative probability)` points.
+#[pyfunction]
+fn size_cdf_points(text: &str) -> PyResult<Vec<(f64, f64)>> {
+    let cdf = SizeCdf::from_text(text, CDF_UNIT_BYTES).map_err(PyValueError::new_err)?;
+    Ok(cdf.points().to_vec())
+}
+
 /// The generated workload of `config` as columns (`edm.sim.build_workload`).
 #[pyfunction]
 #[pyo3(signature = (config, cdf_text=None))]
@@ -333,6 +316,14 @@ fn given_messages(c: &RunConfig, cols: &Bound<'_, PyAny>) -> PyResult<Vec<Messag
     Ok(msgs)
 }
 
+/// What [`run`] returns.
+type RunResult<'py> = (
+    Option<Columns<'py>>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyDict>,
+);
+
 /// Runs `config`: on its generated workload (made here, with `cdf_text` an
 /// application's size CDF file) or on `messages`, columns of bytes (op,
 /// requester, memory, size, issue_ps, addr or None, fence or None) sorted by
@@ -346,12 +337,7 @@ fn run<'py>(
     cdf_text: Option<&str>,
     messages: Option<&Bound<'py, PyAny>>,
     progress: Option<PyObject>,
-) -> PyResult<(
-    Option<Columns<'py>>,
-    Bound<'py, PyByteArray>,
-    Bound<'py, PyByteArray>,
-    Bound<'py, PyDict>,
-)> {
+) -> PyResult<RunResult<'py>> {
     let c = resolve(config, "config")?;
     let (msgs, workload) = match messages {
         Some(cols) => (given_messages(&c, cols)?, None),
@@ -377,27 +363,34 @@ fn run<'py>(
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
-    totals.set_item("events", t.events)?;
-    totals.set_item("end_ps", t.end_ps)?;
-    totals.set_item("uplink_util_mean", t.uplink_util_mean)?;
-    totals.set_item("uplink_util_max", t.uplink_util_max)?;
-    totals.set_item("downlink_util_mean", t.downlink_util_mean)?;
-    totals.set_item("downlink_util_max", t.downlink_util_max)?;
-    totals.set_item("max_switch_data_queue", t.max_switch_data_queue)?;
-    totals.set_item("max_switch_data_wait_ps", t.max_switch_data_wait_ps)?;
-    totals.set_item("switch_data_conflicts", t.switch_data_conflicts)?;
-    totals.set_item("max_grant_wait_ps", t.max_grant_wait_ps)?;
-    totals.set_item("max_request_wait_ps", t.max_request_wait_ps)?;
-    totals.set_item("max_notification_queue", t.max_notification_queue)?;
-    totals.set_item("scheduler_iterations", t.scheduler_iterations)?;
-    totals.set_item("delivered_bytes", t.delivered_bytes)?;
-    totals.set_item("drops", t.drops)?;
-    totals.set_item("ecn_marks", t.ecn_marks)?;
-    totals.set_item("pauses", t.pauses)?;
-    totals.set_item("retransmissions", t.retransmissions)?;
-    totals.set_item("timeouts", t.timeouts)?;
-    totals.set_item("max_switch_queue_bytes", t.max_switch_queue_bytes)?;
-    totals.set_item("max_ingress_bytes", t.max_ingress_bytes)?;
+    // Every counter of the run by its field name (Python's summary copies
+    // each one it does not render itself).
+    macro_rules! counters {
+        ($($name:ident),*) => { $( totals.set_item(stringify!($name), t.$name)?; )* };
+    }
+    counters!(
+        events,
+        end_ps,
+        uplink_util_mean,
+        uplink_util_max,
+        downlink_util_mean,
+        downlink_util_max,
+        max_switch_data_queue,
+        max_switch_data_wait_ps,
+        switch_data_conflicts,
+        max_grant_wait_ps,
+        max_request_wait_ps,
+        max_notification_queue,
+        scheduler_iterations,
+        delivered_bytes,
+        drops,
+        ecn_marks,
+        pauses,
+        retransmissions,
+        timeouts,
+        max_switch_queue_bytes,
+        max_ingress_bytes
+    );
     let fr = &t.frames;
     let mut delays = fr.delays_ps.clone();
     delays.sort_unstable();
@@ -555,6 +548,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
     m.add("PROTOCOLS", PROTOCOLS.to_vec())?;

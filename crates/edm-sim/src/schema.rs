@@ -104,6 +104,17 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Its name in lower case (Python's `scope` of a field).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::Edm => "edm",
+            Scope::EdmOnly => "edmonly",
+            Scope::Rule => "rule",
+            Scope::Baselines(_) => "baselines",
+        }
+    }
+
     /// The protocols the field applies to.
     pub fn protocols(&self) -> Vec<&'static str> {
         match self {
@@ -242,6 +253,24 @@ impl Default for RunConfig {
             edm: EdmConfig::edm_rules(),
             baselines: BaselineParams::default(),
         }
+    }
+}
+
+impl RunConfig {
+    /// The defaults with the paper's rules (protocol "edm-paper").
+    pub fn paper() -> Self {
+        RunConfig {
+            protocol: "edm-paper".into(),
+            edm: EdmConfig::paper(),
+            ..RunConfig::default()
+        }
+    }
+}
+
+impl Field {
+    /// A rule lever's value under the paper's rules (None for other fields).
+    pub fn paper_value(&self) -> Option<Value> {
+        (self.scope == Scope::Rule).then(|| (self.get)(&RunConfig::paper()))
     }
 }
 
@@ -412,10 +441,19 @@ fn name_list<S: AsRef<str>>(names: &[S]) -> String {
 impl Kind {
     /// What a value of the wrong type should have been.
     pub fn type_name(&self) -> &'static str {
+        match self.value_type() {
+            "int" => "an integer",
+            "float" => "a number",
+            _ => "a string",
+        }
+    }
+
+    /// "int", "float" or "str": the Python type of its values.
+    pub fn value_type(&self) -> &'static str {
         match self {
-            Kind::Int { .. } | Kind::IntOf(_) | Kind::Flag => "an integer",
-            Kind::Float { .. } => "a number",
-            Kind::Choice(_) | Kind::Workload => "a string",
+            Kind::Int { .. } | Kind::IntOf(_) | Kind::Flag => "int",
+            Kind::Float { .. } => "float",
+            Kind::Choice(_) | Kind::Workload => "str",
         }
     }
 
@@ -569,10 +607,7 @@ impl RunConfig {
     /// The paper's values of EDM's rule levers; "edm-paper" refuses others,
     /// and so do the baselines, for which the levers mean nothing.
     fn take_the_papers_rules(&mut self, given: &[(String, Value)]) -> Result<(), ConfigError> {
-        let paper = RunConfig {
-            edm: EdmConfig::paper(),
-            ..RunConfig::default()
-        };
+        let paper = RunConfig::paper();
         let rules: Vec<&Field> = FIELDS.iter().filter(|f| f.scope == Scope::Rule).collect();
         let mut changed: Vec<&str> = rules
             .iter()

@@ -159,6 +159,11 @@ impl SizeCdf {
         }
     }
 
+    /// The `(size in units, cumulative probability)` points.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
     fn top(&self) -> f64 {
         self.points.last().unwrap().1
     }

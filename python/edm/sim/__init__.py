@@ -6,8 +6,8 @@
 >>> result.messages.head()                   # one row per message (pandas)
 
 :func:`run` resolves the configuration (:mod:`edm.sim.config`), builds the
-workload, runs the Rust engine (``crates/edm-sim``) and summarises. Field
-definitions are in docs/simulator.md.
+workload, runs the Rust engine (``crates/edm-sim``) and summarises. Every
+configuration field: docs/config.md; the model: docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ __all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
+# The core's run totals that the summary renders itself (in ns, or only with
+# their feature on); it copies every other total as the core reports it.
+_RENDERED_TOTALS = frozenset((
+    "end_ps", "delivered_bytes", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
+    "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
+    "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
+))
 
 
 @dataclass
@@ -214,25 +221,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
                                                 df["issue_ps"].to_numpy(), cfg["link_gbps"])
         summary["offered_load_source"] = "measured"
-    for key in (
-        "uplink_util_mean",
-        "uplink_util_max",
-        "downlink_util_mean",
-        "downlink_util_max",
-        "max_notification_queue",
-        "max_switch_data_queue",
-        "switch_data_conflicts",
-        "drops",
-        "ecn_marks",
-        "pauses",
-        "retransmissions",
-        "timeouts",
-        "max_switch_queue_bytes",
-        "max_ingress_bytes",
-        "scheduler_iterations",
-        "events",
-    ):
-        summary[key] = totals[key]
+    summary.update({k: v for k, v in totals.items() if k not in _RENDERED_TOTALS})
     summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
     if cfg["zero_queue"]:
         summary["max_grant_wait_ns"] = totals["max_grant_wait_ps"] / 1e3

@@ -16,9 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from edm import _core
+
 TRACE_SLOT_PS = 640
 TRACE_RREQ, TRACE_WREQ = 1, 3
 OP_READ, OP_WRITE, OP_RMW = 0, 1, 2
+CDF_UNIT_BYTES: int = _core.CDF_UNIT_BYTES
 _FIELDS = ("id", "type", "src", "dst", "size", "response", "start_slot")
 # What the engine's columns hold: node ids u16, sizes u32, issue times u64 ps.
 _MAX_NODE, _MAX_BYTES, _MAX_SLOT = 2**16 - 1, 2**32 - 1, (2**64 - 1) // TRACE_SLOT_PS
@@ -37,6 +40,15 @@ def cdf_text(workload: str) -> str | None:
     if workload == "micro" or workload not in WORKLOADS:
         return None
     return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
+
+
+def load_cdf(app: str) -> list[tuple[float, float]]:
+    """(size in CDF_UNIT_BYTES packets, cumulative probability) points of an
+    application, as the core's generator reads them."""
+    text = cdf_text(app)
+    if text is None:
+        raise ValueError(f"{app!r} is not an application workload")
+    return _core.size_cdf_points(text)
 
 
 @dataclass
