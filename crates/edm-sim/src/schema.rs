@@ -760,7 +760,7 @@ impl RunConfig {
         Ok(gen)
     }
 
-    /// A message to `memory` node 1 from node 0, issued at 0.
+    /// The latency of `message` alone in the network under this protocol.
     pub fn alone_ps(&self, message: &MessageSpec) -> Ps {
         self.model().alone_ps(message)
     }
@@ -793,6 +793,20 @@ mod tests {
     #[test]
     fn the_protocols_are_edms_two_then_the_baselines() {
         assert_eq!([EDM_PROTOCOLS, BASELINES].concat(), PROTOCOLS);
+    }
+
+    #[test]
+    fn scopes_name_known_baselines_and_rates_are_the_specs() {
+        for f in FIELDS {
+            if let Scope::Baselines(names) = f.scope {
+                assert!(names.iter().all(|n| BASELINES.contains(n)), "{}", f.name);
+            }
+        }
+        let Kind::IntOf(rates) = field("link_gbps").unwrap().kind else {
+            panic!("link_gbps is a set of rates")
+        };
+        assert!(rates.iter().all(|&g| spec::block_ps(g as u32).is_some()));
+        assert!(spec::block_ps(40).is_none());
     }
 
     #[test]
