@@ -187,17 +187,15 @@ def test_roce_and_edm_fixed_latencies_are_table_1():
 
 
 def test_cxl_model_matches_the_simulators_alone_latency():
-    from edm import _core
-    from edm.sim import _FABRIC_KEYS, _PROTOCOL_KEYS
+    from edm.sim import alone_ps
     from edm.sim.config import resolve
     from edm.ycsb import models
     from edm.ycsb.store import MemRequest
     cfg = resolve({"protocol": "cxl", "link_gbps": 25, "nodes": 4})
-    fab, par = {k: cfg[k] for k in _FABRIC_KEYS}, {k: cfg[k] for k in _PROTOCOL_KEYS}
     for op, kind in ((0, "read"), (1, "write")):
         for size in (8, 100, 1024):
             ours = models.cxl_cost(MemRequest(kind, 0, 0, size), gbps=25).latency_ps
-            assert ours == pytest.approx(_core.alone_ps("cxl", fab, par, op, size)), (kind, size)
+            assert ours == pytest.approx(alone_ps(cfg, op, size)), (kind, size)
 
 
 def test_edm_beats_roce_on_throughput_and_latency():

@@ -1,17 +1,22 @@
 //! The simulator for Python (`edm._core`; wrapped by `python/edm/sim/`).
-//! Configuration arrives as plain dicts already validated and defaulted by
-//! `edm.sim.config`; results leave as columns for a pandas DataFrame.
+//! A configuration arrives as a plain dict and is resolved and checked by
+//! the schema (`edm_sim::schema`, which `sim_schema` exports); a generated
+//! workload is made and run here without leaving Rust; results leave as
+//! columns for a pandas DataFrame.
 use edm_proto::message::Kind;
-use edm_sim::background::BackgroundConfig;
-use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
-use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
-use edm_sim::edm::Edm;
-use edm_sim::engine::Protocol;
+use edm_sim::baselines::BASELINES;
+use edm_sim::config::{Priority, Ps};
 use edm_sim::scheduler::Scheduler as CoreScheduler;
-use edm_sim::workload::{assign_addresses, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
+use edm_sim::schema::{
+    self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
+    MAX_MESSAGES, PROTOCOLS,
+};
+use edm_sim::workload::{
+    assign_addresses, check_messages, MessageSpec, Op, OpenLoop, Roles, SizeCdf,
+};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict};
+use pyo3::types::{PyBool, PyByteArray, PyDict, PyFloat, PyInt, PyList, PyString};
 
 fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
     d.get_item(key)?
@@ -25,85 +30,107 @@ fn priority(name: &str) -> PyResult<Priority> {
         .ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
 }
 
-fn fabric_config(d: &Bound<'_, PyDict>) -> PyResult<FabricConfig> {
-    let f = FabricConfig {
-        nodes: get(d, "nodes")?,
-        link_gbps: get(d, "link_gbps")?,
-        prop_ps: get(d, "prop_ps")?,
-        phy_ps: get(d, "phy_ps")?,
-        cycle_ps: get(d, "cycle_ps")?,
-        scheduler_cycle_ps: get(d, "scheduler_cycle_ps")?,
-        dram_ps: get(d, "dram_ps")?,
-    };
-    f.validate().map_err(PyValueError::new_err)?;
-    Ok(f)
-}
-
-fn edm_config(d: &Bound<'_, PyDict>) -> PyResult<EdmConfig> {
-    let c = EdmConfig {
-        chunk_bytes: get(d, "chunk_bytes")?,
-        max_active_notifs: get(d, "max_active_notifs")?,
-        priority: priority(&get::<String>(d, "priority")?)?,
-        max_iterations: get(d, "max_iterations")?,
-        priority_hold: get(d, "priority_hold")?,
-        egress_feedback: get_or_default::<u32>(d, "egress_feedback")? != 0,
-        zero_queue: get_or_default::<u32>(d, "zero_queue")? != 0,
-        start_delay: get_or_default::<u32>(d, "start_delay")? != 0,
-        early_grant_ps: match get_or_default::<i64>(d, "early_grant_ps")? {
-            e if e < 0 => None,
-            e => Some(e as Ps),
-        },
-        memory_order: match d.get_item("memory_order")? {
-            None => MemoryOrder::Pair,
-            Some(v) => {
-                let name: String = v.extract()?;
-                MemoryOrder::from_name(&name).ok_or_else(|| {
-                    PyValueError::new_err(format!("memory_order: {name:?} is not pair or address"))
-                })?
+/// A Python value as the schema takes it: an int (never a bool), a float or
+/// a string; None for anything else (the schema's type error then names it).
+fn value(obj: &Bound<'_, PyAny>) -> Option<Value> {
+    if obj.is_instance_of::<PyBool>() {
+        None
+    } else if obj.is_instance_of::<PyInt>() {
+        // Past i128 only the range error's wording is lost: saturate.
+        Some(Value::Int(obj.extract::<i128>().unwrap_or_else(|_| {
+            if obj.lt(0).unwrap_or(false) {
+                i128::MIN
+            } else {
+                i128::MAX
             }
-        },
-        pipelined_matching: get_or_default::<u32>(d, "pipelined_matching")? != 0,
-        batch_bytes: get_or_default(d, "batch_bytes")?,
-        background: BackgroundConfig {
-            load: get_or_default(d, "background_load")?,
-            frame_bytes: get_or_default::<u32>(d, "background_frame_bytes")?.max(64),
-            preemption: get_or_default::<u32>(d, "background_preemption")? != 0,
-            seed: get_or_default(d, "seed")?,
-        },
-    };
-    c.validate().map_err(PyValueError::new_err)?;
-    Ok(c)
-}
-
-/// A field of `d` if present, else its type's default (0: the protocol's own).
-fn get_or_default<'py, T: FromPyObject<'py> + Default>(
-    d: &Bound<'py, PyDict>,
-    key: &str,
-) -> PyResult<T> {
-    if d.contains(key)? {
-        get(d, key)
+        })))
+    } else if obj.is_instance_of::<PyFloat>() {
+        obj.extract().ok().map(Value::Float)
+    } else if obj.is_instance_of::<PyString>() {
+        obj.extract().ok().map(Value::Text)
     } else {
-        Ok(T::default())
+        None
     }
 }
 
-/// Overrides of the baselines' defaults (docs/simulator.md, "Baselines").
-fn baseline_params(d: &Bound<'_, PyDict>) -> PyResult<BaselineParams> {
-    let p = BaselineParams {
-        switch_buffer_bytes: get_or_default(d, "switch_buffer_bytes")?,
-        dctcp_k_bytes: get_or_default(d, "dctcp_k_bytes")?,
-        dctcp_init_cwnd: get_or_default(d, "dctcp_init_cwnd")?,
-        dctcp_ack_every: get_or_default(d, "dctcp_ack_every")?,
-        pfabric_window_packets: get_or_default(d, "pfabric_window_packets")?,
-        dcqcn_kmin_bytes: get_or_default(d, "dcqcn_kmin_bytes")?,
-        dcqcn_kmax_bytes: get_or_default(d, "dcqcn_kmax_bytes")?,
-        dcqcn_pmax: get_or_default(d, "dcqcn_pmax")?,
-        pfc_xoff_bytes: get_or_default(d, "pfc_xoff_bytes")?,
-        cxl_credits: get_or_default(d, "cxl_credits")?,
-        ird_window_bytes: get_or_default(d, "ird_window_bytes")?,
+fn to_py(py: Python<'_>, v: &Value) -> PyResult<PyObject> {
+    Ok(match v {
+        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::Float(x) => x.into_pyobject(py)?.into_any().unbind(),
+        Value::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// The configuration `d` names, resolved and checked by the schema. Errors
+/// are ValueError(message, field) with the message led by `source`.
+fn resolve(d: &Bound<'_, PyDict>, source: &str) -> PyResult<RunConfig> {
+    let fail = |message: String, field: Option<&str>| {
+        PyValueError::new_err((format!("{source}: {message}"), field.map(str::to_owned)))
     };
-    p.validate().map_err(PyValueError::new_err)?;
-    Ok(p)
+    let mut given = Vec::with_capacity(d.len());
+    for (k, v) in d.iter() {
+        let name: String = k.extract()?;
+        match (value(&v), schema::field(&name)) {
+            (Some(value), _) => given.push((name, value)),
+            (None, Some(f)) => {
+                let why = format!("should be {}", f.kind.type_name());
+                return Err(fail(
+                    format!("field '{name}' = {} {why}", v.repr()?),
+                    Some(f.name),
+                ));
+            }
+            (None, None) => given.push((name, Value::Int(0))), // reported as unknown
+        }
+    }
+    RunConfig::resolve(&given).map_err(|e| {
+        let (Some(name), Some(v)) = (e.field, &e.value) else {
+            return fail(e.why.clone(), e.field);
+        };
+        // The value as given (as Python prints it), else as resolved.
+        let shown = match d.get_item(name) {
+            Ok(Some(given)) => given.repr(),
+            _ => to_py(d.py(), v).and_then(|o| o.bind(d.py()).repr()),
+        };
+        match shown {
+            Ok(repr) => fail(format!("field '{name}' = {repr} {}", e.why), Some(name)),
+            Err(err) => err,
+        }
+    })
+}
+
+/// The schema: one dict per field (name, kind, range, default, the paper
+/// rules' value for EDM's rule levers, doc, protocols), in file order.
+#[pyfunction]
+fn sim_schema(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let defaults = RunConfig::default();
+    let out = PyList::empty(py);
+    for f in FIELDS {
+        let d = PyDict::new(py);
+        d.set_item("name", f.name)?;
+        d.set_item("type", f.kind.value_type())?;
+        d.set_item("range", f.kind.range())?;
+        d.set_item("default", to_py(py, &(f.get)(&defaults))?)?;
+        d.set_item("paper", f.paper_value().map(|v| to_py(py, &v)).transpose()?)?;
+        d.set_item("doc", f.doc)?;
+        d.set_item("protocols", f.scope.protocols())?;
+        d.set_item("scope", f.scope.name())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// `config` with every field filled in and checked (a ValueError(message,
+/// field) names the field, after `source`).
+#[pyfunction]
+#[pyo3(signature = (config, source="config"))]
+fn resolve_config<'py>(config: &Bound<'py, PyDict>, source: &str) -> PyResult<Bound<'py, PyDict>> {
+    let py = config.py();
+    let c = resolve(config, source)?;
+    let out = PyDict::new(py);
+    for (name, v) in c.values() {
+        out.set_item(name, to_py(py, &v)?)?;
+    }
+    Ok(out)
 }
 
 fn op_from_code(code: u8) -> PyResult<Op> {
@@ -165,30 +192,13 @@ type Columns<'py> = (
     Bound<'py, PyByteArray>,
 );
 
-/// Most messages one generated workload may hold (about 32 bytes each in
-/// memory): past it a typo would abort the process on allocation.
-const MAX_MESSAGES: usize = 100_000_000;
-
-/// The open-loop workload described by `w` (sizes as CDF points in `unit` bytes).
+/// The open-loop workload described by `w` (sizes as CDF points in `unit`
+/// bytes): the generator alone, as the Rust API has it.
 #[pyfunction]
 fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<Columns<'py>> {
     let memory_nodes: usize = get(w, "memory_nodes")?;
-    let nodes: usize = get(w, "nodes")?;
-    let max_ports = edm_proto::spec::MAX_PORTS as usize;
-    if !(2..=max_ports).contains(&nodes) {
-        return Err(PyValueError::new_err(format!(
-            "nodes: {nodes} is not in 2..{max_ports}"
-        )));
-    }
-    let messages: usize = get(w, "messages")?;
-    if !(1..=MAX_MESSAGES).contains(&messages) {
-        return Err(PyValueError::new_err(format!(
-            "messages: {messages} is not in 1..{MAX_MESSAGES}"
-        )));
-    }
-    let sizes = SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?;
     let gen = OpenLoop {
-        nodes,
+        nodes: get(w, "nodes")?,
         roles: if memory_nodes == 0 {
             Roles::AllToAll
         } else {
@@ -199,12 +209,15 @@ fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<
         link_gbps: get(w, "link_gbps")?,
         load: get(w, "load")?,
         write_ratio: get(w, "write_ratio")?,
-        sizes,
-        messages,
+        sizes: SizeCdf::new(get(w, "cdf")?, get(w, "unit")?).map_err(PyValueError::new_err)?,
+        messages: get(w, "messages")?,
         seed: get(w, "seed")?,
     };
     gen.validate().map_err(PyValueError::new_err)?;
-    let msgs = gen.generate();
+    workload_columns(py, &gen.generate())
+}
+
+fn workload_columns<'py>(py: Python<'py>, msgs: &[MessageSpec]) -> PyResult<Columns<'py>> {
     let n = msgs.len();
     Ok((
         to_bytes(py, n, |i| [op_code(msgs[i].op)])?,
@@ -215,35 +228,35 @@ fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<
     ))
 }
 
-/// The protocol called `name` (EDM or a baseline) on this fabric; `params`
-/// holds EDM's fields and any baseline overrides.
-fn protocol(
-    name: &str,
-    f: FabricConfig,
-    params: &Bound<'_, PyDict>,
-) -> PyResult<Box<dyn Protocol>> {
-    if name == "edm" {
-        return Ok(Box::new(Edm::new(f, edm_config(params)?)));
-    }
-    baseline_with(name, &f, &baseline_params(params)?).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "protocol: {name:?} is not edm or one of {:?}",
-            BASELINES
-        ))
-    })
+/// The messages of a resolved configuration's generated workload; `cdf_text`
+/// is an application's size CDF file as shipped.
+fn generated(c: &RunConfig, cdf_text: Option<&str>) -> PyResult<Vec<MessageSpec>> {
+    Ok(c.open_loop(cdf_text)
+        .map_err(PyValueError::new_err)?
+        .generate())
 }
 
-/// Latency (ps) of one message alone in the network under `name`.
+/// An application's size CDF file as shipped, parsed: `(size in
+/// CDF_UNIT_BYTES packets, cumulative probability)` points.
 #[pyfunction]
-fn alone_ps(
-    name: &str,
-    fabric: &Bound<'_, PyDict>,
-    params: &Bound<'_, PyDict>,
-    op: u8,
-    size: u32,
-) -> PyResult<Ps> {
-    let f = fabric_config(fabric)?;
-    let p = protocol(name, f, params)?;
+fn size_cdf_points(text: &str) -> PyResult<Vec<(f64, f64)>> {
+    let cdf = SizeCdf::from_text(text, CDF_UNIT_BYTES).map_err(PyValueError::new_err)?;
+    Ok(cdf.points().to_vec())
+}
+
+/// The generated workload of `config` as columns (`edm.sim.build_workload`).
+#[pyfunction]
+#[pyo3(signature = (config, cdf_text=None))]
+fn generate<'py>(config: &Bound<'py, PyDict>, cdf_text: Option<&str>) -> PyResult<Columns<'py>> {
+    let c = resolve(config, "config")?;
+    workload_columns(config.py(), &generated(&c, cdf_text)?)
+}
+
+/// Latency (ps) of one message from node 0 to node 1 alone in the network
+/// under `config`'s protocol.
+#[pyfunction]
+fn alone_ps(config: &Bound<'_, PyDict>, op: u8, size: u32) -> PyResult<Ps> {
+    let c = resolve(config, "config")?;
     let m = MessageSpec {
         op: op_from_code(op)?,
         requester: 0,
@@ -252,89 +265,90 @@ fn alone_ps(
         issue_ps: 0,
         ..Default::default()
     };
-    Ok(p.alone_ps(&m))
+    Ok(c.alone_ps(&m))
 }
 
-/// Runs protocol `name` on the messages given as columns (sorted by issue
-/// time); returns (complete_ps with -1 for unfinished, alone_ps, totals dict).
-#[pyfunction]
-#[pyo3(signature = (name, fabric, params, op, requester, memory, size, issue_ps, progress=None, addr=None, fence=None))]
-#[allow(clippy::too_many_arguments)]
-fn run_protocol<'py>(
-    py: Python<'py>,
-    name: &str,
-    fabric: &Bound<'py, PyDict>,
-    params: &Bound<'py, PyDict>,
-    op: &[u8],
-    requester: &[u8],
-    memory: &[u8],
-    size: &[u8],
-    issue_ps: &[u8],
-    progress: Option<PyObject>,
-    addr: Option<&[u8]>,
-    fence: Option<&[u8]>,
-) -> PyResult<(
-    Bound<'py, PyByteArray>,
-    Bound<'py, PyByteArray>,
-    Bound<'py, PyDict>,
-)> {
-    let f = fabric_config(fabric)?;
-    let requester = column("requester", requester, u16::from_ne_bytes)?;
-    let memory = column("memory", memory, u16::from_ne_bytes)?;
-    let size = column("size", size, u32::from_ne_bytes)?;
-    let issue_ps = column("issue_ps", issue_ps, Ps::from_ne_bytes)?;
+/// Messages given as columns of bytes (sorted by issue time), checked.
+fn given_messages(c: &RunConfig, cols: &Bound<'_, PyAny>) -> PyResult<Vec<MessageSpec>> {
+    type Given<'a> = (
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        Vec<u8>,
+        Option<Vec<u8>>,
+        Option<Vec<u8>>,
+    );
+    let (op, requester, memory, size, issue_ps, addr, fence): Given = cols.extract()?;
+    let requester = column("requester", &requester, u16::from_ne_bytes)?;
+    let memory = column("memory", &memory, u16::from_ne_bytes)?;
+    let size = column("size", &size, u32::from_ne_bytes)?;
+    let issue_ps = column("issue_ps", &issue_ps, Ps::from_ne_bytes)?;
     let addr = addr
-        .map(|a| column("addr", a, u64::from_ne_bytes))
+        .map(|a| column("addr", &a, u64::from_ne_bytes))
         .transpose()?;
     let n = op.len();
-    if addr.as_ref().is_some_and(|a| a.len() != n) || fence.is_some_and(|f| f.len() != n) {
-        return Err(PyValueError::new_err("message columns differ in length"));
-    }
-    if [requester.len(), memory.len(), size.len(), issue_ps.len()]
-        .iter()
-        .any(|&l| l != n)
+    if addr.as_ref().is_some_and(|a| a.len() != n)
+        || fence.as_ref().is_some_and(|f| f.len() != n)
+        || [requester.len(), memory.len(), size.len(), issue_ps.len()]
+            .iter()
+            .any(|&l| l != n)
     {
         return Err(PyValueError::new_err("message columns differ in length"));
     }
     let mut msgs = Vec::with_capacity(n);
     for i in 0..n {
-        let m = MessageSpec {
+        msgs.push(MessageSpec {
             op: op_from_code(op[i])?,
             requester: requester[i],
             memory: memory[i],
             size: size[i],
             issue_ps: issue_ps[i],
             addr: addr.as_ref().map_or(0, |a| a[i]),
-            fence: fence.is_some_and(|f| f[i] != 0),
-        };
-        if m.requester as usize >= f.nodes
-            || m.memory as usize >= f.nodes
-            || m.requester == m.memory
-        {
-            return Err(PyValueError::new_err(format!(
-                "message {i}: requester {} and memory {} must be distinct nodes below {}",
-                m.requester, m.memory, f.nodes
-            )));
-        }
-        if m.size == 0 {
-            return Err(PyValueError::new_err(format!(
-                "message {i}: size must be positive"
-            )));
-        }
-        if i > 0 && m.issue_ps < msgs.last().map_or(0, |p: &MessageSpec| p.issue_ps) {
-            return Err(PyValueError::new_err(format!(
-                "message {i}: not sorted by issue time"
-            )));
-        }
-        msgs.push(m);
+            fence: fence.as_ref().is_some_and(|f| f[i] != 0),
+        });
     }
+    check_messages(&msgs, c.fabric.nodes).map_err(PyValueError::new_err)?;
     if addr.is_none() {
         // Addresses drawn from their own stream of the run's seed.
-        let space: u64 = get_or_default(params, "address_space_bytes")?;
-        let seed: u64 = get_or_default(params, "seed")?;
-        assign_addresses(&mut msgs, space.max(64), seed);
+        assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
     }
-    let mut model = protocol(name, f, params)?;
+    Ok(msgs)
+}
+
+/// What [`run`] returns.
+type RunResult<'py> = (
+    Option<Columns<'py>>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyDict>,
+);
+
+/// Runs `config`: on its generated workload (made here, with `cdf_text` an
+/// application's size CDF file) or on `messages`, columns of bytes (op,
+/// requester, memory, size, issue_ps, addr or None, fence or None) sorted by
+/// issue time. Returns (the generated workload's columns or None,
+/// complete_ps with -1 for unfinished, alone_ps, totals dict).
+#[pyfunction]
+#[pyo3(signature = (config, cdf_text=None, messages=None, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    config: &Bound<'py, PyDict>,
+    cdf_text: Option<&str>,
+    messages: Option<&Bound<'py, PyAny>>,
+    progress: Option<PyObject>,
+) -> PyResult<RunResult<'py>> {
+    let c = resolve(config, "config")?;
+    let (msgs, workload) = match messages {
+        Some(cols) => (given_messages(&c, cols)?, None),
+        None => {
+            let mut msgs = generated(&c, cdf_text)?;
+            assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
+            let cols = workload_columns(py, &msgs)?;
+            (msgs, Some(cols))
+        }
+    };
+    let mut model = c.model();
     let mut callback_error = None;
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {
@@ -349,27 +363,34 @@ fn run_protocol<'py>(
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
-    totals.set_item("events", t.events)?;
-    totals.set_item("end_ps", t.end_ps)?;
-    totals.set_item("uplink_util_mean", t.uplink_util_mean)?;
-    totals.set_item("uplink_util_max", t.uplink_util_max)?;
-    totals.set_item("downlink_util_mean", t.downlink_util_mean)?;
-    totals.set_item("downlink_util_max", t.downlink_util_max)?;
-    totals.set_item("max_switch_data_queue", t.max_switch_data_queue)?;
-    totals.set_item("max_switch_data_wait_ps", t.max_switch_data_wait_ps)?;
-    totals.set_item("switch_data_conflicts", t.switch_data_conflicts)?;
-    totals.set_item("max_grant_wait_ps", t.max_grant_wait_ps)?;
-    totals.set_item("max_request_wait_ps", t.max_request_wait_ps)?;
-    totals.set_item("max_notification_queue", t.max_notification_queue)?;
-    totals.set_item("scheduler_iterations", t.scheduler_iterations)?;
-    totals.set_item("delivered_bytes", t.delivered_bytes)?;
-    totals.set_item("drops", t.drops)?;
-    totals.set_item("ecn_marks", t.ecn_marks)?;
-    totals.set_item("pauses", t.pauses)?;
-    totals.set_item("retransmissions", t.retransmissions)?;
-    totals.set_item("timeouts", t.timeouts)?;
-    totals.set_item("max_switch_queue_bytes", t.max_switch_queue_bytes)?;
-    totals.set_item("max_ingress_bytes", t.max_ingress_bytes)?;
+    // Every counter of the run by its field name (Python's summary copies
+    // each one it does not render itself).
+    macro_rules! counters {
+        ($($name:ident),*) => { $( totals.set_item(stringify!($name), t.$name)?; )* };
+    }
+    counters!(
+        events,
+        end_ps,
+        uplink_util_mean,
+        uplink_util_max,
+        downlink_util_mean,
+        downlink_util_max,
+        max_switch_data_queue,
+        max_switch_data_wait_ps,
+        switch_data_conflicts,
+        max_grant_wait_ps,
+        max_request_wait_ps,
+        max_notification_queue,
+        scheduler_iterations,
+        delivered_bytes,
+        drops,
+        ecn_marks,
+        pauses,
+        retransmissions,
+        timeouts,
+        max_switch_queue_bytes,
+        max_ingress_bytes
+    );
     let fr = &t.frames;
     let mut delays = fr.delays_ps.clone();
     delays.sort_unstable();
@@ -395,6 +416,7 @@ fn run_protocol<'py>(
     totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
     let r = &out.records;
     Ok((
+        workload,
         to_bytes(py, r.len(), |i| {
             r[i].complete_ps.map_or(-1, |c| c as i64).to_ne_bytes()
         })?,
@@ -521,45 +543,19 @@ impl Scheduler {
     }
 }
 
-/// EDM's scheduling levers of a configuration, as Python's config names them.
-fn rules<'py>(py: Python<'py>, c: &EdmConfig) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item(
-        "memory_order",
-        match c.memory_order {
-            MemoryOrder::Pair => "pair",
-            MemoryOrder::Address => "address",
-        },
-    )?;
-    d.set_item("pipelined_matching", c.pipelined_matching as u32)?;
-    d.set_item("batch_bytes", c.batch_bytes)?;
-    d.set_item("priority_hold", c.priority_hold)?;
-    d.set_item("zero_queue", c.zero_queue as u32)?;
-    d.set_item("start_delay", c.start_delay as u32)?;
-    d.set_item("egress_feedback", c.egress_feedback as u32)?;
-    Ok(d)
-}
-
-/// The levers' values of EDM's own rules (protocol "edm"): defined once, in
-/// `EdmConfig::edm_rules`.
-#[pyfunction]
-fn edm_rules(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    rules(py, &EdmConfig::edm_rules())
-}
-
-/// The levers' values of the paper's rules (protocol "edm-paper").
-#[pyfunction]
-fn paper_rules(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    rules(py, &EdmConfig::paper())
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(edm_rules, m)?)?;
-    m.add_function(wrap_pyfunction!(paper_rules, m)?)?;
+    m.add_function(wrap_pyfunction!(sim_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
-    m.add_function(wrap_pyfunction!(run_protocol, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
+    m.add("PROTOCOLS", PROTOCOLS.to_vec())?;
+    m.add("EDM_PROTOCOLS", EDM_PROTOCOLS.to_vec())?;
     m.add("BASELINES", BASELINES.to_vec())?;
+    m.add("GENERATED_WORKLOADS", GENERATED_WORKLOADS.to_vec())?;
+    m.add("CDF_UNIT_BYTES", CDF_UNIT_BYTES)?;
     m.add("MAX_MESSAGES", MAX_MESSAGES)?;
     m.add_class::<Scheduler>()?;
     Ok(())

@@ -15,7 +15,9 @@ use crate::workload::MessageSpec;
 use edm_proto::spec::*;
 
 /// The baselines by name, in the paper's order.
-pub const BASELINES: &[&str] = &["dctcp", "ird", "pfabric", "pfc_dcqcn", "cxl", "fastpass"];
+pub const BASELINES: &[&str] = crate::schema::PROTOCOLS
+    .split_at(crate::schema::EDM_PROTOCOLS.len())
+    .1;
 
 /// Per-egress switch buffer (bytes): ~25 MB shared over 128 x 100G ports,
 /// statically partitioned.
@@ -49,37 +51,22 @@ pub struct BaselineParams {
 }
 
 impl BaselineParams {
+    /// Checked by the configuration schema (`crate::schema`), the one place
+    /// configurations are validated.
     pub fn validate(&self) -> Result<(), String> {
-        let framing = ethernet(0, RAW_TRANSPORT_HEADER_BYTES).framing;
-        let mtu = framing.wire(framing.mss()) as u64;
-        if self.dcqcn_pmax != 0.0 && !(self.dcqcn_pmax > 0.0 && self.dcqcn_pmax <= 1.0) {
-            return Err(format!("dcqcn_pmax: {} is not in (0, 1]", self.dcqcn_pmax));
-        }
-        if self.dcqcn_kmin_bytes != 0
-            && self.dcqcn_kmax_bytes != 0
-            && self.dcqcn_kmin_bytes > self.dcqcn_kmax_bytes
-        {
-            return Err(format!(
-                "dcqcn_kmin_bytes ({}) exceeds dcqcn_kmax_bytes ({})",
-                self.dcqcn_kmin_bytes, self.dcqcn_kmax_bytes
-            ));
-        }
-        if self.pfc_xoff_bytes != 0 && self.pfc_xoff_bytes < 3 * mtu {
-            return Err(format!(
-                "pfc_xoff_bytes: {} is below three MTU frames ({})",
-                self.pfc_xoff_bytes,
-                3 * mtu
-            ));
-        }
-        if self.switch_buffer_bytes != 0 && self.switch_buffer_bytes < 2 * mtu {
-            return Err(format!(
-                "switch_buffer_bytes: {} is below two MTU frames ({})",
-                self.switch_buffer_bytes,
-                2 * mtu
-            ));
-        }
-        Ok(())
+        let run = crate::schema::RunConfig {
+            baselines: self.clone(),
+            ..Default::default()
+        };
+        run.validate().map_err(|e| e.to_string())
     }
+}
+
+/// Wire bytes of a full-size raw Ethernet frame (buffers and thresholds must
+/// hold a few).
+pub fn mtu_wire_bytes() -> u64 {
+    let framing = ethernet(0, RAW_TRANSPORT_HEADER_BYTES).framing;
+    framing.wire(framing.mss()) as u64
 }
 
 fn or<T: PartialEq + Default>(value: T, default: T) -> T {

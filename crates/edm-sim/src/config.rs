@@ -1,5 +1,6 @@
 //! Simulation configuration: the fabric, EDM's scheduler, and its defaults
 //! (Table 1 constants from `edm_proto::spec`).
+use crate::schema::RunConfig;
 use edm_proto::spec;
 
 /// Picoseconds: the simulator's exact unit of time.
@@ -20,6 +21,13 @@ impl Priority {
             "srpt" => Some(Priority::Srpt),
             "fcfs" => Some(Priority::Fcfs),
             _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Priority::Srpt => "srpt",
+            Priority::Fcfs => "fcfs",
         }
     }
 }
@@ -44,6 +52,13 @@ impl MemoryOrder {
             "pair" => Some(MemoryOrder::Pair),
             "address" => Some(MemoryOrder::Address),
             _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemoryOrder::Pair => "pair",
+            MemoryOrder::Address => "address",
         }
     }
 }
@@ -189,57 +204,24 @@ impl FabricConfig {
         2 * self.cycles(spec::PCS_PASS_CYCLES) + 2 * self.phy_ps + self.prop_ps
     }
 
+    /// Checked by the configuration schema (`crate::schema`), the one place
+    /// configurations are validated.
     pub fn validate(&self) -> Result<(), String> {
-        if spec::block_ps(self.link_gbps).is_none() {
-            return Err(format!(
-                "link_gbps: {} is not one of 10, 25, 100, 400",
-                self.link_gbps
-            ));
-        }
-        if self.nodes < 2 || self.nodes > spec::MAX_PORTS as usize {
-            return Err(format!(
-                "nodes: {} is not in 2..={}",
-                self.nodes,
-                spec::MAX_PORTS
-            ));
-        }
-        if self.cycle_ps == 0 || self.scheduler_cycle_ps == 0 {
-            return Err("cycle_ps and scheduler_cycle_ps must be positive".into());
-        }
-        Ok(())
+        let run = RunConfig {
+            fabric: self.clone(),
+            ..RunConfig::default()
+        };
+        run.validate().map_err(|e| e.to_string())
     }
 }
 
 impl EdmConfig {
+    /// Checked by the configuration schema (`crate::schema`).
     pub fn validate(&self) -> Result<(), String> {
-        if self.chunk_bytes == 0 || self.chunk_bytes > spec::MAX_MESSAGE_BYTES {
-            return Err(format!(
-                "chunk_bytes: {} is not in 1..={}",
-                self.chunk_bytes,
-                spec::MAX_MESSAGE_BYTES
-            ));
-        }
-        if self.batch_bytes > 0 && self.batch_bytes < 64 {
-            return Err(format!(
-                "batch_bytes: {} is neither 0 (off) nor at least 64",
-                self.batch_bytes
-            ));
-        }
-        if self.max_active_notifs == 0 {
-            return Err("max_active_notifs: must be at least 1".into());
-        }
-        if self.start_delay && !self.zero_queue {
-            return Err("start_delay: applies with zero_queue = 1 only".into());
-        }
-        if self.zero_queue && self.egress_feedback {
-            return Err(
-                "egress_feedback: has nothing to do with zero_queue on (no circuit is late); set one of them"
-                    .into(),
-            );
-        }
-        if self.zero_queue && self.background.enabled() && !self.background.preemption {
-            return Err("zero_queue: needs background_preemption = 1 (without preemption a frame on the wire delays memory data)".into());
-        }
-        self.background.validate()
+        let run = RunConfig {
+            edm: self.clone(),
+            ..RunConfig::default()
+        };
+        run.validate().map_err(|e| e.to_string())
     }
 }

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod packet;
 pub mod rng;
 pub mod scheduler;
+pub mod schema;
 pub mod workload;
 
 pub use edm_proto::spec;

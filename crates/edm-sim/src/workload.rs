@@ -69,6 +69,26 @@ pub fn assign_addresses(msgs: &mut [MessageSpec], space_bytes: u64, seed: u64) {
     }
 }
 
+/// Checks messages given from outside (a trace, an application): distinct
+/// nodes below `nodes`, positive sizes, sorted by issue time.
+pub fn check_messages(msgs: &[MessageSpec], nodes: usize) -> Result<(), String> {
+    for (i, m) in msgs.iter().enumerate() {
+        if m.requester as usize >= nodes || m.memory as usize >= nodes || m.requester == m.memory {
+            return Err(format!(
+                "message {i}: requester {} and memory {} must be distinct nodes below {nodes}",
+                m.requester, m.memory
+            ));
+        }
+        if m.size == 0 {
+            return Err(format!("message {i}: size must be positive"));
+        }
+        if i > 0 && m.issue_ps < msgs[i - 1].issue_ps {
+            return Err(format!("message {i}: not sorted by issue time"));
+        }
+    }
+    Ok(())
+}
+
 /// Whether two ranges `[lo, hi)` share a byte.
 pub fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
     a.0 < b.1 && b.0 < a.1
@@ -139,6 +159,11 @@ impl SizeCdf {
         }
     }
 
+    /// The `(size in units, cumulative probability)` points.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
     fn top(&self) -> f64 {
         self.points.last().unwrap().1
     }
@@ -189,25 +214,29 @@ pub struct OpenLoop {
 }
 
 impl OpenLoop {
+    /// Checked by the configuration schema (`crate::schema`), the one place
+    /// configurations are validated.
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.load > 0.0 && self.load.is_finite()) {
-            return Err(format!("load: {} must be positive", self.load));
+        let mut run = crate::schema::RunConfig {
+            memory_nodes: match self.roles {
+                Roles::AllToAll => 0,
+                Roles::Split { memory } => memory,
+            },
+            load: self.load,
+            write_ratio: self.write_ratio,
+            messages: self.messages,
+            seed: self.seed,
+            ..Default::default()
+        };
+        run.fabric.nodes = self.nodes;
+        run.fabric.link_gbps = self.link_gbps;
+        if let Roles::Split { memory: 0 } = self.roles {
+            return Err(
+                "memory_nodes: a split of compute and memory nodes needs at least one memory node"
+                    .into(),
+            );
         }
-        if !(0.0..=1.0).contains(&self.write_ratio) {
-            return Err(format!(
-                "write_ratio: {} is not in [0, 1]",
-                self.write_ratio
-            ));
-        }
-        if let Roles::Split { memory } = self.roles {
-            if memory == 0 || memory >= self.nodes {
-                return Err(format!(
-                    "memory_nodes: {memory} must be in 1..{}",
-                    self.nodes
-                ));
-            }
-        }
-        Ok(())
+        run.validate().map_err(|e| e.to_string())
     }
 
     pub fn generate(&self) -> Vec<MessageSpec> {

@@ -6,8 +6,8 @@
 >>> result.messages.head()                   # one row per message (pandas)
 
 :func:`run` resolves the configuration (:mod:`edm.sim.config`), builds the
-workload, runs the Rust engine (``crates/edm-sim``) and summarises. Field
-definitions are in docs/simulator.md.
+workload, runs the Rust engine (``crates/edm-sim``) and summarises. Every
+configuration field: docs/config.md; the model: docs/simulator.md.
 """
 
 from __future__ import annotations
@@ -21,21 +21,23 @@ import numpy as np
 import pandas as pd
 
 from edm import _core
-from edm.sim.config import BASELINE_KEYS, EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
-from edm.sim.workloads import CDF_UNIT_BYTES, Messages, load_cdf, measured_load, read_trace
+from edm.sim.config import EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
+from edm.sim.workloads import Messages, cdf_text, measured_load, read_trace
 
 Scheduler = _core.Scheduler
 
-__all__ = ["ConfigError", "Result", "Scheduler", "build_workload", "run", "run_point"]
+__all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "run", "run_point"]
 
-_FABRIC_KEYS = ("nodes", "link_gbps", "prop_ps", "phy_ps", "cycle_ps", "scheduler_cycle_ps", "dram_ps")
-# Protocol parameters: EDM's, then the baselines' overrides.
-_PROTOCOL_KEYS = ("chunk_bytes", "max_active_notifs", "priority", "max_iterations", "priority_hold", "egress_feedback",
-                  "zero_queue", "start_delay", "early_grant_ps", "memory_order", "pipelined_matching", "batch_bytes", "address_space_bytes",
-                  "background_load", "background_frame_bytes", "background_preemption", "seed") + BASELINE_KEYS
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
+# The core's run totals that the summary renders itself (in ns, or only with
+# their feature on); it copies every other total as the core reports it.
+_RENDERED_TOTALS = frozenset((
+    "end_ps", "delivered_bytes", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
+    "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
+    "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
+))
 
 
 @dataclass
@@ -44,33 +46,8 @@ class Result:
     messages: pd.DataFrame
 
 
-def build_workload(cfg: dict[str, Any]) -> Messages:
-    """The messages a resolved configuration issues."""
-    wl = cfg["workload"]
-    if wl not in WORKLOADS:
-        msgs = read_trace(wl)
-        if int(msgs.requester.max()) >= cfg["nodes"] or int(msgs.memory.max()) >= cfg["nodes"]:
-            raise ConfigError(f"{wl}: trace uses node {max(msgs.requester.max(), msgs.memory.max())}, "
-                              f"but nodes = {cfg['nodes']}")
-        return msgs
-    if wl == "micro":
-        cdf, unit = [(1.0, 1.0)], cfg["message_bytes"]
-    else:
-        cdf, unit = load_cdf(wl), CDF_UNIT_BYTES
-    cols = _core.generate_open_loop(
-        {
-            "nodes": cfg["nodes"],
-            "memory_nodes": cfg["memory_nodes"],
-            "link_gbps": cfg["link_gbps"],
-            "load": float(cfg["load"]),
-            "write_ratio": float(cfg["write_ratio"]),
-            "cdf": cdf,
-            "unit": unit,
-            "messages": cfg["messages"],
-            "seed": cfg["seed"],
-        }
-    )
-    # Columns arrive as bytearrays in native byte order (writable arrays, no copy).
+def _columns(cols: tuple[bytearray, ...]) -> Messages:
+    """Workload columns from the core (bytearrays in native byte order: writable arrays, no copy)."""
     op, requester, memory, size, issue = cols
     return Messages(
         op=np.frombuffer(op, np.uint8),
@@ -81,6 +58,24 @@ def build_workload(cfg: dict[str, Any]) -> Messages:
     )
 
 
+def _trace(cfg: dict[str, Any]) -> Messages:
+    """The messages of a configuration whose workload is a trace file."""
+    wl = cfg["workload"]
+    msgs = read_trace(wl)
+    if int(msgs.requester.max()) >= cfg["nodes"] or int(msgs.memory.max()) >= cfg["nodes"]:
+        raise ConfigError(f"{wl}: trace uses node {max(msgs.requester.max(), msgs.memory.max())}, "
+                          f"but nodes = {cfg['nodes']}")
+    return msgs
+
+
+def build_workload(cfg: dict[str, Any]) -> Messages:
+    """The messages a resolved configuration issues (:func:`run` makes a
+    generated workload inside the core instead; this is for looking at one)."""
+    if cfg["workload"] not in WORKLOADS:
+        return _trace(cfg)
+    return _columns(_core.generate(cfg, cdf_text(cfg["workload"])))
+
+
 def _column(values: np.ndarray, dtype: type) -> bytes:
     """A message column as the engine takes it: raw bytes, native byte order."""
     return np.ascontiguousarray(values, dtype).tobytes()
@@ -89,27 +84,29 @@ def _column(values: np.ndarray, dtype: type) -> bytes:
 def run(config: dict[str, Any] | None = None, progress: bool = False, source: str = "config",
         messages: Messages | None = None) -> Result:
     """Simulates one configuration to completion; ``messages`` replaces the
-    configured workload (e.g. a YCSB message stream, edm.ycsb.rack)."""
+    configured workload (e.g. a YCSB message stream, edm.ycsb.rack). A
+    generated workload is made and run inside the core; it crosses to Python
+    once, for the results table."""
     cfg = resolve(dict(config or {}), source)
-    msgs = build_workload(cfg) if messages is None else messages
-    started = time.perf_counter()
-    bar = _progress_bar(len(msgs)) if progress else None
-    complete, alone, totals = _core.run_protocol(
-        engine_protocol(cfg["protocol"]),
-        {k: cfg[k] for k in _FABRIC_KEYS},
-        {k: cfg[k] for k in _PROTOCOL_KEYS},
-        _column(msgs.op, np.uint8),
-        _column(msgs.requester, np.uint16),
-        _column(msgs.memory, np.uint16),
-        _column(msgs.size, np.uint32),
-        _column(msgs.issue_ps, np.uint64),
-        bar.update_to if bar else None,
-        None if msgs.addr is None else _column(msgs.addr, np.uint64),
-        None if msgs.fence is None else _column(msgs.fence, np.uint8),
+    if messages is None and cfg["workload"] not in WORKLOADS:
+        messages = _trace(cfg)
+    given = None if messages is None else (
+        _column(messages.op, np.uint8),
+        _column(messages.requester, np.uint16),
+        _column(messages.memory, np.uint16),
+        _column(messages.size, np.uint32),
+        _column(messages.issue_ps, np.uint64),
+        None if messages.addr is None else _column(messages.addr, np.uint64),
+        None if messages.fence is None else _column(messages.fence, np.uint8),
     )
+    started = time.perf_counter()
+    bar = _progress_bar(len(messages) if messages is not None else cfg["messages"]) if progress else None
+    generated, complete, alone, totals = _core.run(cfg, cdf_text(cfg["workload"]), given,
+                                                   bar.update_to if bar else None)
     wall = time.perf_counter() - started
     if bar:
         bar.close()
+    msgs = messages if generated is None else _columns(generated)
     df = pd.DataFrame(
         {
             "op": pd.Categorical.from_codes(msgs.op.astype(np.int8), ["read", "write", "rmw"]),
@@ -130,22 +127,22 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     return Result(summary=summary, messages=df)
 
 
-def engine_protocol(name: str) -> str:
-    """The engine model a protocol runs on (both EDM protocols are EDM's)."""
-    return "edm" if name in EDM_PROTOCOLS else name
+def alone_ps(cfg: dict[str, Any], op: int, size: int) -> int:
+    """Latency (ps) of one message (op code 0 read, 1 write, 2 RMW; ``size``
+    bytes) alone in the network under configuration ``cfg``."""
+    return _core.alone_ps(cfg, op, size)
 
 
 def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, float]:
     """Zero-queue slowdowns against the paper rules' alone latency: the rules'
     own alone latency is longer for messages of several chunks (guards), so
     their plain slowdowns have a larger denominator than the paper rules'."""
-    fabric = {k: cfg[k] for k in _FABRIC_KEYS}
-    params = {**{k: cfg[k] for k in _PROTOCOL_KEYS}, **PAPER_RULES}
+    paper = {**cfg, "protocol": "edm", **PAPER_RULES}
     # One alone latency per distinct (op, size): op code in the high bits.
     key = df["op"].cat.codes.to_numpy().astype(np.uint64) << np.uint64(32) | df["size"].to_numpy().astype(np.uint64)
     distinct, index = np.unique(key, return_inverse=True)
-    alone_ps = np.array([_core.alone_ps("edm", fabric, params, int(k >> 32), int(k & 0xFFFFFFFF)) for k in distinct])
-    slowdown = df["latency_ns"].to_numpy() / (alone_ps[index] / 1e3)
+    alone = np.array([alone_ps(paper, int(k >> 32), int(k & 0xFFFFFFFF)) for k in distinct])
+    slowdown = df["latency_ns"].to_numpy() / (alone[index] / 1e3)
     measured = slowdown[int(len(df) * cfg["warmup_fraction"]) :]
     measured = measured[~np.isnan(measured)]
     if len(measured) == 0:
@@ -224,25 +221,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
                                                 df["issue_ps"].to_numpy(), cfg["link_gbps"])
         summary["offered_load_source"] = "measured"
-    for key in (
-        "uplink_util_mean",
-        "uplink_util_max",
-        "downlink_util_mean",
-        "downlink_util_max",
-        "max_notification_queue",
-        "max_switch_data_queue",
-        "switch_data_conflicts",
-        "drops",
-        "ecn_marks",
-        "pauses",
-        "retransmissions",
-        "timeouts",
-        "max_switch_queue_bytes",
-        "max_ingress_bytes",
-        "scheduler_iterations",
-        "events",
-    ):
-        summary[key] = totals[key]
+    summary.update({k: v for k, v in totals.items() if k not in _RENDERED_TOTALS})
     summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
     if cfg["zero_queue"]:
         summary["max_grant_wait_ns"] = totals["max_grant_wait_ps"] / 1e3

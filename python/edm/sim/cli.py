@@ -7,40 +7,18 @@ import json
 import sys
 from pathlib import Path
 
-from edm.sim.config import DEFAULTS, ConfigError, load_toml
+from edm.sim.config import SCHEMA, ConfigError, field_lines, load_toml, markdown_table
 
-# Flags and the config fields they set (flags override the TOML file).
-_FLAGS = {
-    "protocol": str,
-    "nodes": int,
-    "memory_nodes": int,
-    "link_gbps": int,
-    "workload": str,
-    "load": float,
-    "write_ratio": float,
-    "messages": int,
-    "seed": int,
-    "chunk_bytes": int,
-    "priority": str,
-    "scheduler_cycle_ps": int,
-    "priority_hold": int,
-    "egress_feedback": int,
-    "zero_queue": int,
-    "start_delay": int,
-    "early_grant_ps": int,
-    "memory_order": str,
-    "pipelined_matching": int,
-    "batch_bytes": int,
-    "max_active_notifs": int,
-    "background_load": float,
-    "background_frame_bytes": int,
-    "background_preemption": int,
-}
+# Every field of the schema is a flag (flags override the TOML file).
+_TYPES = {"int": int, "float": float, "str": str}
 
 
 def _cmd(args: argparse.Namespace) -> int:
     from edm import sim
 
+    if args.schema:
+        print(markdown_table(), end="")
+        return 0
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         print(f"edm simulate: --out {out}: exists and is not a folder", file=sys.stderr)
@@ -48,10 +26,13 @@ def _cmd(args: argparse.Namespace) -> int:
     try:
         config = load_toml(args.config) if args.config else {}
         source = str(args.config) if args.config else "flags"
-        for key in _FLAGS:
-            value = getattr(args, key)
+        where = {k: f"line {n}" for k, n in field_lines(args.config).items()} if args.config else {}
+        for f in SCHEMA:
+            value = getattr(args, f["name"])
             if value is not None:
-                config[key] = value
+                config[f["name"]] = value
+                where[f["name"]] = f"flag --{f['name'].replace('_', '-')}"
+        config = sim.config.resolve(config, source, where)
         result = sim.run(config, progress=not args.quiet, source=source)
     except (ConfigError, ValueError) as e:
         print(f"edm simulate: {e}", file=sys.stderr)
@@ -85,9 +66,10 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simulate", help="simulate a rack: one protocol, one workload")
     p.add_argument("--config", help="TOML file with any of the fields below (flags override it)")
-    for key, typ in _FLAGS.items():
-        p.add_argument(f"--{key.replace('_', '-')}", dest=key, type=typ, default=None,
-                       help=f"(default {DEFAULTS[key]})")
+    for f in SCHEMA:
+        p.add_argument(f"--{f['name'].replace('_', '-')}", dest=f["name"], type=_TYPES[f["type"]], default=None,
+                       help=f"{f['doc']} ({f['range']}; default {f['default']})".replace("%", "%%"))
     p.add_argument("--out", default="results/simulate", help="output folder (default results/simulate)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--schema", action="store_true", help="print every configuration field as docs/config.md has it")
     p.set_defaults(func=_cmd)

@@ -16,11 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edm import _core, protocol
+from edm import protocol
 from edm.sim.config import PROTOCOLS, resolve
 
 OPS = {"read": 0, "write": 1}
-
 
 
 def _table1_ns(stack_ps: int) -> dict[str, float]:
@@ -57,18 +56,14 @@ STACK = {
 
 def unloaded_table(config: dict[str, Any] | None = None, size: int = 64) -> list[dict[str, Any]]:
     """One row per protocol: unloaded read and write latency (ns)."""
-    from edm.sim import _PROTOCOL_KEYS, _FABRIC_KEYS
+    from edm.sim import alone_ps
 
     rows = []
-    from edm.sim import engine_protocol
-
     for name in PROTOCOLS:
         cfg = resolve({**(config or {}), "protocol": name})
-        fabric = {k: cfg[k] for k in _FABRIC_KEYS}
-        params = {k: cfg[k] for k in _PROTOCOL_KEYS}
         row: dict[str, Any] = {"protocol": name, "stack": STACK[name]}
         for op, code in OPS.items():
-            row[f"{op}_ns"] = _core.alone_ps(engine_protocol(name), fabric, params, code, size) / 1e3
+            row[f"{op}_ns"] = alone_ps(cfg, code, size) / 1e3
             row[f"{op}_table1_ns"] = TABLE1_NS.get(name, {}).get(op)
         rows.append(row)
     return rows

@@ -1,5 +1,6 @@
-"""Workload inputs: the application size CDFs shipped with EDM, and the paper
-artifact's trace format (import and export).
+"""Workload inputs: the application size CDFs shipped with EDM (read and
+sampled by the core's open-loop generator), and the paper artifact's trace
+format (import and export).
 
 Trace format, one message per line, seven whitespace-separated integers:
 ``id type src dst size response start_slot`` where type is 1 (RREQ) or 3
@@ -15,10 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
+from edm import _core
+
 TRACE_SLOT_PS = 640
 TRACE_RREQ, TRACE_WREQ = 1, 3
 OP_READ, OP_WRITE, OP_RMW = 0, 1, 2
-CDF_UNIT_BYTES = 1460
+CDF_UNIT_BYTES: int = _core.CDF_UNIT_BYTES
 _FIELDS = ("id", "type", "src", "dst", "size", "response", "start_slot")
 # What the engine's columns hold: node ids u16, sizes u32, issue times u64 ps.
 _MAX_NODE, _MAX_BYTES, _MAX_SLOT = 2**16 - 1, 2**32 - 1, (2**64 - 1) // TRACE_SLOT_PS
@@ -28,18 +31,24 @@ class TraceError(ValueError):
     """A malformed trace; the message names the file, line and field."""
 
 
+def cdf_text(workload: str) -> str | None:
+    """An application's size CDF file as shipped (lines of size in 1460-byte
+    packets, an unused column, cumulative probability; parsed by the core's
+    ``SizeCdf::from_text``); None for any other workload."""
+    from edm.sim.config import WORKLOADS
+
+    if workload == "micro" or workload not in WORKLOADS:
+        return None
+    return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
+
+
 def load_cdf(app: str) -> list[tuple[float, float]]:
-    """(size in 1460-byte packets, cumulative probability) points of an application."""
-    text = resources.files("edm.workloads").joinpath(f"CDF_{app}.txt").read_text()
-    points = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split()
-        if len(parts) != 3:
-            raise ValueError(f"CDF_{app}.txt:{n}: expected 3 columns, got {len(parts)}")
-        points.append((float(parts[0]), float(parts[2])))
-    return points
+    """(size in CDF_UNIT_BYTES packets, cumulative probability) points of an
+    application, as the core's generator reads them."""
+    text = cdf_text(app)
+    if text is None:
+        raise ValueError(f"{app!r} is not an application workload")
+    return _core.size_cdf_points(text)
 
 
 @dataclass

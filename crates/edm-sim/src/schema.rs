@@ -1,0 +1,868 @@
+//! The simulator's configuration, defined once: every field a run takes —
+//! its name, type, range, default, meaning and the protocols it applies to —
+//! and the one place it is checked. Python (`edm._core.sim_schema`,
+//! `edm.sim.config`), the `edm simulate` flags and docs/config.md are derived
+//! from [`FIELDS`]; a field's value lives in the typed structs the engine
+//! takes ([`FabricConfig`], [`EdmConfig`], [`BaselineParams`]) inside a
+//! [`RunConfig`].
+#[cfg(test)]
+use crate::baselines::BASELINES;
+use crate::baselines::{baseline_with, BaselineParams};
+use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
+use crate::edm::Edm;
+use crate::engine::Protocol;
+use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
+use edm_proto::spec;
+use std::fmt;
+
+/// Every protocol a run may name: EDM's two rule sets on its one model,
+/// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
+/// then the paper's baselines in its order ([`BASELINES`]).
+pub const PROTOCOLS: &[&str] = &[
+    "edm",
+    "edm-paper",
+    "dctcp",
+    "ird",
+    "pfabric",
+    "pfc_dcqcn",
+    "cxl",
+    "fastpass",
+];
+pub const EDM_PROTOCOLS: &[&str] = PROTOCOLS.split_at(2).0;
+
+/// Workloads the open-loop generator makes: fixed-size `micro`, then the
+/// applications whose size CDFs ship as python/edm/workloads/CDF_<name>.txt.
+pub const GENERATED_WORKLOADS: &[&str] = &[
+    "micro",
+    "hadoop",
+    "spark",
+    "sparksql",
+    "graphlab",
+    "memcached",
+];
+
+/// Application CDF sizes are in packets of this many bytes.
+pub const CDF_UNIT_BYTES: u32 = 1460;
+
+/// Most messages in one run: past it a typo would abort the process on allocation.
+pub const MAX_MESSAGES: usize = 100_000_000;
+
+/// A field's value, as a configuration file or Python gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Int(i128),
+    Float(f64),
+    Text(String),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Text(s) => write!(f, "'{s}'"),
+        }
+    }
+}
+
+/// What values a field takes.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    /// An integer in `min..=max`; with `or_zero`, also 0 (off, or the protocol's own default).
+    Int { min: i128, max: i128, or_zero: bool },
+    /// One of these integers.
+    IntOf(&'static [i128]),
+    /// 0 (off) or 1 (on).
+    Flag,
+    /// A number from `min` to `max`, each end included unless open.
+    Float {
+        min: f64,
+        max: f64,
+        open_min: bool,
+        open_max: bool,
+    },
+    /// One of these names.
+    Choice(&'static [&'static str]),
+    /// A generated workload's name or a trace file's path.
+    Workload,
+}
+
+/// Which protocols a field applies to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scope {
+    /// Every protocol.
+    All,
+    /// EDM's model ("edm" and "edm-paper"); the baselines ignore it.
+    Edm,
+    /// EDM's model only: any other protocol refuses a value but the default.
+    EdmOnly,
+    /// A lever of EDM's rules: set freely with "edm"; fixed at the paper's
+    /// value with "edm-paper" and recorded so for the baselines.
+    Rule,
+    /// These baselines; the others ignore it (so one grid can span them all).
+    Baselines(&'static [&'static str]),
+}
+
+impl Scope {
+    /// Its name in lower case (Python's `scope` of a field).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Scope::All => "all",
+            Scope::Edm => "edm",
+            Scope::EdmOnly => "edmonly",
+            Scope::Rule => "rule",
+            Scope::Baselines(_) => "baselines",
+        }
+    }
+
+    /// The protocols the field applies to.
+    pub fn protocols(&self) -> Vec<&'static str> {
+        match self {
+            Scope::All => PROTOCOLS.to_vec(),
+            Scope::Edm | Scope::EdmOnly => EDM_PROTOCOLS.to_vec(),
+            Scope::Rule => vec!["edm"],
+            Scope::Baselines(names) => names.to_vec(),
+        }
+    }
+}
+
+/// One configuration field.
+pub struct Field {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub scope: Scope,
+    pub doc: &'static str,
+    pub get: fn(&RunConfig) -> Value,
+    set: fn(&mut RunConfig, &Value),
+}
+
+/// A Rust value a field holds, as a [`Value`] (`from_value` sees only values
+/// its field's [`Kind`] has accepted).
+pub trait Setting {
+    fn to_value(&self) -> Value;
+    fn from_value(v: &Value) -> Self;
+}
+
+macro_rules! int_setting {
+    ($($t:ty),*) => {$(
+        impl Setting for $t {
+            fn to_value(&self) -> Value { Value::Int(*self as i128) }
+            fn from_value(v: &Value) -> Self { match v { Value::Int(i) => *i as $t, _ => unreachable!("kind-checked") } }
+        }
+    )*};
+}
+int_setting!(u32, u64, usize);
+
+impl Setting for f64 {
+    fn to_value(&self) -> Value {
+        Value::Float(*self)
+    }
+    fn from_value(v: &Value) -> Self {
+        match v {
+            Value::Float(x) => *x,
+            Value::Int(i) => *i as f64,
+            Value::Text(_) => unreachable!("kind-checked"),
+        }
+    }
+}
+
+impl Setting for bool {
+    fn to_value(&self) -> Value {
+        Value::Int(*self as i128)
+    }
+    fn from_value(v: &Value) -> Self {
+        *v == Value::Int(1)
+    }
+}
+
+impl Setting for String {
+    fn to_value(&self) -> Value {
+        Value::Text(self.clone())
+    }
+    fn from_value(v: &Value) -> Self {
+        match v {
+            Value::Text(s) => s.clone(),
+            _ => unreachable!("kind-checked"),
+        }
+    }
+}
+
+/// -1 for None (the rule's own), else picoseconds.
+impl Setting for Option<Ps> {
+    fn to_value(&self) -> Value {
+        Value::Int(self.map_or(-1, |p| p as i128))
+    }
+    fn from_value(v: &Value) -> Self {
+        match v {
+            Value::Int(i) if *i >= 0 => Some(*i as Ps),
+            _ => None,
+        }
+    }
+}
+
+impl Setting for Priority {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        Priority::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
+impl Setting for MemoryOrder {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        MemoryOrder::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
+/// One run: what it simulates and on what.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    pub protocol: String,
+    pub workload: String,
+    pub memory_nodes: usize,
+    pub load: f64,
+    pub write_ratio: f64,
+    pub message_bytes: u32,
+    pub messages: usize,
+    pub seed: u64,
+    pub warmup_fraction: f64,
+    pub address_space_bytes: u64,
+    pub fabric: FabricConfig,
+    pub edm: EdmConfig,
+    pub baselines: BaselineParams,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            protocol: "edm".into(),
+            workload: "micro".into(),
+            memory_nodes: 0,
+            load: 0.5,
+            write_ratio: 0.5,
+            message_bytes: 64,
+            messages: 100_000,
+            seed: 1,
+            warmup_fraction: 0.0,
+            address_space_bytes: 1 << 30,
+            fabric: FabricConfig::default(),
+            edm: EdmConfig::edm_rules(),
+            baselines: BaselineParams::default(),
+        }
+    }
+}
+
+impl RunConfig {
+    /// The defaults with the paper's rules (protocol "edm-paper").
+    pub fn paper() -> Self {
+        RunConfig {
+            protocol: "edm-paper".into(),
+            edm: EdmConfig::paper(),
+            ..RunConfig::default()
+        }
+    }
+}
+
+impl Field {
+    /// A rule lever's value under the paper's rules (None for other fields).
+    pub fn paper_value(&self) -> Option<Value> {
+        (self.scope == Scope::Rule).then(|| (self.get)(&RunConfig::paper()))
+    }
+}
+
+macro_rules! fields {
+    ($( $name:ident : $kind:expr, $scope:expr, $doc:literal => $($path:ident).+ ;)*) => {
+        /// Every field, in the order files, flags and docs list them.
+        pub static FIELDS: &[Field] = &[$(
+            Field {
+                name: stringify!($name),
+                kind: $kind,
+                scope: $scope,
+                doc: $doc,
+                get: |c| Setting::to_value(&c.$($path).+),
+                set: |c, v| c.$($path).+ = Setting::from_value(v),
+            },
+        )*];
+    };
+}
+
+const fn int(min: i128, max: i128) -> Kind {
+    Kind::Int {
+        min,
+        max,
+        or_zero: false,
+    }
+}
+/// 0 keeps the protocol's own default; else at least `min`.
+const fn override_of(min: i128, max: i128) -> Kind {
+    Kind::Int {
+        min,
+        max,
+        or_zero: true,
+    }
+}
+const fn real(min: f64, max: f64, open_min: bool, open_max: bool) -> Kind {
+    Kind::Float {
+        min,
+        max,
+        open_min,
+        open_max,
+    }
+}
+const U32: i128 = u32::MAX as i128;
+const U64: i128 = u64::MAX as i128;
+const PORTS: i128 = spec::MAX_PORTS as i128;
+const MESSAGE_BYTES: i128 = spec::MAX_MESSAGE_BYTES as i128;
+const DCTCP: Scope = Scope::Baselines(&["dctcp"]);
+const DCQCN: Scope = Scope::Baselines(&["pfc_dcqcn"]);
+
+fields! {
+    protocol: Kind::Choice(PROTOCOLS), Scope::All,
+        "edm (EDM's rules), edm-paper (the paper's) or a baseline" => protocol;
+    nodes: int(2, PORTS), Scope::All, "hosts on the one switch" => fabric.nodes;
+    memory_nodes: int(0, PORTS - 1), Scope::All,
+        "0: every node is compute and memory (all-to-all); else the last this many nodes serve" => memory_nodes;
+    link_gbps: Kind::IntOf(&[10, 25, 100, 400]), Scope::All, "link rate, Gb/s" => fabric.link_gbps;
+    workload: Kind::Workload, Scope::All,
+        "micro, an application (hadoop, spark, sparksql, graphlab, memcached) or a trace file" => workload;
+    load: real(0.0, 1.5, true, false), Scope::All,
+        "memory payload per compute node, fraction of its link rate (generated workloads)" => load;
+    write_ratio: real(0.0, 1.0, false, false), Scope::All,
+        "fraction of generated messages that are writes" => write_ratio;
+    message_bytes: int(1, MESSAGE_BYTES), Scope::All, "size of every micro message" => message_bytes;
+    messages: int(1, MAX_MESSAGES as i128), Scope::All, "messages a generated workload issues" => messages;
+    seed: int(0, U64), Scope::All, "every random choice of the run (workload, addresses, frames)" => seed;
+    warmup_fraction: real(0.0, 1.0, false, true), Scope::All,
+        "leading fraction of messages left out of the statistics" => warmup_fraction;
+    chunk_bytes: int(1, MESSAGE_BYTES), Scope::Edm, "bytes one grant allows" => edm.chunk_bytes;
+    max_active_notifs: int(1, 255), Scope::Edm, "X: most active notifications per destination at a host" => edm.max_active_notifs;
+    priority: Kind::Choice(&["srpt", "fcfs"]), Scope::Edm,
+        "notification priority: shortest remaining first or first come" => edm.priority;
+    max_iterations: int(0, U32), Scope::Edm,
+        "most PIM iterations after a wake-up (0: while any request was refused)" => edm.max_iterations;
+    memory_order: Kind::Choice(&["pair", "address"]), Scope::Rule,
+        "pair: per-pair FIFO (the paper); address: only overlapping messages keep their order" => edm.memory_order;
+    pipelined_matching: Kind::Flag, Scope::Rule,
+        "0: one 3-cycle PIM iteration at a time (the paper); 1: a new one every scheduler cycle" => edm.pipelined_matching;
+    batch_bytes: override_of(64, 1 << 24), Scope::Rule,
+        "0: off; B: fold a pair's waiting writes into one /N/ of at most B bytes" => edm.batch_bytes;
+    priority_hold: int(0, 1_000_000), Scope::Rule,
+        "0: the paper's PIM; k: wait for a k-times shorter message's busy source" => edm.priority_hold;
+    zero_queue: Kind::Flag, Scope::Rule,
+        "1: /G/, /N/ and requests only in gaps of booked data (no switch queueing)" => edm.zero_queue;
+    start_delay: Kind::Flag, Scope::Rule,
+        "1 (zero_queue only): grants carry a start delay of up to 63 blocks (default: on with zero_queue)" => edm.start_delay;
+    egress_feedback: Kind::Flag, Scope::Rule,
+        "1: late circuits hold their port's release back (not with zero_queue)" => edm.egress_feedback;
+    address_space_bytes: int(64, 1 << 62), Scope::All,
+        "bytes per memory node that messages' addresses are drawn from" => address_space_bytes;
+    early_grant_ps: int(-1, 10_000_000), Scope::Edm,
+        "zero-queue rules: how early a port may be granted, ps (-1: a circuit lag, half with start delays)" => edm.early_grant_ps;
+    background_load: real(0.0, 1.0, false, true), Scope::EdmOnly,
+        "Ethernet frames on every link, fraction of its rate" => edm.background.load;
+    background_frame_bytes: int(64, 9216), Scope::Edm, "size of a background frame" => edm.background.frame_bytes;
+    background_preemption: Kind::Flag, Scope::Edm,
+        "1: EDM preempts frames between blocks; 0: memory waits for the frame" => edm.background.preemption;
+    switch_buffer_bytes: override_of(0, U64), Scope::Baselines(&["dctcp", "pfabric", "pfc_dcqcn"]),
+        "per-egress buffer (200 KB; pFabric 2 BDP; at least two MTU frames)" => baselines.switch_buffer_bytes;
+    dctcp_k_bytes: override_of(0, U64), DCTCP, "ECN marking threshold K (BDP/7)" => baselines.dctcp_k_bytes;
+    dctcp_init_cwnd: override_of(0, U64), DCTCP, "initial window, packets (10)" => baselines.dctcp_init_cwnd;
+    dctcp_ack_every: override_of(0, U32), DCTCP,
+        "one ACK per this many packets (1; more = delayed ACKs)" => baselines.dctcp_ack_every;
+    pfabric_window_packets: override_of(0, U64), Scope::Baselines(&["pfabric"]),
+        "fixed window, packets (1 BDP)" => baselines.pfabric_window_packets;
+    dcqcn_kmin_bytes: override_of(0, U64), DCQCN, "RED marking Kmin (5 KB; at most Kmax)" => baselines.dcqcn_kmin_bytes;
+    dcqcn_kmax_bytes: override_of(0, U64), DCQCN, "RED marking Kmax (200 KB)" => baselines.dcqcn_kmax_bytes;
+    dcqcn_pmax: real(0.0, 1.0, false, false), DCQCN,
+        "RED marking probability at Kmax (0.01)" => baselines.dcqcn_pmax;
+    pfc_xoff_bytes: override_of(0, U64), DCQCN,
+        "per-ingress PFC Xoff, Xon two MTUs below (64 KB; at least three MTU frames)" => baselines.pfc_xoff_bytes;
+    cxl_credits: override_of(0, U32), Scope::Baselines(&["cxl"]), "flit credits per switch ingress (64)" => baselines.cxl_credits;
+    ird_window_bytes: override_of(0, U64), Scope::Baselines(&["ird"]),
+        "granted-but-unreceived bytes per flow (1 BDP)" => baselines.ird_window_bytes;
+    prop_ps: int(0, U64), Scope::All, "propagation per hop, ps" => fabric.prop_ps;
+    phy_ps: int(0, U64), Scope::All, "PMA + PMD + transceiver per traversal, ps" => fabric.phy_ps;
+    cycle_ps: int(1, U64), Scope::All, "PHY pipeline clock period, ps" => fabric.cycle_ps;
+    scheduler_cycle_ps: int(1, U64), Scope::All,
+        "switch scheduler clock period, ps (the PHY's, as in the FPGA prototype)" => fabric.scheduler_cycle_ps;
+    dram_ps: int(0, U64), Scope::All, "DRAM access at the memory node, ps (Table 1 excludes it)" => fabric.dram_ps;
+}
+
+/// The field called `name`.
+pub fn field(name: &str) -> Option<&'static Field> {
+    FIELDS.iter().find(|f| f.name == name)
+}
+
+/// Why a configuration cannot run; `field` names the field it is about.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub field: Option<&'static str>,
+    /// The value refused, when the message is "field = value why".
+    pub value: Option<Value>,
+    pub why: String,
+}
+
+impl ConfigError {
+    fn of(f: &'static Field, value: Value, why: impl Into<String>) -> Self {
+        ConfigError {
+            field: Some(f.name),
+            value: Some(value),
+            why: why.into(),
+        }
+    }
+    fn about(name: &'static str, why: String) -> Self {
+        ConfigError {
+            field: Some(name),
+            value: None,
+            why,
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.field, &self.value) {
+            (Some(name), Some(v)) => write!(f, "field '{name}' = {v} {}", self.why),
+            _ => f.write_str(&self.why),
+        }
+    }
+}
+
+/// `['a', 'b']`, as Python prints a list of names.
+fn name_list<S: AsRef<str>>(names: &[S]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{}'", n.as_ref())).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+impl Kind {
+    /// What a value of the wrong type should have been.
+    pub fn type_name(&self) -> &'static str {
+        match self.value_type() {
+            "int" => "an integer",
+            "float" => "a number",
+            _ => "a string",
+        }
+    }
+
+    /// "int", "float" or "str": the Python type of its values.
+    pub fn value_type(&self) -> &'static str {
+        match self {
+            Kind::Int { .. } | Kind::IntOf(_) | Kind::Flag => "int",
+            Kind::Float { .. } => "float",
+            Kind::Choice(_) | Kind::Workload => "str",
+        }
+    }
+
+    /// The values it takes, in words (errors and docs).
+    pub fn range(&self) -> String {
+        let ints = |v: &[i128]| {
+            let s: Vec<String> = v.iter().map(|i| i.to_string()).collect();
+            format!("{} or {}", s[..s.len() - 1].join(", "), s[s.len() - 1])
+        };
+        match *self {
+            Kind::Int { min, max, or_zero } => {
+                let above = if max == U64 {
+                    format!("{min} or more")
+                } else {
+                    format!("{min}..{max}")
+                };
+                match (or_zero, min <= 1) {
+                    (false, _) => above,
+                    (true, true) if max == U64 => "0 (default) or more".into(),
+                    (true, true) => format!("0 (default) or up to {max}"),
+                    (true, false) => format!("0 (off) or {above}"),
+                }
+            }
+            Kind::IntOf(v) => ints(v),
+            Kind::Flag => "0 or 1".into(),
+            Kind::Float {
+                min,
+                max,
+                open_min,
+                open_max,
+            } => {
+                format!(
+                    "{}{min:?}, {max:?}{}",
+                    if open_min { "(" } else { "[" },
+                    if open_max { ")" } else { "]" }
+                )
+            }
+            Kind::Choice(names) => names.join(", "),
+            Kind::Workload => format!("{}, or a trace file", GENERATED_WORKLOADS.join(", ")),
+        }
+    }
+
+    /// `v` as this kind holds it (an integer for a number becomes a float),
+    /// or why not: `Err(None)` for the wrong type, `Err(Some(why))` out of range.
+    fn accept(&self, v: &Value) -> Result<Value, Option<String>> {
+        match (self, v) {
+            (Kind::Int { min, max, or_zero }, Value::Int(i)) => {
+                if (*or_zero && *i == 0) || (min..=max).contains(&i) {
+                    Ok(v.clone())
+                } else {
+                    Err(Some(format!("is not {}", self.range())))
+                }
+            }
+            (Kind::IntOf(allowed), Value::Int(i)) if allowed.contains(i) => Ok(v.clone()),
+            (Kind::Flag, Value::Int(0 | 1)) => Ok(v.clone()),
+            (Kind::IntOf(_) | Kind::Flag, Value::Int(_)) => {
+                Err(Some(format!("is not {}", self.range())))
+            }
+            (
+                Kind::Float {
+                    min,
+                    max,
+                    open_min,
+                    open_max,
+                },
+                Value::Int(_) | Value::Float(_),
+            ) => {
+                let x = f64::from_value(v);
+                let above = if *open_min { x > *min } else { x >= *min };
+                let below = if *open_max { x < *max } else { x <= *max };
+                if above && below {
+                    Ok(Value::Float(x))
+                } else {
+                    Err(Some(format!("is not in {}", self.range())))
+                }
+            }
+            (Kind::Choice(names), Value::Text(s)) => {
+                if names.contains(&s.as_str()) {
+                    Ok(v.clone())
+                } else {
+                    Err(Some(format!("is not one of {}", name_list(names))))
+                }
+            }
+            (Kind::Workload, Value::Text(s)) => {
+                if GENERATED_WORKLOADS.contains(&s.as_str()) || std::path::Path::new(s).is_file() {
+                    Ok(v.clone())
+                } else {
+                    Err(Some(format!(
+                        "is not one of {} or an existing trace file",
+                        name_list(GENERATED_WORKLOADS)
+                    )))
+                }
+            }
+            _ => Err(None),
+        }
+    }
+}
+
+/// Checks `v` against `f`'s kind; the value as the field holds it.
+fn accept(f: &'static Field, v: &Value) -> Result<Value, ConfigError> {
+    f.kind.accept(v).map_err(|why| {
+        let why = why.unwrap_or_else(|| format!("should be {}", f.kind.type_name()));
+        ConfigError::of(f, v.clone(), why)
+    })
+}
+
+impl RunConfig {
+    /// The configuration `given` names (every other field at its default),
+    /// checked: the one place a configuration is validated.
+    pub fn resolve(given: &[(String, Value)]) -> Result<RunConfig, ConfigError> {
+        let mut unknown: Vec<&str> = given
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .filter(|k| field(k).is_none())
+            .collect();
+        if !unknown.is_empty() {
+            unknown.sort_unstable();
+            let mut known: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
+            known.sort_unstable();
+            return Err(ConfigError {
+                field: None,
+                value: None,
+                why: format!(
+                    "unknown field(s) {}; known: {}",
+                    name_list(&unknown),
+                    name_list(&known)
+                ),
+            });
+        }
+        let given_value = |name: &str| given.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v);
+        let mut c = RunConfig::default();
+        if let Some(v) = given_value("protocol") {
+            (field("protocol").unwrap().set)(&mut c, &accept(field("protocol").unwrap(), v)?);
+        }
+        if c.protocol != "edm" {
+            c.take_the_papers_rules(given)?;
+        }
+        for f in FIELDS {
+            if let Some(v) = given_value(f.name) {
+                (f.set)(&mut c, &accept(f, v)?);
+            }
+        }
+        if given_value("start_delay").is_none() && !c.edm.zero_queue {
+            c.edm.start_delay = false; // a part of the zero-queue rules: off with them
+        }
+        c.edm.background.seed = c.seed;
+        c.check_together()?;
+        Ok(c)
+    }
+
+    /// The paper's values of EDM's rule levers; "edm-paper" refuses others,
+    /// and so do the baselines, for which the levers mean nothing.
+    fn take_the_papers_rules(&mut self, given: &[(String, Value)]) -> Result<(), ConfigError> {
+        let paper = RunConfig::paper();
+        let rules: Vec<&Field> = FIELDS.iter().filter(|f| f.scope == Scope::Rule).collect();
+        let mut changed: Vec<&str> = rules
+            .iter()
+            .filter(|f| {
+                given
+                    .iter()
+                    .any(|(k, v)| k == f.name && f.kind.accept(v) != Ok((f.get)(&paper)))
+            })
+            .map(|f| f.name)
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        if let Some(&first) = changed.first() {
+            let first = field(first).unwrap().name;
+            let why = if self.protocol == "edm-paper" {
+                let values: Vec<String> = rules
+                    .iter()
+                    .map(|f| format!("{} = {}", f.name, (f.get)(&paper)))
+                    .collect();
+                format!(
+                    "field(s) {} cannot be changed with protocol 'edm-paper' (the paper's rules: {}); \
+                     use protocol 'edm' to vary them",
+                    name_list(&changed),
+                    values.join(", ")
+                )
+            } else {
+                format!(
+                    "field(s) {} apply to EDM only, not '{}'",
+                    name_list(&changed),
+                    self.protocol
+                )
+            };
+            return Err(ConfigError::about(first, why));
+        }
+        for f in rules {
+            (f.set)(self, &(f.get)(&paper));
+        }
+        Ok(())
+    }
+
+    /// Every field's value against its kind, then the rules that tie fields
+    /// together (a configuration built in Rust rather than resolved).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        for f in FIELDS {
+            accept(f, &(f.get)(self))?;
+        }
+        self.check_together()
+    }
+
+    /// The rules between fields.
+    fn check_together(&self) -> Result<(), ConfigError> {
+        let refuse = |name: &str, why: String| {
+            let f = field(name).expect("a field of the schema");
+            Err(ConfigError::of(f, (f.get)(self), why))
+        };
+        let (e, b) = (&self.edm, &self.baselines);
+        if self.memory_nodes >= self.fabric.nodes {
+            return refuse("memory_nodes", "is not in 0..nodes-1".into());
+        }
+        if e.zero_queue && e.egress_feedback {
+            return refuse(
+                "egress_feedback",
+                "has nothing to do with zero_queue = 1 (no circuit is late there); set one of them"
+                    .into(),
+            );
+        }
+        if e.zero_queue && e.background.enabled() && !e.background.preemption {
+            return refuse(
+                "zero_queue",
+                "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)"
+                    .into(),
+            );
+        }
+        if e.start_delay && !e.zero_queue {
+            return refuse("start_delay", "applies with zero_queue = 1 only".into());
+        }
+        if e.background.enabled() && !EDM_PROTOCOLS.contains(&self.protocol.as_str()) {
+            return refuse(
+                "background_load",
+                format!("is only modelled for EDM, not '{}'", self.protocol),
+            );
+        }
+        if b.dcqcn_kmax_bytes != 0 && b.dcqcn_kmin_bytes > b.dcqcn_kmax_bytes {
+            return refuse(
+                "dcqcn_kmin_bytes",
+                format!("exceeds dcqcn_kmax_bytes = {}", b.dcqcn_kmax_bytes),
+            );
+        }
+        // A buffer or threshold must hold a few full frames (the bound
+        // depends on the framing, so it is no range of the field's kind).
+        let mtu = crate::baselines::mtu_wire_bytes();
+        for (name, value, frames, count) in [
+            ("pfc_xoff_bytes", b.pfc_xoff_bytes, 3, "three"),
+            ("switch_buffer_bytes", b.switch_buffer_bytes, 2, "two"),
+        ] {
+            if value != 0 && value < frames * mtu {
+                let f = field(name).expect("a field of the schema");
+                let why = format!(
+                    "{name}: {value} is below {count} MTU frames ({})",
+                    frames * mtu
+                );
+                return Err(ConfigError::about(f.name, why));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every field's value, in [`FIELDS`] order.
+    pub fn values(&self) -> Vec<(&'static str, Value)> {
+        FIELDS.iter().map(|f| (f.name, (f.get)(self))).collect()
+    }
+
+    /// The protocol's model on this fabric.
+    pub fn model(&self) -> Box<dyn Protocol> {
+        if EDM_PROTOCOLS.contains(&self.protocol.as_str()) {
+            return Box::new(Edm::new(self.fabric.clone(), self.edm.clone()));
+        }
+        baseline_with(&self.protocol, &self.fabric, &self.baselines).expect("a resolved protocol")
+    }
+
+    /// Whether the workload is made by the open-loop generator (else it names a trace).
+    pub fn generated(&self) -> bool {
+        GENERATED_WORKLOADS.contains(&self.workload.as_str())
+    }
+
+    /// The open-loop generator of a generated workload; `cdf_text` is an
+    /// application's size CDF as shipped (python/edm/workloads/CDF_*.txt),
+    /// unused for `micro`.
+    pub fn open_loop(&self, cdf_text: Option<&str>) -> Result<OpenLoop, String> {
+        let sizes = match (self.workload.as_str(), cdf_text) {
+            ("micro", _) => SizeCdf::fixed(self.message_bytes),
+            (_, Some(text)) => SizeCdf::from_text(text, CDF_UNIT_BYTES)
+                .map_err(|e| format!("CDF_{}.txt: {e}", self.workload))?,
+            (name, None) => return Err(format!("workload {name:?}: no size CDF given")),
+        };
+        let gen = OpenLoop {
+            nodes: self.fabric.nodes,
+            roles: match self.memory_nodes {
+                0 => Roles::AllToAll,
+                memory => Roles::Split { memory },
+            },
+            link_gbps: self.fabric.link_gbps,
+            load: self.load,
+            write_ratio: self.write_ratio,
+            sizes,
+            messages: self.messages,
+            seed: self.seed,
+        };
+        gen.validate()?;
+        Ok(gen)
+    }
+
+    /// The latency of `message` alone in the network under this protocol.
+    pub fn alone_ps(&self, message: &MessageSpec) -> Ps {
+        self.model().alone_ps(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_are_the_structs_defaults_and_pass_their_own_checks() {
+        let c = RunConfig::resolve(&[]).unwrap();
+        assert_eq!(c.fabric.nodes, FabricConfig::default().nodes);
+        assert_eq!(
+            format!("{:?}", c.edm),
+            format!("{:?}", EdmConfig::edm_rules())
+        );
+        assert_eq!(c.baselines, BaselineParams::default());
+        c.validate().unwrap();
+        assert_eq!(c.values().len(), FIELDS.len());
+    }
+
+    #[test]
+    fn the_protocols_are_edms_two_then_the_baselines() {
+        assert_eq!([EDM_PROTOCOLS, BASELINES].concat(), PROTOCOLS);
+    }
+
+    #[test]
+    fn scopes_name_known_baselines_and_rates_are_the_specs() {
+        for f in FIELDS {
+            if let Scope::Baselines(names) = f.scope {
+                assert!(names.iter().all(|n| BASELINES.contains(n)), "{}", f.name);
+            }
+        }
+        let Kind::IntOf(rates) = field("link_gbps").unwrap().kind else {
+            panic!("link_gbps is a set of rates")
+        };
+        assert!(rates.iter().all(|&g| spec::block_ps(g as u32).is_some()));
+        assert!(spec::block_ps(40).is_none());
+    }
+
+    #[test]
+    fn every_field_round_trips_its_default() {
+        let c = RunConfig::default();
+        for f in FIELDS {
+            let mut d = RunConfig::default();
+            (f.set)(&mut d, &(f.get)(&c));
+            assert_eq!((f.get)(&d), (f.get)(&c), "{}", f.name);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field_and_its_range() {
+        let e = RunConfig::resolve(&given(&[("nodes", Value::Int(1))])).unwrap_err();
+        assert_eq!(e.to_string(), "field 'nodes' = 1 is not 2..1024");
+        let e = RunConfig::resolve(&given(&[("nodes", Value::Text("8".into()))])).unwrap_err();
+        assert_eq!(e.to_string(), "field 'nodes' = '8' should be an integer");
+        let e = RunConfig::resolve(&given(&[("lod", Value::Float(0.5))])).unwrap_err();
+        assert!(e.to_string().starts_with("unknown field(s) ['lod']"), "{e}");
+        let e = RunConfig::resolve(&given(&[
+            ("protocol", Value::Text("dctcp".into())),
+            ("zero_queue", Value::Int(1)),
+        ]))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "field(s) ['zero_queue'] apply to EDM only, not 'dctcp'"
+        );
+        let e = RunConfig::resolve(&given(&[("batch_bytes", Value::Int(63))])).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "field 'batch_bytes' = 63 is not 0 (off) or 64..16777216"
+        );
+    }
+
+    #[test]
+    fn the_paper_protocol_takes_the_papers_rules_and_refuses_others() {
+        let c =
+            RunConfig::resolve(&given(&[("protocol", Value::Text("edm-paper".into()))])).unwrap();
+        assert_eq!(format!("{:?}", c.edm), format!("{:?}", EdmConfig::paper()));
+        // Giving a lever its paper value is no change.
+        RunConfig::resolve(&given(&[
+            ("protocol", Value::Text("edm-paper".into())),
+            ("zero_queue", Value::Int(0)),
+        ]))
+        .unwrap();
+        let e = RunConfig::resolve(&given(&[
+            ("protocol", Value::Text("edm-paper".into())),
+            ("zero_queue", Value::Int(1)),
+        ]))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cannot be changed with protocol 'edm-paper'"),
+            "{e}"
+        );
+    }
+}
