@@ -1,0 +1,24 @@
+"""Fault handling in the PCS (docs/faults.md): rate matching between clocks a
+few hundred ppm apart, the BER monitor, and a short run of the RTL receive-path
+fuzzer (scripts/fuzz_rtl_rx.sh runs it for 10^7 blocks)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rtlsim import simulate, sources
+from test_rtl_common import MODULES
+
+
+# Both directions at 100 and 200 ppm with the real idle rule, and at 1 % with
+# a lighter load so many idles are deleted or inserted in a short run; then a
+# sender that breaks the idle rule: its long runs and every lost block counted.
+# (Lines of about 50 000 blocks at 200 ppm: a few idles deleted or inserted;
+# experiments/rate_match_ppm.py runs longer lines.)
+@pytest.mark.parametrize("case,blocks", [
+    ("fast_200ppm", 30000), ("slow_200ppm", 30000), ("fast_100ppm", 10000), ("slow_100ppm", 10000),
+    ("fast_1pct", 10000), ("slow_1pct", 10000), ("starved_fast_1pct", 10000),
+])
+def test_rate_match(case, blocks):
+    simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match", name="pcs_rate_match",
+             extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(blocks)})
