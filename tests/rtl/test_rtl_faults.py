@@ -22,3 +22,10 @@ from test_rtl_common import MODULES
 def test_rate_match(case, blocks):
     simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match", name="pcs_rate_match",
              extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(blocks)})
+
+
+# A short window with a small threshold, and 802.3's 16 headers in a longer one.
+@pytest.mark.parametrize("window,threshold", [(64, 4), (300, 16)])
+def test_ber_monitor(window, threshold):
+    simulate("pcs_ber_monitor", sources(*MODULES["pcs_ber_monitor"]), "tb_ber_monitor",
+             {"WINDOW_CYCLES": window, "THRESHOLD": threshold}, name=f"pcs_ber_monitor_{window}_{threshold}")
