@@ -4,9 +4,11 @@ fuzzer (scripts/fuzz_rtl_rx.sh runs it for 10^7 blocks)."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
-from rtlsim import simulate, sources
+from rtlsim import ROOT, lint, simulate, sources
 from test_rtl_common import MODULES
 
 
@@ -29,3 +31,20 @@ def test_rate_match(case, blocks):
 def test_ber_monitor(window, threshold):
     simulate("pcs_ber_monitor", sources(*MODULES["pcs_ber_monitor"]), "tb_ber_monitor",
              {"WINDOW_CYCLES": window, "THRESHOLD": threshold}, name=f"pcs_ber_monitor_{window}_{threshold}")
+
+
+FUZZ_TOP = ["common/edm_crc32c_unit.sv", "host/edm_rx.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv",
+            "pcs/pcs_block_lock.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_ber_monitor.sv"]
+
+
+def test_fuzz_top_is_lint_clean():
+    assert lint(sources(*FUZZ_TOP) + [ROOT / "tests" / "rtl" / "fuzz_rx_top.sv"], "fuzz_rx_top") == ""
+
+
+# 10^5 blocks of the RTL receive-path fuzzer, sender faults at 1 %: every block
+# against the reference receiver (10^7 and more: scripts/fuzz_rtl_rx.sh).
+def test_fuzz_rtl_rx_short():
+    run = subprocess.run([ROOT / "scripts" / "fuzz_rtl_rx.sh", "100000", "3", "0.01", "0.001", "10000"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "mismatches: 0" in run.stdout and "checked blocks in 10 segments" in run.stdout, run.stdout
