@@ -111,8 +111,9 @@ int main(int argc, char** argv) {
     }
     hi_ber_rises += top->hi_ber && !prev_hi_ber;
     prev_hi_ber = top->hi_ber;
-    // The decoder answers one cycle after edm_rx forwards a block.
-    if (prev_forwarded_bad) {
+    // The decoder answers one cycle after edm_rx forwards a block (unless a
+    // new segment's reset reached it first).
+    if (prev_forwarded_bad && rx_run) {
       ++dec_bad_forwarded;
       dec_flagged += top->dec_valid && top->dec_invalid;
     }
