@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from rtlsim import ROOT, lint, simulate, sources
+from rtlsim import ROOT, TESTS, lint, simulate, sources
 from test_rtl_common import MODULES
 
 
@@ -24,6 +24,14 @@ from test_rtl_common import MODULES
 def test_rate_match(case, blocks):
     simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match", name="pcs_rate_match",
              extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(blocks)})
+
+
+# The sender's side of the rule: edm_idle_pacer in front of edm_tx, and the
+# same traffic without it (which must break the rule).
+@pytest.mark.parametrize("unpaced", [0, 1])
+def test_idle_pacer(unpaced):
+    files = sources(*MODULES["edm_tx"], *MODULES["edm_idle_pacer"]) + [TESTS / "tb_paced_tx_top.sv"]
+    simulate("tb_paced_tx_top", files, "tb_idle_pacer", {"UNPACED": unpaced}, name=f"tb_paced_tx_top_{unpaced}")
 
 
 # A short window with a small threshold, and 802.3's 16 headers in a longer one.
