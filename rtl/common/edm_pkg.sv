@@ -141,6 +141,9 @@ package edm_pkg;
   localparam int unsigned CTL_SEQ_W = 8;
   // Zero bits that undo 56 zero bits on a CRC-8 register (x has order 127).
   localparam int unsigned CTL_SEQ_INV_SHIFT = 71;
+  // A sender emits an idle block at least once per IDLE_PERIOD_BLOCKS blocks,
+  // so a receiver with a slower clock finds idles to delete (docs/faults.md).
+  localparam int unsigned IDLE_PERIOD_BLOCKS = 2048;
 
   // ---- Ethernet framing (for overhead comparisons) ----
   localparam int unsigned ETH_MIN_FRAME_BYTES = 64;

@@ -4,7 +4,17 @@ use crate::block::{Block, BlockClass};
 use crate::control::{Control, ControlKind, ControlRx};
 use crate::message::{blocks_announced, decode, Message};
 use crate::pcs::{decode_frame, gap_blocks_after};
+use crate::spec::{ETH_MAX_FRAME_BYTES, ETH_PREAMBLE_BYTES, IDLE_PERIOD_BLOCKS};
 use std::collections::VecDeque;
+
+/// Blocks of the longest frame (ETH_MAX_FRAME_BYTES): its preamble and bytes,
+/// and the /T/ block.
+const MAX_FRAME_BLOCKS: u64 = (ETH_PREAMBLE_BYTES + ETH_MAX_FRAME_BYTES) as u64 / 8 + 1;
+/// After this many blocks without an idle the multiplexer starts no unit or
+/// frame until an idle has gone out (a unit in progress gets an idle filler at
+/// once, a frame in progress finishes first), so every IDLE_PERIOD_BLOCKS
+/// blocks hold an idle (docs/faults.md §1).
+const PACE_AFTER_BLOCKS: u64 = IDLE_PERIOD_BLOCKS as u64 - 1 - MAX_FRAME_BLOCKS;
 
 /// How the TX multiplexer shares the line when memory and frame blocks both wait.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +39,9 @@ impl Policy {
 /// A streaming TX multiplexer: one output block per call of [`TxMux::next_block`].
 /// A memory unit (a message's blocks, or one /N/ or /G/) is never split; a
 /// frame may be preempted between any two blocks; a new frame starts only
-/// after the inter-frame gap, whose slots memory units may use.
+/// after the inter-frame gap, whose slots memory units may use. At least one
+/// block in every IDLE_PERIOD_BLOCKS is an idle, for the receiver's rate
+/// matching (frames up to ETH_MAX_FRAME_BYTES).
 #[derive(Clone, Debug)]
 pub struct TxMux {
     policy: Policy,
@@ -43,6 +55,8 @@ pub struct TxMux {
     slot: u64,
     /// The previous slot ended a memory unit (the fair policy then owes a frame block).
     unit_just_ended: bool,
+    /// Blocks sent since the last idle.
+    since_idle: u64,
 }
 
 impl TxMux {
@@ -57,6 +71,7 @@ impl TxMux {
             frame_start_slot: 0,
             slot: 0,
             unit_just_ended: false,
+            since_idle: 0,
         }
     }
 
@@ -86,10 +101,17 @@ impl TxMux {
 
     /// The block for the current slot (an idle block if nothing may go).
     pub fn next_block(&mut self) -> Block {
+        let pace = self.since_idle >= PACE_AFTER_BLOCKS;
+        if pace && (self.unit_sent > 0 || self.frame_sent == 0) {
+            self.since_idle = 0;
+            self.slot += 1;
+            return Block::idle();
+        }
         let frame_ready =
             !self.frames.is_empty() && (self.frame_sent > 0 || self.slot >= self.frame_start_slot);
         let unit_in_progress = self.unit_sent > 0;
-        let take_unit = !self.units.is_empty()
+        let take_unit = !pace
+            && !self.units.is_empty()
             && (unit_in_progress
                 || !frame_ready
                 || self.policy == Policy::Strict
@@ -117,6 +139,11 @@ impl TxMux {
             block
         } else {
             Block::idle()
+        };
+        self.since_idle = if block == Block::idle() {
+            0
+        } else {
+            self.since_idle + 1
         };
         self.slot += 1;
         block

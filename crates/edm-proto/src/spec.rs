@@ -162,6 +162,12 @@ spec! {
     /// zero bits moved (x has order 127 modulo the CRC-8 polynomial: 56 + 71 =
     /// 127): how a receiver reads the number a block's CRC-8 implies.
     CTL_SEQ_INV_SHIFT: u32 = 71;
+    /// A sender emits at least one idle block (BT_C8, all /I/) in every
+    /// IDLE_PERIOD_BLOCKS consecutive blocks (docs/faults.md §1): EDM fills
+    /// inter-frame gaps with memory blocks, and a receiver whose clock is
+    /// slower deletes idles to keep up. 2048 covers offsets up to 488 ppm;
+    /// 802.3 allows 200 ppm between link partners.
+    IDLE_PERIOD_BLOCKS: u32 = 2048;
 
     // ---- Ethernet framing (for overhead comparisons) ----
     ETH_MIN_FRAME_BYTES: u32 = 64;

@@ -230,3 +230,51 @@ fn broken_frames_are_counted_once() {
     assert_eq!(events[0], Event::Error(RxError::BadFrame));
     assert_eq!((rx.counters.frames_bad, rx.counters.frames_ok), (1, 1));
 }
+
+/// The longest run of consecutive blocks that are not idle.
+fn longest_run_without_idle(line: &[Block]) -> usize {
+    line.split(|b| *b == Block::idle())
+        .map(<[Block]>::len)
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_fully_loaded_line_keeps_an_idle_in_every_idle_period() {
+    // Memory units waiting all the time, and jumbo frames back to back: EDM
+    // would fill every gap; the rate-matching rule keeps one idle per period.
+    let messages = sample_messages();
+    let mut tx = edm_proto::control::ControlTx::default();
+    let units: Vec<(u64, Vec<Block>)> = (0..3000)
+        .map(|i| {
+            let unit = if i % 3 == 0 {
+                Unit::Control(edm_proto::Control {
+                    kind: edm_proto::ControlKind::Grant,
+                    dst: 3,
+                    msg_id: i as u8,
+                    size: 64,
+                })
+            } else {
+                Unit::Message(messages[i % messages.len()].clone())
+            };
+            (0, unit.blocks(&mut tx))
+        })
+        .collect();
+    let frames: Vec<(u64, Vec<Block>)> = (0..8u8)
+        .map(|i| (0, encode_frame(&vec![i; ETH_MAX_FRAME_BYTES as usize])))
+        .collect();
+    for policy in [Policy::Fair, Policy::Strict] {
+        let line = tx_mux(&frames, &units, policy);
+        assert!(line.len() > 4 * IDLE_PERIOD_BLOCKS as usize);
+        assert!(longest_run_without_idle(&line) < IDLE_PERIOD_BLOCKS as usize);
+        let idles = line.iter().filter(|b| **b == Block::idle()).count();
+        assert!(idles * 400 < line.len(), "{idles} idles in {}", line.len());
+        let (events, rx) = demux_all(&line);
+        assert!(events.iter().all(|e| !matches!(e, Event::Error(_))));
+        assert_eq!(rx.counters.frames_ok, 8);
+        assert_eq!(
+            rx.counters.messages_ok + rx.counters.grants_ok,
+            units.len() as u64
+        );
+    }
+}

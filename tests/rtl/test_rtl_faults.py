@@ -1,0 +1,58 @@
+"""Fault handling in the PCS (docs/faults.md): rate matching between clocks a
+few hundred ppm apart, the BER monitor, and a short run of the RTL receive-path
+fuzzer (scripts/fuzz_rtl_rx.sh runs it for 10^7 blocks)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from rtlsim import ROOT, TESTS, lint, simulate, sources
+from test_rtl_common import MODULES
+
+
+# Both directions at 100 and 200 ppm with the real idle rule, and at 1 % with
+# a lighter load so many idles are deleted or inserted in a short run; then a
+# sender that breaks the idle rule: its long runs and every lost block counted.
+# (Lines of about 50 000 blocks at 200 ppm: a few idles deleted or inserted;
+# experiments/rate_match_ppm.py runs longer lines.)
+@pytest.mark.parametrize("case,blocks", [
+    ("fast_200ppm", 30000), ("slow_200ppm", 30000), ("fast_100ppm", 10000), ("slow_100ppm", 10000),
+    ("fast_1pct", 10000), ("slow_1pct", 10000), ("starved_fast_1pct", 10000),
+])
+def test_rate_match(case, blocks):
+    simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match", name="pcs_rate_match",
+             extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(blocks)})
+
+
+# The sender's side of the rule: edm_idle_pacer in front of edm_tx, and the
+# same traffic without it (which must break the rule).
+@pytest.mark.parametrize("unpaced", [0, 1])
+def test_idle_pacer(unpaced):
+    files = sources(*MODULES["edm_tx"], *MODULES["edm_idle_pacer"]) + [TESTS / "tb_paced_tx_top.sv"]
+    simulate("tb_paced_tx_top", files, "tb_idle_pacer", {"UNPACED": unpaced}, name=f"tb_paced_tx_top_{unpaced}")
+
+
+# A short window with a small threshold, and 802.3's 16 headers in a longer one.
+@pytest.mark.parametrize("window,threshold", [(64, 4), (300, 16)])
+def test_ber_monitor(window, threshold):
+    simulate("pcs_ber_monitor", sources(*MODULES["pcs_ber_monitor"]), "tb_ber_monitor",
+             {"WINDOW_CYCLES": window, "THRESHOLD": threshold}, name=f"pcs_ber_monitor_{window}_{threshold}")
+
+
+FUZZ_TOP = ["common/edm_crc32c_unit.sv", "host/edm_rx.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv",
+            "pcs/pcs_block_lock.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_ber_monitor.sv"]
+
+
+def test_fuzz_top_is_lint_clean():
+    assert lint(sources(*FUZZ_TOP) + [ROOT / "tests" / "rtl" / "fuzz_rx_top.sv"], "fuzz_rx_top") == ""
+
+
+# 10^5 blocks of the RTL receive-path fuzzer, sender faults at 1 %: every block
+# against the reference receiver (10^7 and more: scripts/fuzz_rtl_rx.sh).
+def test_fuzz_rtl_rx_short():
+    run = subprocess.run([ROOT / "scripts" / "fuzz_rtl_rx.sh", "100000", "3", "0.01", "0.001", "10000"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "mismatches: 0" in run.stdout and "checked blocks in 10 segments" in run.stdout, run.stdout
