@@ -12,7 +12,7 @@ pub mod ird;
 pub mod window;
 
 use crate::config::{FabricConfig, Ps};
-use crate::engine::{EventQueue, Outcome, Record, Totals};
+use crate::engine::{self, utilisation, EventQueue, Outcome, Record, Simulation, Totals};
 use crate::rng::Rng;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
@@ -741,64 +741,56 @@ pub trait Transport {
     fn reset(&mut self, nodes: usize);
 }
 
-/// Runs a transport over a workload: the engine of every packet baseline.
-pub fn simulate<T: Transport>(
-    t: &mut T,
-    fabric: &FabricConfig,
-    msgs: &[MessageSpec],
-    progress: &mut dyn FnMut(u64, u64),
-) -> (Outcome, PacketStats) {
-    let cfg = t.packet_config().clone();
-    let mut net = Net::new(fabric, &cfg, msgs);
-    t.reset(net.ports);
-    let total = msgs.len() as u64;
-    let mut next_issue = 0usize;
-    let mut totals = Totals::default();
-    loop {
-        if next_issue < msgs.len()
-            && net
-                .q
-                .peek_time()
-                .is_none_or(|t| msgs[next_issue].issue_ps <= t)
-        {
-            net.q
-                .push(msgs[next_issue].issue_ps, Ev::Issue(next_issue as u32));
-            next_issue += 1;
-        }
-        let Some((now, ev)) = net.q.pop() else { break };
-        totals.events += 1;
-        if totals.events & 0xFFFF == 0 {
-            progress(net.completed, total);
-        }
+/// One run of a transport on the packet fabric, as the engine drives it.
+struct PacketSim<'a, 't, T: Transport> {
+    net: Net<'a>,
+    transport: &'t mut T,
+}
+
+impl<T: Transport> Simulation for PacketSim<'_, '_, T> {
+    type Event = Ev;
+
+    #[inline(always)]
+    fn queue(&mut self) -> &mut EventQueue<Ev> {
+        &mut self.net.q
+    }
+
+    #[inline(always)]
+    fn issue_event(i: u32) -> Ev {
+        Ev::Issue(i)
+    }
+
+    fn handle(&mut self, now: Ps, ev: Ev) -> bool {
+        let (net, t) = (&mut self.net, &mut *self.transport);
         match ev {
             Ev::Issue(i) => {
-                let m = &msgs[i as usize];
+                let m = &net.msgs[i as usize];
                 let role = if m.op == Op::Write {
                     FlowRole::Write
                 } else {
                     FlowRole::Request
                 };
                 let id = net.add_flow(m.requester, m.memory, request_bytes(m), i, role, now);
-                t.on_flow(&mut net, now, id);
+                t.on_flow(net, now, id);
             }
             Ev::FlowStart(f) => {
                 net.flows[f as usize].start_ps = now;
-                t.on_flow(&mut net, now, f);
+                t.on_flow(net, now, f);
             }
             Ev::Kick(h) => {
                 let hi = h as usize;
                 net.kick_pending[hi] = false;
                 if net.up_busy_until[hi] > now {
                     net.kick(now, h);
-                } else if !net.paused[hi] && (cfg.credits.is_none() || net.credits[hi] > 0) {
-                    if let Some(p) = t.next_packet(&mut net, now, h) {
+                } else if !net.paused[hi] && (net.cfg.credits.is_none() || net.credits[hi] > 0) {
+                    if let Some(p) = t.next_packet(net, now, h) {
                         net.send(now, h, p);
                     }
                 }
             }
             Ev::AtSwitch(p, ingress) => net.enqueue(now, p, ingress),
             Ev::EgressFree(port) => {
-                if cfg.credits.is_some() {
+                if net.cfg.credits.is_some() {
                     net.egress[port as usize].busy = false;
                     net.try_dispatch(now, port);
                 } else {
@@ -813,37 +805,52 @@ pub fn simulate<T: Transport>(
                         net.kick(now, p.dst);
                     }
                 } else {
-                    t.on_packet(&mut net, now, p.dst, p);
+                    t.on_packet(net, now, p.dst, p);
                 }
             }
             Ev::Timer(h, token) => {
-                t.on_timer(&mut net, now, h, token);
+                t.on_timer(net, now, h, token);
                 // A timer that found nothing to do (a stale retransmission
                 // timeout) does not extend the run.
-                continue;
+                return false;
             }
             Ev::Credit(h) => {
                 net.credits[h as usize] += 1;
                 net.kick(now, h);
             }
         }
-        totals.end_ps = now;
+        true
     }
-    progress(net.completed, total);
+
+    fn completed(&self) -> u64 {
+        self.net.completed
+    }
+}
+
+/// Runs a transport over a workload on the packet fabric.
+pub fn simulate<T: Transport>(
+    t: &mut T,
+    fabric: &FabricConfig,
+    msgs: &[MessageSpec],
+    progress: &mut dyn FnMut(u64, u64),
+) -> (Outcome, PacketStats) {
+    let cfg = t.packet_config().clone();
+    let net = Net::new(fabric, &cfg, msgs);
+    t.reset(net.ports);
+    let mut sim = PacketSim { net, transport: t };
+    let run = engine::run(&mut sim, msgs, progress);
+    let mut net = sim.net;
+    let mut totals = Totals {
+        events: run.events,
+        end_ps: run.end_ps,
+        ..Totals::default()
+    };
     let end = totals.end_ps.max(1);
     let hosts = fabric.nodes;
-    let util = |busy: &[Ps]| {
-        let u: Vec<f64> = busy[..hosts]
-            .iter()
-            .map(|&b| b as f64 / end as f64)
-            .collect();
-        (
-            u.iter().sum::<f64>() / u.len() as f64,
-            u.iter().cloned().fold(0.0, f64::max),
-        )
-    };
-    (totals.uplink_util_mean, totals.uplink_util_max) = util(&net.up_busy_ps);
-    (totals.downlink_util_mean, totals.downlink_util_max) = util(&net.down_busy_ps);
+    (totals.uplink_util_mean, totals.uplink_util_max) =
+        utilisation(net.up_busy_ps[..hosts].iter().copied(), end);
+    (totals.downlink_util_mean, totals.downlink_util_max) =
+        utilisation(net.down_busy_ps[..hosts].iter().copied(), end);
     totals.max_switch_data_queue = if cfg.credits.is_some() {
         net.queue_occupancy_cxl()
     } else {

@@ -2,16 +2,20 @@
 //! granted data follows a virtual circuit. Latencies per step are Table 1's
 //! cycle counts (`edm_proto::spec`), so one message alone costs exactly the
 //! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
+pub mod link;
+pub mod placement;
+
 use crate::background::FrameStream;
 use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Ps};
 use crate::engine::{
-    frame_stats, prefetch, utilisation, EventQueue, Link, Outcome, Protocol, Record, Timeline,
-    Totals,
+    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
 use crate::scheduler::{Grant, Iteration, Scheduler};
 use crate::workload::{overlaps, MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
+use link::{frame_stats, Link};
+use placement::{place_circuit, Timeline};
 use std::collections::VecDeque;
 
 /// What a unit on a link is.
@@ -115,107 +119,6 @@ enum Ev {
     NotifyTick,
 }
 
-/// Zero-queue mode: where a circuit goes. Its grant (`control_len` long)
-/// takes the first gap on the source's egress (`src_egress`) from `from` such
-/// that its data (`wire` long), sent `to_data` after the grant starts, finds
-/// the source's uplink free and no earlier than `not_before`, and, reaching
-/// the destination's egress `to_egress` later, finds that free too. Returns
-/// when the grant starts, and the data on the uplink and at the egress.
-#[allow(clippy::too_many_arguments)]
-fn place_circuit(
-    src_egress: &Timeline,
-    uplink: &Timeline,
-    egress: &Timeline,
-    mut from: Ps,
-    not_before: Ps,
-    control_len: Ps,
-    wire: Ps,
-    to_data: Ps,
-    to_egress: Ps,
-    delay: Option<(Ps, Ps)>,
-) -> (Ps, Ps, Ps) {
-    if let Some(delay) = delay {
-        return place_delayed_circuit(
-            src_egress,
-            uplink,
-            egress,
-            from,
-            not_before,
-            control_len,
-            wire,
-            to_data,
-            to_egress,
-            delay,
-        );
-    }
-    loop {
-        let at = src_egress.first_fit(from, control_len, false);
-        let up = at + to_data;
-        let up_free = uplink.first_fit(up.max(not_before), wire, true);
-        if up_free > up {
-            from = at + (up_free - up);
-            continue;
-        }
-        let at_egress = up + to_egress;
-        let egress_free = egress.first_fit(at_egress, wire, true);
-        if egress_free > at_egress {
-            from = at + (egress_free - at_egress);
-            continue;
-        }
-        return (at, up, at_egress);
-    }
-}
-
-/// [`place_circuit`] with a start delay in the grant (`delay` = (its unit,
-/// the most it may be)): the data goes in the first slot free on the
-/// source's uplink and at the destination's egress from when the grant could
-/// first be sent; the grant then takes a gap on the source's egress at most
-/// the largest delay before the latest it may go, a whole number of units
-/// before it (the source waits that many units after `to_data`). Only when
-/// no such gap exists does the data move later.
-#[allow(clippy::too_many_arguments)]
-fn place_delayed_circuit(
-    src_egress: &Timeline,
-    uplink: &Timeline,
-    egress: &Timeline,
-    from: Ps,
-    not_before: Ps,
-    control_len: Ps,
-    wire: Ps,
-    to_data: Ps,
-    to_egress: Ps,
-    (unit, max_delay): (Ps, Ps),
-) -> (Ps, Ps, Ps) {
-    let mut up = (from + to_data).max(not_before);
-    loop {
-        // The earliest data slot free on the uplink and at the egress.
-        loop {
-            let u = uplink.first_fit(up, wire, true);
-            let e = egress.first_fit(u + to_egress, wire, true);
-            if e == u + to_egress {
-                up = u;
-                break;
-            }
-            up = e - to_egress;
-        }
-        // A grant `k` units before the latest it may go, in a gap.
-        let latest = up - to_data;
-        let mut probe = latest.saturating_sub(max_delay).max(from);
-        loop {
-            let gap = src_egress.first_fit(probe, control_len, false);
-            if gap > latest {
-                // None early enough: the data follows the first gap.
-                up = gap + to_data;
-                break;
-            }
-            let at = latest - (latest - gap) / unit * unit;
-            if src_egress.first_fit(at, control_len, false) == at {
-                return (at, up, up + to_egress);
-            }
-            probe = gap + unit;
-        }
-    }
-}
 
 /// The EDM fabric model.
 pub struct Edm {
@@ -751,39 +654,10 @@ impl<'a> Sim<'a> {
     }
 
     fn run(mut self, progress: &mut dyn FnMut(u64, u64)) -> (Outcome, Vec<Transmission>) {
-        // Issue events are fed lazily, in order, to keep the queue small.
-        let mut next_issue = 0usize;
-        let total = self.msgs.len() as u64;
-        loop {
-            let next_event_at = self.q_peek_time();
-            let mut next = None;
-            if next_issue < self.msgs.len() {
-                let at = self.msgs[next_issue].issue_ps;
-                let ev = Ev::Issue(next_issue as u32);
-                match next_event_at {
-                    // Before every queued event: the queue would hand it
-                    // straight back, so it is handled without going through it.
-                    Some(t) if at < t => next = Some((at, ev)),
-                    None => next = Some((at, ev)),
-                    Some(t) if at == t => self.q.push(at, ev),
-                    Some(_) => {}
-                }
-                if next.is_some() || next_event_at == Some(at) {
-                    next_issue += 1;
-                }
-            }
-            let Some((now, ev)) = next.or_else(|| self.q.pop()) else {
-                break;
-            };
-            self.totals.events += 1;
-            self.totals.end_ps = self.totals.end_ps.max(now);
-            if self.totals.events & 0xFFFF == 0 {
-                progress(self.completed, total);
-            }
-            self.prefetch_ahead();
-            self.handle(now, ev);
-        }
-        progress(self.completed, total);
+        let msgs = self.msgs;
+        let run = engine::run(&mut self, msgs, progress);
+        self.totals.events = run.events;
+        self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         for &(i, at) in &self.completions {
             self.records[i as usize].complete_ps = Some(at);
         }
@@ -792,11 +666,11 @@ impl<'a> Sim<'a> {
             link.apply_controls(Ps::MAX);
         }
         (self.totals.uplink_util_mean, self.totals.uplink_util_max) =
-            utilisation(&self.uplinks, end);
+            utilisation(self.uplinks.iter().map(|l| l.busy_ps), end);
         (
             self.totals.downlink_util_mean,
             self.totals.downlink_util_max,
-        ) = utilisation(&self.downlinks, end);
+        ) = utilisation(self.downlinks.iter().map(|l| l.busy_ps), end);
         let mut frames = frame_stats(&mut self.uplinks, end);
         frames.merge(&frame_stats(&mut self.downlinks, end));
         self.totals.frames = frames;
@@ -812,10 +686,6 @@ impl<'a> Sim<'a> {
             },
             self.trace.unwrap_or_default(),
         )
-    }
-
-    fn q_peek_time(&mut self) -> Option<Ps> {
-        self.q.peek_time()
     }
 
     /// Starts loading what the events a few pops ahead will touch when they
@@ -847,7 +717,7 @@ impl<'a> Sim<'a> {
         m.requester as usize * self.n + m.memory as usize
     }
 
-    fn handle(&mut self, now: Ps, ev: Ev) {
+    fn handle_event(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => self.issue(now, i),
@@ -1567,9 +1437,39 @@ impl<'a> Sim<'a> {
     }
 }
 
+impl Simulation for Sim<'_> {
+    type Event = Ev;
+
+    #[inline(always)]
+    fn queue(&mut self) -> &mut EventQueue<Ev> {
+        &mut self.q
+    }
+
+    #[inline(always)]
+    fn issue_event(i: u32) -> Ev {
+        Ev::Issue(i)
+    }
+
+    #[inline(always)]
+    fn handle(&mut self, now: Ps, ev: Ev) -> bool {
+        self.handle_event(now, ev);
+        true
+    }
+
+    fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    #[inline(always)]
+    fn before_event(&self) {
+        self.prefetch_ahead();
+    }
+}
+
 /// Whether `b` must wait for the earlier `a` under the memory-order rule
 /// (same requester and memory node assumed): their byte ranges overlap and
 /// one of them changes memory.
 fn conflict(a: &MessageSpec, b: &MessageSpec) -> bool {
     (a.op != Op::Read || b.op != Op::Read) && overlaps(a.range(), b.range())
 }
+
