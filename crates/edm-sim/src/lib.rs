@@ -7,7 +7,7 @@ pub mod edm;
 pub mod engine;
 pub mod packet;
 pub mod rng;
-pub mod scheduler;
+pub use edm::scheduler;
 pub mod workload;
 
 pub use edm_proto::spec;

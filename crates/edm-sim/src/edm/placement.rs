@@ -1,6 +1,9 @@
 //! EDM's zero-queue mode: the booked timeline of each link direction and
 //! where a circuit (its grant, its data on the uplink and at the egress) goes.
+use super::Edm;
 use crate::config::Ps;
+use edm_proto::message::{message_blocks, Kind};
+use edm_proto::spec::*;
 use std::collections::VecDeque;
 
 /// The booked transmissions of one link direction, in time order (EDM's
@@ -233,6 +236,85 @@ fn place_delayed_circuit(
     }
 }
 
+impl Edm {
+    /// Zero-queue mode: a switch egress's timeline. After every data unit
+    /// it keeps room for a /G/ or forwarded RREQ (3 blocks), and after every
+    /// circuit lag of back-to-back data room for the longest forwarded
+    /// request (an RMWREQ, 5 blocks), so a control unit waits about a data
+    /// unit, and at most about a circuit lag, for its slot.
+    pub(super) fn egress_timeline(&self) -> Timeline {
+        let block = self.fabric.block_ps();
+        Timeline::new(
+            message_blocks(Kind::Rreq, 0) as Ps * block,
+            Self::longest_request_blocks() as Ps * block,
+            self.circuit_lag(),
+        )
+    }
+
+    /// Zero-queue mode: a host uplink's timeline, with room for the host's
+    /// longest request after every circuit lag of back-to-back granted data
+    /// (so a request waits about that long at most).
+    pub(super) fn uplink_timeline(&self) -> Timeline {
+        let block = self.fabric.block_ps();
+        Timeline::new(
+            0,
+            Self::longest_request_blocks() as Ps * block,
+            self.circuit_lag(),
+        )
+    }
+
+    /// Zero-queue mode: from a grant's first block on its egress (`control_blocks`
+    /// long; a forwarded request if `forwarded`) to its data's first block on
+    /// the source's uplink, and from there to the data at its egress.
+    pub(super) fn circuit_delays(&self, control_blocks: u32, forwarded: bool) -> (Ps, Ps) {
+        let hop = self.fabric.hop_ps();
+        let to_data = hop
+            + (control_blocks as Ps - 1) * self.fabric.block_ps()
+            + self.grant_to_data(forwarded);
+        (to_data, hop + self.c(SW_FORWARD_CYCLES))
+    }
+
+    /// Zero-queue mode: when a circuit's ports are released: when a circuit
+    /// decided then would start right after its data leaves the egress at
+    /// `data_end`, and never before the scheduler's `planned` release.
+    pub(super) fn zero_queue_release(&self, data_end: Ps, planned: Ps) -> Ps {
+        data_end.saturating_sub(self.circuit_lag()).max(planned)
+    }
+
+    /// Zero-queue mode: how far ahead of an instant every data unit booked on
+    /// an uplink by a grant decided from then on starts (a host may fix a
+    /// request's start up to this far ahead: no later grant can take it).
+    pub(super) fn booking_horizon(&self) -> Ps {
+        self.iteration_ps()
+            + self.c(SW_GEN_GRANT_CYCLES)
+            + self.fabric.hop_ps()
+            + self.grant_to_data(false)
+    }
+
+    /// Zero-queue rules with start delays (`EdmConfig::start_delay`): the
+    /// unit of a grant's start delay (one link block) and the largest one.
+    pub(super) fn start_delay(&self) -> Option<(Ps, Ps)> {
+        let block = self.fabric.block_ps();
+        self.cfg
+            .start_delay
+            .then_some((block, ((1 << NG_DELAY_W) - 1) * block))
+    }
+
+    /// Zero-queue rules: how far before its release a port may be granted
+    /// (`Scheduler::grant_early`): one circuit lag, or half of one with
+    /// start delays, where a grant's slot no longer has to line up with its
+    /// data (measured: docs/simulator.md, "EDM's rules").
+    pub(super) fn early_grant_ps(&self) -> Ps {
+        if let Some(early) = self.cfg.early_grant_ps {
+            early
+        } else if self.cfg.start_delay {
+            self.circuit_lag() / 2
+        } else {
+            self.circuit_lag()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +395,4 @@ mod tests {
         assert_eq!(t.first_fit(129, 1, true), 172);
         assert_eq!(t.overlaps, 0);
     }
-
 }

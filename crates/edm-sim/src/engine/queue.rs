@@ -271,5 +271,4 @@ mod tests {
             queue_matches_reference(seed, bits);
         }
     }
-
 }
