@@ -47,6 +47,6 @@ fn main() {
         "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.scheduler_iterations
+        out.totals.edm.scheduler_iterations
     );
 }

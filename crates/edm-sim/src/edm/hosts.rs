@@ -164,7 +164,8 @@ impl Sim<'_> {
                 return;
             }
             book.book(start, len);
-            self.totals.max_request_wait_ps = self.totals.max_request_wait_ps.max(start - ready);
+            self.totals.edm.max_request_wait_ps =
+                self.totals.edm.max_request_wait_ps.max(start - ready);
             self.uplinks[h as usize].account(now, start, unit.blocks);
             self.controls[h as usize].pop_front();
             self.record(h, true, start, unit.blocks, &unit);

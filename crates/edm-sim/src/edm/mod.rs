@@ -17,7 +17,7 @@ pub mod scheduler;
 mod sim;
 mod switch;
 
-use crate::background::FrameStream;
+use crate::background::{FrameStats, FrameStream};
 use crate::config::{EdmConfig, FabricConfig, Ps};
 use crate::engine::{Outcome, Protocol};
 use crate::workload::{MessageSpec, Op};
@@ -39,6 +39,23 @@ pub enum UnitKind {
     ForwardedRequest,
     /// One chunk of WREQ or RRES data.
     Data,
+}
+
+/// What EDM counts in a run besides the engine's totals.
+#[derive(Clone, Debug, Default)]
+pub struct EdmCounters {
+    /// Data units that found another data unit still being sent at their switch
+    /// egress (two circuits overlapping): the scheduler must keep this at 0.
+    pub switch_data_conflicts: u64,
+    /// Zero-queue mode: longest wait of a /G/ or forwarded request at a
+    /// switch egress for a gap (beyond when it was generated), and of a
+    /// host's /N/ or request for a gap in its granted data.
+    pub max_grant_wait_ps: Ps,
+    pub max_request_wait_ps: Ps,
+    pub max_notification_queue: usize,
+    pub scheduler_iterations: u64,
+    /// Background Ethernet frames (with `background.load` > 0).
+    pub frames: FrameStats,
 }
 
 /// One unit on one link, as [`Edm::run_traced`] records it.

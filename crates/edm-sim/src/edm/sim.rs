@@ -291,9 +291,9 @@ impl<'a> Sim<'a> {
         ) = utilisation(self.downlinks.iter().map(|l| l.busy_ps), end);
         let mut frames = frame_stats(&mut self.uplinks, end);
         frames.merge(&frame_stats(&mut self.downlinks, end));
-        self.totals.frames = frames;
-        self.totals.max_notification_queue = self.sched.max_occupancy;
-        self.totals.scheduler_iterations = self.sched.iterations;
+        self.totals.edm.frames = frames;
+        self.totals.edm.max_notification_queue = self.sched.max_occupancy;
+        self.totals.edm.scheduler_iterations = self.sched.iterations;
         debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
         debug_assert!(self.down_book.iter().all(|t| t.overlaps == 0));
         debug_assert!(self.controls.iter().all(VecDeque::is_empty));
@@ -406,7 +406,7 @@ impl<'a> Sim<'a> {
                 // Data and forwarded requests (the first grant of a response) first.
                 let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
                 if high && now < self.egress_data_until[to as usize] {
-                    self.totals.switch_data_conflicts += 1;
+                    self.totals.edm.switch_data_conflicts += 1;
                 }
                 let link = &mut self.downlinks[to as usize];
                 let start = link.start_time(now, high);

@@ -236,7 +236,7 @@ impl Sim<'_> {
         self.uplinks[src].account(now, data_up, data.blocks);
         self.record(g.src, true, data_up, data.blocks, &data);
         if !self.down_book[dst].book_data(data_egress, wire) {
-            self.totals.switch_data_conflicts += 1;
+            self.totals.edm.switch_data_conflicts += 1;
         }
         self.downlinks[dst].account(now, data_egress, data.blocks);
         self.record(g.dst, false, data_egress, data.blocks, &data);
@@ -254,7 +254,8 @@ impl Sim<'_> {
             // or a response chunk before the last): count it now.
             self.data_arrives(arrives, data);
         }
-        self.totals.max_grant_wait_ps = self.totals.max_grant_wait_ps.max(grant_at - generated);
+        self.totals.edm.max_grant_wait_ps =
+            self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
         let release = edm.zero_queue_release(data_egress + wire, g.release);
         self.sched.hold_src_until(g.src, release);
         self.sched.hold_dst_until(g.dst, release);

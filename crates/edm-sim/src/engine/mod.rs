@@ -7,8 +7,9 @@ mod queue;
 
 pub use queue::EventQueue;
 
-use crate::background::FrameStats;
 use crate::config::Ps;
+use crate::edm::EdmCounters;
+use crate::packet::PacketStats;
 use crate::workload::MessageSpec;
 
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
@@ -47,31 +48,12 @@ pub struct Totals {
     pub max_switch_data_queue: usize,
     /// Longest wait of a data unit at a switch egress.
     pub max_switch_data_wait_ps: Ps,
-    /// Data units that found another data unit still being sent at their switch
-    /// egress (two circuits overlapping): the scheduler must keep this at 0.
-    pub switch_data_conflicts: u64,
-    /// EDM's zero-queue mode: longest wait of a /G/ or forwarded request at
-    /// a switch egress for a gap (beyond when it was generated), and of a
-    /// host's /N/ or request for a gap in its granted data.
-    pub max_grant_wait_ps: Ps,
-    pub max_request_wait_ps: Ps,
-    pub max_notification_queue: usize,
-    pub scheduler_iterations: u64,
     /// Data bytes delivered to their destination.
     pub delivered_bytes: u64,
-    /// Packet baselines: packets dropped at the switch, data packets marked
-    /// with ECN, PFC pauses sent, packets retransmitted, retransmission timeouts.
-    pub drops: u64,
-    pub ecn_marks: u64,
-    pub pauses: u64,
-    pub retransmissions: u64,
-    pub timeouts: u64,
-    /// Packet baselines: most bytes queued at one switch egress, and held
-    /// from one ingress (PFC accounting).
-    pub max_switch_queue_bytes: u64,
-    pub max_ingress_bytes: u64,
-    /// Background Ethernet frames (EDM with `background.load` > 0).
-    pub frames: FrameStats,
+    /// EDM's own counters (all 0 for the packet baselines).
+    pub edm: EdmCounters,
+    /// The packet fabric's counters (all 0 for EDM).
+    pub packet: PacketStats,
 }
 
 /// A protocol run over a workload: what the engine returns.

@@ -2,7 +2,7 @@
 //! transport through their events; and latencies alone, measured by
 //! running a message alone.
 use super::net::{Ev, Net};
-use super::{request_bytes, FlowRole, PacketKind, PacketStats, Transport};
+use super::{request_bytes, FlowRole, PacketKind, Transport};
 use crate::config::{FabricConfig, Ps};
 use crate::engine::{self, utilisation, EventQueue, Outcome, Simulation, Totals};
 use crate::workload::{MessageSpec, Op};
@@ -101,7 +101,7 @@ pub fn simulate<T: Transport>(
     fabric: &FabricConfig,
     msgs: &[MessageSpec],
     progress: &mut dyn FnMut(u64, u64),
-) -> (Outcome, PacketStats) {
+) -> Outcome {
     let cfg = t.packet_config().clone();
     let net = Net::new(fabric, &cfg, msgs);
     t.reset(net.ports);
@@ -131,14 +131,11 @@ pub fn simulate<T: Transport>(
     }
     let busiest = net.egress.iter().map(|e| e.byte_ps).max().unwrap_or(0);
     net.stats.mean_queue_bytes_busiest = busiest as f64 / end as f64;
-    let stats = net.stats.clone();
-    (
-        Outcome {
-            records: net.records,
-            totals,
-        },
-        stats,
-    )
+    totals.packet = net.stats;
+    Outcome {
+        records: net.records,
+        totals,
+    }
 }
 
 /// A message's latency alone in the network under transport `t`, measured
@@ -175,7 +172,7 @@ impl AloneCache {
             ..Default::default()
         };
         let mut t = make();
-        let (out, _) = simulate(&mut t, fabric, std::slice::from_ref(&alone), &mut |_, _| {});
+        let out = simulate(&mut t, fabric, std::slice::from_ref(&alone), &mut |_, _| {});
         let v = out.records[0]
             .complete_ps
             .expect("a message alone always completes");
