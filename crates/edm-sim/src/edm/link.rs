@@ -238,7 +238,7 @@ impl<U> Link<U> {
 }
 
 impl<U> Link<U> {
-    /// Zero-queue mode ([`Timeline`]): the link sends `blocks` blocks from
+    /// Zero-queue mode ([`super::placement::Timeline`]): the link sends `blocks` blocks from
     /// `start`, a time fixed ahead (not before any booking already passed to
     /// the frames, `start` >= the time of the call). Only the accounting: busy
     /// time, and the frames' pause. Memory never waits for a frame here: its
