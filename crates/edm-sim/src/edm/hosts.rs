@@ -23,7 +23,7 @@ impl Sim<'_> {
     /// The memory-order rule: message `i` waits for every earlier unfinished
     /// message of its requester-memory pair that overlaps it, one of the two
     /// a write or RMW (a read beside a read needs no order).
-    pub(super) fn order(&mut self, now: Ps, i: u32) {
+    fn order(&mut self, now: Ps, i: u32) {
         let spec = &self.msgs[i as usize];
         if self.track_finish {
             self.outstanding[spec.requester as usize] += 1;
@@ -47,7 +47,7 @@ impl Sim<'_> {
 
     /// Message `i` may go: it takes one of its pair's X notifications, or
     /// waits for one.
-    pub(super) fn admit(&mut self, now: Ps, i: u32) {
+    fn admit(&mut self, now: Ps, i: u32) {
         let m = Msg::of(&self.msgs[i as usize]);
         let pair = self.pair(m);
         if (self.active[pair] as u32) < self.edm.cfg.max_active_notifs {
@@ -75,7 +75,7 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn finished_one(&mut self, now: Ps, i: u32) {
+    fn finished_one(&mut self, now: Ps, i: u32) {
         let msgs = self.msgs;
         let spec = &msgs[i as usize];
         let r = spec.requester as usize;
@@ -109,7 +109,7 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn activate(&mut self, now: Ps, i: u32, m: Msg) {
+    fn activate(&mut self, now: Ps, i: u32, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] += 1;
         let kind = if m.op == Op::Write {
@@ -173,7 +173,7 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn deactivate(&mut self, now: Ps, m: Msg) {
+    fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
         if let Some((next, m)) = self.pending[pair].pop_front() {
@@ -188,7 +188,7 @@ impl Sim<'_> {
     /// announces. Reads and RMWs go alone: each request carries its own
     /// address and already is the notification (a mega-request would be a
     /// unit longer than the zero-queue rules keep room for).
-    pub(super) fn fold(&mut self, pair: usize, i: u32, m: Msg) -> Msg {
+    fn fold(&mut self, pair: usize, i: u32, m: Msg) -> Msg {
         let limit = self.edm.cfg.batch_bytes;
         if limit == 0 || m.op != Op::Write {
             return m;
@@ -273,7 +273,7 @@ impl Sim<'_> {
 
     /// [`Sim::data_arrives`] for a mega-message: each member completes when
     /// the data up to its end has arrived.
-    pub(super) fn batch_data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
+    fn batch_data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
         self.delivered[i] += unit.bytes;
         let done_to = self.delivered[i];

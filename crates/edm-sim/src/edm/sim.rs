@@ -311,7 +311,7 @@ impl<'a> Sim<'a> {
     /// before the event, the queue's front one pop before. Hints only:
     /// handling is unchanged.
     #[inline(always)]
-    pub(super) fn prefetch_ahead(&self) {
+    fn prefetch_ahead(&self) {
         let ends = |unit: &Unit| match unit.kind {
             UnitKind::Data => true,
             UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
@@ -335,7 +335,7 @@ impl<'a> Sim<'a> {
         m.requester as usize * self.n + m.memory as usize
     }
 
-    pub(super) fn handle_event(&mut self, now: Ps, ev: Ev) {
+    fn handle_event(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => self.issue(now, i),
@@ -431,20 +431,20 @@ impl<'a> Sim<'a> {
     }
 
     #[inline]
-    pub(super) fn wake_uplink(&mut self, h: u16) {
+    fn wake_uplink(&mut self, h: u16) {
         if let Some(at) = self.uplinks[h as usize].wake_needed() {
             self.q.push(at, Ev::UplinkFree(h));
         }
     }
 
     #[inline]
-    pub(super) fn wake_downlink(&mut self, h: u16) {
+    fn wake_downlink(&mut self, h: u16) {
         if let Some(at) = self.downlinks[h as usize].wake_needed() {
             self.q.push(at, Ev::DownlinkFree(h));
         }
     }
 
-    pub(super) fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+    fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
         if self.track_finish
@@ -468,15 +468,7 @@ impl<'a> Sim<'a> {
 
     /// Sends `unit`, offered to the link at `offered`, down to host `h`,
     /// starting at `start` (from `now` on).
-    pub(super) fn send_down(
-        &mut self,
-        now: Ps,
-        start: Ps,
-        h: u16,
-        blocks: u32,
-        unit: Unit,
-        offered: Ps,
-    ) {
+    fn send_down(&mut self, now: Ps, start: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
         let (d, free) = self.downlinks[h as usize].start(start, blocks);
         self.record(h, false, d.start, blocks, &unit);
         if unit.kind == UnitKind::Data {

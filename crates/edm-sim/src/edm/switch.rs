@@ -60,7 +60,7 @@ impl Sim<'_> {
     }
 
     /// A tick when the iteration in flight ends (once per end).
-    pub(super) fn defer_tick(&mut self, at: Ps) {
+    fn defer_tick(&mut self, at: Ps) {
         if self.deferred_tick != Some(at) {
             self.deferred_tick = Some(at);
             self.q.push(at, Ev::SchedulerTick);
@@ -146,7 +146,7 @@ impl Sim<'_> {
 
     /// The /G/ (or forwarded request, a read's first grant) grant `g` sends;
     /// the scheduler's id of its message is free again after its last grant.
-    pub(super) fn grant_unit(&mut self, g: &Grant) -> Unit {
+    fn grant_unit(&mut self, g: &Grant) -> Unit {
         let (msg, m) = self.queued[g.msg as usize];
         if g.last {
             self.queued_free.push(g.msg);
@@ -167,7 +167,7 @@ impl Sim<'_> {
     }
 
     /// Sends the grant's /G/ (or forwarded request).
-    pub(super) fn issue_grant(&mut self, g: &Grant) {
+    fn issue_grant(&mut self, g: &Grant) {
         let unit = self.grant_unit(g);
         let (m, forwarded) = (unit.spec, unit.kind == UnitKind::ForwardedRequest);
         if self.edm.cfg.egress_feedback {
@@ -195,7 +195,7 @@ impl Sim<'_> {
     /// data then crosses the switch without waiting. Returns when its ports
     /// are released: when a circuit decided then would start right after
     /// this one (later than the scheduler planned if the grant waited).
-    pub(super) fn book_grant(&mut self, now: Ps, g: &Grant) -> Ps {
+    fn book_grant(&mut self, now: Ps, g: &Grant) -> Ps {
         let edm = self.edm;
         let grant = self.grant_unit(g);
         let (m, forwarded) = (grant.spec, grant.kind == UnitKind::ForwardedRequest);

@@ -319,7 +319,7 @@ impl<'a> Net<'a> {
     }
 
     /// PFC accounting: bytes from `ingress` now in the switch.
-    pub(super) fn hold_ingress(&mut self, now: Ps, ingress: u16, wire: u32) {
+    fn hold_ingress(&mut self, now: Ps, ingress: u16, wire: u32) {
         let Some(pfc) = self.cfg.pfc else { return };
         let i = ingress as usize;
         if i >= self.fabric.nodes {
@@ -334,7 +334,7 @@ impl<'a> Net<'a> {
         }
     }
 
-    pub(super) fn release_ingress(&mut self, now: Ps, ingress: u16, wire: u32) {
+    fn release_ingress(&mut self, now: Ps, ingress: u16, wire: u32) {
         let Some(pfc) = self.cfg.pfc else { return };
         let i = ingress as usize;
         if i >= self.fabric.nodes {
@@ -347,7 +347,7 @@ impl<'a> Net<'a> {
         }
     }
 
-    pub(super) fn send_pfc(&mut self, now: Ps, to: u16, pause: bool) {
+    fn send_pfc(&mut self, now: Ps, to: u16, pause: bool) {
         let mut p = Packet::new(
             to,
             to,
@@ -386,7 +386,7 @@ impl<'a> Net<'a> {
         self.transmit_down(now, port, p);
     }
 
-    pub(super) fn transmit_down(&mut self, now: Ps, port: u16, p: Packet) {
+    fn transmit_down(&mut self, now: Ps, port: u16, p: Packet) {
         let ser = self.wire_ps(p.wire);
         self.down_busy_ps[port as usize] += ser;
         let c = self.cfg;
@@ -440,7 +440,7 @@ impl<'a> Net<'a> {
     }
 }
 
-pub(super) fn queue_len(q: &Queue) -> usize {
+fn queue_len(q: &Queue) -> usize {
     match q {
         Queue::Fifo(q) => q.len(),
         Queue::Prio(q) => q.len(),
