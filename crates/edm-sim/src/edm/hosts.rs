@@ -10,6 +10,7 @@ use edm_proto::spec::*;
 impl Sim<'_> {
     /// Message `i` is issued: unless a fence holds it back, on to the
     /// memory-order rule.
+    #[inline]
     pub(super) fn issue(&mut self, now: Ps, i: u32) {
         let spec = &self.msgs[i as usize];
         let r = spec.requester as usize;
@@ -219,6 +220,7 @@ impl Sim<'_> {
         Msg { size, count, ..m }
     }
 
+    #[inline]
     pub(super) fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
         let m = unit.spec;
         match unit.kind {

@@ -173,6 +173,7 @@ impl Edm {
     /// How much later a read's first response chunk reaches the switch than a
     /// chunk sent on a /G/: the forwarded request is longer than a /G/ and the
     /// memory node spends an extra cycle (and the DRAM access) on it.
+    #[inline]
     fn first_response_extra(&self, m: Msg) -> Ps {
         (Self::request_blocks(m) as Ps - 1) * self.fabric.block_ps() + self.grant_to_data(true)
             - self.grant_to_data(false)

@@ -335,6 +335,8 @@ impl<'a> Sim<'a> {
         m.requester as usize * self.n + m.memory as usize
     }
 
+    // (Inlined into the run loop, its one caller.)
+    #[inline(always)]
     fn handle_event(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {

@@ -27,6 +27,7 @@ impl Sim<'_> {
     }
 
     /// A notification turns visible at `at`: the scheduler looks then.
+    #[inline]
     pub(super) fn wake_on_notification(&mut self, at: Ps) {
         self.iterations_since_wake = 0;
         debug_assert!(self.notify_wakes.back().is_none_or(|&b| b <= at));
@@ -40,6 +41,7 @@ impl Sim<'_> {
     /// The scheduler's tick for the notifications visible at `now`. Those
     /// that turn visible while the iteration in flight runs would each only
     /// defer to its end: one tick there stands for all of them.
+    #[inline]
     pub(super) fn notify_tick(&mut self, now: Ps) {
         self.notify_tick_queued = false;
         while self.notify_wakes.front().is_some_and(|&t| t <= now) {

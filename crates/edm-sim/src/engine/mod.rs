@@ -117,18 +117,18 @@ pub fn run<S: Simulation>(
     loop {
         let mut next = None;
         if let Some(m) = messages.get(next_issue) {
-            let issue = S::issue_event(next_issue as u32);
+            let at = m.issue_ps;
             match sim.queue().peek_time() {
-                Some(t) if m.issue_ps > t => {}
-                Some(t) if m.issue_ps == t => {
+                Some(t) if at > t => {}
+                Some(t) if at == t => {
                     // After the events queued for its time.
-                    sim.queue().push(m.issue_ps, issue);
+                    sim.queue().push(at, S::issue_event(next_issue as u32));
                     next_issue += 1;
                 }
                 // Before every queued event: the queue would hand it
                 // straight back, so it is handled without going through it.
                 _ => {
-                    next = Some((m.issue_ps, issue));
+                    next = Some((at, S::issue_event(next_issue as u32)));
                     next_issue += 1;
                 }
             }

@@ -28,6 +28,7 @@ impl<T: Transport> Simulation for PacketSim<'_, '_, T> {
         Ev::Issue(i)
     }
 
+    #[inline(always)]
     fn handle(&mut self, now: Ps, ev: Ev) -> bool {
         let (net, t) = (&mut self.net, &mut *self.transport);
         match ev {
