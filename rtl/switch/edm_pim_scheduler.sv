@@ -1,7 +1,7 @@
 // EDM switch scheduler (§3.1.2): one notification queue per destination port
 // (edm_notif_queue) and priority-PIM, one iteration every SW_PIM_ITER_CYCLES
 // (3) cycles. It is the cycle-exact twin of the reference model
-// crates/edm-sim/src/scheduler.rs as stepped by edm.sim.Scheduler
+// crates/edm-sim/src/edm/scheduler/ as stepped by edm.sim.Scheduler
 // (docs/simulator.md, "Scheduler semantics"); tests/rtl/tb_pim_scheduler.py
 // checks every cycle's grants against it.
 //

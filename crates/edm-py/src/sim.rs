@@ -363,35 +363,35 @@ fn run<'py>(
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
-    // Every counter of the run by its field name (Python's summary copies
+    // Every counter of the run by the name Python sees (its summary copies
     // each one it does not render itself).
     macro_rules! counters {
-        ($($name:ident),*) => { $( totals.set_item(stringify!($name), t.$name)?; )* };
+        ($($name:ident: $value:expr),* $(,)?) => { $( totals.set_item(stringify!($name), $value)?; )* };
     }
     counters!(
-        events,
-        end_ps,
-        uplink_util_mean,
-        uplink_util_max,
-        downlink_util_mean,
-        downlink_util_max,
-        max_switch_data_queue,
-        max_switch_data_wait_ps,
-        switch_data_conflicts,
-        max_grant_wait_ps,
-        max_request_wait_ps,
-        max_notification_queue,
-        scheduler_iterations,
-        delivered_bytes,
-        drops,
-        ecn_marks,
-        pauses,
-        retransmissions,
-        timeouts,
-        max_switch_queue_bytes,
-        max_ingress_bytes
+        events: t.events,
+        end_ps: t.end_ps,
+        uplink_util_mean: t.uplink_util_mean,
+        uplink_util_max: t.uplink_util_max,
+        downlink_util_mean: t.downlink_util_mean,
+        downlink_util_max: t.downlink_util_max,
+        max_switch_data_queue: t.max_switch_data_queue,
+        max_switch_data_wait_ps: t.max_switch_data_wait_ps,
+        switch_data_conflicts: t.edm.switch_data_conflicts,
+        max_grant_wait_ps: t.edm.max_grant_wait_ps,
+        max_request_wait_ps: t.edm.max_request_wait_ps,
+        max_notification_queue: t.edm.max_notification_queue,
+        scheduler_iterations: t.edm.scheduler_iterations,
+        delivered_bytes: t.delivered_bytes,
+        drops: t.packet.drops,
+        ecn_marks: t.packet.ecn_marks,
+        pauses: t.packet.pauses,
+        retransmissions: t.packet.retransmissions,
+        timeouts: t.packet.timeouts,
+        max_switch_queue_bytes: t.packet.max_queue_bytes,
+        max_ingress_bytes: t.packet.max_ingress_bytes,
     );
-    let fr = &t.frames;
+    let fr = &t.edm.frames;
     let mut delays = fr.delays_ps.clone();
     delays.sort_unstable();
     let pct = |q: f64| -> f64 {

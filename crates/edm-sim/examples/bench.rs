@@ -1,7 +1,8 @@
 //! Engine speed without Python: `cargo run -p edm-sim --release --example bench
-//! -- [micro|hadoop] [messages] [paper|edm]` (the cases of
+//! -- [micro|hadoop] [messages] [paper|edm|BASELINE]` (the cases of
 //! experiments/bench_sim.py; `paper`, the default: the paper's rules; `edm`:
-//! EDM's rules).
+//! EDM's rules; or a packet baseline by name, e.g. `dctcp`).
+use edm_sim::baselines::baseline;
 use edm_sim::config::{EdmConfig, FabricConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
@@ -34,17 +35,18 @@ fn main() {
     let start = Instant::now();
     let mut msgs = msgs;
     edm_sim::workload::assign_addresses(&mut msgs, 1 << 30, 1);
-    let cfg = match args.get(3).map_or("paper", String::as_str) {
-        "paper" => EdmConfig::paper(),
-        "edm" => EdmConfig::edm_rules(),
-        other => panic!("unknown rules {other}"),
+    let fabric = FabricConfig::default();
+    let mut protocol: Box<dyn Protocol> = match args.get(3).map_or("paper", String::as_str) {
+        "paper" => Box::new(Edm::new(fabric, EdmConfig::paper())),
+        "edm" => Box::new(Edm::new(fabric, EdmConfig::edm_rules())),
+        other => baseline(other, &fabric).unwrap_or_else(|| panic!("unknown protocol {other}")),
     };
-    let out = Edm::new(FabricConfig::default(), cfg).run(&msgs, &mut |_, _| {});
+    let out = protocol.run(&msgs, &mut |_, _| {});
     let secs = start.elapsed().as_secs_f64();
     println!(
         "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.scheduler_iterations
+        out.totals.edm.scheduler_iterations
     );
 }

@@ -217,8 +217,6 @@ pub struct PacketProtocol<T: Transport> {
     make: Box<dyn Fn() -> T>,
     alone: AloneCache,
     name: &'static str,
-    /// Counters of the last run.
-    pub stats: PacketStats,
 }
 
 impl<T: Transport> PacketProtocol<T> {
@@ -229,7 +227,6 @@ impl<T: Transport> PacketProtocol<T> {
             make: Box::new(make),
             alone: AloneCache::default(),
             name,
-            stats: PacketStats::default(),
         }
     }
 }
@@ -237,16 +234,8 @@ impl<T: Transport> PacketProtocol<T> {
 impl<T: Transport> Protocol for PacketProtocol<T> {
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
         let mut t = (self.make)();
-        let (mut out, stats) = simulate(&mut t, &self.fabric, messages, progress);
+        let mut out = simulate(&mut t, &self.fabric, messages, progress);
         fill_alone(&mut out, &self.alone, &self.make, &self.fabric, messages);
-        out.totals.drops = stats.drops;
-        out.totals.ecn_marks = stats.ecn_marks;
-        out.totals.pauses = stats.pauses;
-        out.totals.retransmissions = stats.retransmissions;
-        out.totals.timeouts = stats.timeouts;
-        out.totals.max_switch_queue_bytes = stats.max_queue_bytes;
-        out.totals.max_ingress_bytes = stats.max_ingress_bytes;
-        self.stats = stats;
         out
     }
 

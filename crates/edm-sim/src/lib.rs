@@ -1,5 +1,6 @@
-//! EDM rack-scale fabric simulator (see docs/simulator.md): a deterministic
-//! event-driven engine, EDM's scheduler and host/switch model, and workloads.
+//! EDM rack-scale fabric simulator (see docs/simulator.md, "Layout"): one
+//! deterministic event-driven engine (`engine`) that EDM (`edm`) and the
+//! packet baselines (`packet`, `baselines`) plug into, and workloads.
 pub mod background;
 pub mod baselines;
 pub mod config;
@@ -7,8 +8,9 @@ pub mod edm;
 pub mod engine;
 pub mod packet;
 pub mod rng;
-pub mod scheduler;
 pub mod schema;
 pub mod workload;
 
+/// EDM's reference scheduler on its own (what `edm.sim.Scheduler` steps).
+pub use edm::scheduler;
 pub use edm_proto::spec;

@@ -175,7 +175,7 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
         // Every node is compute and memory: a destination's queue holds up to X
         // writes from each other node and X reads it issued to each other node.
         assert!(
-            out.totals.max_notification_queue <= 2 * 3 * 15,
+            out.totals.edm.max_notification_queue <= 2 * 3 * 15,
             "2*X*(N-1) bound"
         );
         for (m, r) in msgs.iter().zip(&out.records) {
@@ -333,9 +333,9 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
     for out in [&quiet, &preempt, &wait] {
         assert_eq!(out.totals.delivered_bytes, 64 * msgs.len() as u64);
     }
-    assert_eq!(quiet.totals.frames.frames, 0);
+    assert_eq!(quiet.totals.edm.frames.frames, 0);
     let links = 2 * 16;
-    let frames = preempt.totals.frames.frames as f64;
+    let frames = preempt.totals.edm.frames.frames as f64;
     let span = preempt.totals.end_ps as f64;
     let carried = frames
         * BackgroundConfig {
@@ -349,8 +349,8 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
         carried > 0.4 && carried < 0.6,
         "frames carried {carried} of each link"
     );
-    assert!(preempt.totals.frames.memory_wait_max_ps <= block);
-    assert!(preempt.totals.frames.memory_waits > 1000);
+    assert!(preempt.totals.edm.frames.memory_wait_max_ps <= block);
+    assert!(preempt.totals.edm.frames.memory_waits > 1000);
     let (q, p, w) = (
         mean_latency(&quiet),
         mean_latency(&preempt),
@@ -365,7 +365,7 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
         "without preemption memory waits for frames: +{} ps",
         w - q
     );
-    assert!(wait.totals.frames.memory_wait_max_ps > 500 * block);
+    assert!(wait.totals.edm.frames.memory_wait_max_ps > 500 * block);
 }
 
 /// Back-to-back writes of `size` bytes along each (requester, memory) pair.
@@ -402,7 +402,7 @@ fn memory_data_waits_at_a_switch_egress_only_behind_control_blocks() {
         EdmConfig::default(),
         &streams(&[(0, 1)], 4096, 100),
     );
-    assert_eq!(one.totals.switch_data_conflicts, 0);
+    assert_eq!(one.totals.edm.switch_data_conflicts, 0);
     assert_eq!(one.totals.max_switch_data_queue, 0);
     assert_eq!(one.totals.max_switch_data_wait_ps, 0);
     // Two opposite streams: each host's downlink carries the other's data
@@ -416,7 +416,7 @@ fn memory_data_waits_at_a_switch_egress_only_behind_control_blocks() {
     let chunks_per_stream = 100 * 4096u64.div_ceil(256);
     let block = f.block_ps();
     let t = &both.totals;
-    assert!(t.switch_data_conflicts > 0, "{t:?}");
+    assert!(t.edm.switch_data_conflicts > 0, "{t:?}");
     assert!(
         t.max_switch_data_wait_ps <= chunks_per_stream * block,
         "waits beyond the /G/ blocks: {t:?}"
@@ -657,7 +657,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         let t = &out.totals;
         assert_eq!(
             (
-                t.switch_data_conflicts,
+                t.edm.switch_data_conflicts,
                 t.max_switch_data_queue,
                 t.max_switch_data_wait_ps
             ),
@@ -666,7 +666,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         );
         eprintln!(
             "{name}: longest grant wait {} ps, longest request wait {} ps",
-            t.max_grant_wait_ps, t.max_request_wait_ps
+            t.edm.max_grant_wait_ps, t.edm.max_request_wait_ps
         );
     }
 }

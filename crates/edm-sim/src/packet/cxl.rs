@@ -10,6 +10,7 @@
 //! every flow uses whole flits (a 16-byte request takes one flit; real CXL
 //! can pack up to four request slots into one flit).
 use super::*;
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct CxlConfig {

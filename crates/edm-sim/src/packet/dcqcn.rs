@@ -8,6 +8,7 @@
 //! next use) rather than as events. Without drops there is no retransmission;
 //! the receiver acknowledges each flow's last packet (RC transport's ACK).
 use super::*;
+use std::collections::{HashMap, VecDeque};
 
 #[derive(Clone, Debug)]
 pub struct DcqcnConfig {

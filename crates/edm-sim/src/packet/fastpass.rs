@@ -11,6 +11,7 @@
 //! Idealisation beyond Fastpass: reservations are exact wire times, not MTU
 //! timeslots (kinder to small messages).
 use super::*;
+use std::collections::{BTreeMap, VecDeque};
 
 #[derive(Clone, Debug)]
 pub struct FastpassConfig {
@@ -166,10 +167,8 @@ impl Transport for Fastpass {
                 q.insert(pos, (start, p.flow));
                 self.release(net, now, h);
             }
-            PacketKind::Data => {
-                if ends_flow(&p, &net.flows[p.flow as usize]) {
-                    net.flow_received(now, p.flow);
-                }
+            PacketKind::Data if ends_flow(&p, &net.flows[p.flow as usize]) => {
+                net.flow_received(now, p.flow);
             }
             _ => {}
         }

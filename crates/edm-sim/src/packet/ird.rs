@@ -13,6 +13,7 @@
 //! the sender rather than dropped at the switch; both waste the receiver's
 //! grant, ours as delay.
 use super::*;
+use std::collections::VecDeque;
 
 #[derive(Clone, Debug)]
 pub struct IrdConfig {

@@ -9,7 +9,7 @@
 //! to its stream, so the window and alpha carry over between messages.
 //! pFabric gives every flow its own connection (priority is per flow).
 use super::*;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 /// Which window law.
 #[derive(Clone, Copy, Debug, PartialEq)]

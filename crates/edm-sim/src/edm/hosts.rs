@@ -1,0 +1,301 @@
+//! EDM's hosts: when a message may go (fences, the memory-order rule, at
+//! most X active notifications per destination, batching), its /N/ or
+//! request, and what a host does with the grants and data it receives.
+use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH};
+use super::{Edm, UnitKind};
+use crate::config::{MemoryOrder, Ps};
+use crate::workload::{overlaps, MessageSpec, Op};
+use edm_proto::spec::*;
+
+impl Sim<'_> {
+    /// Message `i` is issued: unless a fence holds it back, on to the
+    /// memory-order rule.
+    #[inline]
+    pub(super) fn issue(&mut self, now: Ps, i: u32) {
+        let spec = &self.msgs[i as usize];
+        let r = spec.requester as usize;
+        if !self.fenced[r].is_empty() || (spec.fence && self.outstanding[r] > 0) {
+            self.fenced[r].push_back(i);
+            return;
+        }
+        self.order(now, i);
+    }
+
+    /// The memory-order rule: message `i` waits for every earlier unfinished
+    /// message of its requester-memory pair that overlaps it, one of the two
+    /// a write or RMW (a read beside a read needs no order).
+    fn order(&mut self, now: Ps, i: u32) {
+        let spec = &self.msgs[i as usize];
+        if self.track_finish {
+            self.outstanding[spec.requester as usize] += 1;
+        }
+        if self.edm.cfg.memory_order == MemoryOrder::Address {
+            let pair = self.pair(Msg::of(spec));
+            let msgs = self.msgs;
+            let conflicts = self.unfinished[pair]
+                .iter()
+                .filter(|&&j| conflict(&msgs[j as usize], spec))
+                .count() as u32;
+            self.unfinished[pair].push(i);
+            if conflicts > 0 {
+                self.waits_for[i as usize] = conflicts;
+                self.held[pair].push(i);
+                return;
+            }
+        }
+        self.admit(now, i);
+    }
+
+    /// Message `i` may go: it takes one of its pair's X notifications, or
+    /// waits for one.
+    fn admit(&mut self, now: Ps, i: u32) {
+        let m = Msg::of(&self.msgs[i as usize]);
+        let pair = self.pair(m);
+        if (self.active[pair] as u32) < self.edm.cfg.max_active_notifs {
+            self.activate(now, i, m);
+        } else {
+            self.pending[pair].push_back((i, m));
+        }
+    }
+
+    /// Message or mega-message `i` has finished at its requester: the
+    /// messages that waited for its members may go.
+    pub(super) fn finished(&mut self, now: Ps, i: u32) {
+        if self
+            .batch_of
+            .get(i as usize)
+            .is_some_and(|&b| b != NO_BATCH)
+        {
+            let b = self.batch_of[i as usize] as usize;
+            for k in 0..self.batches[b].members.len() {
+                let member = self.batches[b].members[k].0;
+                self.finished_one(now, member);
+            }
+        } else {
+            self.finished_one(now, i);
+        }
+    }
+
+    fn finished_one(&mut self, now: Ps, i: u32) {
+        let msgs = self.msgs;
+        let spec = &msgs[i as usize];
+        let r = spec.requester as usize;
+        self.outstanding[r] -= 1;
+        if self.edm.cfg.memory_order == MemoryOrder::Address {
+            let pair = self.pair(Msg::of(spec));
+            let at = self.unfinished[pair].iter().position(|&j| j == i);
+            self.unfinished[pair].remove(at.expect("a finished message was unfinished"));
+            let mut free = Vec::new();
+            let waits_for = &mut self.waits_for;
+            self.held[pair].retain(|&h| {
+                if h > i && conflict(spec, &msgs[h as usize]) {
+                    waits_for[h as usize] -= 1;
+                    if waits_for[h as usize] == 0 {
+                        free.push(h);
+                        return false;
+                    }
+                }
+                true
+            });
+            for h in free {
+                self.admit(now, h);
+            }
+        }
+        while let Some(&f) = self.fenced[r].front() {
+            if msgs[f as usize].fence && self.outstanding[r] > 0 {
+                break;
+            }
+            self.fenced[r].pop_front();
+            self.order(now, f);
+        }
+    }
+
+    fn activate(&mut self, now: Ps, i: u32, m: Msg) {
+        let pair = self.pair(m);
+        self.active[pair] += 1;
+        let kind = if m.op == Op::Write {
+            UnitKind::Notify
+        } else {
+            UnitKind::Request
+        };
+        let unit = Unit {
+            kind,
+            msg: i,
+            spec: m,
+            bytes: 0,
+            last: false,
+            blocks: Edm::request_blocks(m),
+        };
+        let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
+        let h = m.requester;
+        if self.zq {
+            let waiting = &mut self.controls[h as usize];
+            waiting.push_back((at, unit));
+            if waiting.len() == 1 {
+                self.host_controls(now, h);
+            }
+            return;
+        }
+        if kind == UnitKind::Notify {
+            if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
+                self.record(h, true, d.start, 1, &unit);
+                self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+                return;
+            }
+        }
+        self.q.push(at, Ev::HostSend(h, unit));
+    }
+
+    /// Zero-queue mode: host `h` sends its waiting /N/ and requests, in
+    /// order, each in the first gap of its uplink's booked data from when it
+    /// is ready. A start is fixed only once no grant decided later can book
+    /// data into its window (`booking_horizon`); else the host looks again
+    /// then (it would know of such a grant by the time it starts).
+    pub(super) fn host_controls(&mut self, now: Ps, h: u16) {
+        let block = self.edm.fabric.block_ps();
+        let horizon = self.edm.booking_horizon();
+        let hop = self.edm.fabric.hop_ps();
+        while let Some(&(ready, unit)) = self.controls[h as usize].front() {
+            let len = unit.blocks as Ps * block;
+            let book = &mut self.up_book[h as usize];
+            book.prune(now);
+            let start = book.first_fit(ready.max(now), len, false);
+            if start + len > now + horizon {
+                self.q.push(start + len - horizon, Ev::HostControl(h));
+                return;
+            }
+            book.book(start, len);
+            self.totals.edm.max_request_wait_ps =
+                self.totals.edm.max_request_wait_ps.max(start - ready);
+            self.uplinks[h as usize].account(now, start, unit.blocks);
+            self.controls[h as usize].pop_front();
+            self.record(h, true, start, unit.blocks, &unit);
+            self.q.push(start + hop, Ev::SwitchIn(h, unit));
+        }
+    }
+
+    fn deactivate(&mut self, now: Ps, m: Msg) {
+        let pair = self.pair(m);
+        self.active[pair] -= 1;
+        if let Some((next, m)) = self.pending[pair].pop_front() {
+            let m = self.fold(pair, next, m);
+            self.activate(now, next, m);
+        }
+    }
+
+    /// Batching: write `i` (`m`), about to take a notification, takes with
+    /// it the writes waiting behind it in `pair`'s queue, in order, while the
+    /// whole fits `batch_bytes`; returns what the mega-message's one /N/
+    /// announces. Reads and RMWs go alone: each request carries its own
+    /// address and already is the notification (a mega-request would be a
+    /// unit longer than the zero-queue rules keep room for).
+    fn fold(&mut self, pair: usize, i: u32, m: Msg) -> Msg {
+        let limit = self.edm.cfg.batch_bytes;
+        if limit == 0 || m.op != Op::Write {
+            return m;
+        }
+        let overhead = Edm::batch_overhead_bytes(Edm::data_kind(m));
+        let mut members = vec![(i, m.size)];
+        let mut size = m.size;
+        let mut k = 0;
+        while k < self.pending[pair].len() && size < limit {
+            let (j, other) = self.pending[pair][k];
+            if other.op == m.op && size + overhead + other.size <= limit {
+                size += overhead + other.size;
+                members.push((j, size));
+                self.pending[pair].remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        if members.len() == 1 {
+            return m;
+        }
+        self.batch_of[i as usize] = self.batches.len() as u32;
+        let count = members.len() as u16;
+        self.batches.push(Batch {
+            members,
+            completed: 0,
+        });
+        Msg { size, count, ..m }
+    }
+
+    #[inline]
+    pub(super) fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
+        let m = unit.spec;
+        match unit.kind {
+            UnitKind::Grant => {
+                if !self.zq {
+                    // (Zero-queue mode booked the data with the grant.)
+                    let data = Self::data_unit(unit);
+                    self.q
+                        .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
+                }
+                if m.op == Op::Write && unit.last {
+                    self.deactivate(now, m);
+                }
+            }
+            UnitKind::Data => {
+                if self.data_arrives(now, unit) {
+                    self.deactivate(now, m);
+                    if self.track_finish {
+                        self.finished(now, unit.msg);
+                    }
+                }
+            }
+            UnitKind::Notify | UnitKind::Request | UnitKind::ForwardedRequest => {
+                unreachable!("the switch does not send these to hosts as such")
+            }
+        }
+    }
+
+    /// Data unit `unit`'s last block reaches its destination at `at`; true
+    /// if that completes its message.
+    pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
+        let i = unit.msg as usize;
+        if unit.spec.count > 1 {
+            return self.batch_data_arrives(at, unit);
+        }
+        self.totals.delivered_bytes += unit.bytes as u64;
+        // A message in one chunk is complete without its running count.
+        let whole = Edm::data_bytes(unit.spec);
+        let done = unit.bytes == whole || {
+            self.delivered[i] += unit.bytes;
+            self.delivered[i] == whole
+        };
+        if done {
+            // Logged in completion order and written to the records at the end
+            // (one pass) rather than to a far-away record now.
+            self.completions
+                .push((unit.msg, at + self.edm.c(HOST_PROC_DATA_CYCLES)));
+            self.completed += 1;
+        }
+        done
+    }
+
+    /// [`Sim::data_arrives`] for a mega-message: each member completes when
+    /// the data up to its end has arrived.
+    fn batch_data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
+        let i = unit.msg as usize;
+        self.delivered[i] += unit.bytes;
+        let done_to = self.delivered[i];
+        let done_at = at + self.edm.c(HOST_PROC_DATA_CYCLES);
+        let b = &mut self.batches[self.batch_of[i] as usize];
+        while b.completed < b.members.len() && b.members[b.completed].1 <= done_to {
+            let member = b.members[b.completed].0;
+            // Its payload (the headers between members are not payload).
+            self.totals.delivered_bytes += self.msgs[member as usize].size as u64;
+            self.completions.push((member, done_at));
+            self.completed += 1;
+            b.completed += 1;
+        }
+        done_to == unit.spec.size
+    }
+}
+
+/// Whether `b` must wait for the earlier `a` under the memory-order rule
+/// (same requester and memory node assumed): their byte ranges overlap and
+/// one of them changes memory.
+fn conflict(a: &MessageSpec, b: &MessageSpec) -> bool {
+    (a.op != Op::Read || b.op != Op::Read) && overlaps(a.range(), b.range())
+}

@@ -1,0 +1,166 @@
+//! One priority-PIM iteration (§3.1): free destinations request their
+//! best eligible message, each source accepts its best request, accepted
+//! pairs become busy and are granted a chunk one iteration later.
+use super::queue::{key_major, Key, NONE};
+use super::{Grant, Iteration, Scheduler};
+use crate::config::{Priority, Ps};
+use crate::engine::prefetch;
+
+impl Scheduler {
+    /// One priority-PIM iteration starting at `now`.
+    pub fn iterate(&mut self, now: Ps) -> Iteration {
+        let mut out = Iteration::default();
+        self.iterate_into(now, &mut out);
+        out
+    }
+
+    /// [`Scheduler::iterate`] into `out` (cleared first), reusing its memory.
+    pub fn iterate_into(&mut self, now: Ps, out: &mut Iteration) {
+        out.grants.clear();
+        out.refused = false;
+        out.masked_until = 0;
+        debug_assert!(now >= self.last_now, "iterations go forward in time");
+        self.last_now = now;
+        self.iterations += 1;
+        self.stamp = self.stamp.wrapping_add(1);
+        let stamp = self.stamp;
+        let mut requesting_srcs = std::mem::take(&mut self.requesting_srcs);
+        requesting_srcs.clear();
+        // (1) Each free destination requests its best eligible message: visible,
+        // source free, and the oldest of its source-destination pair.
+        for dst in 0..self.queues.len() {
+            let early = self.early_ps;
+            let dst_release = self.dst_release[dst];
+            if self.queues[dst].len == 0 || dst_release > now + self.max_lead_ps + early {
+                continue;
+            }
+            if self.pipelined && now < self.dst_in_flight_until[dst] {
+                // Masked while the iteration that matched it is in flight
+                // (its release may come sooner): look again when that ends.
+                let until = self.dst_in_flight_until[dst];
+                if out.masked_until == 0 || until < out.masked_until {
+                    out.masked_until = until;
+                }
+                continue;
+            }
+            self.reveal(dst, now);
+            let q = &self.queues[dst];
+            // The best pair head's key (priority hold compares with it).
+            let mut any = None;
+            let mut best: Option<(Key, u16, u32, u32)> = None;
+            let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
+            for (at, h) in q.heads.iter().enumerate() {
+                if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
+                    continue;
+                }
+                any.get_or_insert(h.key);
+                // A read's first chunk reaches the ports `lead` later than a
+                // chunk sent on a /G/, so it may be granted that much before
+                // they are released: its circuit still starts after theirs ends.
+                let until = now + h.lead + early;
+                let src_release = self.seen_src_release(h.src as usize, now);
+                if src_release > until || dst_release > until {
+                    continue;
+                }
+                best = Some((h.key, h.src, h.entry, at as u32));
+                break;
+            }
+            // (2) Each source keeps the best request it gets (ties: lower destination).
+            // Priority hold (an option, SRPT only): rather than start a message
+            // `hold` or more times longer than its best one, whose source is
+            // busy for at most a chunk more, the destination waits for it.
+            // (Only when a better entry exists: with k = 1 the best entry itself
+            // would pass the test, and nothing would ever be granted.)
+            if let (Some((key, ..)), Some(any)) = (best, any) {
+                if self.hold > 0
+                    && self.priority == Priority::Srpt
+                    && any != key
+                    && key_major(any).saturating_mul(self.hold) <= key_major(key)
+                {
+                    best = None;
+                }
+            }
+            if let Some((key, s, id, at)) = best {
+                // Step (3) reads the entry if its source accepts: load it meanwhile.
+                prefetch(&self.entries[id as usize]);
+                let s = s as usize;
+                let slot = &mut self.best_request[s];
+                if slot.0 != stamp {
+                    *slot = (stamp, key, dst as u16, id, at);
+                    requesting_srcs.push(s as u16);
+                } else {
+                    out.refused = true;
+                    if key < slot.1 {
+                        *slot = (stamp, key, dst as u16, id, at);
+                    }
+                }
+            }
+        }
+        // (3) Accepted pairs become busy; grants are issued one iteration later.
+        let at = now + self.iteration_ps;
+        requesting_srcs.sort_unstable();
+        for &s in &requesting_srcs {
+            // `at_head` still indexes the entry: only this grant changes `dst`'s heads.
+            let (_, key, dst, id, at_head) = self.best_request[s as usize];
+            if self.pipelined {
+                // Matched by an iteration in flight (its request stage could
+                // not see that): the accept stage drops the request, however
+                // short that match's chunk (the hardware masks a port for the
+                // iteration's three cycles: its queue entry is only updated at
+                // the grant stage).
+                if now < self.src_in_flight_until[s as usize] {
+                    out.refused = true;
+                    continue;
+                }
+                self.prev_release[s as usize] = self.src_release[s as usize];
+                self.src_in_flight_until[s as usize] = now + self.iteration_ps;
+                self.dst_in_flight_until[dst as usize] = now + self.iteration_ps;
+            }
+            let e = &mut self.entries[id as usize];
+            let bytes = e.remaining.min(self.chunk_bytes);
+            let first = !e.granted;
+            e.granted = true;
+            e.remaining -= bytes;
+            let last = e.remaining == 0;
+            let (msg, kind, next) = (e.msg, e.kind, e.next);
+            let extra = if first { e.first_extra_ps as Ps } else { 0 };
+            if extra > 0 {
+                self.leading_by_src[s as usize] -= 1;
+                self.leading_by_dst[dst as usize] -= 1;
+            }
+            if last {
+                // The pair's next entry (already in `heads`) becomes its head.
+                self.remove_head(dst, key, at_head);
+                if self.pair_fifo {
+                    let pair = dst as usize * self.ports + s as usize;
+                    self.pair_first[pair] = next;
+                    if next == NONE {
+                        self.pair_last[pair] = NONE;
+                    }
+                }
+                self.free.push(id);
+                self.queues[dst as usize].len -= 1;
+                self.occupancy -= 1;
+            } else {
+                // A new key (SRPT) or lead (a first chunk granted).
+                self.remove_head(dst, key, at_head);
+                self.insert_head(id);
+            }
+            let release =
+                (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
+            self.src_release[s as usize] = release;
+            self.dst_release[dst as usize] = release;
+            out.grants.push(Grant {
+                src: s,
+                dst,
+                msg,
+                bytes,
+                first,
+                last,
+                at,
+                release,
+            });
+        }
+        self.requesting_srcs = requesting_srcs;
+    }
+}

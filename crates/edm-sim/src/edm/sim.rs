@@ -1,0 +1,538 @@
+//! One EDM run: the state of hosts, links, switch and scheduler, and the
+//! events that move units between them. The hosts' rules are in `hosts.rs`,
+//! the switch's scheduling and circuits in `switch.rs`.
+use super::link::{frame_stats, Link};
+use super::placement::Timeline;
+use super::{Edm, Transmission, UnitKind};
+use crate::config::{MemoryOrder, Ps};
+use crate::edm::scheduler::{Iteration, Scheduler};
+use crate::engine::{
+    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
+};
+use crate::workload::{MessageSpec, Op};
+use edm_proto::message::message_blocks;
+use edm_proto::spec::*;
+use std::collections::VecDeque;
+
+/// What the handlers need of a message, carried by its units (so that events
+/// need not look the message up: a cache miss per event on large workloads).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Msg {
+    /// Payload bytes; for a mega-message, its members' bytes and the headers
+    /// between them (`Sim::fold`).
+    pub(super) size: u32,
+    pub(super) requester: u16,
+    pub(super) memory: u16,
+    /// Messages it carries (more than 1: a mega-message).
+    pub(super) count: u16,
+    pub(super) op: Op,
+}
+
+impl Msg {
+    pub(super) fn of(m: &MessageSpec) -> Msg {
+        Msg {
+            size: m.size,
+            requester: m.requester,
+            memory: m.memory,
+            count: 1,
+            op: m.op,
+        }
+    }
+}
+
+/// No batch (a message on its own).
+pub(super) const NO_BATCH: u32 = u32::MAX;
+
+/// A mega-message: its members in order, each with the offset just past its
+/// bytes in the mega-message's data, and how many have completed.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Batch {
+    pub(super) members: Vec<(u32, u32)>,
+    pub(super) completed: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unit {
+    pub(super) kind: UnitKind,
+    pub(super) msg: u32,
+    pub(super) spec: Msg,
+    /// Data bytes granted or carried.
+    pub(super) bytes: u32,
+    pub(super) last: bool,
+    pub(super) blocks: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ev {
+    Issue(u32),
+    HostSend(u16, Unit),
+    UplinkFree(u16),
+    DownlinkFree(u16),
+    /// First block of a unit at the switch from host `.0`.
+    SwitchIn(u16, Unit),
+    /// A unit ready at the switch egress toward host `.0`.
+    SwitchOut(u16, Unit),
+    /// Last block of a unit at host `.0`.
+    HostIn(u16, Unit),
+    SchedulerTick,
+    /// Zero-queue mode: host `.0` looks again at its waiting /N/ and requests.
+    HostControl(u16),
+    /// Message (or mega-message) `.0` has finished at its requester: a
+    /// write's last data block has left it, a read's response has arrived.
+    Finished(u32),
+    /// The scheduler looks at notifications that became visible (see
+    /// `Sim::notify_wakes`).
+    NotifyTick,
+}
+
+pub(super) struct Sim<'a> {
+    pub(super) edm: &'a Edm,
+    pub(super) msgs: &'a [MessageSpec],
+    pub(super) n: usize,
+    pub(super) q: EventQueue<Ev>,
+    pub(super) uplinks: Vec<Link<Unit>>,
+    pub(super) downlinks: Vec<Link<Unit>>,
+    /// Until when each switch egress is sending a data unit.
+    pub(super) egress_data_until: Vec<Ps>,
+    /// Wire time of the data units granted into each egress that have not
+    /// started there yet (kept only with egress feedback).
+    pub(super) egress_granted_ps: Vec<Ps>,
+    pub(super) sched: Scheduler,
+    pub(super) scheduler_busy_until: Ps,
+    pub(super) last_iteration_at: Option<Ps>,
+    pub(super) deferred_tick: Option<Ps>,
+    /// Iterations in a row that only retried refused requests (capped by
+    /// `max_iterations`), and when the next such retry is due.
+    pub(super) iterations_since_wake: u32,
+    pub(super) retry_at: Option<Ps>,
+    /// Scratch of `scheduler_tick`: the times it asks to look again.
+    pub(super) tick_times: Vec<Ps>,
+    /// Scratch: the last iteration's grants.
+    pub(super) iteration: Iteration,
+    /// When notifications become visible, in order (the delay is fixed),
+    /// and whether a `NotifyTick` for the first is queued: one event per
+    /// distinct time the scheduler is idle at, not one per notification.
+    pub(super) notify_wakes: VecDeque<Ps>,
+    pub(super) notify_tick_queued: bool,
+    /// Active notifications per (requester, memory) and the messages waiting behind X.
+    pub(super) active: Vec<u8>,
+    pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
+    /// The messages in the scheduler, by the id it knows them by: (index,
+    /// what the grant's units need). Ids are reused (`queued_free`), so these
+    /// stay few and in cache where `msgs` (all messages) would miss.
+    pub(super) queued: Vec<(u32, Msg)>,
+    pub(super) queued_free: Vec<u32>,
+    pub(super) delivered: Vec<u32>,
+    pub(super) records: Vec<Record>,
+    /// (message, completion time), in completion order.
+    pub(super) completions: Vec<(u32, Ps)>,
+    pub(super) totals: Totals,
+    pub(super) completed: u64,
+    /// Zero-queue mode (`EdmConfig::zero_queue`; empty otherwise): what each
+    /// uplink and switch egress has booked.
+    pub(super) zq: bool,
+    pub(super) up_book: Vec<Timeline>,
+    pub(super) down_book: Vec<Timeline>,
+    /// When the data granted so far leaves its uplink, per (source,
+    /// destination) pair.
+    pub(super) pair_data_end: Vec<Ps>,
+    /// Each host's /N/ and requests waiting for a gap, in order, with when
+    /// each is ready. A `HostControl` look is queued exactly while the queue
+    /// is not empty (see `host_controls`).
+    pub(super) controls: Vec<VecDeque<(Ps, Unit)>>,
+    /// Each unit sent, when tracing.
+    pub(super) trace: Option<Vec<Transmission>>,
+    /// Whether messages' finishing at their requester is followed (the
+    /// memory-order rule or fences need it).
+    pub(super) track_finish: bool,
+    /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
+    /// requester-memory pair the messages issued and not finished, and those
+    /// held back by an overlapping earlier one, with how many they wait for.
+    pub(super) unfinished: Vec<Vec<u32>>,
+    pub(super) held: Vec<Vec<u32>>,
+    pub(super) waits_for: Vec<u32>,
+    /// Fences: per requester, messages not finished, and the messages
+    /// waiting behind a fence (from the fence on, in order).
+    pub(super) outstanding: Vec<u32>,
+    pub(super) fenced: Vec<VecDeque<u32>>,
+    /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
+    pub(super) batch_of: Vec<u32>,
+    pub(super) batches: Vec<Batch>,
+}
+
+impl<'a> Sim<'a> {
+    pub(super) fn new(edm: &'a Edm, msgs: &'a [MessageSpec]) -> Self {
+        let n = edm.fabric.nodes;
+        let f = &edm.fabric;
+        let address = edm.cfg.memory_order == MemoryOrder::Address;
+        Sim {
+            edm,
+            msgs,
+            n,
+            q: EventQueue::default(),
+            uplinks: (0..n).map(|h| edm.link(2 * h as u64)).collect(),
+            downlinks: (0..n).map(|h| edm.link(2 * h as u64 + 1)).collect(),
+            egress_data_until: vec![0; n],
+            egress_granted_ps: vec![0; n],
+            sched: {
+                let mut s = Scheduler::new(
+                    n,
+                    edm.cfg.priority,
+                    edm.cfg.chunk_bytes,
+                    edm.iteration_ps(),
+                    f.block_ps(),
+                );
+                s.hold_for_shorter(edm.cfg.priority_hold);
+                if address {
+                    s.without_pair_order();
+                }
+                if edm.cfg.pipelined_matching {
+                    s.pipeline(f.scheduler_cycle_ps);
+                }
+                if edm.cfg.zero_queue {
+                    // Circuits are booked to start when their ports are free:
+                    // the scheduler may plan one grant-to-egress lag ahead.
+                    s.grant_early(edm.early_grant_ps());
+                }
+                s
+            },
+            scheduler_busy_until: 0,
+            last_iteration_at: None,
+            deferred_tick: None,
+            iterations_since_wake: 0,
+            retry_at: None,
+            tick_times: Vec::new(),
+            iteration: Iteration::default(),
+            notify_wakes: VecDeque::new(),
+            notify_tick_queued: false,
+            active: vec![0; n * n],
+            pending: vec![VecDeque::new(); n * n],
+            queued: Vec::new(),
+            queued_free: Vec::new(),
+            delivered: vec![0; msgs.len()],
+            completions: Vec::with_capacity(msgs.len()),
+            records: {
+                // Alone latency depends only on the operation and size: a
+                // small direct-mapped cache of it (workloads repeat sizes).
+                let mut cache = [(u32::MAX, Op::Read, 0); 256];
+                msgs.iter()
+                    .map(|m| {
+                        let slot = &mut cache[(m.size as usize ^ m.op as usize) & 255];
+                        if (slot.0, slot.1) != (m.size, m.op) {
+                            *slot = (m.size, m.op, edm.alone_ps(m));
+                        }
+                        Record {
+                            complete_ps: None,
+                            alone_ps: slot.2,
+                        }
+                    })
+                    .collect()
+            },
+            totals: Totals::default(),
+            completed: 0,
+            zq: edm.cfg.zero_queue,
+            up_book: vec![edm.uplink_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
+            down_book: vec![edm.egress_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
+            controls: vec![VecDeque::new(); if edm.cfg.zero_queue { n } else { 0 }],
+            pair_data_end: vec![0; if edm.cfg.zero_queue { n * n } else { 0 }],
+            trace: None,
+            track_finish: address || msgs.iter().any(|m| m.fence),
+            unfinished: vec![Vec::new(); if address { n * n } else { 0 }],
+            held: vec![Vec::new(); if address { n * n } else { 0 }],
+            waits_for: vec![0; if address { msgs.len() } else { 0 }],
+            outstanding: vec![0; n],
+            fenced: vec![VecDeque::new(); n],
+            batch_of: vec![
+                NO_BATCH;
+                if edm.cfg.batch_bytes > 0 {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            batches: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn record(&mut self, host: u16, up: bool, start: Ps, blocks: u32, unit: &Unit) {
+        if let Some(t) = &mut self.trace {
+            t.push(Transmission {
+                host,
+                up,
+                start,
+                blocks,
+                kind: unit.kind,
+                msg: unit.msg,
+            });
+        }
+    }
+
+    pub(super) fn run(
+        mut self,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> (Outcome, Vec<Transmission>) {
+        let msgs = self.msgs;
+        let run = engine::run(&mut self, msgs, progress);
+        self.totals.events = run.events;
+        self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
+        for &(i, at) in &self.completions {
+            self.records[i as usize].complete_ps = Some(at);
+        }
+        let end = self.totals.end_ps;
+        for link in self.uplinks.iter_mut().chain(&mut self.downlinks) {
+            link.apply_controls(Ps::MAX);
+        }
+        (self.totals.uplink_util_mean, self.totals.uplink_util_max) =
+            utilisation(self.uplinks.iter().map(|l| l.busy_ps), end);
+        (
+            self.totals.downlink_util_mean,
+            self.totals.downlink_util_max,
+        ) = utilisation(self.downlinks.iter().map(|l| l.busy_ps), end);
+        let mut frames = frame_stats(&mut self.uplinks, end);
+        frames.merge(&frame_stats(&mut self.downlinks, end));
+        self.totals.edm.frames = frames;
+        self.totals.edm.max_notification_queue = self.sched.max_occupancy;
+        self.totals.edm.scheduler_iterations = self.sched.iterations;
+        debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
+        debug_assert!(self.down_book.iter().all(|t| t.overlaps == 0));
+        debug_assert!(self.controls.iter().all(VecDeque::is_empty));
+        (
+            Outcome {
+                records: self.records,
+                totals: self.totals,
+            },
+            self.trace.unwrap_or_default(),
+        )
+    }
+
+    /// Starts loading what the events a few pops ahead will touch when they
+    /// end a message (its pair's pending queue): the queue's header two pops
+    /// before the event, the queue's front one pop before. Hints only:
+    /// handling is unchanged.
+    #[inline(always)]
+    fn prefetch_ahead(&self) {
+        let ends = |unit: &Unit| match unit.kind {
+            UnitKind::Data => true,
+            UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
+            _ => false,
+        };
+        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(2) {
+            if ends(unit) {
+                prefetch(&self.pending[self.pair(unit.spec)]);
+            }
+        }
+        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(0) {
+            if ends(unit) {
+                if let Some(front) = self.pending[self.pair(unit.spec)].front() {
+                    prefetch(front);
+                }
+            }
+        }
+    }
+
+    pub(super) fn pair(&self, m: Msg) -> usize {
+        m.requester as usize * self.n + m.memory as usize
+    }
+
+    // (Inlined into the run loop, its one caller.)
+    #[inline(always)]
+    fn handle_event(&mut self, now: Ps, ev: Ev) {
+        let edm = self.edm;
+        match ev {
+            Ev::Issue(i) => self.issue(now, i),
+            Ev::Finished(i) => self.finished(now, i),
+            Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
+                let d = self.uplinks[h as usize].insert_control_block(now);
+                self.record(h, true, d.start, 1, &unit);
+                self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+                self.wake_uplink(h);
+            }
+            Ev::HostSend(h, unit) => {
+                let high = unit.kind == UnitKind::Data;
+                let link = &mut self.uplinks[h as usize];
+                match link.start_time(now, high) {
+                    Some(at) => self.send_up(at, h, unit.blocks, unit),
+                    None => link.wait(now, unit.blocks, high, unit),
+                }
+                self.wake_uplink(h);
+            }
+            Ev::UplinkFree(h) => {
+                if let Some((blocks, unit, _)) = self.uplinks[h as usize].next(now) {
+                    self.send_up(now, h, blocks, unit);
+                }
+                self.wake_uplink(h);
+            }
+            Ev::DownlinkFree(h) => {
+                if let Some((blocks, unit, offered)) = self.downlinks[h as usize].next(now) {
+                    self.send_down(now, now, h, blocks, unit, offered);
+                }
+                self.wake_downlink(h);
+            }
+            Ev::SwitchIn(from, unit) => {
+                let m = unit.spec;
+                match unit.kind {
+                    UnitKind::Notify | UnitKind::Request => {
+                        let (src, dst) = Edm::data_path(m);
+                        debug_assert!(unit.kind != UnitKind::Notify || src == from);
+                        let visible = now + edm.notification_delay();
+                        let first_extra = if m.op == Op::Write {
+                            0
+                        } else {
+                            edm.first_response_extra(m)
+                        };
+                        let id = self.enqueue(unit.msg, m);
+                        self.sched.notify(
+                            visible,
+                            src,
+                            dst,
+                            id,
+                            Edm::data_bytes(m),
+                            Edm::data_kind(m),
+                            first_extra,
+                        );
+                        self.wake_on_notification(visible);
+                    }
+                    UnitKind::Data | UnitKind::Grant | UnitKind::ForwardedRequest => {
+                        unreachable!("data goes straight to its egress; hosts do not send grants")
+                    }
+                }
+            }
+            Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
+                let d = self.downlinks[to as usize].insert_control_block(now);
+                self.record(to, false, d.start, 1, &unit);
+                self.q.push(d.last_block, Ev::HostIn(to, unit));
+                self.wake_downlink(to);
+            }
+            Ev::SwitchOut(to, unit) => {
+                // Data and forwarded requests (the first grant of a response) first.
+                let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
+                if high && now < self.egress_data_until[to as usize] {
+                    self.totals.edm.switch_data_conflicts += 1;
+                }
+                let link = &mut self.downlinks[to as usize];
+                let start = link.start_time(now, high);
+                if start.is_none() {
+                    link.wait(now, unit.blocks, high, unit);
+                }
+                if high {
+                    let waiting = link.max_waiting;
+                    self.totals.max_switch_data_queue =
+                        self.totals.max_switch_data_queue.max(waiting);
+                }
+                if let Some(at) = start {
+                    self.send_down(now, at, to, unit.blocks, unit, now);
+                }
+                self.wake_downlink(to);
+            }
+            Ev::SchedulerTick => self.scheduler_tick(now),
+            Ev::HostControl(h) => self.host_controls(now, h),
+            Ev::NotifyTick => self.notify_tick(now),
+            Ev::HostIn(h, unit) => self.host_in(now, h, unit),
+        }
+    }
+
+    #[inline]
+    fn wake_uplink(&mut self, h: u16) {
+        if let Some(at) = self.uplinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::UplinkFree(h));
+        }
+    }
+
+    #[inline]
+    fn wake_downlink(&mut self, h: u16) {
+        if let Some(at) = self.downlinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::DownlinkFree(h));
+        }
+    }
+
+    fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
+        let (d, _) = self.uplinks[h as usize].start(now, blocks);
+        self.record(h, true, d.start, blocks, &unit);
+        if self.track_finish
+            && unit.kind == UnitKind::Data
+            && unit.last
+            && unit.spec.op == Op::Write
+        {
+            let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
+            self.q.push(sent, Ev::Finished(unit.msg));
+        }
+        if unit.kind == UnitKind::Data {
+            // The switch only forwards data on its circuit (no state to look
+            // at on arrival): straight to the egress, `SW_FORWARD_CYCLES` later.
+            let (_, dst) = Edm::data_path(unit.spec);
+            let ready = d.first_block + self.edm.c(SW_FORWARD_CYCLES);
+            self.q.push(ready, Ev::SwitchOut(dst, unit));
+        } else {
+            self.q.push(d.first_block, Ev::SwitchIn(h, unit));
+        }
+    }
+
+    /// Sends `unit`, offered to the link at `offered`, down to host `h`,
+    /// starting at `start` (from `now` on).
+    fn send_down(&mut self, now: Ps, start: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
+        let (d, free) = self.downlinks[h as usize].start(start, blocks);
+        self.record(h, false, d.start, blocks, &unit);
+        if unit.kind == UnitKind::Data {
+            self.totals.max_switch_data_wait_ps =
+                self.totals.max_switch_data_wait_ps.max(start - offered);
+            self.egress_data_until[h as usize] = free;
+            if self.edm.cfg.egress_feedback {
+                self.egress_granted_ps[h as usize] -= blocks as Ps * self.edm.fabric.block_ps();
+                self.egress_feedback(now, h, free);
+            }
+        }
+        if unit.kind == UnitKind::ForwardedRequest {
+            // The memory node only answers it: its response chunk is sent
+            // `grant_to_data` after the request's last block arrives.
+            let data = Self::data_unit(unit);
+            let at = d.last_block + self.edm.grant_to_data(true);
+            self.q.push(at, Ev::HostSend(h, data));
+        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write {
+            // Nothing at the memory node waits on a write's data (the write
+            // stopped being active at its last /G/): no event needed.
+            self.totals.end_ps = self.totals.end_ps.max(d.last_block);
+            self.data_arrives(d.last_block, unit);
+        } else {
+            self.q.push(d.last_block, Ev::HostIn(h, unit));
+        }
+    }
+
+    /// The data unit a grant (or forwarded request) asks for.
+    pub(super) fn data_unit(grant: Unit) -> Unit {
+        Unit {
+            kind: UnitKind::Data,
+            blocks: message_blocks(Edm::data_kind(grant.spec), grant.bytes as u16) as u32,
+            ..grant
+        }
+    }
+}
+
+impl Simulation for Sim<'_> {
+    type Event = Ev;
+
+    #[inline(always)]
+    fn queue(&mut self) -> &mut EventQueue<Ev> {
+        &mut self.q
+    }
+
+    #[inline(always)]
+    fn issue_event(i: u32) -> Ev {
+        Ev::Issue(i)
+    }
+
+    #[inline(always)]
+    fn handle(&mut self, now: Ps, ev: Ev) -> bool {
+        self.handle_event(now, ev);
+        true
+    }
+
+    fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    #[inline(always)]
+    fn before_event(&self) {
+        self.prefetch_ahead();
+    }
+}

@@ -1,0 +1,285 @@
+//! EDM's switch: notifications into the scheduler, its iterations, and the
+//! grants they issue; in zero-queue mode each grant's whole circuit is
+//! booked at once (`placement.rs`).
+use super::placement::place_circuit;
+use super::sim::{Ev, Msg, Sim, Unit};
+use super::{Edm, UnitKind};
+use crate::config::Ps;
+use crate::edm::scheduler::Grant;
+use crate::engine::prefetch;
+use crate::workload::Op;
+use edm_proto::message::message_blocks;
+use edm_proto::spec::*;
+
+impl Sim<'_> {
+    /// The id the scheduler knows message `i` by (until its last grant).
+    pub(super) fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
+        match self.queued_free.pop() {
+            Some(id) => {
+                self.queued[id as usize] = (i, m);
+                id
+            }
+            None => {
+                self.queued.push((i, m));
+                (self.queued.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A notification turns visible at `at`: the scheduler looks then.
+    #[inline]
+    pub(super) fn wake_on_notification(&mut self, at: Ps) {
+        self.iterations_since_wake = 0;
+        debug_assert!(self.notify_wakes.back().is_none_or(|&b| b <= at));
+        self.notify_wakes.push_back(at);
+        if !self.notify_tick_queued {
+            self.notify_tick_queued = true;
+            self.q.push(at, Ev::NotifyTick);
+        }
+    }
+
+    /// The scheduler's tick for the notifications visible at `now`. Those
+    /// that turn visible while the iteration in flight runs would each only
+    /// defer to its end: one tick there stands for all of them.
+    #[inline]
+    pub(super) fn notify_tick(&mut self, now: Ps) {
+        self.notify_tick_queued = false;
+        while self.notify_wakes.front().is_some_and(|&t| t <= now) {
+            self.notify_wakes.pop_front();
+        }
+        self.scheduler_tick(now);
+        let busy_until = self.scheduler_busy_until;
+        if self.notify_wakes.front().is_some_and(|&t| t < busy_until) {
+            while self.notify_wakes.front().is_some_and(|&t| t <= busy_until) {
+                self.notify_wakes.pop_front();
+            }
+            self.defer_tick(busy_until);
+        }
+        if let Some(&next) = self.notify_wakes.front() {
+            self.notify_tick_queued = true;
+            self.q.push(next, Ev::NotifyTick);
+        }
+    }
+
+    /// A tick when the iteration in flight ends (once per end).
+    fn defer_tick(&mut self, at: Ps) {
+        if self.deferred_tick != Some(at) {
+            self.deferred_tick = Some(at);
+            self.q.push(at, Ev::SchedulerTick);
+        }
+    }
+
+    pub(super) fn scheduler_tick(&mut self, now: Ps) {
+        if now < self.scheduler_busy_until {
+            // An iteration is in flight: look again when it ends.
+            self.defer_tick(self.scheduler_busy_until);
+            return;
+        }
+        if self.last_iteration_at == Some(now) || self.sched.is_empty() {
+            return;
+        }
+        // Anything but a retry of refused requests is a change (a port
+        // released, a notification visible): the count starts again.
+        let max = self.edm.cfg.max_iterations;
+        let since = self.last_iteration_at.unwrap_or(0);
+        if self.retry_at != Some(now)
+            || (max > 0
+                && self.iterations_since_wake >= max
+                && self.sched.released_between(since, now))
+        {
+            self.iterations_since_wake = 0;
+        }
+        if max > 0 && self.iterations_since_wake >= max {
+            return;
+        }
+        self.iterations_since_wake += 1;
+        let mut it = std::mem::take(&mut self.iteration);
+        self.sched.iterate_into(now, &mut it);
+        self.last_iteration_at = Some(now);
+        let iteration = self.sched.issue_interval_ps();
+        self.scheduler_busy_until = now + iteration;
+        // The scheduler looks again when a granted port is released (or may
+        // be used early by a read's first chunk), and at once if a request
+        // was refused: one tick per distinct time (many grants share one).
+        let mut ticks = std::mem::take(&mut self.tick_times);
+        ticks.clear();
+        for g in &it.grants {
+            prefetch(&self.queued[g.msg as usize]);
+        }
+        for g in &it.grants {
+            let release = if self.zq {
+                self.book_grant(now, g)
+            } else {
+                self.issue_grant(g);
+                g.release
+            };
+            let early = release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            // Pipelined, its ports are masked while this iteration is in
+            // flight: nothing can use them before it ends. (Otherwise the
+            // next iteration cannot start before then anyway.)
+            let masked = if self.edm.cfg.pipelined_matching {
+                now + self.sched.iteration_ps()
+            } else {
+                0
+            };
+            for t in [early, release] {
+                let t = if t > now { t.max(masked) } else { continue };
+                // Grants of one iteration mostly share these: skip repeats.
+                if !ticks.iter().rev().take(4).any(|&x| x == t) {
+                    ticks.push(t);
+                }
+            }
+        }
+        if it.refused {
+            ticks.push(now + iteration);
+            self.retry_at = Some(now + iteration);
+        }
+        if it.masked_until > now {
+            ticks.push(it.masked_until);
+        }
+        ticks.sort_unstable();
+        ticks.dedup();
+        for &at in &ticks {
+            self.q.push(at, Ev::SchedulerTick);
+        }
+        self.tick_times = ticks;
+        self.iteration = it;
+    }
+
+    /// The /G/ (or forwarded request, a read's first grant) grant `g` sends;
+    /// the scheduler's id of its message is free again after its last grant.
+    fn grant_unit(&mut self, g: &Grant) -> Unit {
+        let (msg, m) = self.queued[g.msg as usize];
+        if g.last {
+            self.queued_free.push(g.msg);
+        }
+        let forwarded = g.first && m.op != Op::Write;
+        Unit {
+            kind: if forwarded {
+                UnitKind::ForwardedRequest
+            } else {
+                UnitKind::Grant
+            },
+            msg,
+            spec: m,
+            bytes: g.bytes,
+            last: g.last,
+            blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
+        }
+    }
+
+    /// Sends the grant's /G/ (or forwarded request).
+    fn issue_grant(&mut self, g: &Grant) {
+        let unit = self.grant_unit(g);
+        let (m, forwarded) = (unit.spec, unit.kind == UnitKind::ForwardedRequest);
+        if self.edm.cfg.egress_feedback {
+            // Only the feedback needs what is granted into each egress.
+            let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
+            self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
+        }
+        let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
+        if !forwarded {
+            let link = &mut self.downlinks[g.src as usize];
+            if let Some(d) = link.control_block_at(at) {
+                self.record(g.src, false, d.start, 1, &unit);
+                self.q.push(d.last_block, Ev::HostIn(g.src, unit));
+                return;
+            }
+        }
+        self.q.push(at, Ev::SwitchOut(g.src, unit));
+    }
+
+    /// Zero-queue mode: books grant `g`'s whole circuit at once. Its /G/ (or
+    /// forwarded request) takes the first gap on the source's egress from
+    /// when it is generated such that the data it asks for, sent by the host
+    /// the fixed `grant_to_data` after it, finds the source's uplink free and
+    /// its destination's egress free, guard included, when it gets there; the
+    /// data then crosses the switch without waiting. Returns when its ports
+    /// are released: when a circuit decided then would start right after
+    /// this one (later than the scheduler planned if the grant waited).
+    fn book_grant(&mut self, now: Ps, g: &Grant) -> Ps {
+        let edm = self.edm;
+        let grant = self.grant_unit(g);
+        let (m, forwarded) = (grant.spec, grant.kind == UnitKind::ForwardedRequest);
+        let data = Self::data_unit(grant);
+        let block = edm.fabric.block_ps();
+        let hop = edm.fabric.hop_ps();
+        let (control_len, wire) = (grant.blocks as Ps * block, data.blocks as Ps * block);
+        let (to_data, to_egress) = edm.circuit_delays(grant.blocks, forwarded);
+        let generated = g.at + edm.c(SW_GEN_GRANT_CYCLES);
+        let (src, dst) = (g.src as usize, g.dst as usize);
+        self.down_book[src].prune(now);
+        self.down_book[dst].prune(now);
+        self.up_book[src].prune(now);
+        // A pair's data goes in grant order (per-pair order; a later grant
+        // could otherwise take an earlier gap).
+        let pair = src * self.n + dst;
+        let (grant_at, data_up, data_egress) = place_circuit(
+            &self.down_book[src],
+            &self.up_book[src],
+            &self.down_book[dst],
+            generated,
+            self.pair_data_end[pair],
+            control_len,
+            wire,
+            to_data,
+            to_egress,
+            edm.start_delay(),
+        );
+        self.pair_data_end[pair] = data_up + wire;
+        if self.track_finish && g.last && m.op == Op::Write {
+            self.q.push(data_up + wire, Ev::Finished(grant.msg));
+        }
+        self.down_book[src].book(grant_at, control_len);
+        self.downlinks[src].account(now, grant_at, grant.blocks);
+        self.record(g.src, false, grant_at, grant.blocks, &grant);
+        let up_clear = self.up_book[src].book_data(data_up, wire);
+        debug_assert!(up_clear, "data overlaps on uplink {src}");
+        self.uplinks[src].account(now, data_up, data.blocks);
+        self.record(g.src, true, data_up, data.blocks, &data);
+        if !self.down_book[dst].book_data(data_egress, wire) {
+            self.totals.edm.switch_data_conflicts += 1;
+        }
+        self.downlinks[dst].account(now, data_egress, data.blocks);
+        self.record(g.dst, false, data_egress, data.blocks, &data);
+        // When the source learns of its last grant (a write stops being
+        // active) and when the data's last block arrives.
+        if g.last && m.op == Op::Write {
+            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
+        }
+        let arrives = data_egress + hop + wire - block;
+        self.totals.end_ps = self.totals.end_ps.max(arrives);
+        if g.last && m.op != Op::Write {
+            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        } else {
+            // Nothing waits on it at its destination (a write's memory node,
+            // or a response chunk before the last): count it now.
+            self.data_arrives(arrives, data);
+        }
+        self.totals.edm.max_grant_wait_ps =
+            self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
+        let release = edm.zero_queue_release(data_egress + wire, g.release);
+        self.sched.hold_src_until(g.src, release);
+        self.sched.hold_dst_until(g.dst, release);
+        release
+    }
+
+    /// A data unit leaves egress `h` until `free`; the circuits already
+    /// granted into `h` follow it, back to back at best, so the egress is
+    /// busy until at least `free` plus their wire time, and the next circuit
+    /// should be decided no earlier than that minus `circuit_lag` (for
+    /// circuits on time that is the port's release already). If later, the
+    /// release moves there and the scheduler looks again then.
+    pub(super) fn egress_feedback(&mut self, now: Ps, h: u16, free: Ps) {
+        let busy_until = free + self.egress_granted_ps[h as usize];
+        let release = busy_until.saturating_sub(self.edm.circuit_lag());
+        if self.sched.hold_dst_until(h, release) {
+            let early = release.saturating_sub(self.sched.dst_lookahead_ps(h));
+            for at in [early, release] {
+                if at > now {
+                    self.q.push(at, Ev::SchedulerTick);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! The engine every protocol runs on: the event queue ([`EventQueue`]), the
+//! one run loop ([`run`]: issues messages in order, counts events, reports
+//! progress, finds the run's end), link utilisation, and what a run returns
+//! ([`Outcome`]). A protocol plugs in twice: as a [`Protocol`] (what callers
+//! run) and, for one run, as a [`Simulation`] (what the loop drives).
+mod queue;
+
+pub use queue::EventQueue;
+
+use crate::config::Ps;
+use crate::edm::EdmCounters;
+use crate::packet::PacketStats;
+use crate::workload::MessageSpec;
+
+/// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
+/// on results; a no-op off x86-64).
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults and does not read or write memory
+    // visibly; the pointer comes from a reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>((value as *const T).cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
+/// Per-message outcome.
+#[derive(Clone, Debug, Default)]
+pub struct Record {
+    pub complete_ps: Option<Ps>,
+    pub alone_ps: Ps,
+}
+
+/// Totals a protocol reports besides the per-message records.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub events: u64,
+    pub end_ps: Ps,
+    /// Mean and max utilisation of host uplinks and of switch egress links.
+    pub uplink_util_mean: f64,
+    pub uplink_util_max: f64,
+    pub downlink_util_mean: f64,
+    pub downlink_util_max: f64,
+    /// Most data units waiting at any switch egress at once (EDM: 0 up to /G/ interleaving).
+    pub max_switch_data_queue: usize,
+    /// Longest wait of a data unit at a switch egress.
+    pub max_switch_data_wait_ps: Ps,
+    /// Data bytes delivered to their destination.
+    pub delivered_bytes: u64,
+    /// EDM's own counters (all 0 for the packet baselines).
+    pub edm: EdmCounters,
+    /// The packet fabric's counters (all 0 for EDM).
+    pub packet: PacketStats,
+}
+
+/// A protocol run over a workload: what the engine returns.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub records: Vec<Record>,
+    pub totals: Totals,
+}
+
+/// A fabric protocol: the policy the engine runs.
+pub trait Protocol {
+    /// Simulates `messages` (sorted by issue time) to completion.
+    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome;
+    /// The latency of `message` if it were alone in the network (closed form).
+    fn alone_ps(&self, message: &MessageSpec) -> Ps;
+    fn name(&self) -> &'static str;
+}
+
+/// A protocol's state during one run, as [`run`] drives it. Its handlers
+/// push the events they cause into its queue.
+pub trait Simulation {
+    type Event;
+    /// The run's event queue.
+    fn queue(&mut self) -> &mut EventQueue<Self::Event>;
+    /// The event that issues message `i` (fed in issue order).
+    fn issue_event(i: u32) -> Self::Event;
+    /// Handles `event` at `now`; false if it does not extend the run (the
+    /// run ends at the last event that does).
+    fn handle(&mut self, now: Ps, event: Self::Event) -> bool;
+    /// Messages completed so far (for progress reports).
+    fn completed(&self) -> u64;
+    /// Called before each event is handled (for prefetch hints; results
+    /// must not depend on it).
+    #[inline(always)]
+    fn before_event(&self) {}
+}
+
+/// What the run loop counted.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunEnd {
+    pub events: u64,
+    /// The last event that extended the run.
+    pub end_ps: Ps,
+}
+
+/// How many events between progress reports (a power of two).
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Runs `sim` over `messages` (sorted by issue time) until no event is
+/// left, calling `progress(completed, messages)` now and then and at the end.
+pub fn run<S: Simulation>(
+    sim: &mut S,
+    messages: &[MessageSpec],
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunEnd {
+    let total = messages.len() as u64;
+    let mut end = RunEnd::default();
+    // Issue events are fed lazily, in order, to keep the queue small: one
+    // enters the queue once nothing queued is earlier.
+    let mut next_issue = 0usize;
+    loop {
+        let mut next = None;
+        if let Some(m) = messages.get(next_issue) {
+            let at = m.issue_ps;
+            match sim.queue().peek_time() {
+                Some(t) if at > t => {}
+                Some(t) if at == t => {
+                    // After the events queued for its time.
+                    sim.queue().push(at, S::issue_event(next_issue as u32));
+                    next_issue += 1;
+                }
+                // Before every queued event: the queue would hand it
+                // straight back, so it is handled without going through it.
+                _ => {
+                    next = Some((at, S::issue_event(next_issue as u32)));
+                    next_issue += 1;
+                }
+            }
+        }
+        let Some((now, event)) = next.or_else(|| sim.queue().pop()) else {
+            break;
+        };
+        end.events += 1;
+        if end.events % PROGRESS_EVERY == 0 {
+            progress(sim.completed(), total);
+        }
+        sim.before_event();
+        if sim.handle(now, event) {
+            end.end_ps = end.end_ps.max(now);
+        }
+    }
+    progress(sim.completed(), total);
+    end
+}
+
+/// Utilisation (mean, max) of links busy `busy_ps` each over `end` ps.
+pub fn utilisation(busy_ps: impl Iterator<Item = Ps>, end: Ps) -> (f64, f64) {
+    let u: Vec<f64> = busy_ps.map(|b| b as f64 / end as f64).collect();
+    if end == 0 || u.is_empty() {
+        return (0.0, 0.0);
+    }
+    (
+        u.iter().sum::<f64>() / u.len() as f64,
+        u.iter().cloned().fold(0.0, f64::max),
+    )
+}
