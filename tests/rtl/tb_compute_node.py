@@ -27,6 +27,7 @@ its model and every counter its expected value.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from collections import deque
 
 import cocotb
@@ -343,6 +344,14 @@ class Bench:
             r["expect_status"] = protocol.STATUS_TIMEOUT
             self.expect["dropped"] += 1
             return
+        if fate == "forged":
+            # A damaged copy (same header, other bytes, CRC failing) goes first:
+            # the compute node writes it into the read's buffer cut-through, the
+            # real chunk must then overwrite it before the read completes OK.
+            m2 = codec.decode_message(blocks)
+            fake = bytes(b ^ 0xA5 for b in m2.data)
+            self.rx_units.append((codec.encode_message(replace(m2, data=fake)), "error"))
+            self.expect["dropped"] += 1
         if fate == "delay":
             self.held.append((r, blocks))
             if m.last:
@@ -651,6 +660,23 @@ async def corrupted_units(dut):
     await b.run()
     b.check_final()
     assert b.expect["dropped"] > 10 and b.expect["timeouts"] > 10, b.expect
+
+
+@cocotb.test()
+async def forged_responses(dut):
+    """Before some response chunks, a damaged copy with the same header and
+    other bytes (mem_error on its /MT/): the compute node writes its words into
+    the read's buffer before the verdict (cut-through), drops it on the verdict,
+    and the read still completes OK with exactly the model's bytes (checked at
+    every completion): no corrupted byte is ever completed as valid."""
+    b = await new_bench(dut, 17)
+    for i in range(40):
+        n = b.rng.randint(1, 3 * CHUNK)
+        b.request(K_RREQ, b.rng.choice(MNS), RBASE + b.rng.randrange(RSIZE - n), n,
+                  fate=b.rng.choice([None, "forged"]))
+    await b.run()
+    b.check_final()
+    assert b.expect["dropped"] > 20, b.expect
 
 
 @cocotb.test()

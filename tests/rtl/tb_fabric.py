@@ -507,7 +507,10 @@ def read_breakdown(f, r, link):
     t_rso = first(ev, t_rsi, "sw_out", c, MS)
     t_rrx = first(ev, t_rso, "rx", c, MS)
     t_rrx_mt = first(ev, t_rrx, "rx", c, MT)
-    t_end = last_before(ev, r["t_cpl"], "lwr", c)   # last byte written to local memory
+    t_lwr = last_before(ev, r["t_cpl"], "lwr", c)   # last byte written to local memory
+    # The data are the requester's only with their verdict: the end is the
+    # completion (the writes may go first, cut-through, see edm_compute_node).
+    t_end = max(t_lwr, r["t_cpl"])
     dram = t_dl[0] - t_dr if t_dl else 0           # the DRAM model's latency (not the fabric's)
     rows = [
         ("compute node: request -> RREQ /MS/ on the line", t_tx - t0, protocol.HOST_GEN_REQ_CYCLES),
@@ -522,9 +525,11 @@ def read_breakdown(f, r, link):
         ("switch: RRES block in -> out (circuit)", t_rso - t_rsi, protocol.SW_FORWARD_CYCLES),
         ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rrx - t_rso - link, PAPER_PHY_HOP),
         ("RRES serialization at the compute node (/MS/ -> /MT/)", t_rrx_mt - t_rrx, 0),
-        ("compute node: RRES /MT/ in -> last local-memory write", t_end - t_rrx_mt, protocol.HOST_PROC_DATA_CYCLES),
+        ("compute node: RRES /MT/ in -> completion (data written, CRC verdict)", t_end - t_rrx_mt,
+         protocol.HOST_PROC_DATA_CYCLES),
     ]
-    detail = {"memory node: RREQ /MT/ in -> DRAM read": t_dr - t_rx_mt,
+    detail = {"compute node: RRES /MT/ in -> last local-memory write": t_lwr - t_rrx_mt,
+              "memory node: RREQ /MT/ in -> DRAM read": t_dr - t_rx_mt,
               "memory node: DRAM answer -> RRES /MS/ out": (t_rtx - t_dl[0]) if t_dl else None}
     return dict(total=t_end - t0, links=4 * link, dram=dram, rows=rows, detail=detail)
 

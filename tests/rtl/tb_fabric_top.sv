@@ -125,7 +125,8 @@ module tb_fabric_top #(
   end
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
-    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W)) cn (
+    // One clock everywhere: the engine takes edm_rx's outputs without crossing FIFOs.
+    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
         .cfg_timeout,
