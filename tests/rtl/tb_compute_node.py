@@ -118,11 +118,12 @@ class MemNode:
         self.s("in_last").value = last
         self.s("in_error").value = 0
         self.s("in_abort").value = 0
-        # grants for the next RRES chunks (only once the first chunk has left)
+        # grants for the next RRES chunks (only once the first chunk has left);
+        # never beside a unit's block: edm_rx delivers one block's result per cycle
         gv = 0
         cands = [k for k, r in self.reads.items() if r["chunks"] > 0 and r["granted"] < r["len"]
                  and r["outstanding"] < 2]
-        if cands and rng.random() < self.b.p_grant:
+        if cands and not v and rng.random() < self.b.p_grant:
             k = rng.choice(cands)
             r = self.reads[k]
             rest = r["len"] - r["granted"]
