@@ -36,7 +36,9 @@ class TestDefaultFabric:
 
     def test_fabric_traffic_and_latency(self, tmp_path):
         """Two compute and two memory nodes through a 4-port switch: random traffic
-        with every byte checked, and the latency breakdown (written as JSON)."""
+        with every byte checked, bit errors on the wire (no corrupted write reaches
+        the DRAM, no corrupted response completes), and the latency breakdown
+        (written as JSON)."""
         out = tmp_path / "fabric_latency_test.json"
         run_fabric(latency_json=out)
         data = json.loads(out.read_text())
