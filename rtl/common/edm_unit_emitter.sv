@@ -9,7 +9,9 @@ module edm_unit_emitter #(
     // 8-byte words of T = 2 zero bytes || M (T[0] the /MS/, T[1..n_md] the /MD/s,
     // T[n_md + 1] the /MT/'s tail bytes 0..1; n_md = (|M| - 1) / 8).
     input  logic             unit_valid,
-    input  logic             start_ok,   // its /MS/ may leave (e.g. all its data is buffered)
+    input  logic             start_ok,   // its /MS/ may leave (e.g. its first data word is in)
+    input  logic             block_ok,   // the block at idx may leave (its T word is in); a unit
+                                         // whose data stall goes out with idle fillers (edm_tx)
     input  logic [63:0]      hdr,        // message bytes 0..7
     input  logic [LEN_W-1:0] m_bytes,    // |M|: header, extension and payload bytes
     output logic [IDX_W-1:0] idx,        // block offered: 0 /MS/, 1..n_md /MD/, n_md + 1 /MT/
@@ -56,7 +58,7 @@ module edm_unit_emitter #(
   assign lay_b   = m_bytes[2:0] + 3'd7;
   assign crc_out = ~(lay_b >= 3'd6 ? crc_next : crc);
 
-  assign out_valid = unit_valid && (!is_ms || start_ok);
+  assign out_valid = unit_valid && block_ok && (!is_ms || start_ok);
   assign out_last  = is_mt;
   always_comb begin
     if (is_ms) out_block = {ms_payload, edm_pkg::SYNC_CTRL};

@@ -5,7 +5,8 @@
 //
 // Clock domains: the engine runs on clk (the TX clock, edm_tx's). Everything
 // edm_rx delivers (grants and RRES blocks) is in rx_clk and crosses into clk
-// through edm_fifo_async (one for grants, one for the RRES block stream). A
+// through edm_fifo_async (one for grants, one for the RRES block stream);
+// with RX_SAME_CLOCK (rx_clk is clk) there is no crossing. A
 // grant or block that finds its crossing FIFO full is lost and counted in
 // cnt_rx_overflow (rx_clk domain); a lost RRES block aborts the unit it
 // belonged to (it is then dropped and counted in cnt_dropped).
@@ -47,27 +48,32 @@
 //         a NULL response, STATUS_TIMEOUT, no (further) local writes
 //         (cnt_timeouts); RRES chunks for it that come later find no message
 //         and are discarded and counted (cnt_late).
-// RRES input (edm_rx's mem_* port): a unit is acted on only when complete and
-// good (in_last && !in_error); a unit that ends in error or abort, is not an
-// RRES, is longer than MAX_CHUNK_BYTES, finds no room in the receive ring (2^RING_LOG2
-// words, up to 2^RBUF_LOG2 committed chunks waiting for the writer)
-// (edm_rx has no back-pressure: the local-memory write port must keep up with
-// the link, one word per cycle on average, short stalls are absorbed), or
-// matches its message but out of sequence, is dropped and counted (cnt_dropped).
+// RRES input (edm_rx's mem_* port), cut-through with a verdict: once a unit's
+// header is complete (its second block) it is matched to its message and its
+// words go to the message's local buffer as they arrive, but the message
+// advances (and can complete) only on the unit's verdict (in_last &&
+// !in_error); see w_push below for why no corrupted byte is ever completed as
+// valid. A unit that ends in error or abort, is not an RRES, is longer than
+// MAX_CHUNK_BYTES, finds no room in the receive ring (2^RING_LOG2 words, up to
+// 2^RBUF_LOG2 chunks waiting for the writer) (edm_rx has no back-pressure: the
+// local-memory write port must keep up with the link, one word per cycle on
+// average, short stalls are absorbed), or matches its message but out of
+// sequence, is dropped and counted (cnt_dropped).
 // Completions: one per request, cpl_valid/cpl_ready, in request order per
 // destination (a finished message waits for older messages to the same
 // destination; messages to different destinations complete independently).
 // Output toward edm_tx's memory input: units block by block (valid/ready,
 // out_last on the unit's last block), as edm_mem_node's output: /N/ is one
 // block, RREQ 3, RMWREQ 5, a WREQ chunk of n bytes 3 + ceil(n/8) (CRC-32C in
-// the /MT/). A WREQ chunk starts when all its words have been read from local
-// memory, so its blocks then go out back to back.
+// the /MT/). A WREQ chunk starts as soon as its first word is in from local
+// memory and each block leaves once its words are (cut-through: back to back
+// while local memory answers a word per cycle, idle fillers if it is slower).
 // Counters: 16-bit, saturating.
 //
 // Signal prefixes (the stage a signal belongs to, in the order a request flows):
 //   q_  the request at the head of the request FIFO   i_  issuing it into the table
 //   s_  the message table, one entry per slot          g_  the grant at the head of its crossing
-//   f_  fetcher: WREQ chunk words from local memory    e_  the job at the head of the emit queue
+//   f_  fetcher: WREQ chunk words from local memory    e_  the job at the emit head (eh_)
 //   u_  its unit, block by block (edm_unit_emitter)    r_  an RRES block out of the RX crossing
 //   rx_ the RRES unit being received (ms_ its /MS/ fields, nx_ its header as of this block)
 //   c_  the message a committed RRES chunk matches     w_  the local-memory writer
@@ -83,7 +89,10 @@ module edm_compute_node #(
     parameter int unsigned CROSS_LOG2 = 4,      // RX->TX crossing FIFOs
     parameter int unsigned RING_LOG2 = 7,       // RRES receive ring (8-byte words), >= 2 chunks
     parameter int unsigned RBUF_LOG2 = 3,       // committed RRES chunks waiting to be written
-    parameter int unsigned TIMER_W = 20         // timeout counter bits
+    parameter int unsigned TIMER_W = 20,        // timeout counter bits
+    parameter int unsigned RX_SAME_CLOCK = 0    // 1: rx_clk is clk (e.g. behind the PCS's rate
+                                                // matching): no crossing FIFOs, RRES blocks
+                                                // taken as they come, grants through edm_fifo
 ) (
     input  logic        clk,            // TX / engine clock
     input  logic        rst_n,
@@ -237,12 +246,23 @@ module edm_compute_node #(
   // ================================================================ grants (rx_clk -> clk)
   logic            gx_ready, gq_valid, gq_pop;
   logic [GQ_W-1:0] gq_data;
-  edm_fifo_async #(.WIDTH(GQ_W), .DEPTH_LOG2(CROSS_LOG2)) grant_x (
-      .wr_clk(rx_clk), .wr_rst_n(rx_rst_n),
-      .wr_valid(grant_valid), .wr_ready(gx_ready), .wr_data({grant_dst, grant_msg_id, grant_size}),
-      .rd_clk(clk), .rd_rst_n(rst_n),
-      .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data)
-  );
+  if (RX_SAME_CLOCK != 0) begin : g_grant_sync
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [CROSS_LOG2:0] count;
+    /* verilator lint_on UNUSEDSIGNAL */
+    edm_fifo #(.WIDTH(GQ_W), .DEPTH_LOG2(CROSS_LOG2)) grant_q (
+        .clk, .rst_n,
+        .wr_valid(grant_valid), .wr_ready(gx_ready), .wr_data({grant_dst, grant_msg_id, grant_size}),
+        .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data), .count
+    );
+  end else begin : g_grant_async
+    edm_fifo_async #(.WIDTH(GQ_W), .DEPTH_LOG2(CROSS_LOG2)) grant_x (
+        .wr_clk(rx_clk), .wr_rst_n(rx_rst_n),
+        .wr_valid(grant_valid), .wr_ready(gx_ready), .wr_data({grant_dst, grant_msg_id, grant_size}),
+        .rd_clk(clk), .rd_rst_n(rst_n),
+        .rd_valid(gq_valid), .rd_ready(gq_pop), .rd_data(gq_data)
+    );
+  end
   logic [edm_pkg::PORT_BITS-1:0] g_dst;
   logic [7:0]    g_id;
   logic [15:0]   g_size, g_rem, g_take;
@@ -296,12 +316,16 @@ module edm_compute_node #(
   assign f_addr = s_laddr[f_slot] + {48'b0, f_off};
   assign f_nw   = ({14'b0, f_addr[2:0]} + {1'b0, f_size} + 17'd7) >> 3;
   assign f_end  = {{(16 - CBW){1'b0}}, f_j} == f_nw - 17'd1;
-  assign lmem_rd_valid = jq_valid && f_jt == J_WD && tq_wr_ready && (f_j != '0 || bufs_used < 2'd2)
-                      && (!f_end || eq_wr_ready);
+  // A chunk's job enters the emit queue with its first word's read (cut-through:
+  // the unit starts as soon as that word is in, while the fetcher reads on).
+  assign lmem_rd_valid = jq_valid && f_jt == J_WD && tq_wr_ready
+                      && (f_j != '0 || (bufs_used < 2'd2 && eq_wr_ready));
   assign lmem_rd_addr  = {f_addr[63:3] + 61'(f_j), 3'b000};
   assign f_fire = lmem_rd_valid && lmem_rd_ready;
-  assign eq_wr_valid = jq_valid && (f_jt == J_WD ? f_fire && f_end : 1'b1);
-  assign jq_pop = eq_wr_valid && eq_wr_ready;
+  logic out_fire, unit_end;   // a block / a unit's last block leaves (unit generator)
+  assign eq_wr_valid = jq_valid && (f_jt == J_WD ? f_fire && f_j == '0 : eq_valid);
+  assign jq_pop = f_jt == J_WD ? f_fire && f_end
+                               : (eq_valid ? eq_wr_valid && eq_wr_ready : unit_end);
 
   logic             tq_valid;
   logic [CBW:0]     tq_data;
@@ -323,6 +347,13 @@ module edm_compute_node #(
       .wr_valid(eq_wr_valid), .wr_ready(eq_wr_ready), .wr_data({jq_data, f_fb}),
       .rd_valid(eq_valid), .rd_ready(eq_pop), .rd_data(eq_data), .count(eq_count)
   );
+  // The emit head: the emit queue's, or, while it is empty, a job that needs no
+  // local data (/N/, RREQ, RMWREQ) straight from the job queue: a cycle less
+  // from request to line. Order holds: nothing enters the emit queue meanwhile.
+  logic           eh_valid;
+  logic [JOB_W:0] eh_data;
+  assign eh_valid = eq_valid || (jq_valid && f_jt != J_WD);
+  assign eh_data  = eq_valid ? eq_data : {jq_data, 1'b0};
 
   // ================================================================ unit generator
   logic [1:0]    e_jt;
@@ -330,7 +361,7 @@ module edm_compute_node #(
   logic [15:0]   e_off, e_size;
   logic [11:0]   e_seq;
   logic          e_last, e_buf;
-  assign {e_jt, e_slot, e_off, e_size, e_seq, e_last, e_buf} = eq_data;
+  assign {e_jt, e_slot, e_off, e_size, e_seq, e_last, e_buf} = eh_data;
 
   logic [7:0]  u_i;           // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
   logic [63:0] e_addr, hdr;
@@ -338,7 +369,7 @@ module edm_compute_node #(
   logic [63:0] e_laddr;   // only its alignment matters here
   /* verilator lint_on UNUSEDSIGNAL */
   logic [16:0] ulen, e_nw;
-  logic        is_n, data_ok;
+  logic        is_n, data_started, block_in;
   logic [3:0]  e_u;
   logic [16:0] lo_sum;
   logic [CBW:0] r_lo, r_hi;
@@ -349,7 +380,7 @@ module edm_compute_node #(
   // Bytes after header and address: RREQ 0, RMWREQ 16 (arg0, arg1), WREQ the data.
   assign ulen    = e_jt == J_WD ? {1'b0, e_size} : (e_jt == J_RMW ? 17'd16 : 17'd0);
   assign e_nw    = ({14'b0, e_laddr[2:0]} + {1'b0, e_size} + 17'd7) >> 3;
-  assign data_ok = e_jt != J_WD || {{(16 - CBW){1'b0}}, arrived[e_buf]} == e_nw;
+  assign data_started = e_jt != J_WD || arrived[e_buf] != '0;
 
   always_comb begin
     hdr = '0;
@@ -374,6 +405,11 @@ module edm_compute_node #(
     if (r_lo > (CBW + 1)'(CW - 1)) r_lo = (CBW + 1)'(CW - 1);
     if (r_hi > (CBW + 1)'(CW - 1)) r_hi = (CBW + 1)'(CW - 1);
   end
+  // A WREQ data block (T[2] on) leaves once its last buffer word (r_hi, but
+  // none past the chunk) is in.
+  logic [16:0] e_need;
+  assign e_need   = {{(16 - CBW){1'b0}}, r_hi} < e_nw ? {{(16 - CBW){1'b0}}, r_hi} : e_nw - 17'd1;
+  assign block_in = e_jt != J_WD || u_i < 8'd2 || e_need < {{(16 - CBW){1'b0}}, arrived[e_buf]};
   assign b_lo = cbuf[{e_buf, r_lo[CBW-1:0]}];
   assign b_hi = cbuf[{e_buf, r_hi[CBW-1:0]}];
   assign b_data = 64'({b_hi, b_lo} >> {e_u[2:0], 3'b000});
@@ -393,7 +429,7 @@ module edm_compute_node #(
   logic [65:0] u_block;
   edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
       .clk, .rst_n,
-      .unit_valid(eq_valid && !is_n), .start_ok(data_ok), .hdr, .m_bytes(ulen + 17'd16),
+      .unit_valid(eh_valid && !is_n), .start_ok(data_started), .block_ok(block_in), .hdr, .m_bytes(ulen + 17'd16),
       .idx(u_i), .t_word(tw),
       .out_valid(u_valid), .out_ready, .out_block(u_block), .out_last(u_last));
 
@@ -407,28 +443,35 @@ module edm_compute_node #(
   assign n_fields  = {6'b0, s_len[e_slot], s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
   assign n_payload = {edm_pkg::crc8_seq(n_seq, n_fields), n_fields};
 
-  logic out_fire, unit_end;
-  assign out_valid = is_n ? eq_valid : u_valid;
+  assign out_valid = is_n ? eh_valid : u_valid;
   assign out_last  = is_n || u_last;
   assign out_block = is_n ? {n_payload, edm_pkg::SYNC_CTRL} : u_block;
   assign out_fire = out_valid && out_ready;
   assign unit_end = out_fire && out_last;
-  assign eq_pop   = unit_end;
+  assign eq_pop   = unit_end && eq_valid;
   always_ff @(posedge clk) begin
     if (!rst_n) n_seq <= '0;
     else if (out_fire && is_n) n_seq <= n_seq + 8'd1;
   end
 
   // ================================================================ RRES receive (rx_clk -> clk)
-  logic             rx_lost, rxw_valid, rxw_ready;
+  logic             rx_lost, rxw_valid, rxw_ready, rxr_valid;
+  logic [RXE_W-1:0] rxr_data;
   assign rxw_valid = in_valid || in_abort || rx_lost;
-  edm_fifo_async #(.WIDTH(RXE_W), .DEPTH_LOG2(CROSS_LOG2)) rres_x (
-      .wr_clk(rx_clk), .wr_rst_n(rx_rst_n),
-      .wr_valid(rxw_valid), .wr_ready(rxw_ready),
-      .wr_data({in_valid, in_block, in_first, in_last, in_error, in_abort || rx_lost}),
-      .rd_clk(clk), .rd_rst_n(rst_n),
-      .rd_valid(rxr_valid), .rd_ready(1'b1), .rd_data(rxr_data)
-  );
+  if (RX_SAME_CLOCK != 0) begin : g_rres_sync
+    // The receiver below takes a block every cycle: nothing to buffer.
+    assign rxw_ready = 1'b1;
+    assign rxr_valid = rxw_valid;
+    assign rxr_data  = {in_valid, in_block, in_first, in_last, in_error, in_abort || rx_lost};
+  end else begin : g_rres_async
+    edm_fifo_async #(.WIDTH(RXE_W), .DEPTH_LOG2(CROSS_LOG2)) rres_x (
+        .wr_clk(rx_clk), .wr_rst_n(rx_rst_n),
+        .wr_valid(rxw_valid), .wr_ready(rxw_ready),
+        .wr_data({in_valid, in_block, in_first, in_last, in_error, in_abort || rx_lost}),
+        .rd_clk(clk), .rd_rst_n(rst_n),
+        .rd_valid(rxr_valid), .rd_ready(1'b1), .rd_data(rxr_data)
+    );
+  end
   always_ff @(posedge rx_clk) begin
     if (!rx_rst_n) begin
       rx_lost <= 1'b0;
@@ -441,8 +484,6 @@ module edm_compute_node #(
     end
   end
 
-  logic             rxr_valid;
-  logic [RXE_W-1:0] rxr_data;
   logic        r_bv, r_first, r_last, r_error, r_abort;
   logic [65:0] r_block;
   assign {r_bv, r_block, r_first, r_last, r_error, r_abort} = rxr_data;
@@ -465,16 +506,16 @@ module edm_compute_node #(
   assign ms_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
 
   logic           rx_open, rx_seq0;
+  logic           rx_hmatch, rx_hok, rx_pushed;   // the header's match (see hdr_now)
+  logic [SW-1:0]  rx_slot;
   logic [RING_LOG2-1:0] rx_base;   // ring word of the unit's T[0]
   logic [RBW-1:0] rx_idx;
   logic [edm_pkg::PORT_BITS-1:0] rx_src;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
   logic [63:48]   rx_hi, nx_hi;    // header bits 48..63 (from T[1])
-  logic [RING_LOG2:0] ring_used;   // words of committed units not yet written
+  logic [RING_LOG2:0] ring_used;   // words of queued chunks not yet written
   logic [16:0]  ms_words;
-  logic [RING_LOG2:0] rx_words;   // the unit's T words, at its /MT/
-  assign rx_words = (RING_LOG2 + 1)'(rx_idx) + 1'b1;
   assign nx_hi = rx_idx == RBW'(1) ? t_word[15:0] : rx_hi;
   logic [11:0] nx_seq;
   logic        nx_last;
@@ -498,7 +539,8 @@ module edm_compute_node #(
   always_ff @(posedge clk)
     if (cont) rbuf[rx_base + RING_LOG2'(rx_idx)] <= t_word;
 
-  // Which message the committed chunk belongs to.
+  // Which message the chunk belongs to: decided when its header is complete
+  // (T[1] brings seq, last and status), latched for the unit's end.
   logic          c_match, c_ok, c_fin, c_err;
   logic [SW-1:0] c_slot;
   logic [16:0]   c_end;
@@ -516,18 +558,46 @@ module edm_compute_node #(
   assign c_fin = c_end == {1'b0, s_len[c_slot]} || nx_last;
   assign c_err = nx_status != 4'(ST_OK) || (nx_last && c_end != {1'b0, s_len[c_slot]});
 
-  // Committed chunks to write: {buffer, slot, offset, length, finishes, error}.
+  // Cut-through with a verdict: a chunk that matches its message at T[1] is
+  // queued for the writer at once (w_push) and written to local memory as its
+  // words arrive; the verdict (good: its /MT/ without mem_error) follows in
+  // verdict_q, in the same order. Only a good chunk advances its message
+  // (s_rcvd, s_seq) and may finish it; a bad one is dropped, its words already
+  // written. Those land only in [s_rcvd, s_len) of the read's own destination
+  // buffer (c_ok), which later good chunks must cover before the read can
+  // complete OK (writes are in order), so no corrupted byte is ever handed to
+  // the host as valid; a read that gets no good chunk times out, its buffer
+  // undefined, as before. The message cannot time out meanwhile (s_wbusy).
+  logic          hdr_now, h_match, h_ok, unit_pushed, v_push;
+  logic [SW-1:0] u_slot;
+  logic [RING_LOG2:0] u_words;
+  assign hdr_now = cont && rx_idx == RBW'(1);
+  assign h_match = hdr_now ? c_match : rx_hmatch;
+  assign h_ok    = hdr_now ? c_ok : rx_hok;
+  assign u_slot  = hdr_now ? c_slot : rx_slot;
+  assign u_words = (RING_LOG2 + 1)'(({1'b0, rx_len} + 17'd7 >> 3) + 17'd2);   // T[0] .. T[ceil(n / 8) + 1]
+  assign unit_pushed = w_push || rx_pushed;
+  assign v_push  = unit_pushed && (commit || bad_end);
+
+  // Chunks to write: {buffer, slot, offset, length, finishes, error, T words}.
   logic            wq_valid, wq_pop, w_push;
   logic [WQ_W-1:0] wq_data;
   /* verilator lint_off UNUSEDSIGNAL */
-  logic            wq_wr_ready;  // never low: a chunk is stored only with a free buffer
+  logic            wq_wr_ready, vq_wr_ready;  // never low: a chunk is stored only with a free buffer
+  logic [RBUF_LOG2:0] vq_count;
   /* verilator lint_on UNUSEDSIGNAL */
-  assign w_push = commit && c_ok;
+  assign w_push = hdr_now && c_ok;
   edm_fifo #(.WIDTH(WQ_W), .DEPTH_LOG2(RBUF_LOG2)) write_q (
       .clk, .rst_n,
       .wr_valid(w_push), .wr_ready(wq_wr_ready),
-      .wr_data({rx_base, c_slot, s_rcvd[c_slot], rx_len, c_fin, c_err, rx_words[RING_LOG2-1:0]}),
+      .wr_data({rx_base, c_slot, s_rcvd[c_slot], rx_len, c_fin, c_err, u_words[RING_LOG2-1:0]}),
       .rd_valid(wq_valid), .rd_ready(wq_pop), .rd_data(wq_data), .count(wq_count)
+  );
+  logic v_valid, v_good;
+  edm_fifo #(.WIDTH(1), .DEPTH_LOG2(RBUF_LOG2)) verdict_q (
+      .clk, .rst_n,
+      .wr_valid(v_push), .wr_ready(vq_wr_ready), .wr_data(commit),
+      .rd_valid(v_valid), .rd_ready(wq_pop), .rd_data(v_good), .count(vq_count)
   );
 
   // ================================================================ local-memory writer
@@ -543,7 +613,8 @@ module edm_compute_node #(
   logic [RBW-1:0] w_q;
   logic [63:0]   w_lo, w_hi;
   logic [2:0]    w_first_lane, w_last_lane;
-  logic          w_done;
+  logic          w_done, w_all, w_word_in, w_fire;
+  logic [16:0]   w_need;     // the last T index word w_j reads
   assign w_addr   = s_laddr[w_slot] + {48'b0, w_off};
   assign w_a      = w_addr[2:0];
   assign w_endb   = {14'b0, w_a} + {1'b0, w_len} - 17'd1;
@@ -559,9 +630,16 @@ module edm_compute_node #(
   assign w_last_lane  = w_j == w_last_j ? w_endb[2:0] : 3'd7;
   always_comb
     for (integer b = 0; b < 8; b++) lmem_wr_mask[b] = 3'(b) >= w_first_lane && 3'(b) <= w_last_lane;
-  assign lmem_wr_valid = wq_valid && w_len != 16'd0;
+  // A chunk still being received (no verdict yet) is written as far as its
+  // words have arrived (rx_idx: the next T index); w_all: all written, the
+  // verdict still to come. A bad verdict stops it at once.
+  assign w_need = 17'(w_q) + 17'd1 < {{(17 - RING_LOG2){1'b0}}, w_words} ? 17'(w_q) + 17'd1
+                                                                        : {{(17 - RING_LOG2){1'b0}}, w_words} - 17'd1;
+  assign w_word_in = v_valid || w_need < 17'(rx_idx);
+  assign lmem_wr_valid = wq_valid && w_len != 16'd0 && !w_all && w_word_in && !(v_valid && !v_good);
   assign lmem_wr_addr  = {w_addr[63:3] + 61'(w_j), 3'b000};
-  assign w_done = wq_valid && (w_len == 16'd0 || (lmem_wr_ready && w_j == w_last_j));
+  assign w_fire = lmem_wr_valid && lmem_wr_ready;
+  assign w_done = wq_valid && v_valid && (!v_good || w_len == 16'd0 || w_all || (w_fire && w_j == w_last_j));
   assign wq_pop = w_done;
 
   // ================================================================ timeouts
@@ -642,6 +720,11 @@ module edm_compute_node #(
       rx_hi <= '0;
       ring_used <= '0;
       w_j <= '0;
+      w_all <= 1'b0;
+      rx_hmatch <= 1'b0;
+      rx_hok <= 1'b0;
+      rx_pushed <= 1'b0;
+      rx_slot <= '0;
       cnt_dropped <= '0;
       cnt_stray_grants <= '0;
       cnt_timeouts <= '0;
@@ -701,28 +784,42 @@ module edm_compute_node #(
         rx_hi <= nx_hi;
         if (r_last) rx_open <= 1'b0;
       end
+      if (hdr_now) begin
+        rx_hmatch <= c_match;
+        rx_hok <= c_ok;
+        rx_slot <= c_slot;
+        rx_pushed <= w_push;
+      end
       if (fresh) begin
         rx_open <= ms_store;
+        rx_pushed <= 1'b0;
         rx_idx <= RBW'(1);
         rx_src <= ms_src;
         rx_id <= ms_id;
         rx_len <= ms_len;
         rx_seq0 <= p[16 + edm_pkg::HDR_SEQ_LSB];
       end
-      if (w_push) begin
-        rx_base <= rx_base + rx_words[RING_LOG2-1:0];
-        s_rcvd[c_slot] <= c_end[15:0];
-        s_seq[c_slot] <= s_seq[c_slot] + 12'd1;
+      // A queued chunk keeps its ring words until written, whatever its verdict.
+      if (v_push) rx_base <= rx_base + u_words[RING_LOG2-1:0];
+      if (v_push && commit) begin
+        s_rcvd[u_slot] <= s_rcvd[u_slot] + rx_len;
+        s_seq[u_slot] <= s_seq[u_slot] + 12'd1;
       end
-      ring_used <= ring_used + (w_push ? rx_words : '0)
+      ring_used <= ring_used + (w_push ? u_words : '0)
                              - (w_done ? {1'b0, w_words} : '0);
       // ---- writer
-      if (lmem_wr_valid && lmem_wr_ready) w_j <= w_done ? '0 : w_j + 14'd1;
+      if (w_done) begin
+        w_j <= '0;
+        w_all <= 1'b0;
+      end else if (w_fire) begin
+        if (w_j == w_last_j) w_all <= 1'b1;
+        else w_j <= w_j + 14'd1;
+      end
       for (integer i = 0; i < NS; i++)
         s_wbusy[i] <= s_wbusy[i] + (RBUF_LOG2 + 1)'(w_push && c_slot == SW'(i))
                                  - (RBUF_LOG2 + 1)'(w_done && w_slot == SW'(i));
-      if (w_done && w_err) s_err[w_slot] <= 1'b1;
-      if (w_done && w_fin) begin
+      if (w_done && v_good && w_err) s_err[w_slot] <= 1'b1;
+      if (w_done && v_good && w_fin) begin
         s_done[w_slot] <= 1'b1;
         s_status[w_slot] <= (w_err || s_err[w_slot]) ? ST_ERR : ST_OK;
       end
@@ -734,10 +831,10 @@ module edm_compute_node #(
       // ---- completions
       if (r_any && cpl_ready) s_valid[r_slot] <= 1'b0;
       // ---- counters
-      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && c_match && !c_ok});
+      cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, ms_reject} + {1'b0, commit && h_match && !h_ok});
       cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
       cnt_timeouts <= edm_pkg::sat_add(cnt_timeouts, {1'b0, t_any});
-      cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !c_match});
+      cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !h_match});
     end
   end
 

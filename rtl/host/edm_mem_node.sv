@@ -43,8 +43,9 @@
 // arrives, and the queue is served strictly in order: a token waits until the
 // engine has reached its command (the RMW's write issued), and every grant behind it waits too.
 // Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
-// the /MT/; valid/ready as edm_tx's memory input. A chunk starts when its bytes
-// are in the buffer, so its blocks then go out back to back.
+// the /MT/; valid/ready as edm_tx's memory input. A chunk starts as soon as its
+// first word is in the buffer and each block leaves once its words are
+// (cut-through: back to back while the memory answers a word per cycle).
 // Counters: 16-bit, saturating.
 //
 // Signal prefixes (the stage a signal belongs to, in the order a unit flows):
@@ -351,8 +352,11 @@ module edm_mem_node #(
     end
   end
 
-  // Memory requests.
-  logic dram_fire;
+  // Memory requests. The first word of a WREQ or RREQ goes in the cycle the
+  // engine reaches the command (E_IDLE), the rest from E_WRITE / E_READ.
+  logic dram_fire, idle_write, idle_read;
+  assign idle_write = cmd_valid && c_kind == K_WREQ && c_len != 16'd0;
+  assign idle_read  = cmd_valid && c_kind == K_RREQ && c_read_ok && c_len != 16'd0;
   always_comb begin
     dram_req_valid = 1'b0;
     dram_req_write = 1'b0;
@@ -360,6 +364,10 @@ module edm_mem_node #(
     dram_req_wdata = w_data;
     dram_req_wmask = w_mask;
     case (e_state)
+      E_IDLE: begin
+        dram_req_valid = idle_write || (idle_read && tq_wr_ready);
+        dram_req_write = idle_write;
+      end
       E_WRITE: begin
         dram_req_valid = 1'b1;
         dram_req_write = 1'b1;
@@ -403,7 +411,8 @@ module edm_mem_node #(
     e_done = 1'b0;
     case (e_state)
       E_IDLE: e_done = cmd_valid && ((c_kind == K_WREQ && c_len == 16'd0)
-                    || (e_push && (a_err || (c_kind == K_RREQ && c_len == 16'd0))));
+                    || (e_push && (a_err || (c_kind == K_RREQ && c_len == 16'd0)))
+                    || (dram_fire && c_last_j == 14'd0));
       E_WRITE, E_READ: e_done = dram_fire && e_j == c_last_j;
       E_RMW_DONE: e_done = 1'b1;
       default: ;
@@ -419,7 +428,7 @@ module edm_mem_node #(
     end else begin
       case (e_state)
         E_IDLE: begin
-          e_j <= '0;
+          e_j <= dram_fire && !e_done ? 14'd1 : 14'd0;
           if (cmd_valid && !e_done) begin
             if (c_kind == K_WREQ) e_state <= E_WRITE;
             else if (c_kind == K_RMW) e_state <= E_RMW_RD;
@@ -428,7 +437,7 @@ module edm_mem_node #(
         end
         E_WRITE, E_READ:
           if (dram_fire) begin
-            e_j <= e_j + 14'd1;
+            e_j <= e_done ? 14'd0 : e_j + 14'd1;   // E_IDLE issues word 0 at once
             if (e_done) e_state <= E_IDLE;
           end
         E_RMW_RD: if (dram_fire) e_state <= E_RMW_WAIT;
@@ -487,15 +496,19 @@ module edm_mem_node #(
 
   logic [7:0]  u_i;         // block of the unit: 0 /MS/, 1..n_md /MD/, n_md+1 /MT/
   logic [16:0] u, need_end, lo_sum;
-  logic [WIW-1:0] need;
-  logic        data_ready;
+  logic [WIW-1:0] need, first_word;
+  logic        data_started, block_in;
   logic [63:0] hdr;
   // Buffer byte a + off + k is chunk byte k; T[i] of the unit holds chunk bytes
   // 8i-10 .. 8i-3, i.e. buffer words base+i-2 and base+i-1 shifted by u mod 8.
   assign u        = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + 17'd6;
   assign need_end = {14'b0, rs_a[j_slot]} + {1'b0, j_off} + {1'b0, j_size} + 17'd7;  // + 8 - 1
   assign need     = j_size == 16'd0 ? '0 : WIW'(need_end >> 3);
-  assign data_ready = need <= rs_arrived[j_slot];
+  assign first_word = WIW'(({14'b0, rs_a[j_slot]} + {1'b0, j_off}) >> 3);
+  // Cut-through: the /MS/ leaves once the chunk's first word is in, each later
+  // block once the words it carries are (one answer per cycle keeps the unit
+  // back to back; a slower memory gets idle fillers inside it).
+  assign data_started = j_size == 16'd0 || first_word < rs_arrived[j_slot];
   assign lo_sum   = {3'b0, u[16:3]} + {9'b0, u_i};  // base + i
 
   logic [WIW-1:0] r_lo, r_hi;
@@ -506,6 +519,9 @@ module edm_mem_node #(
     if (r_lo > WIW'(SLOT_WORDS - 1)) r_lo = WIW'(SLOT_WORDS - 1);
     if (r_hi > WIW'(SLOT_WORDS - 1)) r_hi = WIW'(SLOT_WORDS - 1);
   end
+  // The block's last buffer word (r_hi, but none past the chunk) is in.
+  assign block_in = j_size == 16'd0 || u_i == 8'd0
+                 || (r_hi < need ? r_hi : need - WIW'(1)) < rs_arrived[j_slot];
   assign b_lo = rbuf[RBW'(j_slot) * RBW'(SLOT_WORDS) + RBW'(r_lo)];
   assign b_hi = rbuf[RBW'(j_slot) * RBW'(SLOT_WORDS) + RBW'(r_hi)];
   assign b_data = 64'({b_hi, b_lo} >> {u[2:0], 3'b000});
@@ -527,7 +543,7 @@ module edm_mem_node #(
   // buffer (the emitter adds header bytes 6..7 to T[1] and the zero padding).
   edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
       .clk, .rst_n,
-      .unit_valid(jq_valid), .start_ok(data_ready), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
+      .unit_valid(jq_valid), .start_ok(data_started), .block_ok(block_in), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
       .idx(u_i), .t_word(b_data),
       .out_valid, .out_ready, .out_block, .out_last);
   assign jq_pop = out_valid && out_ready && out_last;

@@ -27,6 +27,7 @@ its model and every counter its expected value.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from collections import deque
 
 import cocotb
@@ -117,11 +118,12 @@ class MemNode:
         self.s("in_last").value = last
         self.s("in_error").value = 0
         self.s("in_abort").value = 0
-        # grants for the next RRES chunks (only once the first chunk has left)
+        # grants for the next RRES chunks (only once the first chunk has left);
+        # never beside a unit's block: edm_rx delivers one block's result per cycle
         gv = 0
         cands = [k for k, r in self.reads.items() if r["chunks"] > 0 and r["granted"] < r["len"]
                  and r["outstanding"] < 2]
-        if cands and rng.random() < self.b.p_grant:
+        if cands and not v and rng.random() < self.b.p_grant:
             k = rng.choice(cands)
             r = self.reads[k]
             rest = r["len"] - r["granted"]
@@ -343,6 +345,14 @@ class Bench:
             r["expect_status"] = protocol.STATUS_TIMEOUT
             self.expect["dropped"] += 1
             return
+        if fate == "forged":
+            # A damaged copy (same header, other bytes, CRC failing) goes first:
+            # the compute node writes it into the read's buffer cut-through, the
+            # real chunk must then overwrite it before the read completes OK.
+            m2 = codec.decode_message(blocks)
+            fake = bytes(b ^ 0xA5 for b in m2.data)
+            self.rx_units.append((codec.encode_message(replace(m2, data=fake)), "error"))
+            self.expect["dropped"] += 1
         if fate == "delay":
             self.held.append((r, blocks))
             if m.last:
@@ -651,6 +661,23 @@ async def corrupted_units(dut):
     await b.run()
     b.check_final()
     assert b.expect["dropped"] > 10 and b.expect["timeouts"] > 10, b.expect
+
+
+@cocotb.test()
+async def forged_responses(dut):
+    """Before some response chunks, a damaged copy with the same header and
+    other bytes (mem_error on its /MT/): the compute node writes its words into
+    the read's buffer before the verdict (cut-through), drops it on the verdict,
+    and the read still completes OK with exactly the model's bytes (checked at
+    every completion): no corrupted byte is ever completed as valid."""
+    b = await new_bench(dut, 17)
+    for i in range(40):
+        n = b.rng.randint(1, 3 * CHUNK)
+        b.request(K_RREQ, b.rng.choice(MNS), RBASE + b.rng.randrange(RSIZE - n), n,
+                  fate=b.rng.choice([None, "forged"]))
+    await b.run()
+    b.check_final()
+    assert b.expect["dropped"] > 20, b.expect
 
 
 @cocotb.test()

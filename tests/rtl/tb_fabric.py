@@ -12,6 +12,9 @@ Tests
     CAS rounds have exactly one winner per value, fetch-and-add results are
     distinct and sum up; no error counter moves anywhere; frames in both
     directions of every link arrive byte-exact.
+  * bit_errors: a bit flipped on the wire inside a WREQ and inside an RRES: the
+    write never reaches the DRAM, the read is never completed as valid (it
+    times out), each counted once where it is detected.
   * latency: a 64 B read and a 64 B write alone in the fabric, traced at every
     module boundary; writes the Table-1-style breakdown (cycles per step) as
     JSON to $EDM_FABRIC_LATENCY_JSON when set (`edm rtl latency` does this),
@@ -111,6 +114,7 @@ class Fabric:
         self.log_tx = [codec.RxDemux() for _ in range(self.n)]
         self.log_rx = [codec.RxDemux() for _ in range(self.n)]
         self.unit_log: list = []  # (cycle, "tx"/"rx", port, message)
+        self.flips: dict = {}     # cycle -> [("up" / "down", port, 66-bit mask)]: bit errors on the wire
 
     # ---------------------------------------------------------------- requests
     def laddr(self, c, size):
@@ -151,6 +155,7 @@ class Fabric:
         cocotb.start_soon(Clock(d.clk, 2560, units="ps").start())
         d.rst_n.value = 0
         d.cfg_timeout.value = 0
+        d.up_flip.value = d.down_flip.value = 0
         for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_req_ready",
                      "dram_rsp_valid", "h_enc_valid", "s_enc_valid"):
             getattr(d, name).value = 0
@@ -220,6 +225,10 @@ class Fabric:
                 sb |= pack(self.s_frames[p][0]) << (66 * p)
         d.h_enc_valid.value, d.h_enc_block.value = hv, hb
         d.s_enc_valid.value, d.s_enc_block.value = sv, sb
+        flip = {"up": 0, "down": 0}
+        for way, p, mask in self.flips.pop(self.cycle, []):
+            flip[way] |= mask << (66 * p)
+        d.up_flip.value, d.down_flip.value = flip["up"], flip["down"]
         # ---- sample (before the rising edge)
         await ReadOnly()
         cyc = self.cycle
@@ -318,10 +327,10 @@ class Fabric:
         q = self.order[c][r["dst"]]
         assert dst == r["dst"] and q[0] == tag, f"compute node {c}: completion out of order for {dst}"
         q.popleft()
-        assert status == protocol.STATUS_OK, \
+        assert status == r.get("expect_status", protocol.STATUS_OK), \
             f"compute node {c}: status {status} for {self.describe(r)} at cycle {cyc}; {self.status()}"
         r["t_cpl"] = cyc
-        if r["kind"] in (K_RREQ, K_RMW):
+        if r["kind"] in (K_RREQ, K_RMW) and status == protocol.STATUS_OK:
             size = r["len"] if r["kind"] == K_RREQ else 8
             r["got"] = bytes(self.lmem[c][r["loff"]:r["loff"] + size])
             if r["expect"] is not None and r["got"] != r["expect"]:
@@ -469,6 +478,56 @@ async def random_traffic(dut):
                   f"CAS winners {[len([r for r in cas_reqs[m] if int.from_bytes(r['got'], 'little') == r['arg0']]) for m in range(nm)]}")
 
 
+# -------------------------------------------------------------------- bit errors
+async def next_event(f, where, port, what):
+    """Steps until the probe `where` of `port` shows the EDM subtype `what`; its cycle."""
+    seen = len(f.events)
+    while True:
+        await f.step()
+        for cyc, w, p, s in f.events[seen:]:
+            if (w, p, s) == (where, port, what):
+                return cyc
+        seen = len(f.events)
+
+
+@cocotb.test()
+async def bit_errors(dut):
+    """One bit error on the wire inside a 64 B WREQ (compute node -> switch) and
+    then inside a 64 B RRES (switch -> compute node), in a middle data block
+    (the descrambler spreads it over that block and the next): the write never
+    reaches the DRAM (the memory node drops the unit; the whole DRAM still
+    equals the model, which never saw that write) and the read is never
+    completed as valid (dropped at the compute node, it times out); then the
+    same write and read go through normally."""
+    f = await new_fabric(dut, 73, trace=True)
+    dut.cfg_timeout.value = 400
+    link, c, m = link_cycles(), 0, 0
+    fourth = 4   # the unit's fifth block, an /MD/ in the middle of a 64 B unit
+    f.request(c, K_WREQ, m, WR_BASE, 64)                 # the model keeps the old bytes
+    t = await next_event(f, "tx", c, protocol.SUB_MS)    # the WREQ leaves the compute node's edm_tx
+    f.flips[t + fourth + 1 + link] = [("up", c, 1 << 40)]   # + scrambler, link
+    off = RO_SIZE // 2
+    r = f.request(c, K_RREQ, m, off, 64, expect=bytes(f.model[m][off:off + 64]))
+    r["expect_status"] = protocol.STATUS_TIMEOUT
+    t = await next_event(f, "sw_out", c, protocol.SUB_MS)   # the RRES leaves the switch toward c
+    f.flips[t + fourth + 2 + link] = [("down", c, 1 << 40)]  # + switch edm_tx, scrambler, link
+    await f.run()
+    got = f.counters()
+    counted = {("h_cnt_corrupted", f.nc + m): 1, ("mn_cnt_dropped", m): 1,     # the WREQ
+               ("h_cnt_corrupted", c): 1, ("cn_cnt_dropped", c): 1, ("cn_cnt_timeouts", c): 1}  # the RRES
+    for name, values in got.items():
+        for i, v in enumerate(values):
+            assert name == "sw_cnt_conflict" or v == counted.get((name, i), 0), (name, i, got)
+    assert f.dram[m] == f.model[m], "the corrupted write changed the DRAM"
+    r = f.request(c, K_WREQ, m, WR_BASE, 64)
+    f.model[m][WR_BASE:WR_BASE + 64] = r["data"]
+    await f.run()
+    f.request(c, K_RREQ, m, off, 64, expect=bytes(f.model[m][off:off + 64]))
+    f.request(c, K_RREQ, m, WR_BASE, 64, expect=bytes(f.model[m][WR_BASE:WR_BASE + 64]))
+    await f.run()
+    assert f.dram[m] == f.model[m] and f.counters() == got, (f.counters(), got)
+
+
 # -------------------------------------------------------------------- latency
 # The paper's cycles for steps that both breakdowns contain: one PHY hop (a PCS
 # pass each side) and the switch from a notification in to its first grant out.
@@ -507,7 +566,10 @@ def read_breakdown(f, r, link):
     t_rso = first(ev, t_rsi, "sw_out", c, MS)
     t_rrx = first(ev, t_rso, "rx", c, MS)
     t_rrx_mt = first(ev, t_rrx, "rx", c, MT)
-    t_end = last_before(ev, r["t_cpl"], "lwr", c)   # last byte written to local memory
+    t_lwr = last_before(ev, r["t_cpl"], "lwr", c)   # last byte written to local memory
+    # The data are the requester's only with their verdict: the end is the
+    # completion (the writes may go first, cut-through, see edm_compute_node).
+    t_end = max(t_lwr, r["t_cpl"])
     dram = t_dl[0] - t_dr if t_dl else 0           # the DRAM model's latency (not the fabric's)
     rows = [
         ("compute node: request -> RREQ /MS/ on the line", t_tx - t0, protocol.HOST_GEN_REQ_CYCLES),
@@ -522,9 +584,11 @@ def read_breakdown(f, r, link):
         ("switch: RRES block in -> out (circuit)", t_rso - t_rsi, protocol.SW_FORWARD_CYCLES),
         ("PHY hop to the host: switch TX mux, scrambler, descrambler", t_rrx - t_rso - link, PAPER_PHY_HOP),
         ("RRES serialization at the compute node (/MS/ -> /MT/)", t_rrx_mt - t_rrx, 0),
-        ("compute node: RRES /MT/ in -> last local-memory write", t_end - t_rrx_mt, protocol.HOST_PROC_DATA_CYCLES),
+        ("compute node: RRES /MT/ in -> completion (data written, CRC verdict)", t_end - t_rrx_mt,
+         protocol.HOST_PROC_DATA_CYCLES),
     ]
-    detail = {"memory node: RREQ /MT/ in -> DRAM read": t_dr - t_rx_mt,
+    detail = {"compute node: RRES /MT/ in -> last local-memory write": t_lwr - t_rrx_mt,
+              "memory node: RREQ /MT/ in -> DRAM read": t_dr - t_rx_mt,
               "memory node: DRAM answer -> RRES /MS/ out": (t_rtx - t_dl[0]) if t_dl else None}
     return dict(total=t_end - t0, links=4 * link, dram=dram, rows=rows, detail=detail)
 

@@ -67,6 +67,10 @@ module tb_fabric_top #(
     input  logic [(NC+NM)*66-1:0] s_enc_block,
     output logic [NC+NM-1:0]      h_dec_valid,    // host edm_rx -> decoder (frames)
     output logic [(NC+NM)*66-1:0] h_dec_block,
+    // Bit errors: XORed into each link's scrambled line before the descrambler
+    // (host p -> switch, switch -> host p), one mask per port.
+    input  logic [(NC+NM)*66-1:0] up_flip,
+    input  logic [(NC+NM)*66-1:0] down_flip,
     // Probes (for the latency breakdown): host line before the scrambler,
     // after the descrambler, and the switch's own input and output.
     output logic [(NC+NM)*66-1:0] h_tx_line,
@@ -112,6 +116,7 @@ module tb_fabric_top #(
         .h_enc_valid(h_enc_valid[p]), .h_enc_ready(h_enc_ready[p]), .h_enc_block(h_enc_block[p*66 +: 66]),
         .s_enc_valid(s_enc_valid[p]), .s_enc_ready(s_enc_ready[p]), .s_enc_block(s_enc_block[p*66 +: 66]),
         .sw_in(sw_in[p*66 +: 66]), .sw_out(sw_out[p*66 +: 66]),
+        .up_flip(up_flip[p*66 +: 66]), .down_flip(down_flip[p*66 +: 66]),
         .h_tx_line(h_tx_line[p*66 +: 66]), .h_rx_line(h_rx_line[p*66 +: 66]),
         .dec_valid(h_dec_valid[p]), .dec_block(h_dec_block[p*66 +: 66]),
         .mem_valid(r_mem_valid[p]), .mem_block(r_mem_block[p*66 +: 66]),
@@ -125,7 +130,8 @@ module tb_fabric_top #(
   end
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
-    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W)) cn (
+    // One clock everywhere: the engine takes edm_rx's outputs without crossing FIFOs.
+    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
         .cfg_timeout,
@@ -205,6 +211,8 @@ module tb_fabric_port #(
     input  logic [65:0] s_enc_block,
     output logic [65:0] sw_in,
     input  logic [65:0] sw_out,
+    input  logic [65:0] up_flip,
+    input  logic [65:0] down_flip,
     output logic [65:0] h_tx_line,
     output logic [65:0] h_rx_line,
     output logic        dec_valid,
@@ -233,7 +241,8 @@ module tb_fabric_port #(
       .out_block(h_tx_line), .out_is_memory(), .buffered()
   );
   logic [65:0] up_line;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk, .rst_n, .tx(h_tx_line), .rx(sw_in), .line(up_line));
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk, .rst_n, .tx(h_tx_line), .flip(up_flip), .rx(sw_in),
+                                                     .line(up_line));
 
   // ---- switch -> host. The switch cannot be held, so its blocks go first
   // (strict); its units are kept whole (a unit is open from /MS/ to /MT/, and
@@ -258,7 +267,8 @@ module tb_fabric_port #(
       .out_block(s_tx_line), .out_is_memory(), .buffered()
   );
   logic [65:0] down_line;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk, .rst_n, .tx(s_tx_line), .rx(h_rx_line), .line(down_line));
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk, .rst_n, .tx(s_tx_line), .flip(down_flip),
+                                                       .rx(h_rx_line), .line(down_line));
 
   edm_rx host_rx (
       .clk, .rst_n,
@@ -280,8 +290,9 @@ module tb_scrambled_link #(
     input  logic        clk,
     input  logic        rst_n,
     input  logic [65:0] tx,
+    input  logic [65:0] flip,  // bit errors on the wire
     output logic [65:0] rx,
-    output logic [65:0] line   // on the wire (scrambled), after the delay
+    output logic [65:0] line   // on the wire (scrambled), after the delay and the errors
 );
   // A valid bit travels with each block so the receiver sees idles, not the
   // delay line's reset contents, until the first block arrives.
@@ -299,7 +310,7 @@ module tb_scrambled_link #(
       if (!rst_n) dl[k + 1] <= '0;
       else dl[k + 1] <= dl[k];
   end
-  assign line = dl[LINK_CYCLES][65:0];
+  assign line = dl[LINK_CYCLES][65:0] ^ flip;
   pcs_scrambler #(.DESCRAMBLE(1'b1)) d (
       .clk, .rst_n, .in_valid(dl[LINK_CYCLES][66]), .in_data(line[65:2]), .out_valid(descr_valid),
       .out_data(descr));

@@ -12,6 +12,10 @@ FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_un
          "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"]
 
 
+# `edm rtl latency`, network stack cycles (docs/hardware.md, Table 1).
+MEASURED_STACK_CYCLES = {"read": 34, "write": 39}
+
+
 def fabric_sources():
     return sources(*FILES) + [TESTS / "tb_fabric_top.sv"]
 
@@ -32,7 +36,9 @@ class TestDefaultFabric:
 
     def test_fabric_traffic_and_latency(self, tmp_path):
         """Two compute and two memory nodes through a 4-port switch: random traffic
-        with every byte checked, and the latency breakdown (written as JSON)."""
+        with every byte checked, bit errors on the wire (no corrupted write reaches
+        the DRAM, no corrupted response completes), and the latency breakdown
+        (written as JSON)."""
         out = tmp_path / "fabric_latency_test.json"
         run_fabric(latency_json=out)
         data = json.loads(out.read_text())
@@ -51,6 +57,11 @@ class TestDefaultFabric:
             s = summary[kind]
             assert s["total_ns"] == s["stack_ns"] + 192.0
             assert s["paper_stack_cycles"] == {"read": 42, "write": 41}[kind]
+            # Pinned: a change that moves a host or switch step shows here (and
+            # then belongs in docs/hardware.md's Table 1 with its date).
+            assert s["stack_cycles"] == MEASURED_STACK_CYCLES[kind], \
+                f"{kind}: {s['stack_cycles']} stack cycles, docs/hardware.md says {MEASURED_STACK_CYCLES[kind]}"
+            assert s["stack_cycles"] <= s["paper_stack_cycles"], f"{kind}: slower than the paper's Table 1"
 
 
 def test_fabric_three_compute_nodes_short_links():
