@@ -63,6 +63,20 @@ class TestDefaultFabric:
                 f"{kind}: {s['stack_cycles']} stack cycles, docs/hardware.md says {MEASURED_STACK_CYCLES[kind]}"
             assert s["stack_cycles"] <= s["paper_stack_cycles"], f"{kind}: slower than the paper's Table 1"
 
+    def test_simulator_speaks_for_the_rtl(self, tmp_path):
+        """Closed form: with the steps `edm rtl latency` measured (`--timing rtl`)
+        and the testbench's links, the simulator's alone latency of a 64 B read
+        and write is the RTL's end-to-end cycle count, to the cycle."""
+        from edm import protocol, sim
+        from edm.rtl_latency import measure
+        from edm.sim import timing
+
+        data = measure()
+        for op, kind in ((0, "read"), (1, "write")):
+            alone = sim.alone_ps(timing.rtl_fabric_config(data, kind), op, 64)
+            rtl = data["cases"]["unloaded"][kind]["total"]
+            assert alone == rtl * protocol.CYCLE_PS, f"{kind}: simulator {alone / protocol.CYCLE_PS} cycles, RTL {rtl}"
+
 
 def test_fabric_three_compute_nodes_short_links():
     """Another shape: 3 compute nodes, 1 memory node, 2-cycle links."""

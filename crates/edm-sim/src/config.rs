@@ -80,6 +80,9 @@ pub struct FabricConfig {
     pub scheduler_cycle_ps: Ps,
     /// DRAM access at the memory node (Table 1 excludes it; default 0).
     pub dram_ps: Ps,
+    /// PCS cycles per link end (encoder and scrambler, or descrambler and
+    /// decoder): the paper's 2 by default.
+    pub pcs_pass_cycles: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +132,56 @@ pub struct EdmConfig {
     pub batch_bytes: u32,
     /// Ethernet frames sharing every link (off by default).
     pub background: crate::background::BackgroundConfig,
+    /// Cycles of each step of the hosts' and the switch's pipelines.
+    pub steps: StepCycles,
+}
+
+/// Cycles of each step of EDM's pipeline (§3.2, Table 1, Figure 5) that the
+/// model uses: the paper's by default; `edm simulate --timing rtl` sets them
+/// to our RTL's, measured by `edm rtl latency` (python/edm/sim/timing.py).
+/// Several of the paper's steps appear only as sums in the model, so they are
+/// one field each here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepCycles {
+    /// Compute node: a request to its /N/ or RREQ on the line.
+    pub gen_req: u32,
+    /// Switch: a /N/ in to its notification visible to the scheduler
+    /// (classify, insert).
+    pub sw_notify: u32,
+    /// Switch: the extra cycles an RREQ's implicit notification takes over a /N/.
+    pub sw_request_extra: u32,
+    /// Switch: a match to its /G/ (or forwarded request) leaving the switch.
+    pub sw_gen_grant: u32,
+    /// Switch: a data block in to out along its circuit.
+    pub sw_forward: u32,
+    /// Host: a /G/ in to its chunk's first block on the line (process the
+    /// grant, read the data, generate).
+    pub grant_to_data: u32,
+    /// Memory node: the extra cycles a forwarded RREQ takes over a /G/,
+    /// counted from the request's last block (the DRAM access, `dram_ps`,
+    /// excluded); negative when the node starts on the request's first block.
+    pub rreq_extra: i32,
+    /// Compute node: a response's last block in to the read complete.
+    pub proc_response: u32,
+    /// Memory node: a write's last block in to the memory written.
+    pub proc_write: u32,
+}
+
+impl Default for StepCycles {
+    fn default() -> Self {
+        use spec::*;
+        StepCycles {
+            gen_req: HOST_GEN_REQ_CYCLES,
+            sw_notify: SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES,
+            sw_request_extra: 0,
+            sw_gen_grant: SW_GEN_GRANT_CYCLES,
+            sw_forward: SW_FORWARD_CYCLES,
+            grant_to_data: HOST_PROC_GRANT_CYCLES + HOST_READ_GRANT_CYCLES + HOST_GEN_DATA_CYCLES,
+            rreq_extra: HOST_PROC_RREQ_EXTRA_CYCLES as i32,
+            proc_response: HOST_PROC_DATA_CYCLES,
+            proc_write: HOST_PROC_DATA_CYCLES,
+        }
+    }
 }
 
 impl Default for FabricConfig {
@@ -141,6 +194,7 @@ impl Default for FabricConfig {
             cycle_ps: spec::CYCLE_PS,
             scheduler_cycle_ps: spec::CYCLE_PS,
             dram_ps: 0,
+            pcs_pass_cycles: spec::PCS_PASS_CYCLES,
         }
     }
 }
@@ -161,6 +215,7 @@ impl Default for EdmConfig {
             pipelined_matching: false,
             batch_bytes: 0,
             background: Default::default(),
+            steps: StepCycles::default(),
         }
     }
 }
@@ -201,7 +256,7 @@ impl FabricConfig {
     /// One link traversal's fixed delay for the first block: a PCS pass and a
     /// PHY at each end plus propagation (Table 1; serialization is added per block).
     pub fn hop_ps(&self) -> Ps {
-        2 * self.cycles(spec::PCS_PASS_CYCLES) + 2 * self.phy_ps + self.prop_ps
+        2 * self.cycles(self.pcs_pass_cycles) + 2 * self.phy_ps + self.prop_ps
     }
 
     /// Checked by the configuration schema (`crate::schema`), the one place

@@ -151,7 +151,7 @@ macro_rules! int_setting {
         }
     )*};
 }
-int_setting!(u32, u64, usize);
+int_setting!(u32, u64, usize, i32);
 
 impl Setting for f64 {
     fn to_value(&self) -> Value {
@@ -390,6 +390,25 @@ fields! {
     scheduler_cycle_ps: int(1, U64), Scope::All,
         "switch scheduler clock period, ps (the PHY's, as in the FPGA prototype)" => fabric.scheduler_cycle_ps;
     dram_ps: int(0, U64), Scope::All, "DRAM access at the memory node, ps (Table 1 excludes it)" => fabric.dram_ps;
+    pcs_pass_cycles: int(0, 64), Scope::All,
+        "PCS cycles per link end (the paper's 2; `--timing rtl`: our RTL's)" => fabric.pcs_pass_cycles;
+    gen_req_cycles: int(0, 1024), Scope::Edm, "compute node: a request to its /N/ or RREQ on the line" => edm.steps.gen_req;
+    sw_notify_cycles: int(0, 1024), Scope::Edm,
+        "switch: a /N/ in to its notification visible to the scheduler" => edm.steps.sw_notify;
+    sw_request_extra_cycles: int(0, 1024), Scope::Edm,
+        "switch: what an RREQ's implicit notification takes more than a /N/" => edm.steps.sw_request_extra;
+    sw_gen_grant_cycles: int(0, 1024), Scope::Edm,
+        "switch: a match to its /G/ or forwarded request leaving" => edm.steps.sw_gen_grant;
+    sw_forward_cycles: int(0, 1024), Scope::Edm, "switch: a data block in to out along its circuit" => edm.steps.sw_forward;
+    grant_to_data_cycles: int(0, 1024), Scope::Edm,
+        "host: a /G/ in to its chunk's first block on the line" => edm.steps.grant_to_data;
+    rreq_extra_cycles: int(-1024, 1024), Scope::Edm,
+        "memory node: what a forwarded RREQ takes more than a /G/, from its last block (DRAM excluded)"
+        => edm.steps.rreq_extra;
+    proc_response_cycles: int(0, 1024), Scope::Edm,
+        "compute node: a response's last block in to the read complete" => edm.steps.proc_response;
+    proc_write_cycles: int(0, 1024), Scope::Edm,
+        "memory node: a write's last block in to the memory written" => edm.steps.proc_write;
 }
 
 /// The field called `name`.
@@ -679,6 +698,12 @@ impl RunConfig {
                 "zero_queue",
                 "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)"
                     .into(),
+            );
+        }
+        if (e.steps.grant_to_data as i64) + (e.steps.rreq_extra as i64) < 0 {
+            return refuse(
+                "rreq_extra_cycles",
+                format!("makes a forwarded request's step negative (grant_to_data_cycles = {})", e.steps.grant_to_data),
             );
         }
         if e.start_delay && !e.zero_queue {

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from edm.sim import timing
 from edm.sim.config import SCHEMA, ConfigError, field_lines, load_toml, markdown_table
 
 # Every field of the schema is a flag (flags override the TOML file).
@@ -27,6 +28,11 @@ def _cmd(args: argparse.Namespace) -> int:
         config = load_toml(args.config) if args.config else {}
         source = str(args.config) if args.config else "flags"
         where = {k: f"line {n}" for k, n in field_lines(args.config).items()} if args.config else {}
+        if args.timing == "rtl":
+            # The RTL's steps first: a step given in the file or as a flag still wins.
+            steps = timing.rtl_steps(args.timing_file)
+            where.update({k: f"--timing rtl ({args.timing_file})" for k in steps if k not in config})
+            config = {**steps, **config}
         for f in SCHEMA:
             value = getattr(args, f["name"])
             if value is not None:
@@ -69,6 +75,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     for f in SCHEMA:
         p.add_argument(f"--{f['name'].replace('_', '-')}", dest=f["name"], type=_TYPES[f["type"]], default=None,
                        help=f"{f['doc']} ({f['range']}; default {f['default']})".replace("%", "%%"))
+    p.add_argument("--timing", choices=timing.TIMINGS, default="paper",
+                   help="pipeline step cycles: the paper's (default) or our RTL's, as `edm rtl latency` measured "
+                        "them (the *_cycles fields; python/edm/sim/timing.py)")
+    p.add_argument("--timing-file", default=str(timing.DEFAULT_RTL_LATENCY),
+                   help=f"the `edm rtl latency` result --timing rtl reads (default {timing.DEFAULT_RTL_LATENCY})")
     p.add_argument("--out", default="results/simulate", help="output folder (default results/simulate)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--schema", action="store_true", help="print every configuration field as docs/config.md has it")

@@ -7,7 +7,6 @@ use super::Edm;
 use crate::config::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
-use edm_proto::spec::*;
 
 impl Edm {
     /// [`crate::engine::Protocol::alone_ps`] under the paper's rules: the same steps the
@@ -22,7 +21,7 @@ impl Edm {
         let iteration = self.iteration_ps();
         let kind = Self::data_kind(m);
         let mut remaining = Self::data_bytes(m);
-        let visible = self.c(HOST_GEN_REQ_CYCLES) + hop + self.notification_delay();
+        let visible = self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
         let mut grant = visible + iteration;
         let mut first = true;
         let (mut uplink_free, mut downlink_free) = (0, 0);
@@ -30,7 +29,7 @@ impl Edm {
             let bytes = remaining.min(self.cfg.chunk_bytes);
             remaining -= bytes;
             let blocks = message_blocks(kind, bytes as u16) as Ps;
-            let to_source = grant + self.c(SW_GEN_GRANT_CYCLES) + hop;
+            let to_source = grant + self.c(self.cfg.steps.sw_gen_grant) + hop;
             let at_source = if first && m.op != Op::Write {
                 to_source + (Self::request_blocks(m) as Ps - 1) * block + self.grant_to_data(true)
             } else {
@@ -38,11 +37,11 @@ impl Edm {
             };
             let send = at_source.max(uplink_free);
             uplink_free = send + blocks * block;
-            let egress = (send + hop + self.c(SW_FORWARD_CYCLES)).max(downlink_free);
+            let egress = (send + hop + self.c(self.cfg.steps.sw_forward)).max(downlink_free);
             downlink_free = egress + blocks * block;
             let last_block = egress + hop + (blocks - 1) * block;
             if remaining == 0 {
-                return last_block + self.c(HOST_PROC_DATA_CYCLES);
+                return last_block + self.proc_data(m);
             }
             let extra = if first && m.op != Op::Write {
                 self.first_response_extra(m)
@@ -70,7 +69,7 @@ impl Edm {
         let early = self.early_grant_ps();
         let kind = Self::data_kind(m);
         let mut remaining = Self::data_bytes(m);
-        let visible = self.c(HOST_GEN_REQ_CYCLES) + hop + self.notification_delay();
+        let visible = self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
         // The iteration deciding the next chunk starts at `decided`.
         let mut decided = visible;
         let mut first = true;
@@ -91,7 +90,7 @@ impl Edm {
                 1
             };
             let (to_data, to_egress) = self.circuit_delays(control_blocks, forwarded);
-            let generated = decided + iteration + self.c(SW_GEN_GRANT_CYCLES);
+            let generated = decided + iteration + self.c(self.cfg.steps.sw_gen_grant);
             // (What ended before this grant cannot matter: keeps long messages linear.)
             uplink.prune(decided);
             egress.prune(decided);
@@ -111,7 +110,7 @@ impl Edm {
             egress.book_data(at_egress, wire);
             pair_end = up + wire;
             if remaining == 0 {
-                return at_egress + hop + wire - block + self.c(HOST_PROC_DATA_CYCLES);
+                return at_egress + hop + wire - block + self.proc_data(m);
             }
             let extra = if forwarded {
                 self.first_response_extra(m)

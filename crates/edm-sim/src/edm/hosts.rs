@@ -5,7 +5,6 @@ use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH};
 use super::{Edm, UnitKind};
 use crate::config::{MemoryOrder, Ps};
 use crate::workload::{overlaps, MessageSpec, Op};
-use edm_proto::spec::*;
 
 impl Sim<'_> {
     /// Message `i` is issued: unless a fence holds it back, on to the
@@ -126,7 +125,7 @@ impl Sim<'_> {
             last: false,
             blocks: Edm::request_blocks(m),
         };
-        let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
+        let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
         let h = m.requester;
         if self.zq {
             let waiting = &mut self.controls[h as usize];
@@ -267,7 +266,7 @@ impl Sim<'_> {
             // Logged in completion order and written to the records at the end
             // (one pass) rather than to a far-away record now.
             self.completions
-                .push((unit.msg, at + self.edm.c(HOST_PROC_DATA_CYCLES)));
+                .push((unit.msg, at + self.edm.proc_data(unit.spec)));
             self.completed += 1;
         }
         done
@@ -279,7 +278,7 @@ impl Sim<'_> {
         let i = unit.msg as usize;
         self.delivered[i] += unit.bytes;
         let done_to = self.delivered[i];
-        let done_at = at + self.edm.c(HOST_PROC_DATA_CYCLES);
+        let done_at = at + self.edm.c(self.edm.cfg.steps.proc_write);
         let b = &mut self.batches[self.batch_of[i] as usize];
         while b.completed < b.members.len() && b.members[b.completed].1 <= done_to {
             let member = b.members[b.completed].0;

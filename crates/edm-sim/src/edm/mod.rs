@@ -147,9 +147,11 @@ impl Edm {
     /// wire time of the longest request a host sends (an RMWREQ): a request
     /// started before the grant arrived has then ended when the data starts.
     pub fn grant_to_data(&self, forwarded_request: bool) -> Ps {
-        let mut cycles = HOST_PROC_GRANT_CYCLES + HOST_READ_GRANT_CYCLES + HOST_GEN_DATA_CYCLES;
+        let steps = &self.cfg.steps;
+        let mut cycles = steps.grant_to_data;
         if forwarded_request {
-            cycles += HOST_PROC_RREQ_EXTRA_CYCLES;
+            // Not below 0: the schema refuses grant_to_data + rreq_extra < 0.
+            cycles = cycles.saturating_add_signed(steps.rreq_extra);
         }
         let t = self.c(cycles)
             + if forwarded_request {
@@ -172,11 +174,14 @@ impl Edm {
 
     /// How much later a read's first response chunk reaches the switch than a
     /// chunk sent on a /G/: the forwarded request is longer than a /G/ and the
-    /// memory node spends an extra cycle (and the DRAM access) on it.
+    /// memory node spends an extra cycle (and the DRAM access) on it. Never
+    /// below 0: a memory node that starts on the request's first block (our
+    /// RTL's timing, `rreq_extra` < 0) can be earlier than a /G/'s chunk on a
+    /// fast link; its circuit then ends early, which costs nothing.
     #[inline]
     fn first_response_extra(&self, m: Msg) -> Ps {
-        (Self::request_blocks(m) as Ps - 1) * self.fabric.block_ps() + self.grant_to_data(true)
-            - self.grant_to_data(false)
+        ((Self::request_blocks(m) as Ps - 1) * self.fabric.block_ps() + self.grant_to_data(true))
+            .saturating_sub(self.grant_to_data(false))
     }
 
     fn iteration_ps(&self) -> Ps {
@@ -189,15 +194,25 @@ impl Edm {
     fn circuit_lag(&self) -> Ps {
         let hop = self.fabric.hop_ps();
         self.iteration_ps()
-            + self.c(SW_GEN_GRANT_CYCLES)
+            + self.c(self.cfg.steps.sw_gen_grant)
             + hop
             + self.grant_to_data(false)
             + hop
-            + self.c(SW_FORWARD_CYCLES)
+            + self.c(self.cfg.steps.sw_forward)
     }
 
-    fn notification_delay(&self) -> Ps {
-        self.c(SW_CLASSIFY_CYCLES + SW_NQ_INSERT_CYCLES)
+    /// From a notification's first block at the switch (a /N/, or an RREQ's
+    /// /MS/ when `request`) to the scheduler seeing it.
+    fn notification_delay(&self, request: bool) -> Ps {
+        let steps = &self.cfg.steps;
+        self.c(steps.sw_notify + if request { steps.sw_request_extra } else { 0 })
+    }
+
+    /// From a data unit's last block at its receiver to the message complete:
+    /// a read's response at the compute node, a write at the memory node.
+    fn proc_data(&self, m: Msg) -> Ps {
+        let steps = &self.cfg.steps;
+        self.c(if m.op == Op::Write { steps.proc_write } else { steps.proc_response })
     }
 
     /// A link direction, with its background frames if configured.

@@ -271,7 +271,7 @@ impl Edm {
         let to_data = hop
             + (control_blocks as Ps - 1) * self.fabric.block_ps()
             + self.grant_to_data(forwarded);
-        (to_data, hop + self.c(SW_FORWARD_CYCLES))
+        (to_data, hop + self.c(self.cfg.steps.sw_forward))
     }
 
     /// Zero-queue mode: when a circuit's ports are released: when a circuit
@@ -286,7 +286,7 @@ impl Edm {
     /// request's start up to this far ahead: no later grant can take it).
     pub(super) fn booking_horizon(&self) -> Ps {
         self.iteration_ps()
-            + self.c(SW_GEN_GRANT_CYCLES)
+            + self.c(self.cfg.steps.sw_gen_grant)
             + self.fabric.hop_ps()
             + self.grant_to_data(false)
     }

@@ -11,7 +11,6 @@ use crate::engine::{
 };
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
-use edm_proto::spec::*;
 use std::collections::VecDeque;
 
 /// What the handlers need of a message, carried by its units (so that events
@@ -375,7 +374,7 @@ impl<'a> Sim<'a> {
                     UnitKind::Notify | UnitKind::Request => {
                         let (src, dst) = Edm::data_path(m);
                         debug_assert!(unit.kind != UnitKind::Notify || src == from);
-                        let visible = now + edm.notification_delay();
+                        let visible = now + edm.notification_delay(unit.kind == UnitKind::Request);
                         let first_extra = if m.op == Op::Write {
                             0
                         } else {
@@ -461,7 +460,7 @@ impl<'a> Sim<'a> {
             // The switch only forwards data on its circuit (no state to look
             // at on arrival): straight to the egress, `SW_FORWARD_CYCLES` later.
             let (_, dst) = Edm::data_path(unit.spec);
-            let ready = d.first_block + self.edm.c(SW_FORWARD_CYCLES);
+            let ready = d.first_block + self.edm.c(self.edm.cfg.steps.sw_forward);
             self.q.push(ready, Ev::SwitchOut(dst, unit));
         } else {
             self.q.push(d.first_block, Ev::SwitchIn(h, unit));

@@ -9,7 +9,6 @@ use crate::edm::scheduler::Grant;
 use crate::engine::prefetch;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
-use edm_proto::spec::*;
 
 impl Sim<'_> {
     /// The id the scheduler knows message `i` by (until its last grant).
@@ -177,7 +176,7 @@ impl Sim<'_> {
             let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
             self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
         }
-        let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
+        let at = g.at + self.edm.c(self.edm.cfg.steps.sw_gen_grant);
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
             if let Some(d) = link.control_block_at(at) {
@@ -206,7 +205,7 @@ impl Sim<'_> {
         let hop = edm.fabric.hop_ps();
         let (control_len, wire) = (grant.blocks as Ps * block, data.blocks as Ps * block);
         let (to_data, to_egress) = edm.circuit_delays(grant.blocks, forwarded);
-        let generated = g.at + edm.c(SW_GEN_GRANT_CYCLES);
+        let generated = g.at + edm.c(edm.cfg.steps.sw_gen_grant);
         let (src, dst) = (g.src as usize, g.dst as usize);
         self.down_book[src].prune(now);
         self.down_book[dst].prune(now);
