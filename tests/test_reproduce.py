@@ -114,6 +114,21 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     assert main(["report", "--quick", "--out", str(out)]) == 0
     table1 = (out / "report.md").read_text().split("Figure 8a")[0]
     assert "EDM measured on our RTL" in table1 and "| 64 B read | 14 | 10 |" in table1
+    # That stand-in's rows do not map onto the simulator's steps: said, and no RTL-timing curves.
+    assert "Figure 8 on our RTL's timing left out" in capsys.readouterr().err
+    # With a breakdown that maps, a run adds Figure 8 on our RTL's timing (EDM's two protocols).
+    monkeypatch.setattr(rtl_latency, "measure", _fitting_rtl_breakdown)
+    (out / reproduce.RTL_LATENCY_FILE).unlink()
+    reproduce.measure_rtl_latency(out)
+    assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    n_rtl = 2 * len(plan.loads)
+    assert f"fig8a_rtl: {n_rtl} points, 0 reused, {n_rtl} computed, 0 failed" in err
+    assert f"fig8b_rtl: {2 * len(APPS)} points, 0 reused" in err
+    rtl_part = (out / "report.md").read_text().split("## Figure 8 on our RTL's timing")[1].split("## Best")[0]
+    assert "gen_req_cycles = 3" in rtl_part
+    for name in ("edm", "edm-rtl", "edm-paper", "edm-paper-rtl"):
+        assert f"| {name} | {plan.loads[0]} |" in rtl_part and f"| hadoop | {name} |" in rtl_part, name
 
 
 def _fake_rtl_breakdown(extra: int) -> dict:
@@ -122,6 +137,18 @@ def _fake_rtl_breakdown(extra: int) -> dict:
     return {"link_cycles": 19, "cases": {"unloaded": {"read": case, "write": case},
                                          "mtu_frames": {"read": {**case, "total": 81 + extra},
                                                         "write": {**case, "total": 80 + extra}}}}
+
+
+def _fitting_rtl_breakdown() -> dict:
+    """A stand-in `edm rtl latency` breakdown whose rows map onto the simulator's steps."""
+    from edm.sim import timing
+
+    def case(kind, cycles, total):
+        return {"rows": [[f"{n} ...", c, 1] for n, c in zip(timing._ROWS[kind], cycles)], "total": total,
+                "links": 76, "dram": 1, "detail": {}}
+    unloaded = {"read": case("read", [3, 2, 9, 3, 6, 2, 3, 3, 9, 3], 120),
+                "write": case("write", [3, 2, 8, 3, 6, 2, 3, 3, 10, 9], 125)}
+    return {"link_cycles": 19, "cases": {"unloaded": unloaded, "mtu_frames": unloaded}}
 
 
 def test_rtl_table1_is_measured_once_and_reused_while_the_rtl_is_unchanged(tmp_path, monkeypatch, capsys):

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import json
+
+from edm.sim import timing
 from edm.sim.config import DEFAULTS, PAPER_RULES, PROTOCOLS, WORKLOADS
 from edm.sweep import Sweep
 
@@ -29,6 +32,9 @@ EDM_CURVES = ["edm", "edm-paper"]
 BASELINES = [p for p in PROTOCOLS if p not in EDM_CURVES]
 ASIC_CURVES = [f"{p}-3GHz" for p in EDM_CURVES]
 CURVES = [*EDM_CURVES, *ASIC_CURVES, *BASELINES]  # Figure 8a
+# EDM's two protocols with our RTL's pipeline steps (`--timing rtl`), beside Figure 8.
+RTL_CURVES = [f"{p}-rtl" for p in EDM_CURVES]
+RTL_LATENCY_FILE = "rtl_latency.json"  # `edm reproduce`'s stored `edm rtl latency`
 APP_CURVES = [*EDM_CURVES, *BASELINES]  # Figure 8b
 # Delivered by the last issue (of all bytes issued) that an application run
 # needs for its means not to depend on the run's length.
@@ -90,7 +96,26 @@ def curve(config: dict[str, Any]) -> str:
     """The curve a point belongs to: its protocol, EDM's split by scheduler clock."""
     if config["protocol"] in EDM_CURVES and config.get("scheduler_cycle_ps") == ASIC_CYCLE_PS:
         return f"{config['protocol']}-3GHz"
+    if config["protocol"] in EDM_CURVES and any(config.get(k, DEFAULTS[k]) != DEFAULTS[k]
+                                                for k in timing.STEP_FIELDS):
+        return f"{config['protocol']}-rtl"
     return config["protocol"]
+
+
+
+def rtl_steps(out: Path) -> dict[str, int] | None:
+    """Our RTL's step cycles from the `edm rtl latency` stored in `out` (None without one,
+    or when it does not map; said on stderr)."""
+    path = out / RTL_LATENCY_FILE
+    if not path.exists():
+        return None
+    try:
+        return timing.steps_from_latency(json.loads(path.read_text()), str(path))
+    except (ValueError, timing.TimingError) as e:
+        import sys  # noqa: PLC0415
+
+        print(f"edm reproduce: Figure 8 on our RTL's timing left out: {e}", file=sys.stderr)
+        return None
 
 
 def run_point(config: dict[str, Any]) -> dict[str, Any]:
@@ -203,4 +228,13 @@ class Plan:
         background = grid("background", bg_base, background_load=list(BG_LOADS),
                           background_frame_bytes=list(BG_FRAMES), background_preemption=[1, 0], seed=seeds)
         quiet = grid("background_quiet", bg_base, seed=seeds)
-        return {s.name: s for s in (fig8a, fig8a_asic, fig8b, ablation_apps, ablation_micro, background, quiet)}
+        sweeps = [fig8a, fig8a_asic, fig8b, ablation_apps, ablation_micro, background, quiet]
+        # Figure 8 again with our RTL's pipeline steps, when `edm rtl latency` is stored
+        # in `out` (the full run measures it first): mixed traffic, one seed for the apps.
+        steps = rtl_steps(out)
+        if steps is not None:
+            sweeps.append(grid("fig8a_rtl", {**micro, **steps, "write_ratio": 0.5}, protocol=EDM_CURVES,
+                               load=list(self.loads), seed=seeds))
+            sweeps.append(listed("fig8b_rtl", [{**apps, **steps, "protocol": p, "workload": w, "seed": s}
+                                               for p in EDM_CURVES for w in APPS for s in self.seeds[:1]]))
+        return {s.name: s for s in sweeps}

@@ -34,6 +34,8 @@ from edm.reproduce_plan import (
     EDM_CURVES,
     EDM_RULES,
     RATIOS,
+    RTL_CURVES,
+    RTL_LATENCY_FILE,
     RUN_LENGTH_TARGET,
     Plan,
 )
@@ -41,7 +43,6 @@ from edm.sim import STABLE_DELIVERY
 from edm.sim.config import PAPER_RULES
 from edm.sweep import ResultStore, Sweep, point_key
 
-RTL_LATENCY_FILE = "rtl_latency.json"
 _STYLE = {"edm-paper": "--", "edm-3GHz": ":", "edm-paper-3GHz": "-."}
 
 
@@ -72,6 +73,34 @@ def _git_commit() -> str:
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+def _rtl_timing_section(r: Any, docs: dict[str, list[dict[str, Any]]], t8a: dict[str, Any], t8b: Any) -> None:
+    """Figure 8 for the paper's pipeline timing beside our RTL's (`--timing rtl`)."""
+    r.heading("Figure 8 on our RTL's timing")
+    if "fig8a_rtl" not in docs:
+        r.paragraph("Not in this report: the full `edm reproduce` measures our RTL (`edm rtl latency`) first and "
+                    "then runs EDM's two protocols again with its pipeline steps; this run had no RTL measurement.")
+        return
+    steps = {k: v for k, v in docs["fig8a_rtl"][0]["config"].items() if k.endswith("_cycles")}
+    r.paragraph("EDM's two protocols again, with the pipeline steps of our RTL as `edm rtl latency` measured them "
+                "(`edm simulate --timing rtl`; the mapping, python/edm/sim/timing.py, is checked in closed form: "
+                "with the testbench's links the simulator's alone latency equals the RTL's end-to-end cycles). "
+                "Curves *-rtl; the others are the paper's Figure 5 steps. Steps: "
+                + ", ".join(f"{k} = {v}" for k, v in steps.items()) + ". Mixed 64 B traffic:")
+    a_rtl = fig8a_tables(docs["fig8a_rtl"])["mixed"]
+    rows = []
+    for (c, load), v in sorted({**t8a["mixed"], **a_rtl}.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if c in (*EDM_CURVES, *RTL_CURVES):
+            rows.append({"curve": c, "load": load, "mean slowdown": v["mean_slowdown"][0],
+                         "mean latency ns": v["mean_latency_ns"][0], "unloaded ns": v["mean_unloaded_ns"][0],
+                         "stable": "SATURATED" if saturated(v) else "yes"})
+    r.table(rows)
+    b_rtl = fig8b_table(docs["fig8b_rtl"])
+    r.paragraph("Application workloads (one seed for the *-rtl runs):")
+    r.table([{"workload": w, "curve": c, "mean slowdown": v["mean_slowdown"][0],
+              "mean MCT us": round(v["mean_latency_ns"][0] / 1e3, 3)}
+             for (w, c), v in sorted({**{k: v for k, v in t8b.items() if k[1] in EDM_CURVES}, **b_rtl}.items())])
 
 
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str, computed: int | None = None,
@@ -260,6 +289,8 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
               "edm p99 slowdown": v["p99_slowdown_paper_alone"][0]} for (w,), v in paper_alone.items()])
 
     # Best protocol -------------------------------------------------------
+    _rtl_timing_section(r, docs, t8a, t8b)
+
     r.heading("Best protocol at each load")
     r.paragraph("The curve with the lowest mean slowdown at each point (mean over seeds), among EDM's two at the "
                 "FPGA clock and the six baselines; then the same with the 3 GHz curves included, and the lowest "

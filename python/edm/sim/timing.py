@@ -40,6 +40,10 @@ from edm import _core, protocol
 # Where `edm rtl latency` writes its result, and where `edm reproduce` keeps its own.
 DEFAULT_RTL_LATENCY = Path("results/rtl/latency.json")
 TIMINGS = ("paper", "rtl")
+# The configuration fields a timing sets (docs/config.md).
+STEP_FIELDS = ("pcs_pass_cycles", "gen_req_cycles", "sw_notify_cycles", "sw_request_extra_cycles",
+               "sw_gen_grant_cycles", "sw_forward_cycles", "grant_to_data_cycles", "rreq_extra_cycles",
+               "proc_response_cycles", "proc_write_cycles")
 
 # The rows of `edm rtl latency` the mapping reads, by the start of their names.
 _ROWS = {
@@ -109,6 +113,7 @@ def steps_from_latency(doc: dict[str, Any], source: str = "the RTL latency") -> 
         "proc_response_cycles": r[9],
         "proc_write_cycles": w[9],
     }
+    assert tuple(steps) == STEP_FIELDS
     # rreq_extra counts from the request's last block, so a memory node that
     # starts on its first block (cut-through) has a negative one.
     negative = {k: v for k, v in steps.items() if v < 0 and k != "rreq_extra_cycles"}
