@@ -129,6 +129,8 @@ pub struct EdmConfig {
     pub batch_bytes: u32,
     /// Ethernet frames sharing every link (off by default).
     pub background: crate::background::BackgroundConfig,
+    /// Bit errors, timeouts and retries (off by default).
+    pub faults: crate::edm::faults::FaultConfig,
 }
 
 impl Default for FabricConfig {
@@ -161,6 +163,7 @@ impl Default for EdmConfig {
             pipelined_matching: false,
             batch_bytes: 0,
             background: Default::default(),
+            faults: Default::default(),
         }
     }
 }

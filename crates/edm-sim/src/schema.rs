@@ -390,6 +390,12 @@ fields! {
     scheduler_cycle_ps: int(1, U64), Scope::All,
         "switch scheduler clock period, ps (the PHY's, as in the FPGA prototype)" => fabric.scheduler_cycle_ps;
     dram_ps: int(0, U64), Scope::All, "DRAM access at the memory node, ps (Table 1 excludes it)" => fabric.dram_ps;
+    read_timeout_ns: int(0, U32), Scope::EdmOnly,
+        "0: never (the RTL's cfg_timeout = 0); T: a read or RMW unanswered T ns after its request finishes with a NULL response" => edm.faults.read_timeout_ns;
+    ber: real(0.0, 0.01, false, false), Scope::EdmOnly,
+        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (zero_queue = 0, memory_order = address, no batching)" => edm.faults.ber;
+    retry_timeout_ns: int(1, U32), Scope::EdmOnly,
+        "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk whose data did not arrive intact, after this many ns" => edm.faults.retry_timeout_ns;
 }
 
 /// The field called `name`.
@@ -600,6 +606,7 @@ impl RunConfig {
             c.edm.start_delay = false; // a part of the zero-queue rules: off with them
         }
         c.edm.background.seed = c.seed;
+        c.edm.faults.seed = c.seed;
         c.check_together()?;
         Ok(c)
     }
@@ -680,6 +687,26 @@ impl RunConfig {
                 "needs background_preemption = 1 when background_load > 0 (a frame on the wire would delay memory data)"
                     .into(),
             );
+        }
+        if e.faults.lossy() {
+            // Recovery is modelled on the event-driven circuits, where a
+            // retried chunk may overtake: the address rule keeps writes to
+            // one address in order; a mega-message is one chunk of many.
+            if e.zero_queue {
+                return refuse("ber", "> 0 is modelled with zero_queue = 0 only".into());
+            }
+            if e.memory_order != MemoryOrder::Address {
+                return refuse(
+                    "ber",
+                    "> 0 needs memory_order = 'address' (retried chunks may overtake)".into(),
+                );
+            }
+            if e.batch_bytes > 0 {
+                return refuse(
+                    "ber",
+                    "> 0 is modelled without batching (batch_bytes = 0)".into(),
+                );
+            }
         }
         if e.start_delay && !e.zero_queue {
             return refuse("start_delay", "applies with zero_queue = 1 only".into());

@@ -170,7 +170,8 @@ def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
 
 def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wall: float) -> dict[str, Any]:
     done = df["complete_ps"] >= 0
-    deadlocked = df.index[~done].tolist()
+    # -1: never finished (a deadlock); -2: finished by its timeout (NULL response).
+    deadlocked = df.index[df["complete_ps"] == -1].tolist()
     measured = df.iloc[int(len(df) * cfg["warmup_fraction"]) :]
     summary: dict[str, Any] = {
         "protocol": cfg["protocol"],

@@ -1,7 +1,7 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
-use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH};
+use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::{MemoryOrder, Ps};
 use crate::workload::{overlaps, MessageSpec, Op};
@@ -125,8 +125,10 @@ impl Sim<'_> {
             bytes: 0,
             last: false,
             blocks: Edm::request_blocks(m),
+            chunk: NO_CHUNK,
         };
         let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
+        self.arm_timers(at, unit);
         let h = m.requester;
         if self.zq {
             let waiting = &mut self.controls[h as usize];
@@ -136,7 +138,13 @@ impl Sim<'_> {
             }
             return;
         }
-        if kind == UnitKind::Notify {
+        self.send_control(at, unit);
+    }
+
+    /// Sends /N/ or request `unit` from its requester at `at`.
+    pub(super) fn send_control(&mut self, at: Ps, unit: Unit) {
+        let h = unit.spec.requester;
+        if unit.kind == UnitKind::Notify {
             if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
                 self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
@@ -174,7 +182,7 @@ impl Sim<'_> {
         }
     }
 
-    fn deactivate(&mut self, now: Ps, m: Msg) {
+    pub(super) fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
         if let Some((next, m)) = self.pending[pair].pop_front() {
@@ -225,13 +233,24 @@ impl Sim<'_> {
         let m = unit.spec;
         match unit.kind {
             UnitKind::Grant => {
+                // With lossy links a hit grant is dropped; a chunk's grant
+                // repeated still sends its data, but a write stops being
+                // active at the first copy of its last grant only.
+                let first_copy = if self.lossy {
+                    match self.grant_arrives(&unit) {
+                        Some(first) => first,
+                        None => return,
+                    }
+                } else {
+                    true
+                };
                 if !self.zq {
                     // (Zero-queue mode booked the data with the grant.)
                     let data = Self::data_unit(unit);
                     self.q
                         .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
                 }
-                if m.op == Op::Write && unit.last {
+                if m.op == Op::Write && unit.last && first_copy {
                     self.deactivate(now, m);
                 }
             }
@@ -253,6 +272,9 @@ impl Sim<'_> {
     /// if that completes its message.
     pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
+        if !self.ended.is_empty() && !self.take_data(&unit) {
+            return false;
+        }
         if unit.spec.count > 1 {
             return self.batch_data_arrives(at, unit);
         }
@@ -269,6 +291,9 @@ impl Sim<'_> {
             self.completions
                 .push((unit.msg, at + self.edm.c(HOST_PROC_DATA_CYCLES)));
             self.completed += 1;
+            if let Some(ended) = self.ended.get_mut(i) {
+                *ended = true;
+            }
         }
         done
     }

@@ -2,7 +2,7 @@
 //! grants they issue; in zero-queue mode each grant's whole circuit is
 //! booked at once (`placement.rs`).
 use super::placement::place_circuit;
-use super::sim::{Ev, Msg, Sim, Unit};
+use super::sim::{Ev, Msg, Sim, Unit, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
@@ -14,7 +14,13 @@ use edm_proto::spec::*;
 impl Sim<'_> {
     /// The id the scheduler knows message `i` by (until its last grant).
     pub(super) fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
-        match self.queued_free.pop() {
+        self.enqueue_chunk(i, m, NO_CHUNK)
+    }
+
+    /// [`Sim::enqueue`] of a notification that grants `chunk` again
+    /// (`NO_CHUNK`: the message's own).
+    pub(super) fn enqueue_chunk(&mut self, i: u32, m: Msg, chunk: u32) -> u32 {
+        let id = match self.queued_free.pop() {
             Some(id) => {
                 self.queued[id as usize] = (i, m);
                 id
@@ -23,7 +29,12 @@ impl Sim<'_> {
                 self.queued.push((i, m));
                 (self.queued.len() - 1) as u32
             }
+        };
+        if self.lossy {
+            self.queued_chunk.resize(self.queued.len(), NO_CHUNK);
+            self.queued_chunk[id as usize] = chunk;
         }
+        id
     }
 
     /// A notification turns visible at `at`: the scheduler looks then.
@@ -154,6 +165,11 @@ impl Sim<'_> {
             self.queued_free.push(g.msg);
         }
         let forwarded = g.first && m.op != Op::Write;
+        let (chunk, last) = if self.lossy {
+            self.grant_chunk(g)
+        } else {
+            (NO_CHUNK, g.last)
+        };
         Unit {
             kind: if forwarded {
                 UnitKind::ForwardedRequest
@@ -163,8 +179,9 @@ impl Sim<'_> {
             msg,
             spec: m,
             bytes: g.bytes,
-            last: g.last,
+            last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
+            chunk,
         }
     }
 
@@ -178,6 +195,10 @@ impl Sim<'_> {
             self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
         }
         let at = g.at + self.edm.c(SW_GEN_GRANT_CYCLES);
+        if self.lossy {
+            let check = at + self.edm.cfg.faults.retry_timeout_ps();
+            self.q.push(check, Ev::ChunkCheck(unit));
+        }
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
             if let Some(d) = link.control_block_at(at) {

@@ -1,0 +1,440 @@
+//! Faults in an EDM run (issue 25, paper §3.3): read timeouts, bit errors on
+//! links and their recovery. What a fault does to a unit is decided here,
+//! seeded; what the hosts and the switch do about it is in `hosts.rs` and
+//! `switch.rs` (timers, idempotent retries, first copy kept).
+//!
+//! The error model: every bit of every block on every link flips
+//! independently with probability `ber`. A unit of n blocks on one link is
+//! hit with probability 1-(1-ber)^(66n). A hit control unit (/N/, /G/, a
+//! request, a forwarded request) is dropped by its receiver (its CRC-8, the
+//! link's control sequence, docs/protocol.md §5a, or the message CRC-32C);
+//! a hit data unit fails its CRC-32C and is discarded. A hit unit passes
+//! undetected only with the rates of docs/protocol.md §5 and §5a for the
+//! number of bit errors it took (drawn from the binomial law): a control
+//! block with an even number k ≥ 4 of errors with C(42,k)/C(66,k)·2^-7, a
+//! data unit with k ≥ 4 errors with 2^-32 (CRC-32C detects every error of
+//! up to 3 bits at these lengths).
+use super::sim::{Chunk, Ev, Msg, Sim, Unit, NO_CHUNK};
+use super::{Edm, UnitKind};
+use crate::config::Ps;
+use crate::edm::scheduler::Grant;
+use crate::rng::Rng;
+use crate::workload::Op;
+
+/// The faults a run models (all off by default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultConfig {
+    /// A read or RMW not answered this long after its request left finishes
+    /// with a NULL response (0: never, the RTL's `cfg_timeout` = 0).
+    pub read_timeout_ns: u64,
+    /// Bit-error rate of every link (0: none).
+    pub ber: f64,
+    /// How long a host waits for a grant before it sends its /N/ or request
+    /// again, and the switch for a granted chunk's data before it grants
+    /// the chunk again.
+    pub retry_timeout_ns: u64,
+    /// Seeds the error draws (the run's `seed`).
+    pub seed: u64,
+}
+
+impl Default for FaultConfig {
+    fn default() -> Self {
+        FaultConfig {
+            read_timeout_ns: 0,
+            ber: 0.0,
+            retry_timeout_ns: 20_000,
+            seed: 1,
+        }
+    }
+}
+
+impl FaultConfig {
+    /// Whether units can be lost (the hosts and the switch then keep the
+    /// timers and state recovery needs).
+    pub fn lossy(&self) -> bool {
+        self.ber > 0.0
+    }
+
+    pub fn retry_timeout_ps(&self) -> Ps {
+        self.retry_timeout_ns * 1000
+    }
+}
+
+/// What the faults did in a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounters {
+    /// Reads and RMWs finished by their timeout with a NULL response.
+    pub timed_out: u64,
+    /// Data units for a message already finished by its timeout (ignored).
+    pub late_data: u64,
+    /// Control units (/N/, requests, /G/, forwarded requests) hit by bit
+    /// errors and dropped by their receiver.
+    pub control_corrupted: u64,
+    /// Data units hit by bit errors, failing their CRC-32C, discarded.
+    pub data_corrupted: u64,
+    /// Hit units that passed their receiver's checks (target 0).
+    pub undetected: u64,
+    /// /N/ and requests sent again after no grant came in time.
+    pub notify_retries: u64,
+    /// Chunks granted again after their data did not arrive intact in time.
+    pub chunk_retries: u64,
+    /// Notifications the switch already held (a retry of one that was
+    /// merely slow): ignored.
+    pub duplicate_notifications: u64,
+    /// Copies of a chunk that arrived after a good one (a retry of one that
+    /// was merely late): discarded, the first copy kept.
+    pub duplicate_data: u64,
+    /// Grants that reached a source after an earlier copy of the same chunk.
+    pub duplicate_grants: u64,
+}
+
+/// What happened to a unit on its way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    Intact,
+    /// Hit and detected: the receiver drops it.
+    Dropped,
+    /// Hit and not detected: the receiver takes a corrupted unit.
+    Undetected,
+}
+
+/// The seeded error draws of a run.
+pub struct Faults {
+    pub cfg: FaultConfig,
+    rng: Rng,
+    /// ln(1 - ber), for the per-unit hit probability.
+    ln_keep: f64,
+}
+
+/// Bits of one block on the wire.
+const BLOCK_BITS: u32 = 66;
+
+/// Undetected-error probability of a control block with `k` random bit
+/// errors while its link is in step (docs/protocol.md §5a): 0 for odd k and
+/// k ≤ 3, else C(42,k)/C(66,k)·2^-7.
+pub fn control_undetected(k: u32) -> f64 {
+    if k < 4 || k % 2 == 1 || k > 42 {
+        return 0.0;
+    }
+    let mut ratio = 1.0;
+    for i in 0..k {
+        ratio *= (42 - i) as f64 / (66 - i) as f64;
+    }
+    ratio / 128.0
+}
+
+/// Undetected-error probability of a data unit with `k` bit errors: CRC-32C
+/// detects every error of up to 3 bits; past that, 2^-32.
+pub fn data_undetected(k: u32) -> f64 {
+    if k < 4 {
+        0.0
+    } else {
+        (2.0f64).powi(-32)
+    }
+}
+
+impl Faults {
+    pub fn new(cfg: &FaultConfig) -> Self {
+        Faults {
+            rng: Rng::fork(cfg.seed, 0xFA17_0000),
+            ln_keep: (1.0 - cfg.ber).ln(),
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// Probability that a unit of `blocks` blocks is hit on one link.
+    pub fn hit_probability(&self, blocks: u32) -> f64 {
+        -(self.ln_keep * (blocks * BLOCK_BITS) as f64).exp_m1()
+    }
+
+    /// Draws the fate of a unit of `blocks` blocks crossing one link.
+    pub fn cross(&mut self, blocks: u32, control: bool) -> Fate {
+        if self.cfg.ber <= 0.0 {
+            return Fate::Intact;
+        }
+        let hit = self.hit_probability(blocks);
+        let u = self.rng.uniform();
+        if u >= hit {
+            return Fate::Intact;
+        }
+        let k = self.errors_given_hit(blocks * BLOCK_BITS, u);
+        let escape = if control {
+            control_undetected(k)
+        } else {
+            data_undetected(k)
+        };
+        if escape > 0.0 && self.rng.uniform() < escape {
+            Fate::Undetected
+        } else {
+            Fate::Dropped
+        }
+    }
+
+    /// The number of bit errors (≥ 1) of a hit unit of `bits` bits, by
+    /// inverting the binomial law with the draw `u` < P(hit) already made
+    /// (u is uniform on [0, P(hit)): P(k ≥ 1) is split by k).
+    fn errors_given_hit(&self, bits: u32, u: f64) -> u32 {
+        let p = self.cfg.ber;
+        let q = 1.0 - p;
+        // pmf(1) = n p q^(n-1); pmf(k+1) = pmf(k) (n-k)/(k+1) p/q.
+        let mut pmf = bits as f64 * p * (self.ln_keep * (bits - 1) as f64).exp();
+        let mut below = 0.0;
+        let mut k = 1;
+        while k < bits {
+            below += pmf;
+            if u < below {
+                return k;
+            }
+            pmf *= (bits - k) as f64 / (k + 1) as f64 * p / q;
+            k += 1;
+        }
+        bits
+    }
+}
+
+impl Sim<'_> {
+    /// The timers of a message whose /N/ or request its host sends at `at`:
+    /// the retry of an ungranted notification, a read's timeout.
+    pub(super) fn arm_timers(&mut self, at: Ps, unit: Unit) {
+        if self.lossy {
+            let check = at + self.edm.cfg.faults.retry_timeout_ps();
+            self.q.push(check, Ev::NotifyCheck(unit));
+        }
+        if self.read_timeout > 0 && unit.spec.op != Op::Write {
+            self.q
+                .push(at + self.read_timeout, Ev::ReadTimeout(unit.msg));
+        }
+    }
+
+    /// An /N/ or request reaches the switch: false if it was hit (dropped)
+    /// or the switch already holds its message (a retry: ignored, so the
+    /// demand is counted once).
+    pub(super) fn notification_accepted(&mut self, unit: Unit) -> bool {
+        if !self.crosses(unit.blocks, true) {
+            return false;
+        }
+        let seen = &mut self.at_switch[unit.msg as usize];
+        if *seen {
+            self.totals.edm.faults.duplicate_notifications += 1;
+            return false;
+        }
+        *seen = true;
+        true
+    }
+
+    /// One link's errors on a unit: false if its receiver drops it.
+    fn crosses(&mut self, blocks: u32, control: bool) -> bool {
+        let counters = &mut self.totals.edm.faults;
+        match self.faults.cross(blocks, control) {
+            Fate::Intact => true,
+            Fate::Dropped => {
+                if control {
+                    counters.control_corrupted += 1;
+                } else {
+                    counters.data_corrupted += 1;
+                }
+                false
+            }
+            Fate::Undetected => {
+                counters.undetected += 1;
+                true
+            }
+        }
+    }
+
+    /// A forwarded request (down to the memory node) or a data unit (up to
+    /// the switch, down to its destination) arrives: false if a link's
+    /// errors made its receiver drop it.
+    pub(super) fn arrives_intact(&mut self, unit: &Unit) -> bool {
+        match unit.kind {
+            UnitKind::Data => {
+                // A unit hit on the uplink is dropped at its receiver as
+                // well (the switch forwards cut-through): one draw per link.
+                let up = self.faults.cross(unit.blocks, false);
+                let down = self.faults.cross(unit.blocks, false);
+                let counters = &mut self.totals.edm.faults;
+                if up == Fate::Dropped || down == Fate::Dropped {
+                    counters.data_corrupted += 1;
+                    return false;
+                }
+                if up == Fate::Undetected || down == Fate::Undetected {
+                    counters.undetected += 1;
+                }
+                true
+            }
+            _ => self.crosses(unit.blocks, true),
+        }
+    }
+
+    /// A /G/ reaches its source: None if dropped, else whether it is the
+    /// first copy of its chunk's grant there.
+    pub(super) fn grant_arrives(&mut self, unit: &Unit) -> Option<bool> {
+        if !self.crosses(1, true) {
+            return None;
+        }
+        self.heard[unit.msg as usize] = true;
+        let chunk = &mut self.chunks[unit.chunk as usize];
+        let first = !chunk.grant_heard;
+        chunk.grant_heard = true;
+        if !first {
+            self.totals.edm.faults.duplicate_grants += 1;
+        }
+        Some(first)
+    }
+
+    /// Whether a data unit arriving at its destination is taken: not for a
+    /// message that ended (timed out), not a second copy of a chunk.
+    pub(super) fn take_data(&mut self, unit: &Unit) -> bool {
+        let i = unit.msg as usize;
+        if self.lossy {
+            self.heard[i] = true;
+        }
+        if self.ended[i] {
+            self.totals.edm.faults.late_data += 1;
+            return false;
+        }
+        if self.lossy {
+            let chunk = &mut self.chunks[unit.chunk as usize];
+            if chunk.delivered {
+                self.totals.edm.faults.duplicate_data += 1;
+                return false;
+            }
+            chunk.delivered = true;
+        }
+        true
+    }
+
+    /// The chunk grant `g` grants, with its `last` flag: a new chunk, or the
+    /// one its notification grants again (then `last` only if no copy of
+    /// that chunk's last grant reached the source yet).
+    pub(super) fn grant_chunk(&mut self, g: &Grant) -> (u32, bool) {
+        let again = self.queued_chunk[g.msg as usize];
+        if again != NO_CHUNK {
+            let c = self.chunks[again as usize];
+            return (again, c.last && !c.grant_heard);
+        }
+        self.chunks.push(Chunk {
+            delivered: false,
+            grant_heard: false,
+            last: g.last,
+        });
+        ((self.chunks.len() - 1) as u32, g.last)
+    }
+
+    /// The requester's retry timer: an /N/ or request not granted yet is
+    /// sent again (the switch ignores it if it holds the message already).
+    pub(super) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
+        let i = unit.msg as usize;
+        if self.ended[i] || self.heard[i] {
+            return false;
+        }
+        self.totals.edm.faults.notify_retries += 1;
+        self.send_control(now, unit);
+        let check = now + self.edm.cfg.faults.retry_timeout_ps();
+        self.q.push(check, Ev::NotifyCheck(unit));
+        true
+    }
+
+    /// The switch's timer on a grant: if no copy of its chunk arrived
+    /// intact (the grant, the forwarded request or the data was hit), the
+    /// circuit is given up and the chunk's demand queued again, same
+    /// message, same chunk.
+    pub(super) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
+        let i = grant.msg as usize;
+        if self.chunks[grant.chunk as usize].delivered || self.ended[i] {
+            return false;
+        }
+        self.totals.edm.faults.chunk_retries += 1;
+        let m: Msg = grant.spec;
+        let id = self.enqueue_chunk(grant.msg, m, grant.chunk);
+        let visible = now + self.edm.notification_delay();
+        let (src, dst) = Edm::data_path(m);
+        let first_extra = if m.op == Op::Write {
+            0
+        } else {
+            self.edm.first_response_extra(m)
+        };
+        self.sched.notify(
+            visible,
+            src,
+            dst,
+            id,
+            grant.bytes,
+            Edm::data_kind(m),
+            first_extra,
+        );
+        self.wake_on_notification(visible);
+        true
+    }
+
+    /// A read's or RMW's timeout: unless answered, it finishes with a NULL
+    /// response (later data for it is ignored).
+    pub(super) fn read_timeout(&mut self, now: Ps, i: u32) -> bool {
+        if self.ended[i as usize] {
+            return false;
+        }
+        self.ended[i as usize] = true;
+        self.records[i as usize].timed_out = true;
+        self.totals.edm.faults.timed_out += 1;
+        let m = Msg::of(&self.msgs[i as usize]);
+        self.deactivate(now, m);
+        if self.track_finish {
+            self.finished(now, i);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn faults(ber: f64, seed: u64) -> Faults {
+        Faults::new(&FaultConfig {
+            ber,
+            seed,
+            ..FaultConfig::default()
+        })
+    }
+
+    #[test]
+    fn hit_rate_follows_the_block_count() {
+        let mut f = faults(1e-3, 7);
+        let trials = 200_000;
+        let hits = (0..trials)
+            .filter(|_| f.cross(4, false) != Fate::Intact)
+            .count() as f64;
+        let p = 1.0 - (1.0 - 1e-3f64).powi(66 * 4);
+        let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+        assert!((hits - trials as f64 * p).abs() < 4.0 * sd, "{hits} vs {p}");
+    }
+
+    #[test]
+    fn no_errors_without_ber_and_single_errors_are_always_caught() {
+        let mut f = faults(0.0, 1);
+        assert!((0..1000).all(|_| f.cross(10, true) == Fate::Intact));
+        // At 1e-6 nearly every hit is one bit: never undetected.
+        let mut f = faults(1e-6, 3);
+        assert!((0..100_000).all(|_| f.cross(100, true) != Fate::Undetected));
+    }
+
+    #[test]
+    fn undetected_rates_follow_protocol_5a() {
+        assert_eq!(control_undetected(3), 0.0);
+        assert_eq!(control_undetected(5), 0.0);
+        let k4 = control_undetected(4);
+        assert!((k4 - 1.2e-3).abs() < 0.05e-3, "{k4}");
+        assert_eq!(data_undetected(3), 0.0);
+    }
+
+    #[test]
+    fn error_counts_follow_the_binomial_law() {
+        // At ber 0.05 on one block, P(k = 1 | hit) = 66 p q^65 / (1 - q^66).
+        let f = faults(0.05, 1);
+        let q: f64 = 0.95;
+        let p1 = 66.0 * 0.05 * q.powi(65) / (1.0 - q.powi(66));
+        let hit = f.hit_probability(1);
+        assert_eq!(f.errors_given_hit(66, hit * p1 * 0.999), 1);
+        assert!(f.errors_given_hit(66, hit * p1 * 1.001) >= 2);
+    }
+}
