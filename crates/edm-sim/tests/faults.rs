@@ -2,7 +2,7 @@
 //! Every operation completes exactly once or is reported failed, bytes are
 //! conserved, no copy is delivered twice, writes to one address stay in order.
 use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder};
-use edm_sim::edm::faults::FaultConfig;
+use edm_sim::edm::faults::{Failure, FaultConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::workload::{assign_addresses, overlaps, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
@@ -182,4 +182,127 @@ fn lossy_rules_refuse_what_recovery_does_not_model() {
     ])
     .unwrap_err();
     assert!(err.why.contains("batching"), "{err}");
+}
+
+fn failing(failures: &str, dual_switch: bool) -> FaultConfig {
+    FaultConfig {
+        failures: Failure::parse_list(failures).unwrap(),
+        dual_switch,
+        retry_timeout_ns: 2_000,
+        give_up_ns: 200_000,
+        ..FaultConfig::default()
+    }
+}
+
+/// Every message completed once (its bytes once), or is reported failed
+/// (some of its chunks may have arrived).
+fn accounted(msgs: &[MessageSpec], out: &Outcome) -> (u64, u64) {
+    let f = &out.totals.edm.faults;
+    let done = out
+        .records
+        .iter()
+        .filter(|r| r.complete_ps.is_some())
+        .count() as u64;
+    let failed = out.records.iter().filter(|r| r.timed_out).count() as u64;
+    assert_eq!(done + failed, msgs.len() as u64, "{f:?}");
+    assert_eq!(failed, f.failed + f.timed_out, "{f:?}");
+    let bytes = |done: bool| -> u64 {
+        msgs.iter()
+            .zip(&out.records)
+            .filter(|(_, r)| r.complete_ps.is_some() == done)
+            .map(|(m, _)| data_bytes(m))
+            .sum()
+    };
+    let delivered = out.totals.delivered_bytes;
+    assert!(
+        delivered >= bytes(true) && delivered <= bytes(true) + bytes(false),
+        "{f:?}"
+    );
+    if failed == 0 {
+        assert_eq!(delivered, bytes(true), "{f:?}");
+    }
+    (done, failed)
+}
+
+#[test]
+fn a_link_down_and_back_loses_nothing() {
+    let msgs = messages(0.5, 4000, 5);
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let events = format!("link:2@{}-{}", end / 4, end / 2);
+    let out = run(lossy_rules(failing(&events, false)), &msgs);
+    assert!(out.totals.edm.faults.link_down_drops > 0);
+    assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0));
+}
+
+#[test]
+fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over() {
+    let msgs = messages(0.5, 4000, 6);
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let events = format!("switch:0@{}", end / 2);
+    let single = run(lossy_rules(failing(&events, false)), &msgs);
+    let (done, failed) = accounted(&msgs, &single);
+    assert!(failed > msgs.len() as u64 / 3 && done > msgs.len() as u64 / 3);
+    let dual = run(lossy_rules(failing(&events, true)), &msgs);
+    let f = &dual.totals.edm.faults;
+    assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
+    // Both planes carried the messages issued before the failure.
+    assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+}
+
+#[test]
+fn the_ber_monitor_disables_a_bad_link() {
+    let msgs = messages(0.5, 3000, 7);
+    let with_threshold = |monitor_threshold| {
+        let faults = FaultConfig {
+            ber: 3e-5,
+            monitor_threshold,
+            monitor_window_ns: 10_000,
+            ..failing("", false)
+        };
+        let out = run(lossy_rules(faults), &msgs);
+        let (_, failed) = accounted(&msgs, &out);
+        (out.totals.edm.faults.links_disabled, failed)
+    };
+    // (The rate is the same on every link: a low threshold takes them all.)
+    let (disabled, failed) = with_threshold(4);
+    assert!(disabled > 0 && failed > 0, "{disabled} {failed}");
+    assert_eq!(with_threshold(0), (0, 0));
+}
+
+#[test]
+fn failure_events_are_read_or_refused_with_the_event_named() {
+    let f = Failure::parse_list("switch@5, link:3:1@10-20").unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!(
+        (f[1].host, f[1].plane, f[1].down_ns, f[1].up_ns),
+        (Some(3), 1, 10, Some(20))
+    );
+    for bad in [
+        "link:3@20-10",
+        "router@5",
+        "switch:2@5",
+        "link:x@5",
+        "switch",
+    ] {
+        let err = Failure::parse_list(bad).unwrap_err();
+        assert!(err.contains(bad), "{err}");
+    }
+}
+
+#[test]
+fn failures_naming_what_the_fabric_has_not_are_refused() {
+    use edm_sim::schema::{RunConfig, Value};
+    let given = |failures: &str, dual: i128| {
+        RunConfig::resolve(&[
+            ("nodes".into(), Value::Int(8)),
+            ("zero_queue".into(), Value::Int(0)),
+            ("dual_switch".into(), Value::Int(dual)),
+            ("failures".into(), Value::Text(failures.into())),
+        ])
+    };
+    assert!(given("link:7:1@5", 1).is_ok());
+    for (bad, dual) in [("link:8@5", 0), ("switch:1@5", 0), ("link:9:1@5", 1)] {
+        let err = given(bad, dual).unwrap_err();
+        assert_eq!(err.field, Some("failures"), "{err}");
+    }
 }

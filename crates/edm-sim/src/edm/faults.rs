@@ -18,7 +18,9 @@ use super::sim::{Chunk, Ev, Msg, Sim, Unit, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
+use crate::engine::{Outcome, Record};
 use crate::rng::Rng;
+use crate::workload::MessageSpec;
 use crate::workload::Op;
 
 /// The faults a run models (all off by default).
@@ -35,6 +37,105 @@ pub struct FaultConfig {
     pub retry_timeout_ns: u64,
     /// Seeds the error draws (the run's `seed`).
     pub seed: u64,
+    /// Links and switches that fail (and may come back) during the run.
+    pub failures: Vec<Failure>,
+    /// With lossy links: a message not completed this long after it was
+    /// issued is reported failed and no longer retried (0: never).
+    pub give_up_ns: u64,
+    /// BER monitor: a link on which this many units are dropped for bit
+    /// errors within `monitor_window_ns` is disabled for the rest of the run
+    /// (0: no monitor; paper §3.3, 802.3 Clause 49's hi_ber).
+    pub monitor_threshold: u32,
+    pub monitor_window_ns: u64,
+    /// The paper's dual switch (§3.3): every host mirrors its memory
+    /// messages on two planes, each a switch with its own links and
+    /// scheduler; the receiver keeps the first copy.
+    pub dual_switch: bool,
+}
+
+/// A link (both directions of a host's link to a switch) or a whole switch
+/// that is down from `down_ns` until `up_ns` (never back: `None`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// The host whose link fails; None: the switch (all its links).
+    pub host: Option<u16>,
+    /// Which switch plane (0, or 1 with the dual switch).
+    pub plane: u8,
+    pub down_ns: u64,
+    pub up_ns: Option<u64>,
+}
+
+impl Failure {
+    /// Parses `target@down[-up]` events separated by commas, times in ns,
+    /// the target `switch`, `switch:P`, `link:H` or `link:H:P` (P the plane).
+    pub fn parse_list(text: &str) -> Result<Vec<Failure>, String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|e| !e.is_empty())
+            .map(|event| Failure::parse(event).map_err(|why| format!("event {event:?}: {why}")))
+            .collect()
+    }
+
+    fn parse(event: &str) -> Result<Failure, String> {
+        let (target, times) = event.split_once('@').ok_or("needs target@time_ns")?;
+        let number = |s: &str, what: &str| {
+            s.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("{what} {s:?} is not a whole number"))
+        };
+        let (down_ns, up_ns) = match times.split_once('-') {
+            Some((d, u)) => (number(d, "down time")?, Some(number(u, "up time")?)),
+            None => (number(times, "down time")?, None),
+        };
+        if up_ns.is_some_and(|u| u <= down_ns) {
+            return Err("comes back before it fails".into());
+        }
+        let parts: Vec<&str> = target.trim().split(':').collect();
+        let (host, plane) = match parts.as_slice() {
+            ["switch"] => (None, "0"),
+            ["switch", p] => (None, *p),
+            ["link", h] => (Some(number(h, "host")?), "0"),
+            ["link", h, p] => (Some(number(h, "host")?), *p),
+            _ => return Err("target is not switch, switch:P, link:H or link:H:P".into()),
+        };
+        let plane = match plane {
+            "0" => 0,
+            "1" => 1,
+            _ => return Err(format!("plane {plane:?} is not 0 or 1")),
+        };
+        Ok(Failure {
+            host: host.map(|h| h.min(u16::MAX as u64) as u16),
+            plane,
+            down_ns,
+            up_ns,
+        })
+    }
+
+    /// Whether it takes down host `host`'s link on `plane` at `at` ps.
+    fn covers(&self, plane: u8, host: u16, at: Ps) -> bool {
+        self.plane == plane
+            && self.host.is_none_or(|h| h == host)
+            && at >= self.down_ns * 1000
+            && self.up_ns.is_none_or(|u| at < u * 1000)
+    }
+}
+
+/// The events as `parse_list` reads them.
+pub fn format_failures(failures: &[Failure]) -> String {
+    let events: Vec<String> = failures
+        .iter()
+        .map(|f| {
+            let target = match f.host {
+                None => format!("switch:{}", f.plane),
+                Some(h) => format!("link:{h}:{}", f.plane),
+            };
+            match f.up_ns {
+                Some(u) => format!("{target}@{}-{u}", f.down_ns),
+                None => format!("{target}@{}", f.down_ns),
+            }
+        })
+        .collect();
+    events.join(",")
 }
 
 impl Default for FaultConfig {
@@ -44,6 +145,11 @@ impl Default for FaultConfig {
             ber: 0.0,
             retry_timeout_ns: 20_000,
             seed: 1,
+            failures: Vec::new(),
+            give_up_ns: 1_000_000,
+            monitor_threshold: 0,
+            monitor_window_ns: 125_000,
+            dual_switch: false,
         }
     }
 }
@@ -52,7 +158,7 @@ impl FaultConfig {
     /// Whether units can be lost (the hosts and the switch then keep the
     /// timers and state recovery needs).
     pub fn lossy(&self) -> bool {
-        self.ber > 0.0
+        self.ber > 0.0 || !self.failures.is_empty() || self.dual_switch
     }
 
     pub fn retry_timeout_ps(&self) -> Ps {
@@ -86,6 +192,34 @@ pub struct FaultCounters {
     pub duplicate_data: u64,
     /// Grants that reached a source after an earlier copy of the same chunk.
     pub duplicate_grants: u64,
+    /// Units sent into a link or switch that was down (or disabled).
+    pub link_down_drops: u64,
+    /// Links the BER monitor disabled.
+    pub links_disabled: u64,
+    /// Messages given up (`give_up_ns`) and reported failed.
+    pub failed: u64,
+    /// Dual switch: messages whose second copy arrived too (discarded).
+    pub mirror_copies_discarded: u64,
+}
+
+impl FaultCounters {
+    /// Adds `other`'s counts (the two planes of a dual switch).
+    pub fn add(&mut self, o: &FaultCounters) {
+        self.timed_out += o.timed_out;
+        self.late_data += o.late_data;
+        self.control_corrupted += o.control_corrupted;
+        self.data_corrupted += o.data_corrupted;
+        self.undetected += o.undetected;
+        self.notify_retries += o.notify_retries;
+        self.chunk_retries += o.chunk_retries;
+        self.duplicate_notifications += o.duplicate_notifications;
+        self.duplicate_data += o.duplicate_data;
+        self.duplicate_grants += o.duplicate_grants;
+        self.link_down_drops += o.link_down_drops;
+        self.links_disabled += o.links_disabled;
+        self.failed += o.failed;
+        self.mirror_copies_discarded += o.mirror_copies_discarded;
+    }
 }
 
 /// What happened to a unit on its way.
@@ -96,6 +230,8 @@ pub enum Fate {
     Dropped,
     /// Hit and not detected: the receiver takes a corrupted unit.
     Undetected,
+    /// Sent into a link that is down: lost.
+    LinkDown,
 }
 
 /// The seeded error draws of a run.
@@ -104,6 +240,15 @@ pub struct Faults {
     rng: Rng,
     /// ln(1 - ber), for the per-unit hit probability.
     ln_keep: f64,
+    /// The switch plane this run models (0; 1: a dual switch's second).
+    plane: u8,
+    /// BER monitor, per host link: when its window started, the units
+    /// dropped for bit errors in it, and whether it disabled the link.
+    window_start: Vec<Ps>,
+    window_drops: Vec<u32>,
+    disabled: Vec<bool>,
+    /// Links disabled so far (for the counters).
+    pub links_disabled: u64,
 }
 
 /// Bits of one block on the wire.
@@ -134,12 +279,58 @@ pub fn data_undetected(k: u32) -> f64 {
 }
 
 impl Faults {
-    pub fn new(cfg: &FaultConfig) -> Self {
+    pub fn new(cfg: &FaultConfig, plane: u8, nodes: usize) -> Self {
         Faults {
-            rng: Rng::fork(cfg.seed, 0xFA17_0000),
+            rng: Rng::fork(cfg.seed, 0xFA17_0000 + plane as u64),
             ln_keep: (1.0 - cfg.ber).ln(),
             cfg: cfg.clone(),
+            plane,
+            window_start: vec![0; nodes],
+            window_drops: vec![0; nodes],
+            disabled: vec![false; nodes],
+            links_disabled: 0,
         }
+    }
+
+    /// Whether host `host`'s link is down at `at` (failed or disabled).
+    pub fn link_down(&self, host: u16, at: Ps) -> bool {
+        self.disabled.get(host as usize).is_some_and(|&d| d)
+            || self
+                .cfg
+                .failures
+                .iter()
+                .any(|f| f.covers(self.plane, host, at))
+    }
+
+    /// The BER monitor counts a unit dropped for bit errors on `host`'s link.
+    fn monitor(&mut self, host: u16, at: Ps) {
+        let threshold = self.cfg.monitor_threshold;
+        let h = host as usize;
+        if threshold == 0 || self.disabled[h] {
+            return;
+        }
+        if at >= self.window_start[h] + self.cfg.monitor_window_ns * 1000 {
+            self.window_start[h] = at;
+            self.window_drops[h] = 0;
+        }
+        self.window_drops[h] += 1;
+        if self.window_drops[h] >= threshold {
+            self.disabled[h] = true;
+            self.links_disabled += 1;
+        }
+    }
+
+    /// Draws the fate of a unit of `blocks` blocks crossing host `host`'s
+    /// link at `at`.
+    pub fn cross_link(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> Fate {
+        if self.link_down(host, at) {
+            return Fate::LinkDown;
+        }
+        let fate = self.cross(blocks, control);
+        if fate == Fate::Dropped {
+            self.monitor(host, at);
+        }
+        fate
     }
 
     /// Probability that a unit of `blocks` blocks is hit on one link.
@@ -192,6 +383,73 @@ impl Faults {
     }
 }
 
+impl Edm {
+    /// The dual switch (paper §3.3): each host mirrors every memory message
+    /// on two planes, each with its own links, switch and scheduler seeing
+    /// the same demand; the receiver keeps the first copy. Modelled as two
+    /// runs: the first plane on its own, then the second, whose hosts stop
+    /// retrying a message once the first plane delivered it. (Each plane's
+    /// hosts apply their rules to their own copies: a message held back on
+    /// one plane is not released by the other's earlier delivery, which
+    /// can only make the model slower than the design.)
+    pub(super) fn run_dual(
+        &self,
+        messages: &[MessageSpec],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Outcome {
+        let first = Sim::new(self, messages).run(progress).0;
+        let delivered: Vec<Option<Ps>> = first.records.iter().map(|r| r.complete_ps).collect();
+        let mut sim = Sim::new(self, messages);
+        sim.faults = Faults::new(&self.cfg.faults, 1, self.fabric.nodes);
+        sim.mirror = Some(&delivered);
+        let second = sim.run(progress).0;
+        merge_planes(messages, first, second)
+    }
+}
+
+/// One outcome of a dual switch's two planes: each message at its first
+/// copy; counters added, utilisation the busier plane's.
+fn merge_planes(messages: &[MessageSpec], first: Outcome, second: Outcome) -> Outcome {
+    let mut totals = first.totals.clone();
+    let other = &second.totals;
+    totals.events += other.events;
+    totals.end_ps = totals.end_ps.max(other.end_ps);
+    totals.uplink_util_max = totals.uplink_util_max.max(other.uplink_util_max);
+    totals.uplink_util_mean = totals.uplink_util_mean.max(other.uplink_util_mean);
+    totals.downlink_util_max = totals.downlink_util_max.max(other.downlink_util_max);
+    totals.downlink_util_mean = totals.downlink_util_mean.max(other.downlink_util_mean);
+    totals.edm.faults.add(&other.edm.faults);
+    totals.delivered_bytes = 0;
+    let records = first
+        .records
+        .iter()
+        .zip(&second.records)
+        .zip(messages)
+        .map(|((a, b), m)| {
+            let complete_ps = match (a.complete_ps, b.complete_ps) {
+                (Some(x), Some(y)) => {
+                    totals.edm.faults.mirror_copies_discarded += 1;
+                    Some(x.min(y))
+                }
+                (x, y) => x.or(y),
+            };
+            if complete_ps.is_some() {
+                totals.delivered_bytes += Edm::data_bytes(Msg::of(m)) as u64;
+            }
+            Record {
+                complete_ps,
+                alone_ps: a.alone_ps,
+                timed_out: complete_ps.is_none() && (a.timed_out || b.timed_out),
+            }
+        })
+        .collect::<Vec<Record>>();
+    // A plane's give-ups and timeouts are not losses if the other plane
+    // delivered: what counts is what neither delivered.
+    totals.edm.faults.timed_out = 0;
+    totals.edm.faults.failed = records.iter().filter(|r| r.complete_ps.is_none()).count() as u64;
+    Outcome { records, totals }
+}
+
 impl Sim<'_> {
     /// The timers of a message whose /N/ or request its host sends at `at`:
     /// the retry of an ungranted notification, a read's timeout.
@@ -199,6 +457,11 @@ impl Sim<'_> {
         if self.lossy {
             let check = at + self.edm.cfg.faults.retry_timeout_ps();
             self.q.push(check, Ev::NotifyCheck(unit));
+            let give_up = self.edm.cfg.faults.give_up_ns * 1000;
+            if give_up > 0 {
+                let issued = self.msgs[unit.msg as usize].issue_ps;
+                self.q.push(issued + give_up, Ev::GiveUp(unit.msg));
+            }
         }
         if self.read_timeout > 0 && unit.spec.op != Op::Write {
             self.q
@@ -209,8 +472,8 @@ impl Sim<'_> {
     /// An /N/ or request reaches the switch: false if it was hit (dropped)
     /// or the switch already holds its message (a retry: ignored, so the
     /// demand is counted once).
-    pub(super) fn notification_accepted(&mut self, unit: Unit) -> bool {
-        if !self.crosses(unit.blocks, true) {
+    pub(super) fn notification_accepted(&mut self, now: Ps, unit: Unit) -> bool {
+        if !self.crosses(unit.spec.requester, now, unit.blocks, true) {
             return false;
         }
         let seen = &mut self.at_switch[unit.msg as usize];
@@ -223,10 +486,21 @@ impl Sim<'_> {
     }
 
     /// One link's errors on a unit: false if its receiver drops it.
-    fn crosses(&mut self, blocks: u32, control: bool) -> bool {
+    fn crosses(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> bool {
+        let fate = self.faults.cross_link(host, at, blocks, control);
+        self.count(fate, control)
+    }
+
+    /// Counts a unit's fate: false if it is lost.
+    fn count(&mut self, fate: Fate, control: bool) -> bool {
         let counters = &mut self.totals.edm.faults;
-        match self.faults.cross(blocks, control) {
+        counters.links_disabled = self.faults.links_disabled;
+        match fate {
             Fate::Intact => true,
+            Fate::LinkDown => {
+                counters.link_down_drops += 1;
+                false
+            }
             Fate::Dropped => {
                 if control {
                     counters.control_corrupted += 1;
@@ -245,31 +519,30 @@ impl Sim<'_> {
     /// A forwarded request (down to the memory node) or a data unit (up to
     /// the switch, down to its destination) arrives: false if a link's
     /// errors made its receiver drop it.
-    pub(super) fn arrives_intact(&mut self, unit: &Unit) -> bool {
+    /// `to` is the host it is going down to, `at` when.
+    pub(super) fn arrives_intact(&mut self, to: u16, at: Ps, unit: &Unit) -> bool {
         match unit.kind {
             UnitKind::Data => {
                 // A unit hit on the uplink is dropped at its receiver as
-                // well (the switch forwards cut-through): one draw per link.
-                let up = self.faults.cross(unit.blocks, false);
-                let down = self.faults.cross(unit.blocks, false);
-                let counters = &mut self.totals.edm.faults;
-                if up == Fate::Dropped || down == Fate::Dropped {
-                    counters.data_corrupted += 1;
-                    return false;
-                }
-                if up == Fate::Undetected || down == Fate::Undetected {
-                    counters.undetected += 1;
-                }
-                true
+                // well (the switch forwards cut-through): one draw per link;
+                // the worse fate counts.
+                let (src, _) = Edm::data_path(unit.spec);
+                let up = self.faults.cross_link(src, at, unit.blocks, false);
+                let down = self.faults.cross_link(to, at, unit.blocks, false);
+                let worst = [Fate::LinkDown, Fate::Dropped, Fate::Undetected]
+                    .into_iter()
+                    .find(|f| up == *f || down == *f)
+                    .unwrap_or(Fate::Intact);
+                self.count(worst, false)
             }
-            _ => self.crosses(unit.blocks, true),
+            _ => self.crosses(to, at, unit.blocks, true),
         }
     }
 
     /// A /G/ reaches its source: None if dropped, else whether it is the
     /// first copy of its chunk's grant there.
-    pub(super) fn grant_arrives(&mut self, unit: &Unit) -> Option<bool> {
-        if !self.crosses(1, true) {
+    pub(super) fn grant_arrives(&mut self, to: u16, at: Ps, unit: &Unit) -> Option<bool> {
+        if !self.crosses(to, at, 1, true) {
             return None;
         }
         self.heard[unit.msg as usize] = true;
@@ -325,7 +598,7 @@ impl Sim<'_> {
     /// sent again (the switch ignores it if it holds the message already).
     pub(super) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if self.ended[i] || self.heard[i] {
+        if self.ended[i] || self.heard[i] || self.mirror_done(i, now) {
             return false;
         }
         self.totals.edm.faults.notify_retries += 1;
@@ -341,7 +614,8 @@ impl Sim<'_> {
     /// message, same chunk.
     pub(super) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
         let i = grant.msg as usize;
-        if self.chunks[grant.chunk as usize].delivered || self.ended[i] {
+        if self.chunks[grant.chunk as usize].delivered || self.ended[i] || self.mirror_done(i, now)
+        {
             return false;
         }
         self.totals.edm.faults.chunk_retries += 1;
@@ -370,18 +644,54 @@ impl Sim<'_> {
     /// A read's or RMW's timeout: unless answered, it finishes with a NULL
     /// response (later data for it is ignored).
     pub(super) fn read_timeout(&mut self, now: Ps, i: u32) -> bool {
+        self.end_unanswered(now, i, false)
+    }
+
+    /// A message not completed `give_up_ns` after its issue is reported
+    /// failed and no longer retried.
+    pub(super) fn give_up(&mut self, now: Ps, i: u32) -> bool {
+        self.end_unanswered(now, i, true)
+    }
+
+    fn end_unanswered(&mut self, now: Ps, i: u32, give_up: bool) -> bool {
         if self.ended[i as usize] {
             return false;
         }
         self.ended[i as usize] = true;
-        self.records[i as usize].timed_out = true;
-        self.totals.edm.faults.timed_out += 1;
+        if self.mirror_done(i as usize, now) {
+            // Delivered by the other plane: its host is done with it.
+        } else if give_up {
+            self.records[i as usize].timed_out = true;
+            self.totals.edm.faults.failed += 1;
+        } else {
+            self.records[i as usize].timed_out = true;
+            self.totals.edm.faults.timed_out += 1;
+        }
         let m = Msg::of(&self.msgs[i as usize]);
-        self.deactivate(now, m);
+        self.release(now, i, m);
         if self.track_finish {
             self.finished(now, i);
         }
         true
+    }
+
+    /// Message `i` stops being active at its pair (once: a write's last
+    /// grant may come twice, a timeout may follow it).
+    pub(super) fn release(&mut self, now: Ps, i: u32, m: Msg) {
+        if let Some(released) = self.released.get_mut(i as usize) {
+            if *released {
+                return;
+            }
+            *released = true;
+        }
+        self.deactivate(now, m);
+    }
+
+    /// Dual switch, second plane: whether the first plane delivered
+    /// message `i` by `at` (its receiver keeps that copy).
+    pub(super) fn mirror_done(&self, i: usize, at: Ps) -> bool {
+        self.mirror
+            .is_some_and(|done| done[i].is_some_and(|t| t <= at))
     }
 }
 
@@ -390,11 +700,15 @@ mod tests {
     use super::*;
 
     fn faults(ber: f64, seed: u64) -> Faults {
-        Faults::new(&FaultConfig {
-            ber,
-            seed,
-            ..FaultConfig::default()
-        })
+        Faults::new(
+            &FaultConfig {
+                ber,
+                seed,
+                ..FaultConfig::default()
+            },
+            0,
+            1,
+        )
     }
 
     #[test]

@@ -237,7 +237,7 @@ impl Sim<'_> {
                 // repeated still sends its data, but a write stops being
                 // active at the first copy of its last grant only.
                 let first_copy = if self.lossy {
-                    match self.grant_arrives(&unit) {
+                    match self.grant_arrives(h, now, &unit) {
                         Some(first) => first,
                         None => return,
                     }
@@ -251,12 +251,12 @@ impl Sim<'_> {
                         .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
                 }
                 if m.op == Op::Write && unit.last && first_copy {
-                    self.deactivate(now, m);
+                    self.release(now, unit.msg, m);
                 }
             }
             UnitKind::Data => {
                 if self.data_arrives(now, unit) {
-                    self.deactivate(now, m);
+                    self.release(now, unit.msg, m);
                     if self.track_finish {
                         self.finished(now, unit.msg);
                     }

@@ -231,6 +231,9 @@ impl Protocol for Edm {
     }
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+        if self.cfg.faults.dual_switch {
+            return self.run_dual(messages, progress);
+        }
         Sim::new(self, messages).run(progress).0
     }
 }

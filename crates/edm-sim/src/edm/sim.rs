@@ -98,6 +98,8 @@ pub(super) enum Ev {
     ChunkCheck(Unit),
     /// Read or RMW `.0`'s timeout.
     ReadTimeout(u32),
+    /// Lossy links: message `.0` is given up unless completed.
+    GiveUp(u32),
 }
 
 pub(super) struct Sim<'a> {
@@ -186,6 +188,10 @@ pub(super) struct Sim<'a> {
     pub(super) at_switch: Vec<bool>,
     /// Lossy links: every chunk granted (retries share the first grant's).
     pub(super) chunks: Vec<Chunk>,
+    /// Lossy links: per message, whether it stopped being active at its pair.
+    pub(super) released: Vec<bool>,
+    /// Dual switch, second plane: when the first plane delivered each message.
+    pub(super) mirror: Option<&'a [Option<Ps>]>,
     /// Lossy links: per scheduler id, the chunk it grants again (`NO_CHUNK`:
     /// a message's own notification).
     pub(super) queued_chunk: Vec<u32>,
@@ -294,7 +300,7 @@ impl<'a> Sim<'a> {
                 }
             ],
             batches: Vec::new(),
-            faults: Faults::new(&edm.cfg.faults),
+            faults: Faults::new(&edm.cfg.faults, 0, n),
             lossy: edm.cfg.faults.lossy(),
             read_timeout: edm.cfg.faults.read_timeout_ns * 1000,
             ended: vec![
@@ -322,6 +328,15 @@ impl<'a> Sim<'a> {
                 }
             ],
             chunks: Vec::new(),
+            released: vec![
+                false;
+                if edm.cfg.faults.lossy() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            mirror: None,
             queued_chunk: Vec::new(),
         }
     }
@@ -445,7 +460,7 @@ impl<'a> Sim<'a> {
                 let m = unit.spec;
                 match unit.kind {
                     UnitKind::Notify | UnitKind::Request => {
-                        if self.lossy && !self.notification_accepted(unit) {
+                        if self.lossy && !self.notification_accepted(now, unit) {
                             return;
                         }
                         let (src, dst) = Edm::data_path(m);
@@ -504,7 +519,7 @@ impl<'a> Sim<'a> {
             Ev::HostControl(h) => self.host_controls(now, h),
             Ev::NotifyTick => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
-            Ev::NotifyCheck(_) | Ev::ChunkCheck(_) | Ev::ReadTimeout(_) => {
+            Ev::NotifyCheck(_) | Ev::ChunkCheck(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => {
                 unreachable!("handled by `handle`")
             }
         }
@@ -562,7 +577,7 @@ impl<'a> Sim<'a> {
                 self.egress_feedback(now, h, free);
             }
         }
-        if self.lossy && !self.arrives_intact(&unit) {
+        if self.lossy && !self.arrives_intact(h, d.last_block, &unit) {
             // Dropped by its receiver (`arrives_intact` counted it); the
             // switch's chunk check grants the chunk again.
             return;
@@ -615,6 +630,7 @@ impl Simulation for Sim<'_> {
             Ev::NotifyCheck(unit) => self.notify_check(now, unit),
             Ev::ChunkCheck(grant) => self.chunk_check(now, grant),
             Ev::ReadTimeout(i) => self.read_timeout(now, i),
+            Ev::GiveUp(i) => self.give_up(now, i),
             _ => {
                 self.handle_event(now, ev);
                 true
