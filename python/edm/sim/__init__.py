@@ -34,7 +34,7 @@ STABLE_DELIVERY = 0.9
 # The core's run totals that the summary renders itself (in ns, or only with
 # their feature on); it copies every other total as the core reports it.
 _RENDERED_TOTALS = frozenset((
-    "end_ps", "delivered_bytes", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
+    "end_ps", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
     "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
     "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
 ))
