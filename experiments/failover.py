@@ -31,7 +31,7 @@ def measure(res, host, fail_ps):
         (df["requester"].to_numpy() == host) | (df["memory"].to_numpy() == host))
     done = complete >= 0
     after = affected & done & (issue >= fail_ps)
-    recovery = (complete[after].min() - fail_ps) / 1e3 if after.any() else float("nan")
+    recovery = f"{(complete[after].min() - fail_ps) / 1e3:.0f}" if after.any() else "never"
     in_flight = affected & done & (issue < fail_ps) & (complete >= fail_ps)
     stalled = (complete[in_flight].max() - fail_ps) / 1e3 if in_flight.any() else 0.0
     sizes = np.where(df["op"].to_numpy() == "rmw", 8, df["size"].to_numpy()).astype(np.int64)
@@ -46,7 +46,9 @@ def measure(res, host, fail_ps):
         "duplicates delivered": extra,
         "second copies discarded": s["duplicate_data"] + s["mirror_copies_discarded"],
         "units into a down link": s["link_down_drops"],
-        "recovery (ns)": f"{recovery:.0f}",
+        "units hit": s["control_corrupted"] + s["data_corrupted"],
+        "links disabled": s["links_disabled"],
+        "recovery (ns)": recovery,
         "stalled (ns)": f"{stalled:.0f}",
     }
 
@@ -74,10 +76,16 @@ def main() -> None:
         ("dual switch, link 3 of plane 0 down for good", True, f"link:{host}:0@{fail_ns}", host),
         ("dual switch, switch 0 down for good", True, f"switch:0@{fail_ns}", None),
         ("dual switch, switch 1 down for good", True, f"switch:1@{fail_ns}", None),
+        ("one plane, link 3 noisy (BER 1e-4), BER monitor", False, f"link:{host}@{fail_ns}/1e-4", host),
+        ("dual switch, link 3 of plane 0 noisy (BER 1e-4), BER monitor", True,
+         f"link:{host}:0@{fail_ns}/1e-4", host),
     ]
     rows = []
     for name, dual, failures, affected_host in cases:
-        res = sim.run({**base, "dual_switch": int(dual), "failures": failures})
+        # The monitor (802.3's threshold and window, counting dropped units)
+        # disables a noisy link; it never fires on a clean one.
+        res = sim.run({**base, "dual_switch": int(dual), "failures": failures,
+                       "ber_monitor_threshold": 16, "ber_monitor_window_ns": 125_000})
         rows.append({"case": name, "failures": f"`{failures}`",
                      **measure(res, affected_host, fail_ns * 1000)})
     print("| " + " | ".join(rows[0]) + " |")

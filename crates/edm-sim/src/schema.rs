@@ -412,7 +412,7 @@ fields! {
     retry_timeout_ns: int(1, U32), Scope::EdmOnly,
         "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk whose data did not arrive intact, after this many ns" => edm.faults.retry_timeout_ns;
     failures: Kind::Failures, Scope::EdmOnly,
-        "links or switches down at a time, e.g. 'switch:0@20000,link:3@5000-9000' (ns; plane 1 with dual_switch)" => edm.faults.failures;
+        "links or switches down at a time, e.g. 'switch:0@20000,link:3@5000-9000' (ns; plane 1 with dual_switch); '/BER' after the times: noisy instead of down" => edm.faults.failures;
     give_up_ns: int(0, U64), Scope::EdmOnly,
         "with ber, failures or dual_switch: a message not completed this many ns after issue is reported failed (0: never)" => edm.faults.give_up_ns;
     ber_monitor_threshold: int(0, U32), Scope::EdmOnly,
@@ -524,7 +524,7 @@ impl Kind {
             Kind::Choice(names) => names.join(", "),
             Kind::Workload => format!("{}, or a trace file", GENERATED_WORKLOADS.join(", ")),
             Kind::Failures => {
-                "events target@down_ns[-up_ns], comma-separated; target switch[:P] or link:H[:P]"
+                "events target@down_ns[-up_ns][/ber], comma-separated; target switch[:P] or link:H[:P]"
                     .into()
             }
         }

@@ -250,29 +250,42 @@ fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over
 }
 
 #[test]
-fn the_ber_monitor_disables_a_bad_link() {
+fn the_ber_monitor_disables_a_noisy_link_and_the_second_plane_carries_on() {
     let msgs = messages(0.5, 3000, 7);
-    let with_threshold = |monitor_threshold| {
+    // Host 2's plane-0 link is noisy from the start, the others clean.
+    let with = |dual_switch, monitor_threshold| {
         let faults = FaultConfig {
-            ber: 3e-5,
             monitor_threshold,
             monitor_window_ns: 10_000,
-            ..failing("", false)
+            ..failing("link:2:0@0/1e-4", dual_switch)
         };
         let out = run(lossy_rules(faults), &msgs);
         let (_, failed) = accounted(&msgs, &out);
-        (out.totals.edm.faults.links_disabled, failed)
+        let f = &out.totals.edm.faults;
+        assert!(f.data_corrupted > 0, "{f:?}");
+        (f.links_disabled, failed)
     };
-    // (The rate is the same on every link: a low threshold takes them all.)
-    let (disabled, failed) = with_threshold(4);
-    assert!(disabled > 0 && failed > 0, "{disabled} {failed}");
-    assert_eq!(with_threshold(0), (0, 0));
+    // Without the monitor the retries get everything through the noise.
+    assert_eq!(with(false, 0), (0, 0));
+    // With it the link goes: its host's operations fail on one plane...
+    let (disabled, failed) = with(false, 4);
+    let touching = msgs
+        .iter()
+        .filter(|m| m.requester == 2 || m.memory == 2)
+        .count() as u64;
+    assert!(
+        disabled == 1 && failed > 0 && failed <= touching,
+        "{disabled} {failed}"
+    );
+    // ...and the other plane carries them with the dual switch.
+    assert_eq!(with(true, 4), (1, 0));
 }
 
 #[test]
 fn failure_events_are_read_or_refused_with_the_event_named() {
-    let f = Failure::parse_list("switch@5, link:3:1@10-20").unwrap();
-    assert_eq!(f.len(), 2);
+    let f = Failure::parse_list("switch@5, link:3:1@10-20, link:2@0/1e-4").unwrap();
+    assert_eq!(f.len(), 3);
+    assert_eq!((f[2].ber, f[0].ber), (Some(1e-4), None));
     assert_eq!(
         (f[1].host, f[1].plane, f[1].down_ns, f[1].up_ns),
         (Some(3), 1, 10, Some(20))

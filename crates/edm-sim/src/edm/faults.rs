@@ -54,7 +54,8 @@ pub struct FaultConfig {
 }
 
 /// A link (both directions of a host's link to a switch) or a whole switch
-/// that is down from `down_ns` until `up_ns` (never back: `None`).
+/// that is down (or, with `ber`, noisy) from `down_ns` until `up_ns` (never
+/// back: `None`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
     /// The host whose link fails; None: the switch (all its links).
@@ -63,11 +64,15 @@ pub struct Failure {
     pub plane: u8,
     pub down_ns: u64,
     pub up_ns: Option<u64>,
+    /// Not down but noisy: the link's bit-error rate in that time.
+    pub ber: Option<f64>,
 }
 
 impl Failure {
-    /// Parses `target@down[-up]` events separated by commas, times in ns,
-    /// the target `switch`, `switch:P`, `link:H` or `link:H:P` (P the plane).
+    /// Parses `target@down[-up][/ber]` events separated by commas, times in
+    /// ns, the target `switch`, `switch:P`, `link:H` or `link:H:P` (P the
+    /// plane); with `/ber` the target is noisy at that bit-error rate
+    /// instead of down.
     pub fn parse_list(text: &str) -> Result<Vec<Failure>, String> {
         text.split(',')
             .map(str::trim)
@@ -78,6 +83,13 @@ impl Failure {
 
     fn parse(event: &str) -> Result<Failure, String> {
         let (target, times) = event.split_once('@').ok_or("needs target@time_ns")?;
+        let (times, ber) = match times.split_once('/') {
+            Some((t, b)) => match b.trim().parse::<f64>() {
+                Ok(x) if x > 0.0 && x <= 0.01 => (t, Some(x)),
+                _ => return Err(format!("bit-error rate {b:?} is not in (0, 0.01]")),
+            },
+            None => (times, None),
+        };
         let number = |s: &str, what: &str| {
             s.trim()
                 .parse::<u64>()
@@ -108,6 +120,7 @@ impl Failure {
             plane,
             down_ns,
             up_ns,
+            ber,
         })
     }
 
@@ -129,9 +142,10 @@ pub fn format_failures(failures: &[Failure]) -> String {
                 None => format!("switch:{}", f.plane),
                 Some(h) => format!("link:{h}:{}", f.plane),
             };
+            let noise = f.ber.map_or(String::new(), |b| format!("/{b:e}"));
             match f.up_ns {
-                Some(u) => format!("{target}@{}-{u}", f.down_ns),
-                None => format!("{target}@{}", f.down_ns),
+                Some(u) => format!("{target}@{}-{u}{noise}", f.down_ns),
+                None => format!("{target}@{}{noise}", f.down_ns),
             }
         })
         .collect();
@@ -238,8 +252,8 @@ pub enum Fate {
 pub struct Faults {
     pub cfg: FaultConfig,
     rng: Rng,
-    /// ln(1 - ber), for the per-unit hit probability.
-    ln_keep: f64,
+    /// Every link's bit-error rate (`ber`).
+    noise: Noise,
     /// The switch plane this run models (0; 1: a dual switch's second).
     plane: u8,
     /// BER monitor, per host link: when its window started, the units
@@ -282,7 +296,7 @@ impl Faults {
     pub fn new(cfg: &FaultConfig, plane: u8, nodes: usize) -> Self {
         Faults {
             rng: Rng::fork(cfg.seed, 0xFA17_0000 + plane as u64),
-            ln_keep: (1.0 - cfg.ber).ln(),
+            noise: Noise::of(cfg.ber),
             cfg: cfg.clone(),
             plane,
             window_start: vec![0; nodes],
@@ -299,7 +313,7 @@ impl Faults {
                 .cfg
                 .failures
                 .iter()
-                .any(|f| f.covers(self.plane, host, at))
+                .any(|f| f.ber.is_none() && f.covers(self.plane, host, at))
     }
 
     /// The BER monitor counts a unit dropped for bit errors on `host`'s link.
@@ -326,29 +340,40 @@ impl Faults {
         if self.link_down(host, at) {
             return Fate::LinkDown;
         }
-        let fate = self.cross(blocks, control);
+        let noisy = self.cfg.failures.iter().find_map(|f| {
+            f.ber
+                .filter(|_| f.covers(self.plane, host, at))
+                .map(Noise::of)
+        });
+        let fate = self.cross_with(noisy.unwrap_or(self.noise), blocks, control);
         if fate == Fate::Dropped {
             self.monitor(host, at);
         }
         fate
     }
 
-    /// Probability that a unit of `blocks` blocks is hit on one link.
+    /// Probability that a unit of `blocks` blocks is hit on a link of the
+    /// run's `ber`.
     pub fn hit_probability(&self, blocks: u32) -> f64 {
-        -(self.ln_keep * (blocks * BLOCK_BITS) as f64).exp_m1()
+        self.noise.hit_probability(blocks)
     }
 
-    /// Draws the fate of a unit of `blocks` blocks crossing one link.
+    /// Draws the fate of a unit of `blocks` blocks crossing a link of the
+    /// run's `ber`.
     pub fn cross(&mut self, blocks: u32, control: bool) -> Fate {
-        if self.cfg.ber <= 0.0 {
+        self.cross_with(self.noise, blocks, control)
+    }
+
+    fn cross_with(&mut self, noise: Noise, blocks: u32, control: bool) -> Fate {
+        if noise.ber <= 0.0 {
             return Fate::Intact;
         }
-        let hit = self.hit_probability(blocks);
+        let hit = noise.hit_probability(blocks);
         let u = self.rng.uniform();
         if u >= hit {
             return Fate::Intact;
         }
-        let k = self.errors_given_hit(blocks * BLOCK_BITS, u);
+        let k = noise.errors_given_hit(blocks * BLOCK_BITS, u);
         let escape = if control {
             control_undetected(k)
         } else {
@@ -360,12 +385,33 @@ impl Faults {
             Fate::Dropped
         }
     }
+}
+
+/// A link's bit-error rate.
+#[derive(Clone, Copy, Debug)]
+struct Noise {
+    ber: f64,
+    /// ln(1 - ber), for the per-unit hit probability.
+    ln_keep: f64,
+}
+
+impl Noise {
+    fn of(ber: f64) -> Noise {
+        Noise {
+            ber,
+            ln_keep: (1.0 - ber).ln(),
+        }
+    }
+
+    fn hit_probability(&self, blocks: u32) -> f64 {
+        -(self.ln_keep * (blocks * BLOCK_BITS) as f64).exp_m1()
+    }
 
     /// The number of bit errors (≥ 1) of a hit unit of `bits` bits, by
     /// inverting the binomial law with the draw `u` < P(hit) already made
     /// (u is uniform on [0, P(hit)): P(k ≥ 1) is split by k).
     fn errors_given_hit(&self, bits: u32, u: f64) -> u32 {
-        let p = self.cfg.ber;
+        let p = self.ber;
         let q = 1.0 - p;
         // pmf(1) = n p q^(n-1); pmf(k+1) = pmf(k) (n-k)/(k+1) p/q.
         let mut pmf = bits as f64 * p * (self.ln_keep * (bits - 1) as f64).exp();
@@ -744,7 +790,7 @@ mod tests {
     #[test]
     fn error_counts_follow_the_binomial_law() {
         // At ber 0.05 on one block, P(k = 1 | hit) = 66 p q^65 / (1 - q^66).
-        let f = faults(0.05, 1);
+        let f = Noise::of(0.05);
         let q: f64 = 0.95;
         let p1 = 66.0 * 0.05 * q.powi(65) / (1.0 - q.powi(66));
         let hit = f.hit_probability(1);
