@@ -4,8 +4,10 @@ retried, and what throughput is kept.
 
     .venv/bin/python experiments/ber_sweep.py                  # 16 nodes, 100 000 256-byte messages
     .venv/bin/python experiments/ber_sweep.py --messages 20000 --seed 2
+    .venv/bin/python experiments/ber_sweep.py --burst-bits 16   # errors in 16-bit bursts
 
-Every bit of every block flips independently (no bursts); recovery as in
+Every bit of every block flips independently, or (--burst-bits) errors come
+in bursts at the same bit-error rate; recovery as in
 docs/faults.md §4: timeouts, idempotent retries with the message id, first
 copy kept. Prints a markdown table; seeded.
 """
@@ -26,10 +28,11 @@ def main() -> None:
     ap.add_argument("--workload", default="micro")
     ap.add_argument("--message-bytes", type=int, default=256)
     ap.add_argument("--retry-timeout-ns", type=int, default=20_000)
+    ap.add_argument("--burst-bits", type=int, default=0, help="0: independent bit errors; L: bursts of L bits")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     base = {"nodes": args.nodes, "messages": args.messages, "load": args.load, "workload": args.workload, "message_bytes": args.message_bytes,
-            "seed": args.seed, "zero_queue": 0, "retry_timeout_ns": args.retry_timeout_ns}
+            "seed": args.seed, "zero_queue": 0, "retry_timeout_ns": args.retry_timeout_ns, "ber_burst_bits": args.burst_bits}
     started = time.perf_counter()
     rows = []
     clean = None

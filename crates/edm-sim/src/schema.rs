@@ -420,6 +420,8 @@ fields! {
     ber_monitor_window_ns: int(1, U64), Scope::EdmOnly, "the BER monitor's window (802.3: 125 us)" => edm.faults.monitor_window_ns;
     dual_switch: Kind::Flag, Scope::EdmOnly,
         "1: every host mirrors its memory messages on two switch planes; the receiver keeps the first copy" => edm.faults.dual_switch;
+    ber_burst_bits: int(0, 4096), Scope::EdmOnly,
+        "0 or 1: independent bit errors; L: errors come in bursts of L bits (first and last flipped), at ber / L bursts per bit" => edm.faults.burst_bits;
 }
 
 /// The field called `name`.

@@ -31,6 +31,8 @@ pub struct FaultConfig {
     pub read_timeout_ns: u64,
     /// Bit-error rate of every link (0: none).
     pub ber: f64,
+    /// Bits one error event spans (0 or 1: independent bit errors).
+    pub burst_bits: u32,
     /// How long a host waits for a grant before it sends its /N/ or request
     /// again, and the switch for a granted chunk's data before it grants
     /// the chunk again.
@@ -157,6 +159,7 @@ impl Default for FaultConfig {
         FaultConfig {
             read_timeout_ns: 0,
             ber: 0.0,
+            burst_bits: 0,
             retry_timeout_ns: 20_000,
             seed: 1,
             failures: Vec::new(),
@@ -296,7 +299,7 @@ impl Faults {
     pub fn new(cfg: &FaultConfig, plane: u8, nodes: usize) -> Self {
         Faults {
             rng: Rng::fork(cfg.seed, 0xFA17_0000 + plane as u64),
-            noise: Noise::of(cfg.ber),
+            noise: Noise::of(cfg.ber, cfg.burst_bits),
             cfg: cfg.clone(),
             plane,
             window_start: vec![0; nodes],
@@ -343,7 +346,7 @@ impl Faults {
         let noisy = self.cfg.failures.iter().find_map(|f| {
             f.ber
                 .filter(|_| f.covers(self.plane, host, at))
-                .map(Noise::of)
+                .map(|ber| Noise::of(ber, self.cfg.burst_bits))
         });
         let fate = self.cross_with(noisy.unwrap_or(self.noise), blocks, control);
         if fate == Fate::Dropped {
@@ -373,12 +376,8 @@ impl Faults {
         if u >= hit {
             return Fate::Intact;
         }
-        let k = noise.errors_given_hit(blocks * BLOCK_BITS, u);
-        let escape = if control {
-            control_undetected(k)
-        } else {
-            data_undetected(k)
-        };
+        let k = noise.errors_given_hit(noise.exposed_bits(blocks), u);
+        let escape = noise.escape(k, control);
         if escape > 0.0 && self.rng.uniform() < escape {
             Fate::Undetected
         } else {
@@ -387,31 +386,63 @@ impl Faults {
     }
 }
 
-/// A link's bit-error rate.
+/// A link's bit errors: independent bits, or bursts.
 #[derive(Clone, Copy, Debug)]
 struct Noise {
+    /// The bit-error rate.
     ber: f64,
-    /// ln(1 - ber), for the per-unit hit probability.
+    /// Bits an error event spans (1: independent bit errors), and the
+    /// events' rate per bit, ber / burst (the bit-error rate stays `ber`).
+    burst: u32,
+    event_rate: f64,
+    /// ln(1 - event_rate), for the per-unit hit probability.
     ln_keep: f64,
 }
 
 impl Noise {
-    fn of(ber: f64) -> Noise {
+    fn of(ber: f64, burst: u32) -> Noise {
+        let burst = burst.max(1);
+        let event_rate = ber / burst as f64;
         Noise {
             ber,
-            ln_keep: (1.0 - ber).ln(),
+            burst,
+            event_rate,
+            ln_keep: (1.0 - event_rate).ln(),
         }
     }
 
-    fn hit_probability(&self, blocks: u32) -> f64 {
-        -(self.ln_keep * (blocks * BLOCK_BITS) as f64).exp_m1()
+    /// Bits where an event that reaches a unit of `blocks` blocks starts (a
+    /// burst starting up to burst − 1 bits before it reaches it too).
+    fn exposed_bits(&self, blocks: u32) -> u32 {
+        blocks * BLOCK_BITS + self.burst - 1
     }
 
-    /// The number of bit errors (≥ 1) of a hit unit of `bits` bits, by
-    /// inverting the binomial law with the draw `u` < P(hit) already made
-    /// (u is uniform on [0, P(hit)): P(k ≥ 1) is split by k).
+    fn hit_probability(&self, blocks: u32) -> f64 {
+        -(self.ln_keep * self.exposed_bits(blocks) as f64).exp_m1()
+    }
+
+    /// Probability that a hit unit with `events` error events passes its
+    /// receiver's checks. Independent bits: docs/protocol.md §5a for the
+    /// number of bit errors. Bursts (first and last bit flipped, the ones
+    /// between at random): the CRC-8 catches every single burst of up to 8
+    /// bits and the CRC-32C of up to 32; past that an upper bound, 2^-8 and
+    /// 2^-32 (the structure bits a control block must keep are not credited).
+    fn escape(&self, events: u32, control: bool) -> f64 {
+        match (self.burst, control) {
+            (1, true) => control_undetected(events),
+            (1, false) => data_undetected(events),
+            (b, true) if events == 1 && b <= 8 => 0.0,
+            (_, true) => 1.0 / 256.0,
+            (b, false) if events == 1 && b <= 32 => 0.0,
+            (_, false) => (2.0f64).powi(-32),
+        }
+    }
+
+    /// The number of error events (≥ 1) of a hit unit exposed over `bits`
+    /// bits, by inverting the binomial law with the draw `u` < P(hit)
+    /// already made (u is uniform on [0, P(hit)): P(k ≥ 1) is split by k).
     fn errors_given_hit(&self, bits: u32, u: f64) -> u32 {
-        let p = self.ber;
+        let p = self.event_rate;
         let q = 1.0 - p;
         // pmf(1) = n p q^(n-1); pmf(k+1) = pmf(k) (n-k)/(k+1) p/q.
         let mut pmf = bits as f64 * p * (self.ln_keep * (bits - 1) as f64).exp();
@@ -779,6 +810,18 @@ mod tests {
     }
 
     #[test]
+    fn bursts_keep_the_bit_error_rate_and_short_ones_never_escape() {
+        // 1e-4 in bursts of 8: an eighth of the events, a longer exposure.
+        let (bits, bursts) = (Noise::of(1e-4, 1), Noise::of(1e-4, 8));
+        let p = bursts.hit_probability(10);
+        let expected = 1.0 - (1.0 - 1e-4 / 8.0f64).powi(66 * 10 + 7);
+        assert!((p - expected).abs() < 1e-12 && p < bits.hit_probability(10));
+        assert_eq!(bursts.escape(1, true), 0.0);
+        assert!(Noise::of(1e-4, 9).escape(1, true) > 0.0);
+        assert_eq!(Noise::of(1e-4, 32).escape(1, false), 0.0);
+    }
+
+    #[test]
     fn undetected_rates_follow_protocol_5a() {
         assert_eq!(control_undetected(3), 0.0);
         assert_eq!(control_undetected(5), 0.0);
@@ -790,7 +833,7 @@ mod tests {
     #[test]
     fn error_counts_follow_the_binomial_law() {
         // At ber 0.05 on one block, P(k = 1 | hit) = 66 p q^65 / (1 - q^66).
-        let f = Noise::of(0.05);
+        let f = Noise::of(0.05, 1);
         let q: f64 = 0.95;
         let p1 = 66.0 * 0.05 * q.powi(65) / (1.0 - q.powi(66));
         let hit = f.hit_probability(1);
