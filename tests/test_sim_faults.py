@@ -27,3 +27,19 @@ def test_bit_errors_are_recovered_without_loss_or_duplicates():
 def test_bit_errors_need_the_rules_recovery_is_modelled_with():
     with pytest.raises(ValueError, match="ber.*zero_queue"):
         sim.run({**BASE, "ber": 1e-6})
+
+
+def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():
+    cfg = {**BASE, "zero_queue": 0, "retry_timeout_ns": 2000, "give_up_ns": 100_000,
+           "failures": "switch:0@5000"}
+    one = sim.run({**cfg, "failures": "switch@5000"}).summary
+    assert one["failed"] > 0 and one["completed"] + one["failed"] == one["messages"]
+    dual = sim.run({**cfg, "dual_switch": 1}).summary
+    assert dual["completed"] == dual["messages"] and dual["failed"] == 0
+    assert dual["link_down_drops"] > 0 and dual["mirror_copies_discarded"] > 0
+
+
+@pytest.mark.parametrize("events", ["switch:2@5", "link:99@5", "link:1@9-3", "link:1@5/2"])
+def test_bad_failure_events_name_the_field(events):
+    with pytest.raises(ValueError, match="failures"):
+        sim.run({**BASE, "zero_queue": 0, "failures": events})
