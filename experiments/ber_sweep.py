@@ -29,10 +29,12 @@ def main() -> None:
     ap.add_argument("--message-bytes", type=int, default=256)
     ap.add_argument("--retry-timeout-ns", type=int, default=20_000)
     ap.add_argument("--burst-bits", type=int, default=0, help="0: independent bit errors; L: bursts of L bits")
+    ap.add_argument("--zero-queue", type=int, default=1, choices=[0, 1],
+                    help="1: EDM's rules (booked circuits); 0: circuits that queue at the switch")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     base = {"nodes": args.nodes, "messages": args.messages, "load": args.load, "workload": args.workload, "message_bytes": args.message_bytes,
-            "seed": args.seed, "zero_queue": 0, "retry_timeout_ns": args.retry_timeout_ns, "ber_burst_bits": args.burst_bits}
+            "seed": args.seed, "zero_queue": args.zero_queue, "retry_timeout_ns": args.retry_timeout_ns, "ber_burst_bits": args.burst_bits}
     started = time.perf_counter()
     rows = []
     clean = None

@@ -59,10 +59,12 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=60_000)
     ap.add_argument("--load", type=float, default=0.5)
     ap.add_argument("--retry-timeout-ns", type=int, default=2_000)
+    ap.add_argument("--zero-queue", type=int, default=1, choices=[0, 1],
+                    help="1: EDM's rules (booked circuits); 0: circuits that queue at the switch")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     base = {"nodes": args.nodes, "messages": args.messages, "load": args.load, "workload": "micro",
-            "message_bytes": 256, "seed": args.seed, "zero_queue": 0,
+            "message_bytes": 256, "seed": args.seed, "zero_queue": args.zero_queue,
             "retry_timeout_ns": args.retry_timeout_ns, "give_up_ns": 200_000}
     started = time.perf_counter()
     probe = sim.run(base).messages

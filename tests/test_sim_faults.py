@@ -25,8 +25,14 @@ def test_bit_errors_are_recovered_without_loss_or_duplicates():
 
 
 def test_bit_errors_need_the_rules_recovery_is_modelled_with():
-    with pytest.raises(ValueError, match="ber.*zero_queue"):
-        sim.run({**BASE, "ber": 1e-6})
+    with pytest.raises(ValueError, match="ber.*memory_order"):
+        sim.run({**BASE, "protocol": "edm-paper", "ber": 1e-6})
+
+
+def test_bit_errors_are_recovered_under_the_zero_queue_rules_too():
+    s = sim.run({**BASE, "ber": 1e-5}).summary
+    assert s["config"]["zero_queue"] and s["data_corrupted"] > 0
+    assert s["completed"] == s["messages"] and s["failed"] == s["timed_out"] == 0
 
 
 def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():

@@ -408,7 +408,7 @@ fields! {
     read_timeout_ns: int(0, U32), Scope::EdmOnly,
         "0: never (the RTL's cfg_timeout = 0); T: a read or RMW unanswered T ns after its request finishes with a NULL response" => edm.faults.read_timeout_ns;
     ber: real(0.0, 0.01, false, false), Scope::EdmOnly,
-        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (zero_queue = 0, memory_order = address, no batching)" => edm.faults.ber;
+        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (memory_order = address, no batching)" => edm.faults.ber;
     retry_timeout_ns: int(1, U32), Scope::EdmOnly,
         "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk whose data did not arrive intact, after this many ns" => edm.faults.retry_timeout_ns;
     failures: Kind::Failures, Scope::EdmOnly,
@@ -723,9 +723,8 @@ impl RunConfig {
             );
         }
         if e.faults.lossy() {
-            // Recovery is modelled on the event-driven circuits, where a
-            // retried chunk may overtake: the address rule keeps writes to
-            // one address in order; a mega-message is one chunk of many.
+            // A retried chunk may overtake: the address rule keeps writes
+            // to one address in order; a mega-message is one chunk of many.
             let name = if e.faults.ber > 0.0 {
                 "ber"
             } else if e.faults.failures.is_empty() {
@@ -733,9 +732,6 @@ impl RunConfig {
             } else {
                 "failures"
             };
-            if e.zero_queue {
-                return refuse(name, "is modelled with zero_queue = 0 only".into());
-            }
             if e.memory_order != MemoryOrder::Address {
                 let why = "needs memory_order = 'address' (retried chunks may overtake)";
                 return refuse(name, why.into());

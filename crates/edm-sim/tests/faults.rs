@@ -31,15 +31,19 @@ fn messages(load: f64, count: usize, seed: u64) -> Vec<MessageSpec> {
     msgs
 }
 
-/// EDM's rules that faults are modelled with: circuits without zero-queue
-/// booking, the address order rule.
-fn lossy_rules(faults: FaultConfig) -> EdmConfig {
+/// EDM's rules with faults: with zero-queue booking (`zero_queue`) or
+/// circuits that queue at the switch.
+fn rules(faults: FaultConfig, zero_queue: bool) -> EdmConfig {
     EdmConfig {
-        zero_queue: false,
-        start_delay: false,
+        zero_queue,
+        start_delay: zero_queue,
         faults,
         ..EdmConfig::edm_rules()
     }
+}
+
+fn lossy_rules(faults: FaultConfig) -> EdmConfig {
+    rules(faults, false)
 }
 
 fn run(cfg: EdmConfig, msgs: &[MessageSpec]) -> Outcome {
@@ -108,14 +112,19 @@ fn bit_errors_lose_no_operation_duplicate_none_and_keep_write_order() {
     let msgs = messages(0.6, 4000, 3);
     // A retry timeout well past the round trip, and one shorter than many
     // (a chunk merely late is granted again: its second copy must be dropped).
-    for (retry_timeout_ns, duplicates) in [(5_000, false), (100, true)] {
+    for (retry_timeout_ns, duplicates, zero_queue) in [
+        (5_000, false, false),
+        (100, true, false),
+        (5_000, false, true),
+        (100, true, true),
+    ] {
         let faults = FaultConfig {
             ber: 1e-4,
             retry_timeout_ns,
             seed: 9,
             ..FaultConfig::default()
         };
-        let out = run(lossy_rules(faults), &msgs);
+        let out = run(rules(faults, zero_queue), &msgs);
         let f = &out.totals.edm.faults;
         // Something was hit, on every kind of unit, and recovered.
         assert!(f.control_corrupted > 20 && f.data_corrupted > 20, "{f:?}");
@@ -170,17 +179,13 @@ fn lossy_rules_refuse_what_recovery_does_not_model() {
         v.extend(extra.iter().map(|(k, x)| (k.to_string(), x.clone())));
         RunConfig::resolve(&v)
     };
-    let err = given(&[]).unwrap_err();
-    assert_eq!(err.field, Some("ber"));
-    assert!(err.why.contains("zero_queue"), "{err}");
-    let ok = given(&[("zero_queue", Value::Int(0))]).unwrap();
+    let ok = given(&[]).unwrap();
     assert_eq!(ok.edm.memory_order, MemoryOrder::Address);
     assert_eq!(ok.edm.faults.seed, ok.seed);
-    let err = given(&[
-        ("zero_queue", Value::Int(0)),
-        ("batch_bytes", Value::Int(512)),
-    ])
-    .unwrap_err();
+    let err = given(&[("protocol", Value::Text("edm-paper".into()))]).unwrap_err();
+    assert_eq!(err.field, Some("ber"));
+    assert!(err.why.contains("memory_order"), "{err}");
+    let err = given(&[("batch_bytes", Value::Int(512))]).unwrap_err();
     assert!(err.why.contains("batching"), "{err}");
 }
 
@@ -229,9 +234,11 @@ fn a_link_down_and_back_loses_nothing() {
     let msgs = messages(0.5, 4000, 5);
     let end = msgs.last().unwrap().issue_ps / 1000;
     let events = format!("link:2@{}-{}", end / 4, end / 2);
-    let out = run(lossy_rules(failing(&events, false)), &msgs);
-    assert!(out.totals.edm.faults.link_down_drops > 0);
-    assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0));
+    for zero_queue in [false, true] {
+        let out = run(rules(failing(&events, false), zero_queue), &msgs);
+        assert!(out.totals.edm.faults.link_down_drops > 0);
+        assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0));
+    }
 }
 
 #[test]
@@ -242,11 +249,13 @@ fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over
     let single = run(lossy_rules(failing(&events, false)), &msgs);
     let (done, failed) = accounted(&msgs, &single);
     assert!(failed > msgs.len() as u64 / 3 && done > msgs.len() as u64 / 3);
-    let dual = run(lossy_rules(failing(&events, true)), &msgs);
-    let f = &dual.totals.edm.faults;
-    assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
-    // Both planes carried the messages issued before the failure.
-    assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+    for zero_queue in [false, true] {
+        let dual = run(rules(failing(&events, true), zero_queue), &msgs);
+        let f = &dual.totals.edm.faults;
+        assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
+        // Both planes carried the messages issued before the failure.
+        assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+    }
 }
 
 #[test]

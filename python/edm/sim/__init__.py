@@ -137,7 +137,8 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
     """Zero-queue slowdowns against the paper rules' alone latency: the rules'
     own alone latency is longer for messages of several chunks (guards), so
     their plain slowdowns have a larger denominator than the paper rules'."""
-    paper = {**cfg, "protocol": "edm", **PAPER_RULES}
+    # Faults change no latency alone, and the paper's per-pair order refuses them.
+    paper = {**cfg, "protocol": "edm", **PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
     # One alone latency per distinct (op, size): op code in the high bits.
     key = df["op"].cat.codes.to_numpy().astype(np.uint64) << np.uint64(32) | df["size"].to_numpy().astype(np.uint64)
     distinct, index = np.unique(key, return_inverse=True)

@@ -619,10 +619,13 @@ impl Sim<'_> {
     /// A /G/ reaches its source: None if dropped, else whether it is the
     /// first copy of its chunk's grant there.
     pub(super) fn grant_arrives(&mut self, to: u16, at: Ps, unit: &Unit) -> Option<bool> {
-        if !self.crosses(to, at, 1, true) {
+        if !self.crosses(to, at, unit.blocks, true) {
             return None;
         }
-        self.heard[unit.msg as usize] = true;
+        if unit.kind == UnitKind::Grant {
+            // (A forwarded request reaches the memory node, not the requester.)
+            self.heard[unit.msg as usize] = true;
+        }
         let chunk = &mut self.chunks[unit.chunk as usize];
         let first = !chunk.grant_heard;
         chunk.grant_heard = true;
@@ -679,7 +682,7 @@ impl Sim<'_> {
             return false;
         }
         self.totals.edm.faults.notify_retries += 1;
-        self.send_control(now, unit);
+        self.send_control(now, now, unit);
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
         self.q.push(check, Ev::NotifyCheck(unit));
         true

@@ -129,7 +129,13 @@ impl Sim<'_> {
         };
         let at = now + self.edm.c(HOST_GEN_REQ_CYCLES);
         self.arm_timers(at, unit);
-        let h = m.requester;
+        self.send_control(now, at, unit);
+    }
+
+    /// Sends /N/ or request `unit` from its requester at `at`.
+    /// (Decided at `now`; zero-queue mode: in the first gap from `at`.)
+    pub(super) fn send_control(&mut self, now: Ps, at: Ps, unit: Unit) {
+        let h = unit.spec.requester;
         if self.zq {
             let waiting = &mut self.controls[h as usize];
             waiting.push_back((at, unit));
@@ -138,12 +144,6 @@ impl Sim<'_> {
             }
             return;
         }
-        self.send_control(at, unit);
-    }
-
-    /// Sends /N/ or request `unit` from its requester at `at`.
-    pub(super) fn send_control(&mut self, at: Ps, unit: Unit) {
-        let h = unit.spec.requester;
         if unit.kind == UnitKind::Notify {
             if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
                 self.record(h, true, d.start, 1, &unit);
@@ -236,7 +236,8 @@ impl Sim<'_> {
                 // With lossy links a hit grant is dropped; a chunk's grant
                 // repeated still sends its data, but a write stops being
                 // active at the first copy of its last grant only.
-                let first_copy = if self.lossy {
+                // (Zero-queue mode drew the grant's fate when it booked it.)
+                let first_copy = if self.lossy && !self.zq {
                     match self.grant_arrives(h, now, &unit) {
                         Some(first) => first,
                         None => return,

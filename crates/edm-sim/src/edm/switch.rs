@@ -248,7 +248,8 @@ impl Sim<'_> {
             edm.start_delay(),
         );
         self.pair_data_end[pair] = data_up + wire;
-        if self.track_finish && g.last && m.op == Op::Write {
+        // (With lossy links a write finishes when its data is in memory.)
+        if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
             self.q.push(data_up + wire, Ev::Finished(grant.msg));
         }
         self.down_book[src].book(grant_at, control_len);
@@ -263,19 +264,35 @@ impl Sim<'_> {
         }
         self.downlinks[dst].account(now, data_egress, data.blocks);
         self.record(g.dst, false, data_egress, data.blocks, &data);
-        // When the source learns of its last grant (a write stops being
-        // active) and when the data's last block arrives.
-        if g.last && m.op == Op::Write {
-            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
-        }
         let arrives = data_egress + hop + wire - block;
         self.totals.end_ps = self.totals.end_ps.max(arrives);
-        if g.last && m.op != Op::Write {
-            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        // With lossy links the grant and the data draw their fates now (the
+        // circuit stays booked either way) and the switch checks the chunk
+        // later; a lost grant sends no data.
+        let (grant_heard, data_intact) = if self.lossy {
+            let check = generated + edm.cfg.faults.retry_timeout_ps();
+            self.q.push(check, Ev::ChunkCheck(grant));
+            match self.grant_arrives(g.src, grant_at + hop, &grant) {
+                Some(first) => (first, self.arrives_intact(g.dst, arrives, &data)),
+                None => (false, false),
+            }
         } else {
+            (true, true)
+        };
+        // When the source learns of its last grant (a write stops being
+        // active) and when the data's last block arrives.
+        if grant.last && m.op == Op::Write && grant_heard {
+            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
+        }
+        if data_intact && g.last && m.op != Op::Write {
+            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        } else if data_intact {
             // Nothing waits on it at its destination (a write's memory node,
             // or a response chunk before the last): count it now.
-            self.data_arrives(arrives, data);
+            let done = self.data_arrives(arrives, data);
+            if done && self.lossy && self.track_finish && m.op == Op::Write {
+                self.q.push(arrives, Ev::Finished(grant.msg));
+            }
         }
         self.totals.edm.max_grant_wait_ps =
             self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
