@@ -1,14 +1,17 @@
-//! Faults in an EDM run (issue 25, paper §3.3): read timeouts, bit errors on
-//! links and their recovery. What a fault does to a unit is decided here,
-//! seeded; what the hosts and the switch do about it is in `hosts.rs` and
-//! `switch.rs` (timers, idempotent retries, first copy kept).
+//! Faults in an EDM run (issue 25, paper §3.3; docs/faults.md §4): read
+//! timeouts, bit errors, links and switches that fail, the BER monitor, the
+//! dual switch, and the timers and idempotent retries that recover (the
+//! receiver keeps a chunk's first intact copy). What a fault does to a unit
+//! is decided here, seeded; the hosts and the switch call in from
+//! `hosts.rs`, `switch.rs` and `sim.rs`.
 //!
 //! The error model: every bit of every block on every link flips
-//! independently with probability `ber`. A unit of n blocks on one link is
-//! hit with probability 1-(1-ber)^(66n). A hit control unit (/N/, /G/, a
-//! request, a forwarded request) is dropped by its receiver (its CRC-8, the
-//! link's control sequence, docs/protocol.md §5a, or the message CRC-32C);
-//! a hit data unit fails its CRC-32C and is discarded. A hit unit passes
+//! independently with probability `ber` (or, with `burst_bits`, in bursts at
+//! the same bit rate). A unit of n blocks on one link is hit with
+//! probability 1-(1-ber)^(66n). A hit control unit (/N/, /G/, a request, a
+//! forwarded request) is dropped by its receiver (its CRC-8, the link's
+//! control sequence, docs/protocol.md §5a, or the message CRC-32C); a hit
+//! data unit fails its CRC-32C and is discarded. A hit unit passes
 //! undetected only with the rates of docs/protocol.md §5 and §5a for the
 //! number of bit errors it took (drawn from the binomial law): a control
 //! block with an even number k ≥ 4 of errors with C(42,k)/C(66,k)·2^-7, a
@@ -20,8 +23,7 @@ use crate::config::Ps;
 use crate::edm::scheduler::Grant;
 use crate::engine::{Outcome, Record};
 use crate::rng::Rng;
-use crate::workload::MessageSpec;
-use crate::workload::Op;
+use crate::workload::{MessageSpec, Op};
 
 /// The faults a run models (all off by default).
 #[derive(Clone, Debug, PartialEq)]
