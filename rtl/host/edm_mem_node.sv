@@ -11,34 +11,42 @@
 // A unit that starts without room for its kind (in_room_write low for a WREQ:
 // no data slot free; in_room_read low for an RREQ/RMWREQ: no response slot
 // free) is not stored and is counted in cnt_overflow, as is a /G/ that finds
-// the grant queue full. in_room_* are for the link side: in the fabric the switch's scheduler paces the units (edm_rx has
-// no back-pressure); a testbench can pace on it. The default sizes need no such
-// pacing (docs/hardware.md, "Memory node sizing"): COMPUTE_NODES x MAX_ACTIVE
-// response slots, as many grant-queue entries again, two WREQ data slots.
+// the grant queue full. in_room_* are for the link side (edm_rx has no
+// back-pressure; a testbench can pace on them). The default sizes lose nothing
+// at full load without pacing (docs/hardware.md, "Memory node sizing"):
+// COMPUTE_NODES x MAX_ACTIVE response slots, as many grant-queue entries again,
+// and WREQ data slots for the shortest WREQs that arrive while the longest is
+// written.
 //
 // Two memory channels, so that writes arriving at a word per cycle and reads
 // leaving at a word per cycle both keep up with the link: the write engine
-// serves WREQs in arrival order on the write channel, the read engine RREQs and
-// RMWREQs in arrival order on the read channel. Memory order is still arrival
-// order: a request waits while an earlier command of the other kind that
-// overlaps it in 8-byte words is not finished (a read all its words issued, an
-// RMW its write, a write all its words), so every read sees exactly the writes
-// that arrived before it. The memory must make a write accepted in one cycle
-// visible to reads accepted in later cycles, and answer reads in order.
+// serves WREQs in arrival order on the write channel; the read engine reaches
+// RREQs and serves RMWREQs in arrival order, and reads each RREQ chunk's words
+// when the chunk is granted, on the read channel. Memory order is still
+// arrival order: a command waits while an earlier command of the other kind
+// that overlaps it in 8-byte words is not finished (a read: all its words
+// issued; an RMW: its write; a write: all its words), so every read sees
+// exactly the writes that arrived before it. A read that a waiting write or
+// RMW would overwrite is read to its end at once, ahead of its grants, so a
+// write never waits for the switch. The memory must make a write accepted in
+// one cycle visible to reads accepted in later cycles, and answer reads in
+// order.
 //   WREQ:   the data bytes are written with byte masks (any address, any length
 //           1..MAX_WRITE_BYTES), one 8-byte word per write request.
 //   RREQ:   takes a response slot as it arrives (so its grants find it); when
 //           the read engine reaches it, its first chunk is queued as granted (the
-//           RREQ is the first grant: min(CHUNK_BYTES, len) bytes) and all its
-//           words are read into the slot's buffer. A read of
+//           RREQ is the first grant: min(CHUNK_BYTES, len) bytes); each queued
+//           chunk's words are read into the slot's buffer, in grant order, the
+//           first one in the cycle the chunk is queued. A read of
 //           0 bytes gets an empty RRES (STATUS_OK); a read longer than
 //           MAX_READ_BYTES an empty RRES with STATUS_ERROR (cnt_rejected).
 //   RMWREQ: RMW_CAS / RMW_FAA / RMW_SWAP (edm_pkg) on the aligned 64-bit
 //           little-endian word: read, then write (a failed CAS writes nothing).
 //           ATOMIC: no other request to that word between the read and the
-//           write (the order rule above; its write takes the write channel
-//           ahead of the write engine). The old value returns as an 8-byte RRES once the write
-//           is issued. An unknown opcode or an unaligned address is not executed:
+//           write (the order rule above; its read takes the read channel ahead
+//           of the chunk reads, its write the write channel ahead of the write
+//           engine). The old value returns as an 8-byte RRES once the write is
+//           issued. An unknown opcode or an unaligned address is not executed:
 //           empty RRES with STATUS_ERROR (cnt_rejected).
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
@@ -50,7 +58,8 @@
 // its header, so chunks must leave in the order their grants arrived. A good
 // RREQ/RMWREQ therefore puts a "first chunk" token in the grant queue when it
 // arrives, and the queue is served strictly in order: a token waits until the
-// engine has reached its command (the RMW's write issued), and every grant behind it waits too.
+// engine has reached its command (the RMW's write issued), and every grant
+// behind it waits too.
 // Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
 // the /MT/; valid/ready as edm_tx's memory input. A chunk starts as soon as its
 // first word is in the buffer and each block leaves once its words are
@@ -62,7 +71,7 @@
 //   x_  what a committed RREQ/RMWREQ will answer      rs_ the response slots
 //   c_  the read command at the head of the command FIFO   e_  the read engine serving it
 //   ws_ the WREQ data slots   w_  the write engine, the WREQ word being written
-//   rmw_ the RMW's new value   a_ the answer is an error   o_ arrival order
+//   rmw_ the RMW's new value   a_ the answer is an error   f_ the chunk read (fq_: its queue)
 //   t_  a memory read's tag (t_push, t_slot_q: a token at the head of the grant queue)
 //   g_  the grant at the head of the grant queue      j_  the chunk at the head of the job queue
 //   u_  its unit, block by block (edm_unit_emitter)   cmd_ gq_ jq_ tq_: FIFO ports
@@ -322,6 +331,8 @@ module edm_mem_node #(
   logic [RS-1:0]            rs_err;      // STATUS_ERROR
   logic [RS-1:0][WIW-1:0]   rs_arrived;  // words in the buffer
   logic [RS-1:0]            rs_pend;     // its memory requests are not all issued
+  logic [RS-1:0][WIW-1:0]   rs_fetched;  // RREQ: words read (issued) so far
+  logic [RS-1:0][WIW-1:0]   rs_total;    // RREQ: words to read
   logic [RS-1:0][60:0]      rs_w0, rs_wl;  // the words it reads
   logic [RS-1:0][WS-1:0]    rs_after;    // the WREQs that arrived before it, not all written
 
@@ -340,10 +351,9 @@ module edm_mem_node #(
   end
 
   // ================================================================ read engine
-  localparam logic [2:0] E_IDLE = 3'd0, E_READ = 3'd2, E_RMW_RD = 3'd3,
+  localparam logic [2:0] E_IDLE = 3'd0, E_RMW_RD = 3'd3,
                          E_RMW_WAIT = 3'd4, E_RMW_WR = 3'd5, E_RMW_DONE = 3'd6;
   logic [2:0]  e_state;
-  logic [13:0] e_j;         // word of the request
   logic [63:0] e_old;       // RMW: the word read
 
   logic [2:0]  c_kind;
@@ -353,18 +363,9 @@ module edm_mem_node #(
   logic [RSW-1:0] c_slot;   // its response slot
   assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
 
-  logic [2:0]  c_a;
-  logic [60:0] c_w0;
-  logic [16:0] c_end;     // a + len - 1: the last byte's offset from word c_w0
-  logic [13:0] c_last_j;  // index of the last word
-  assign c_a = c_addr[2:0];
-  assign c_w0 = c_addr[63:3];
-  assign c_end = {14'b0, c_a} + {1'b0, c_len} - 17'd1;
-  assign c_last_j = 14'(c_end >> 3);
-
   logic c_read_ok, c_rmw_ok;
   assign c_read_ok = c_len <= MAX_READ;
-  assign c_rmw_ok  = (c_op == OP_CAS || c_op == OP_FAA || c_op == OP_SWAP) && c_a == 3'd0;
+  assign c_rmw_ok  = (c_op == OP_CAS || c_op == OP_FAA || c_op == OP_SWAP) && c_addr[2:0] == 3'd0;
 
   // An earlier WREQ not all written that touches the command's words.
   logic r_hazard;
@@ -375,6 +376,13 @@ module edm_mem_node #(
           && ws_w0[k] <= rs_wl[c_slot] && rs_w0[c_slot] <= ws_wl[k])
         r_hazard = 1'b1;
   end
+  // An RMW also waits for the earlier reads that have not fetched its word yet
+  // (every reached read is earlier; they are fetched ahead, see f_force).
+  logic [RS-1:0] rmw_war;
+  always_comb
+    for (integer i = 0; i < RS; i++)
+      rmw_war[i] = e_state == E_RMW_RD && rs_reached[i] && rs_pend[i]
+                   && rs_w0[i] <= c_addr[63:3] && c_addr[63:3] <= rs_wl[i];
 
   // RMW: the new value.
   logic        rmw_write, rmw_wr;
@@ -389,23 +397,9 @@ module edm_mem_node #(
     end
   end
   assign rmw_wr = e_state == E_RMW_WR && rmw_write;
-
-  // Read requests. The first word of an RREQ goes in the cycle the engine
-  // reaches the command (E_IDLE), the rest from E_READ.
-  logic dram_fire, idle_read;
-  assign idle_read = cmd_valid && c_kind == K_RREQ && c_read_ok && c_len != 16'd0;
-  always_comb begin
-    dram_rd_valid = 1'b0;
-    case (e_state)
-      E_IDLE: dram_rd_valid = idle_read && tq_wr_ready && !r_hazard;
-      E_READ, E_RMW_RD: dram_rd_valid = tq_wr_ready && !r_hazard;
-      default: ;
-    endcase
-  end
-  assign dram_rd_addr = {c_w0 + 61'(e_j), 3'b000};
-  assign dram_fire   = dram_rd_valid && dram_rd_ready;
-  assign tq_wr_valid = dram_fire;
-  assign tq_wr_data  = {e_state == E_RMW_RD, c_slot, WIW'(e_j)};
+  // The RMW's read: it has the read channel before the chunk fetches.
+  logic rmw_rd, dram_fire;
+  assign rmw_rd = e_state == E_RMW_RD && !r_hazard && rmw_war == '0;
 
   // Read answers go to the response buffer.
   logic           rsp_fire, t_rmw;
@@ -417,54 +411,33 @@ module edm_mem_node #(
   always_ff @(posedge clk)
     if (rsp_fire) rbuf[RBW'(t_slot) * RBW'(SLOT_WORDS) + RBW'(t_word_idx)] <= dram_rsp_data;
 
-  // First chunk of an RREQ (the implicit grant) or the RMW result.
+  // The engine reaches an RREQ once no earlier write it reads is pending (its
+  // words are then fetched chunk by chunk as granted), an RMW once it is done.
   logic        e_push, e_done, a_err;
   assign a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
-  // E_IDLE: an RREQ queues its first chunk at once, a good RMWREQ in E_RMW_DONE.
   // (e_push: the engine has reached the command; its first chunk goes when its
   // token reaches the head of the grant queue.)
-  assign e_push = (e_state == E_IDLE && cmd_valid && (c_kind == K_RREQ || (c_kind == K_RMW && a_err)))
+  assign e_push = (e_state == E_IDLE && cmd_valid
+                   && ((c_kind == K_RREQ && !(rs_pend[c_slot] && r_hazard)) || (c_kind == K_RMW && a_err)))
                   || e_state == E_RMW_DONE;
-
-  always_comb begin
-    e_done = 1'b0;
-    case (e_state)
-      E_IDLE: e_done = cmd_valid && ((e_push && (a_err || c_len == 16'd0))
-                    || (dram_fire && c_last_j == 14'd0));
-      E_READ: e_done = dram_fire && e_j == c_last_j;
-      E_RMW_DONE: e_done = 1'b1;
-      default: ;
-    endcase
-  end
+  assign e_done = e_push;
   assign cmd_pop = e_done;
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       e_state <= E_IDLE;
-      e_j <= '0;
       e_old <= '0;
     end else begin
       case (e_state)
-        E_IDLE: begin
-          e_j <= dram_fire && !e_done ? 14'd1 : 14'd0;
-          if (cmd_valid && !e_done) begin
-            if (c_kind == K_RMW) e_state <= E_RMW_RD;
-            else if (e_push) e_state <= E_READ;
-          end
-        end
-        E_READ:
-          if (dram_fire) begin
-            e_j <= e_done ? 14'd0 : e_j + 14'd1;   // E_IDLE issues word 0 at once
-            if (e_done) e_state <= E_IDLE;
-          end
-        E_RMW_RD: if (dram_fire) e_state <= E_RMW_WAIT;
+        E_IDLE: if (cmd_valid && c_kind == K_RMW && !a_err) e_state <= E_RMW_RD;
+        E_RMW_RD: if (dram_fire && rmw_rd) e_state <= E_RMW_WAIT;
         E_RMW_WAIT:
           if (rsp_fire && t_rmw) begin
             e_old <= dram_rsp_data;
             e_state <= E_RMW_WR;
           end
         E_RMW_WR: if (dram_wr_ready || !rmw_write) e_state <= E_RMW_DONE;
-        E_RMW_DONE: if (e_done) e_state <= E_IDLE;
+        E_RMW_DONE: e_state <= E_IDLE;
         default: e_state <= E_IDLE;
       endcase
     end
@@ -481,13 +454,12 @@ module edm_mem_node #(
   assign w_end    = {14'b0, w_a} + {1'b0, ws_len[w_head]} - 17'd1;
   assign w_last_j = w_end[16:3];
   // An earlier read or RMW not finished that touches the WREQ's words.
-  always_comb begin
-    w_hazard = 1'b0;
+  logic [RS-1:0] w_hazard_rs;
+  always_comb
     for (integer i = 0; i < RS; i++)
-      if (ws_after[w_head][i]
-          && rs_w0[i] <= ws_wl[w_head] && ws_w0[w_head] <= rs_wl[i])
-        w_hazard = 1'b1;
-  end
+      w_hazard_rs[i] = ws_busy[w_head] && ws_access[w_head] && ws_after[w_head][i]
+                       && rs_w0[i] <= ws_wl[w_head] && ws_w0[w_head] <= rs_wl[i];
+  assign w_hazard = w_hazard_rs != '0;
 
   // WREQ word w_j: memory bytes 8*w_j .. 8*w_j+7 from its first word are T bytes
   // 8*w_j + 18 - a .. : T[q] and T[q+1] shifted right by s bytes.
@@ -528,7 +500,8 @@ module edm_mem_node #(
   always_comb begin
     rd_finish = '0;
     wr_finish = '0;
-    if (e_done) rd_finish[c_slot] = 1'b1;
+    if (e_done && c_kind == K_RMW) rd_finish[c_slot] = 1'b1;
+    if (f_fire && rs_fetched[f_slot] + WIW'(1) == rs_total[f_slot]) rd_finish[f_slot] = 1'b1;
     if (w_done) wr_finish[w_head] = 1'b1;
   end
 
@@ -553,7 +526,8 @@ module edm_mem_node #(
   logic           t_push;
   assign {g_tok, t_slot_q, g_dst, g_id, g_size} = gq_data;
   // A token at the head: the read's first chunk, once the engine has reached it.
-  assign t_push = gq_valid && g_tok && rs_reached[t_slot_q] && jq_wr_ready;
+  assign t_push = gq_valid && g_tok && (rs_reached[t_slot_q] || (e_push && c_slot == t_slot_q))
+                  && jq_wr_ready && fq_wr_ready;
   always_comb begin
     g_match = 1'b0;
     g_slot = '0;
@@ -568,13 +542,75 @@ module edm_mem_node #(
   // A grant for a slot whose first chunk is not queued yet waits (it is next).
   assign g_stray = gq_valid && !g_tok
                    && (!g_match || !rs_started[g_slot] || g_rem == 16'd0 || g_size == 16'd0);
-  assign g_push  = gq_valid && !g_tok && !g_stray && jq_wr_ready;
+  assign g_push  = gq_valid && !g_tok && !g_stray && jq_wr_ready && fq_wr_ready;
   assign gq_pop  = t_push || g_push || g_stray;
 
   assign jq_wr_valid = t_push || g_push;
   assign jq_wr_data  = t_push ? {t_slot_q, 16'd0, rs_granted[t_slot_q], 12'd0,
                                  rs_granted[t_slot_q] == rs_len[t_slot_q]}
                               : {g_slot, rs_granted[g_slot], g_take, rs_seq[g_slot], g_take == g_rem};
+
+  // ================================================================ chunk fetch
+  // Each queued chunk (in grant order) needs its slot's words up to f_upto read;
+  // a slot's words are read in order, once (rs_fetched). A slot that a waiting
+  // write or RMW would overwrite is read to its end first (f_force), so a write
+  // never waits for a grant.
+  logic [RS-1:0]  f_force;
+  logic           f_forced, f_valid, f_issue, fq_valid, fq_pop, fq_wr_ready;
+  logic [RSW-1:0] f_slot, fq_slot, fq_wr_slot;
+  logic [WIW-1:0] f_upto, fq_upto, fq_wr_upto;
+  logic [16:0]    fq_wr_end;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [GRANTS_LOG2:0] fq_count;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign fq_wr_slot = t_push ? t_slot_q : g_slot;
+  assign fq_wr_end  = {14'b0, rs_a[fq_wr_slot]} + {1'b0, jq_wr_data[JOB_W-RSW-1 -: 16]}
+                    + {1'b0, jq_wr_data[JOB_W-RSW-17 -: 16]} + 17'd7;   // a + off + size + 7
+  assign fq_wr_upto = WIW'(fq_wr_end >> 3);
+  edm_fifo #(.WIDTH(RSW + WIW), .DEPTH_LOG2(GRANTS_LOG2)) fetch_q (
+      .clk, .rst_n,
+      .wr_valid(jq_wr_valid), .wr_ready(fq_wr_ready), .wr_data({fq_wr_slot, fq_wr_upto}),
+      .rd_valid(fq_valid), .rd_ready(fq_pop), .rd_data({fq_slot, fq_upto}),
+      .count(fq_count)
+  );
+  always_comb
+    for (integer i = 0; i < RS; i++)
+      f_force[i] = rmw_war[i] || (w_hazard_rs[i] && rs_reached[i]);
+  always_comb begin
+    f_forced = 1'b0;
+    f_slot = fq_slot;
+    f_upto = fq_upto;
+    f_valid = fq_valid;
+    if (!fq_valid) begin   // an empty queue: the chunk being queued, at once
+      f_slot = fq_wr_slot;
+      f_upto = fq_wr_upto;
+      f_valid = jq_wr_valid;
+    end
+    for (integer i = RS - 1; i >= 0; i--)
+      if (f_force[i]) begin
+        f_forced = 1'b1;
+        f_slot = RSW'(i);
+        f_upto = rs_total[i];
+        f_valid = 1'b1;
+      end
+  end
+  // The target has words left to read. Reads are fetched only once reached; a
+  // queued chunk may outlive its response (its words were read ahead) and then
+  // names a reused slot: it is skipped, or reads that read's first words early,
+  // which is harmless once that read is reached.
+  logic f_more;
+  assign f_more  = (rs_reached[f_slot] || (e_push && c_slot == f_slot))
+                   && rs_fetched[f_slot] < f_upto && rs_fetched[f_slot] < rs_total[f_slot];
+  assign f_issue = f_valid && f_more && !rmw_rd;
+  assign fq_pop  = fq_valid && !f_forced && (!f_more || (f_fire && rs_fetched[f_slot] + WIW'(1) == f_upto));
+
+  assign dram_rd_valid = (rmw_rd || f_issue) && tq_wr_ready;
+  assign dram_rd_addr  = rmw_rd ? {c_addr[63:3], 3'b000} : {rs_w0[f_slot] + 61'(rs_fetched[f_slot]), 3'b000};
+  assign dram_fire   = dram_rd_valid && dram_rd_ready;
+  assign tq_wr_valid = dram_fire;
+  assign tq_wr_data  = rmw_rd ? {1'b1, c_slot, WIW'(0)} : {1'b0, f_slot, rs_fetched[f_slot]};
+  logic f_fire;
+  assign f_fire = dram_fire && !rmw_rd;
 
   // ================================================================ RRES generator
   logic [RSW-1:0] j_slot;
@@ -661,6 +697,8 @@ module edm_mem_node #(
       ws_wl <= '0;
       ws_after <= '0;
       rs_pend <= '0;
+      rs_fetched <= '0;
+      rs_total <= '0;
       rs_w0 <= '0;
       rs_wl <= '0;
       rs_after <= '0;
@@ -744,10 +782,16 @@ module edm_mem_node #(
         rs_err[free_idx] <= x_err;
         rs_arrived[free_idx] <= '0;
         rs_pend[free_idx] <= x_access;
+        rs_fetched[free_idx] <= '0;
+        rs_total[free_idx] <= rx_kind == K_RREQ && x_access ? WIW'(x_end >> 3) + WIW'(1) : '0;
         rs_w0[free_idx] <= x_w0;
         rs_wl[free_idx] <= x_wl;
       end
-      if (e_done) rs_pend[c_slot] <= 1'b0;
+      if (e_done && c_kind == K_RMW) rs_pend[c_slot] <= 1'b0;
+      if (f_fire) begin
+        rs_fetched[f_slot] <= rs_fetched[f_slot] + WIW'(1);
+        if (rs_fetched[f_slot] + WIW'(1) == rs_total[f_slot]) rs_pend[f_slot] <= 1'b0;
+      end
       if (e_push) rs_reached[c_slot] <= 1'b1;
       if (t_push) rs_started[t_slot_q] <= 1'b1;
       if (g_push) begin
@@ -766,7 +810,7 @@ module edm_mem_node #(
       cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !ms_room}
                                                    + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
                                                    + {1'b0, tok_in && !gq_wr_ready}
-                                                   + {1'b0, commit && !cmd_wr_ready});
+                                                   + {1'b0, tok_in && !cmd_wr_ready});
       cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
     end
   end

@@ -101,8 +101,7 @@ module tb_fabric_top #(
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
 
-  // Circuit queues for every chunk of X reads of every compute node waiting at one memory node.
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CQ_LOG2(5)) sw (
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES)) sw (
       .clk, .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),

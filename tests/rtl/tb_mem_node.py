@@ -474,7 +474,7 @@ async def overflow_is_dropped(dut):
     """Units arrive back to back while the memory is slow, ignoring in_room: the
     ones that start without room are dropped and counted, nothing else changes."""
     b = await new_bench(dut, 5, p_gap=0.0, p_ready=0.3, lat=(5, 15), pace=False)
-    for _ in range(60):
+    for _ in range(120):
         if b.rng.random() < 0.7:
             b.rand_write(n=b.rng.randint(100, MAX_WRITE))
         else:
