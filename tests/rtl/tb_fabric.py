@@ -33,6 +33,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
+from tbutil import Dram
 
 RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node
 RSIZE = 16384
@@ -77,7 +78,7 @@ class Fabric:
         self.dut = dut
         self.rng = random.Random(seed)
         self.nc = len(dut.req_valid)
-        self.nm = len(dut.dram_req_valid)
+        self.nm = len(dut.dram_rd_valid)
         self.n = self.nc + self.nm
         # p_ready: host-side handshakes (requests' completions, local-memory reads);
         # p_sink: local-memory writes and DRAM, which must keep up with the link
@@ -87,8 +88,7 @@ class Fabric:
         init = [bytes(self.rng.getrandbits(8) for _ in range(RSIZE)) for _ in range(self.nm)]
         self.dram = [bytearray(b) for b in init]
         self.model = [bytearray(b) for b in init]
-        self.dram_q = [deque() for _ in range(self.nm)]      # (due, data)
-        self.dram_busy_until = [0] * self.nm
+        self.mem = [Dram(self.dram[m], RBASE, self.rng, dram_lat) for m in range(self.nm)]
         self.lmem = [bytearray(self.rng.getrandbits(8) for _ in range(LSIZE)) for _ in range(self.nc)]
         self.lrd_q = [deque() for _ in range(self.nc)]
         self.lrd_due = [0] * self.nc
@@ -156,7 +156,7 @@ class Fabric:
         d.rst_n.value = 0
         d.cfg_timeout.value = 0
         d.up_flip.value = d.down_flip.value = 0
-        for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_req_ready",
+        for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_rd_ready", "dram_wr_ready",
                      "dram_rsp_valid", "h_enc_valid", "s_enc_valid"):
             getattr(d, name).value = 0
         for _ in range(3):
@@ -198,9 +198,9 @@ class Fabric:
         def ready(k, p):
             return sum(1 << i for i in range(k) if rng.random() < p)
         cpl_ready, lrd_ready = ready(nc, self.p_ready), ready(nc, self.p_ready)
-        lwr_ready, dram_ready = ready(nc, self.p_sink), ready(nm, self.p_sink)
+        lwr_ready, dram_rd_ready, dram_wr_ready = ready(nc, self.p_sink), ready(nm, self.p_sink), ready(nm, self.p_sink)
         d.cpl_ready.value, d.lrd_ready.value, d.lwr_ready.value = cpl_ready, lrd_ready, lwr_ready
-        d.dram_req_ready.value = dram_ready
+        d.dram_rd_ready.value, d.dram_wr_ready.value = dram_rd_ready, dram_wr_ready
         v = data = 0
         for c in range(nc):
             if self.lrd_q[c] and self.lrd_q[c][0][0] <= self.cycle:
@@ -210,9 +210,10 @@ class Fabric:
         v = data = 0
         dram_rsp = [False] * nm
         for m in range(nm):
-            if self.dram_q[m] and self.dram_q[m][0][0] <= self.cycle:
+            answer = self.mem[m].answer(self.cycle)
+            if answer is not None:
                 v |= 1 << m
-                data |= self.dram_q[m].popleft()[1] << (64 * m)
+                data |= answer << (64 * m)
                 dram_rsp[m] = True
         d.dram_rsp_valid.value, d.dram_rsp_data.value = v, data
         hv = sv = hb = sb = 0
@@ -265,26 +266,18 @@ class Fabric:
             if cv >> c & 1 and cpl_ready >> c & 1:
                 self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
                               field(int(d.cpl_dst.value), c, 10), cyc)
-        dv = int(d.dram_req_valid.value)
+        rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
         for m in range(nm):
             if dram_rsp[m] and self.trace:
                 self.events.append((cyc, "dram_rsp", self.nc + m, None))
-            if dv >> m & 1 and dram_ready >> m & 1:
-                o = field(int(d.dram_req_addr.value), m, 64) - RBASE
-                assert 0 <= o < RSIZE, hex(o)
-                write = int(d.dram_req_write.value) >> m & 1
-                if write:
-                    w = field(int(d.dram_req_wdata.value), m, 64).to_bytes(8, "little")
-                    mask = field(int(d.dram_req_wmask.value), m, 8)
-                    for k in range(8):
-                        if mask >> k & 1:
-                            self.dram[m][o + k] = w[k]
-                else:
-                    due = max(self.dram_busy_until[m] + 1, cyc + rng.randint(*self.dram_lat))
-                    self.dram_busy_until[m] = due
-                    self.dram_q[m].append((due, int.from_bytes(self.dram[m][o:o + 8], "little")))
-                if self.trace:
-                    self.events.append((cyc, "dram_wr" if write else "dram_rd", self.nc + m, None))
+            read, write = rdv >> m & 1, wrv >> m & 1
+            self.mem[m].accept(cyc, field(int(d.dram_rd_addr.value), m, 64) if read else None,
+                               field(int(d.dram_wr_addr.value), m, 64) if write else None,
+                               field(int(d.dram_wr_data.value), m, 64), field(int(d.dram_wr_mask.value), m, 8))
+            if self.trace and read:
+                self.events.append((cyc, "dram_rd", self.nc + m, None))
+            if self.trace and write:
+                self.events.append((cyc, "dram_wr", self.nc + m, None))
         her, ser = int(d.h_enc_ready.value), int(d.s_enc_ready.value)
         for p in range(n):
             if hv >> p & 1 and her >> p & 1:

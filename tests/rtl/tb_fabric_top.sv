@@ -45,15 +45,17 @@ module tb_fabric_top #(
     output logic [NC*16-1:0]   cn_cnt_timeouts,
     output logic [NC*16-1:0]   cn_cnt_late,
     output logic [NC*16-1:0]   cn_cnt_rx_overflow,
-    // Memory nodes: DRAM.
-    output logic [NM-1:0]      dram_req_valid,
-    input  logic [NM-1:0]      dram_req_ready,
-    output logic [NM*64-1:0]   dram_req_addr,
-    output logic [NM-1:0]      dram_req_write,
-    output logic [NM*64-1:0]   dram_req_wdata,
-    output logic [NM*8-1:0]    dram_req_wmask,
+    // Memory nodes: DRAM, a read and a write channel each.
+    output logic [NM-1:0]      dram_rd_valid,
+    input  logic [NM-1:0]      dram_rd_ready,
+    output logic [NM*64-1:0]   dram_rd_addr,
     input  logic [NM-1:0]      dram_rsp_valid,
     input  logic [NM*64-1:0]   dram_rsp_data,
+    output logic [NM-1:0]      dram_wr_valid,
+    input  logic [NM-1:0]      dram_wr_ready,
+    output logic [NM*64-1:0]   dram_wr_addr,
+    output logic [NM*64-1:0]   dram_wr_data,
+    output logic [NM*8-1:0]    dram_wr_mask,
     output logic [NM*16-1:0]   mn_cnt_dropped,
     output logic [NM*16-1:0]   mn_cnt_overflow,
     output logic [NM*16-1:0]   mn_cnt_rejected,
@@ -99,8 +101,7 @@ module tb_fabric_top #(
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
 
-  // Circuit queues for every chunk of X reads of every compute node waiting at one memory node.
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CQ_LOG2(5)) sw (
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES)) sw (
       .clk, .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
@@ -160,26 +161,23 @@ module tb_fabric_top #(
     );
   end
 
-  // Grant queue: a token per response slot plus the grants behind them.
-  localparam int unsigned RSL = $clog2(NC * edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS);
   for (genvar m = 0; m < NM; m++) begin : g_mn
     localparam int unsigned P = NC + m;
-    // Response slots for X reads from every compute node; room for the WREQ
-    // chunks that arrive while the in-order engine reads those responses
-    // (docs/hardware.md, "memory node provisioning").
-    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES),
-                   .READ_SLOTS_LOG2(RSL), .GRANTS_LOG2(RSL + 1),
-                   .CMD_DEPTH_LOG2(5), .WSLOTS_LOG2(4)) mn (
+    // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
+    // "Memory node sizing").
+    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
         .clk, .rst_n,
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
-        .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room(),
+        .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room_read(), .in_room_write(),
         .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*PB +: PB]),
         .grant_msg_id(r_grant_id[P*8 +: 8]), .grant_size(r_grant_size[P*16 +: 16]),
-        .dram_req_valid(dram_req_valid[m]), .dram_req_ready(dram_req_ready[m]),
-        .dram_req_addr(dram_req_addr[m*64 +: 64]), .dram_req_write(dram_req_write[m]),
-        .dram_req_wdata(dram_req_wdata[m*64 +: 64]), .dram_req_wmask(dram_req_wmask[m*8 +: 8]),
+        .dram_rd_valid(dram_rd_valid[m]), .dram_rd_ready(dram_rd_ready[m]),
+        .dram_rd_addr(dram_rd_addr[m*64 +: 64]),
         .dram_rsp_valid(dram_rsp_valid[m]), .dram_rsp_data(dram_rsp_data[m*64 +: 64]),
+        .dram_wr_valid(dram_wr_valid[m]), .dram_wr_ready(dram_wr_ready[m]),
+        .dram_wr_addr(dram_wr_addr[m*64 +: 64]), .dram_wr_data(dram_wr_data[m*64 +: 64]),
+        .dram_wr_mask(dram_wr_mask[m*8 +: 8]),
         .out_valid(e_out_valid[P]), .out_ready(e_out_ready[P]),
         .out_block(e_out_block[P*66 +: 66]), .out_last(e_out_last[P]),
         .cnt_rreq(), .cnt_wreq(), .cnt_rmw(),

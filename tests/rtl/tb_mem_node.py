@@ -4,16 +4,19 @@ The bench plays every neighbour of the engine, cycle by cycle:
   * edm_rx: the units (built with the reference codec) block by block with
     mem_first / mem_last, random gaps; some units end in mem_error (with a
     damaged byte) or are cut short by mem_abort (alone or together with the next
-    unit's /MS/). A new unit starts only while in_room is high (the switch's
-    pacing), except in the flood test, which predicts the overflow drops.
+    unit's /MS/). A new unit starts only while there is room for its kind
+    (in_room_read / in_room_write; the switch's pacing), except in the flood test, which predicts the overflow drops.
   * the switch: after an RREQ has arrived, /G/ grants for its next chunks at
     random times and of random sizes (mostly the chunk size), never more bytes
     than the message has, and at most a few grants ahead of the chunks sent
     (the scheduler's pacing); grants also for RREQs that were corrupted (the
     engine must discard them as strays).
-  * the DRAM: random ready, every read answered in order 1..LAT cycles later
-    with the memory as it was when the read was accepted; writes land with
-    their byte mask.
+  * the DRAM: a read and a write channel, each with its own random ready;
+    every read answered in order 1..LAT cycles later with the memory as it was
+    when the read was accepted; writes land with their byte mask when
+    accepted. A read and a write accepted in one cycle must not touch the same
+    word (the engine's order rule; the memory's order between them is not
+    defined).
   * edm_tx: random out_ready; every unit that leaves goes through the
     reference receiver (edm.codec.RxDemux), which must accept it.
 The reference model applies every good unit in arrival order to a Python byte
@@ -34,7 +37,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import clock_and_reset
+from tbutil import Dram, clock_and_reset
 
 NODE = 77                      # this memory node's port
 REQUESTERS = [3, 200, 513, 1020]
@@ -63,8 +66,7 @@ class Bench:
         self.cycle = 0
         self.units = deque()           # (blocks, flags per block, meta) to drive
         self.cur = None                # unit being driven: [blocks, index, meta]
-        self.rsp_q = deque()           # (due cycle, data)
-        self.last_due = 0
+        self.mem = Dram(self.dram, BASE, self.rng, lat)
         self.pending = {}              # (requester, id) -> response state
         self.grantable = []            # keys with bytes left to grant
         self.ahead = 0                 # grants given, chunks not yet out
@@ -80,7 +82,8 @@ class Bench:
     async def start(self):
         await clock_and_reset(self.dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0,
                               in_abort=0, grant_valid=0, grant_dst=0, grant_msg_id=0, grant_size=0,
-                              dram_req_ready=0, dram_rsp_valid=0, dram_rsp_data=0, out_ready=0)
+                              dram_rd_ready=0, dram_wr_ready=0, dram_rsp_valid=0, dram_rsp_data=0,
+                              out_ready=0)
 
     # ------------------------------------------------------------ requests
     def new_id(self, req):
@@ -194,7 +197,8 @@ class Bench:
         block = rng.getrandbits(66)
         pending_abort, self.pending_abort = self.pending_abort, False
         if self.cur is None and self.units and rng.random() >= self.p_gap:
-            room = int(dut.in_room.value)
+            kind = self.units[0][2].kind
+            room = int(dut.in_room_write.value if kind == "WREQ" else dut.in_room_read.value)
             if room or not self.pace:
                 blocks, fate, m = self.units.popleft()
                 self.cur = [blocks, 0, fate, m, bool(room)]
@@ -257,11 +261,14 @@ class Bench:
             gv = 1
         dut.grant_valid.value = gv
         # the DRAM
-        ready = int(rng.random() < self.p_ready)
-        dut.dram_req_ready.value = ready
-        if self.rsp_q and self.rsp_q[0][0] <= self.cycle:
+        rd_ready = int(rng.random() < self.p_ready)
+        wr_ready = int(rng.random() < self.p_ready)
+        dut.dram_rd_ready.value = rd_ready
+        dut.dram_wr_ready.value = wr_ready
+        answer = self.mem.answer(self.cycle)
+        if answer is not None:
             dut.dram_rsp_valid.value = 1
-            dut.dram_rsp_data.value = self.rsp_q.popleft()[1]
+            dut.dram_rsp_data.value = answer
         else:
             dut.dram_rsp_valid.value = 0
             dut.dram_rsp_data.value = rng.getrandbits(64)
@@ -270,20 +277,10 @@ class Bench:
         dut.out_ready.value = out_ready
 
         await ReadOnly()
-        if int(dut.dram_req_valid.value) and ready:
-            addr = int(dut.dram_req_addr.value)
-            assert addr % 8 == 0 and BASE <= addr < BASE + SIZE, f"cycle {self.cycle}: address {addr:#x}"
-            o = addr - BASE
-            if int(dut.dram_req_write.value):
-                data = int(dut.dram_req_wdata.value).to_bytes(8, "little")
-                mask = int(dut.dram_req_wmask.value)
-                for b in range(8):
-                    if mask >> b & 1:
-                        self.dram[o + b] = data[b]
-            else:
-                due = max(self.last_due + 1, self.cycle + rng.randint(*self.lat))
-                self.last_due = due
-                self.rsp_q.append((due, int.from_bytes(self.dram[o:o + 8], "little")))
+        write = int(dut.dram_wr_valid.value) and wr_ready
+        self.mem.accept(self.cycle, int(dut.dram_rd_addr.value) if int(dut.dram_rd_valid.value) and rd_ready else None,
+                        int(dut.dram_wr_addr.value) if write else None,
+                        int(dut.dram_wr_data.value), int(dut.dram_wr_mask.value))
         if int(dut.out_valid.value) and out_ready:
             blk = int(dut.out_block.value)
             b = (blk & 3, blk >> 2)
@@ -339,7 +336,7 @@ class Bench:
     async def run(self, limit=400_000):
         start = self.cycle
         while (self.units or self.cur or self.pending or self.pending_abort or self.strays_to_give
-               or self.rsp_q or self.out_blocks or not self.served_all()):
+               or self.mem.answers or self.out_blocks or not self.served_all()):
             await self.step()
             assert self.cycle - start < limit, \
                 f"stuck: {len(self.units)} units, pending {list(self.pending)[:5]}, {self.ahead} ahead"
@@ -477,7 +474,7 @@ async def overflow_is_dropped(dut):
     """Units arrive back to back while the memory is slow, ignoring in_room: the
     ones that start without room are dropped and counted, nothing else changes."""
     b = await new_bench(dut, 5, p_gap=0.0, p_ready=0.3, lat=(5, 15), pace=False)
-    for _ in range(60):
+    for _ in range(120):
         if b.rng.random() < 0.7:
             b.rand_write(n=b.rng.randint(100, MAX_WRITE))
         else:

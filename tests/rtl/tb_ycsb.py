@@ -41,13 +41,14 @@ async def ycsb(dut):
     seed = int(env.get("EDM_YCSB_SEED", "1"))
     records = int(env.get("EDM_YCSB_RECORDS", "200"))
     distribution = env.get("EDM_YCSB_DISTRIBUTION") or None
-    nm = len(dut.dram_req_valid)
+    nm = len(dut.dram_rd_valid)
     client, image = new_client(workload, records=records, operations=operations, outstanding=outstanding,
                                seed=seed, nodes=nm, distribution=distribution)
     f = await new_fabric(dut, seed)
     # The memory nodes' DRAM holds the store (the bench's RSIZE bounds every DRAM address).
     tb_fabric.RSIZE = client.store.layout.node_bytes
-    f.dram = [bytearray(image.mem[m]) for m in range(nm)]
+    for m in range(nm):
+        f.dram[m][:] = image.mem[m]             # in place: the DRAM models hold these arrays
     pending: dict[int, object] = {}
     cycle_ps = protocol.CYCLE_PS
 

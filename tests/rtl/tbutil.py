@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import deque
+
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
@@ -17,3 +19,44 @@ async def clock_and_reset(dut, **idle_inputs: int) -> None:
     await RisingEdge(dut.clk)
     await FallingEdge(dut.clk)
     dut.rst_n.value = 1
+
+
+class Dram:
+    """The memory behind edm_mem_node's two channels, one 8-byte word per request
+    on each: a read is answered in order, a random 1..`lat` cycles later (never
+    before the previous answer), with the memory as it was when the read was
+    accepted; a write lands with its byte mask when accepted. `mem` (a
+    bytearray, byte 0 at address `base`) is updated in place. A read and a write
+    of one word accepted in one cycle fail: the engine's order rule must keep
+    them apart, since a memory's order between its channels is not defined."""
+
+    def __init__(self, mem: bytearray, base: int, rng, lat=(1, 1)):
+        self.mem, self.base, self.rng, self.lat = mem, base, rng, lat
+        self.answers: deque = deque()   # (due cycle, data)
+        self.last_due = 0
+
+    def answer(self, cycle: int):
+        """The read answer due in this cycle, or None."""
+        if self.answers and self.answers[0][0] <= cycle:
+            return self.answers.popleft()[1]
+        return None
+
+    def offset(self, addr: int, what: str, cycle: int) -> int:
+        o = addr - self.base
+        assert addr % 8 == 0 and 0 <= o <= len(self.mem) - 8, f"cycle {cycle}: {what} address {addr:#x}"
+        return o
+
+    def accept(self, cycle: int, rd_addr=None, wr_addr=None, wr_data=0, wr_mask=0) -> None:
+        """The requests the channels accepted in this cycle (None: none)."""
+        if rd_addr is not None:
+            o = self.offset(rd_addr, "read", cycle)
+            due = max(self.last_due + 1, cycle + self.rng.randint(*self.lat))
+            self.last_due = due
+            self.answers.append((due, int.from_bytes(self.mem[o:o + 8], "little")))
+        if wr_addr is not None:
+            assert wr_addr != rd_addr, f"cycle {cycle}: a read and a write of word {wr_addr:#x} in one cycle"
+            o = self.offset(wr_addr, "write", cycle)
+            data = wr_data.to_bytes(8, "little")
+            for k in range(8):
+                if wr_mask >> k & 1:
+                    self.mem[o + k] = data[k]
