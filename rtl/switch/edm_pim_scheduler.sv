@@ -129,20 +129,43 @@ module edm_pim_scheduler #(
   localparam logic [KW-1:0]  WREQ_ROUND = KW'(WREQ_OVER + edm_pkg::MD_BYTES - 1);
   localparam logic [KW-1:0]  RRES_ROUND = KW'(RRES_OVER + edm_pkg::MD_BYTES - 1);
   localparam logic [HW-1:0]  BU_H = HW'(BU);
-  localparam logic [HW-1:0]  HOLD_H = HW'(ITER * CU);  // units between decision and grant edge
   localparam logic [CW-1:0]  CU_C = CW'(CU);
+  // A chunk is short (holds no port past its grant edge) when (md + 2) * BU <=
+  // ITER * CU, i.e. md <= SHORT_MD, i.e. bytes <= (SHORT_MD + 1) * MD_BYTES - 1 -
+  // round: a constant comparison, not the hold's arithmetic, on the accept path.
+  localparam int             SHORT_MD = int'((ITER * CU) / BU) - 2;
+  localparam int             SHORT_WREQ = (SHORT_MD + 1) * int'(edm_pkg::MD_BYTES) - 1
+                                          - int'(WREQ_OVER + edm_pkg::MD_BYTES - 1);
+  localparam int             SHORT_RRES = (SHORT_MD + 1) * int'(edm_pkg::MD_BYTES) - 1
+                                          - int'(RRES_OVER + edm_pkg::MD_BYTES - 1);
 
-  // A chunk's hold is computed in two steps, one per stage, to keep each short:
-  // its data unit's /MD/ blocks (accept stage), then the hold counter value at
-  // the grant edge (cycle t+3), max(0, wire - 3 cycles) in time units (grant stage).
+  // A chunk's hold, computed in the accept stage beside the comparisons (it
+  // depends only on the request): its data unit's /MD/ blocks, then the hold
+  // counter value at the grant edge (cycle t+3), max(0, wire - 3 cycles) in
+  // time units.
   function automatic [KW-1:0] md_blocks(input [CBW-1:0] bytes, input rres);
     md_blocks = ({2'b00, bytes} + (rres ? RRES_ROUND : WREQ_ROUND)) >> MD_LOG2;
   endfunction
 
+  // Whether a chunk of min(rem, CHUNK) bytes is at most `limit` bytes.
+  function automatic chunk_at_most(input [SW-1:0] rem, input int limit);
+    if (SHORT_MD < 0 || limit < 0) chunk_at_most = 1'b0;
+    else if (limit >= int'(CHUNK_BYTES)) chunk_at_most = 1'b1;
+    else chunk_at_most = rem <= SW'(limit);
+  endfunction
+
+  // max(0, (md + 2) * BU - ITER * CU): the comparison is with a constant
+  // (md > SHORT_MD), beside one constant multiply-add, not after it.
+  localparam int             HOLD_OFFSET = 2 * int'(BU) - int'(ITER * CU);
   function automatic [CW-1:0] hold_after_grant(input [KW-1:0] md);
-    logic [HW-1:0] wire_u;
-    wire_u = (HW'(md) + HW'(2)) * BU_H;
-    hold_after_grant = (wire_u > HOLD_H) ? CW'(wire_u - HOLD_H) : '0;
+    hold_after_grant = (SHORT_MD < 0 || int'(md) > SHORT_MD) ? CW'(HW'(md) * BU_H + HW'(HOLD_OFFSET)) : '0;
+  endfunction
+
+  // The hold of a chunk of min(rem, CHUNK) bytes: the full chunk's is a
+  // constant, selected after the arithmetic rather than before it.
+  function automatic [CW-1:0] chunk_hold(input [SW-1:0] rem, input rres);
+    if (rem < CHUNK) chunk_hold = hold_after_grant(md_blocks(CBW'(rem), rres));
+    else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
   // Whether stamp a is older than stamp b (a != b), modulo 2^TW.
@@ -192,7 +215,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
-  logic [N-1:0][KW-1:0]  acc_md;     // the chunk's /MD/ blocks (computed beside the accept)
+  logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
   logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
   logic [N-1:0]          acc_short_s;  // by source: the accepted chunk is short
   logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
@@ -329,7 +352,7 @@ module edm_pim_scheduler #(
   logic [N-1:0]          ac_v;
   logic [N-1:0][PW-1:0]  ac_d;
   logic [N-1:0]          ac_by_d;
-  logic [N-1:0][KW-1:0]  ac_md;
+  logic [N-1:0][CW-1:0]  ac_hold;
   logic [N-1:0]          ac_short, ac_short_s;
 
   always_comb begin
@@ -352,8 +375,8 @@ module edm_pim_scheduler #(
           ac_by_d[a] = 1'b0;
     end
     for (integer d = 0; d < N; d++) begin
-      ac_md[d] = md_blocks((req_rem[d] < CHUNK) ? CBW'(req_rem[d]) : CBW'(CHUNK), req_rres[d]);
-      ac_short[d] = hold_after_grant(ac_md[d]) == '0;
+      ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
+      ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
     end
     for (integer s = 0; s < N; s++) begin
       ac_v[s] = 1'b0;
@@ -377,7 +400,7 @@ module edm_pim_scheduler #(
       g_bytes[d] = acc_last[d] ? acc_rem[d] : CHUNK;
       g_last[d] = acc_last[d];
       g_rem_next[d] = acc_rem_next[d];
-      g_hold[d] = hold_after_grant(acc_md[d]);
+      g_hold[d] = acc_hold[d];
       removed[d] = acc_by_d[d] && g_last[d];
     end
 
@@ -449,7 +472,7 @@ module edm_pim_scheduler #(
     acc_msg <= req_msg;
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
-    acc_md <= ac_md;
+    acc_hold <= ac_hold;
     acc_short <= ac_short;
     acc_short_s <= ac_short_s;
     for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
