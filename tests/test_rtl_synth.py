@@ -188,3 +188,18 @@ def test_a_yosys_failure_shows_the_end_of_its_log(monkeypatch, capsys):
     args = rtl_synth.argparse.Namespace(depth=8, design="scheduler", abc="abc9", out_dir=".build/test_rtl_synth_fail")
     with pytest.raises(rtl_synth.SynthError, match=r"(?s)yosys failed for N=2 .*no_such_file\.sv"):
         rtl_synth.synthesize(2, args)
+
+
+def test_scaling_table_compares_each_port_count_with_the_one_before():
+    rows = [rtl_synth.Result(ports=8, depth=8, cells={"LUT4": 4000}, fmax_mhz=60.0),
+            rtl_synth.Result(ports=4, depth=8, cells={"LUT4": 1000}, fmax_mhz=100.0),
+            rtl_synth.Result(ports=16, depth=8, cells={"LUT4": 20000}, routed=False)]
+    lines = rtl_synth.scaling_table(rows)
+    cells = [[c.strip() for c in l.strip("|").split("|")] for l in lines[2:]]
+    assert [c[0] for c in cells] == ["4", "8", "16"]
+    assert cells[0][2] == "62" and cells[0][6] == "200" and cells[0][3] == ""
+    # 8: area x4.00 against N² x4.00; Fmax x0.60 against log2 ratio 2/3 (falls faster than log N).
+    assert cells[1][3:5] == ["4.00", "4.00"] and cells[1][7:9] == ["0.60", "0.67"]
+    assert cells[1][6] == "180"
+    # 16 not routed: area compared, no Fmax.
+    assert cells[2][3] == "5.00" and cells[2][5:] == ["-", "-", "", ""]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -156,6 +157,7 @@ class Result:
     fits: bool = True
     fit_note: str = ""                # why it does not fit
     device_luts: tuple[int, int] | None = None  # (used, available) LUT4s incl. carry, wrapper included
+    routed: bool = True               # placed and routed (False: --no-route, cells only)
     fmax_mhz: float | None = None
     critical_path: str = ""
     yosys_s: float = 0.0
@@ -372,6 +374,9 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     _progress(f"N={n}: synthesized in {_clock(res.yosys_s)}: {res.cell('LUT4')} LUT4, "
               f"{res.cell('CCU2C')} CCU2C, {res.cell('TRELLIS_FF')} flip-flops")
 
+    if getattr(args, "no_route", False):
+        res.routed = False
+        return res
     _progress(f"N={n}: nextpnr-ecp5 --{args.device} {args.package} (log {plog})")
     rc, res.nextpnr_s = _run(nextpnr_command(netlist, report, args), plog, f"N={n} nextpnr")
     log = (ROOT / plog).read_text(errors="replace")
@@ -403,6 +408,7 @@ def command_line(args: argparse.Namespace) -> str:
     depth = f"--depth {args.depth} " if args.depth is not None else ""
     abc = "--abc plain " if args.abc == "plain" else ""
     rules = f"--rules {args.rules} " if getattr(args, "rules", "paper") != "paper" else ""
+    rules += "--no-route " if getattr(args, "no_route", False) else ""
     return (f"edm rtl synth --design {args.design} --ports {' '.join(map(str, args.ports))} {depth}{abc}{rules}"
             f"--device {args.device} --package {args.package} --freq {args.freq:g} --seed {args.seed}")
 
@@ -422,13 +428,44 @@ def table_header(args: argparse.Namespace) -> list[str]:
 def table_row(r: Result) -> str:
     used = f"{r.device_luts[0]}/{r.device_luts[1]} ({100 * r.device_luts[0] / r.device_luts[1]:.0f}%)" \
         if r.device_luts else "?"
-    if r.fits:
+    if not r.routed:
+        fmax, ratio, path = "-", "-", "not placed and routed (--no-route)"
+    elif r.fits:
         fmax, ratio, path = f"{r.fmax_mhz:.1f}", f"{r.fmax_mhz / PAPER_CLOCK_MHZ:.2f}", r.critical_path
     else:
         fmax, ratio, path = "-", "-", r.fit_note
     return (f"| {r.ports} | {r.depth} | {r.cell('LUT4')} | {r.cell('CCU2C')} | {r.cell('TRELLIS_FF')} "
             f"| {r.cell('TRELLIS_DPR16X4')} | {r.cell('DP16KD')} | {used} | {fmax} | {ratio} | {path} "
             f"| {_clock(r.yosys_s)} + {_clock(r.nextpnr_s)} |")
+
+
+def scaling_table(results: list[Result]) -> list[str]:
+    """How area and Fmax scale with N, against the targets: LUT4 growing no faster
+    than N² (LUT4/N² flat or falling) and Fmax falling no faster than 1/log2 N
+    (Fmax·log2 N flat or rising). Each ratio column compares a row with the one
+    before it (per step of N)."""
+    lines = ["| N | LUT4 | LUT4 / N² | LUT4 x (step) | N² x (step) | Fmax (MHz) | Fmax · log2 N "
+             "| Fmax x (step) | log2 N ratio (step) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    prev = None
+    for r in sorted(results, key=lambda r: r.ports):
+        luts = r.cell("LUT4")
+        fmax = r.fmax_mhz if r.routed and r.fits else None
+        log_n = math.log2(r.ports)
+        cols = [str(r.ports), str(luts), f"{luts / r.ports ** 2:.0f}"]
+        if prev is not None and prev.cell("LUT4"):
+            cols += [f"{luts / prev.cell('LUT4'):.2f}", f"{(r.ports / prev.ports) ** 2:.2f}"]
+        else:
+            cols += ["", ""]
+        cols += [f"{fmax:.1f}" if fmax else "-", f"{fmax * log_n:.0f}" if fmax else "-"]
+        prev_fmax = prev.fmax_mhz if prev is not None and prev.routed and prev.fits else None
+        if fmax and prev_fmax:
+            cols += [f"{fmax / prev_fmax:.2f}", f"{math.log2(prev.ports) / log_n:.2f}"]
+        else:
+            cols += ["", ""]
+        lines.append("| " + " | ".join(cols) + " |")
+        prev = r
+    return lines
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -456,6 +493,8 @@ def _synth(args: argparse.Namespace) -> int:
     except SynthError as e:
         print(f"edm rtl synth: {e}", file=sys.stderr)
         return 1
+    print("\nScaling (targets: LUT4 x no more than N² x; Fmax x no less than the log2 N ratio):")
+    print("\n".join(scaling_table(results)), flush=True)
     if args.json:
         doc = {
             "command": command_line(args),
@@ -493,6 +532,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--abc", choices=["abc9", "plain"], default="abc9",
                    help="LUT mapping: abc9 (synth_ecp5's own, timing-driven; default) or plain "
                         "(`abc -lut 4`: much faster on big designs, no wide-LUT muxes, so more LUT4)")
+    s.add_argument("--no-route", action="store_true",
+                   help="synthesis only: cell counts, no place and route (for port counts that do not "
+                        "fit the device or take too long to route, e.g. N = 32)")
     s.add_argument("--device", choices=DEVICES, default="85k", help="ECP5 device for nextpnr (default 85k)")
     s.add_argument("--package", default="CABGA381", help="device package (default CABGA381)")
     s.add_argument("--freq", type=float, default=PAPER_CLOCK_MHZ,

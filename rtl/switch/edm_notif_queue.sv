@@ -19,7 +19,12 @@
 // Request (combinational from registers): the best entry that is valid,
 // visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
 // and whose source and destination ports are free; beside it the best visible
-// pair head whatever the ports, for the priority hold.
+// pair head whatever the ports, for the priority hold. The ports come a cycle
+// early (src_free_next, dst_free_next): each slot registers whether it is
+// eligible, so the request stage reads no port and multiplexes no source.
+// Room, the lowest free slot and "not empty" are registered the same way,
+// computed from the next state, so the lane arbitration in front and the
+// scheduler's iteration start read registers only.
 //
 // Only the j < k half of each matrix is stored (the rest is implied: prio and
 // older are antisymmetric, same symmetric).
@@ -41,9 +46,11 @@ module edm_notif_queue #(
     input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
     input  logic                              ins_rres,
     input  logic [TW-1:0]                     ins_stamp,
-    // Request: the best eligible entry with the ports as given.
-    input  logic [N-1:0]                      src_free,
-    input  logic                              dst_free,
+    // Request: the best eligible entry, the ports being free as given in
+    // the cycle before (src_free_next, dst_free_next: free next cycle).
+    input  logic [N-1:0]                      src_free_next,
+    input  logic                              dst_free_next,
+    output logic                              nonempty,    // an entry or a pending insert
     output logic                              rq_v,
     output logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] rq_j,
     output logic [$clog2(N)-1:0]              rq_src,
@@ -102,21 +109,13 @@ module edm_notif_queue #(
   logic             p_rres;
   logic [TW-1:0]    p_stamp;
   logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
-  logic             two_free;
+  // Registered from the next state: the lowest free slot (one-hot), whether
+  // one and whether two slots are free.
+  logic [DEPTH-1:0] low_free, low_free_n;
+  logic             one_free, two_free, one_free_n, two_free_n;
 
-  always_comb begin
-    logic seen;
-    seen = 1'b0;
-    two_free = 1'b0;
-    for (integer j = 0; j < DEPTH; j++) begin
-      ins_hit[j] = p_v && !s_valid[j] && !seen;
-      if (!s_valid[j]) begin
-        if (seen) two_free = 1'b1;
-        seen = 1'b1;
-      end
-    end
-    room = p_v ? two_free : seen;
-  end
+  assign ins_hit = p_v ? low_free : '0;
+  assign room = p_v ? two_free : one_free;
 
   // ---------------------------------------------------------------- next keys and order
   logic [DEPTH-1:0]            g_slot;   // this slot is the one granted
@@ -150,10 +149,20 @@ module edm_notif_queue #(
   // source, with pair order). Registered, computed from the next state, so the
   // request stage starts from it.
   logic [DEPTH-1:0] cand, cand_n, n_valid;
+  logic [DEPTH-1:0] elig, elig_n;   // cand with both ports free
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++)
       n_valid[j] = ins_hit[j] || (s_valid[j] && !(g_slot[j] && g_last));
+    one_free_n = 1'b0;
+    two_free_n = 1'b0;
+    for (integer j = 0; j < DEPTH; j++) begin
+      low_free_n[j] = !n_valid[j] && !one_free_n;
+      if (!n_valid[j]) begin
+        if (one_free_n) two_free_n = 1'b1;
+        one_free_n = 1'b1;
+      end
+    end
     for (integer j = 0; j < DEPTH; j++) begin
       cand_n[j] = n_valid[j] && (ins_hit[j] ? (VIS == '0) : (s_age[j] == VIS || s_age[j] + 1'b1 == VIS));
       if (PAIR_ORDER)
@@ -161,15 +170,14 @@ module edm_notif_queue #(
           if (k != j && n_valid[k]
               && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
             cand_n[j] = 1'b0;
+      elig_n[j] = cand_n[j] && src_free_next[n_src[j]] && dst_free_next;
     end
   end
 
   // ---------------------------------------------------------------- request
-  logic [DEPTH-1:0] elig, win, best;
+  logic [DEPTH-1:0] win, best;
 
   always_comb begin
-    for (integer j = 0; j < DEPTH; j++)
-      elig[j] = cand[j] && src_free[s_src[j]] && dst_free;
     for (integer j = 0; j < DEPTH; j++) begin
       win[j] = elig[j];
       best[j] = cand[j];
@@ -206,11 +214,21 @@ module edm_notif_queue #(
     if (!rst_n) begin
       s_valid <= '0;
       cand <= '0;
+      elig <= '0;
       p_v <= 1'b0;
+      low_free <= DEPTH'(1);
+      one_free <= 1'b1;
+      two_free <= (DEPTH > 1) ? 1'b1 : 1'b0;
+      nonempty <= 1'b0;
     end else begin
       p_v <= ins_v;
       cand <= cand_n;
+      elig <= elig_n;
       s_valid <= n_valid;
+      low_free <= low_free_n;
+      one_free <= one_free_n;
+      two_free <= two_free_n;
+      nonempty <= ins_v || n_valid != '0;
     end
     if (ins_v) begin
       p_src <= ins_src;

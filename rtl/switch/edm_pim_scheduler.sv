@@ -129,20 +129,43 @@ module edm_pim_scheduler #(
   localparam logic [KW-1:0]  WREQ_ROUND = KW'(WREQ_OVER + edm_pkg::MD_BYTES - 1);
   localparam logic [KW-1:0]  RRES_ROUND = KW'(RRES_OVER + edm_pkg::MD_BYTES - 1);
   localparam logic [HW-1:0]  BU_H = HW'(BU);
-  localparam logic [HW-1:0]  HOLD_H = HW'(ITER * CU);  // units between decision and grant edge
   localparam logic [CW-1:0]  CU_C = CW'(CU);
+  // A chunk is short (holds no port past its grant edge) when (md + 2) * BU <=
+  // ITER * CU, i.e. md <= SHORT_MD, i.e. bytes <= (SHORT_MD + 1) * MD_BYTES - 1 -
+  // round: a constant comparison, not the hold's arithmetic, on the accept path.
+  localparam int             SHORT_MD = int'((ITER * CU) / BU) - 2;
+  localparam int             SHORT_WREQ = (SHORT_MD + 1) * int'(edm_pkg::MD_BYTES) - 1
+                                          - int'(WREQ_OVER + edm_pkg::MD_BYTES - 1);
+  localparam int             SHORT_RRES = (SHORT_MD + 1) * int'(edm_pkg::MD_BYTES) - 1
+                                          - int'(RRES_OVER + edm_pkg::MD_BYTES - 1);
 
-  // A chunk's hold is computed in two steps, one per stage, to keep each short:
-  // its data unit's /MD/ blocks (accept stage), then the hold counter value at
-  // the grant edge (cycle t+3), max(0, wire - 3 cycles) in time units (grant stage).
+  // A chunk's hold, computed in the accept stage beside the comparisons (it
+  // depends only on the request): its data unit's /MD/ blocks, then the hold
+  // counter value at the grant edge (cycle t+3), max(0, wire - 3 cycles) in
+  // time units.
   function automatic [KW-1:0] md_blocks(input [CBW-1:0] bytes, input rres);
     md_blocks = ({2'b00, bytes} + (rres ? RRES_ROUND : WREQ_ROUND)) >> MD_LOG2;
   endfunction
 
+  // Whether a chunk of min(rem, CHUNK) bytes is at most `limit` bytes.
+  function automatic chunk_at_most(input [SW-1:0] rem, input int limit);
+    if (SHORT_MD < 0 || limit < 0) chunk_at_most = 1'b0;
+    else if (limit >= int'(CHUNK_BYTES)) chunk_at_most = 1'b1;
+    else chunk_at_most = rem <= SW'(limit);
+  endfunction
+
+  // max(0, (md + 2) * BU - ITER * CU): the comparison is with a constant
+  // (md > SHORT_MD), beside one constant multiply-add, not after it.
+  localparam int             HOLD_OFFSET = 2 * int'(BU) - int'(ITER * CU);
   function automatic [CW-1:0] hold_after_grant(input [KW-1:0] md);
-    logic [HW-1:0] wire_u;
-    wire_u = (HW'(md) + HW'(2)) * BU_H;
-    hold_after_grant = (wire_u > HOLD_H) ? CW'(wire_u - HOLD_H) : '0;
+    hold_after_grant = (SHORT_MD < 0 || int'(md) > SHORT_MD) ? CW'(HW'(md) * BU_H + HW'(HOLD_OFFSET)) : '0;
+  endfunction
+
+  // The hold of a chunk of min(rem, CHUNK) bytes: the full chunk's is a
+  // constant, selected after the arithmetic rather than before it.
+  function automatic [CW-1:0] chunk_hold(input [SW-1:0] rem, input rres);
+    if (rem < CHUNK) chunk_hold = hold_after_grant(md_blocks(CBW'(rem), rres));
+    else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
   // Whether stamp a is older than stamp b (a != b), modulo 2^TW.
@@ -160,8 +183,15 @@ module edm_pim_scheduler #(
   endfunction
 
   // ---------------------------------------------------------------- state
-  logic [LW-1:0]         live;                 // queued notifications
+  // Queued notifications = rest + the inserts of the cycle before (lane_take_q),
+  // so that no count sits behind the lane arbitration.
+  logic [LW-1:0]         rest;
+  logic [N-1:0]          lane_take_q;
   logic [N-1:0][CW-1:0]  src_hold, dst_hold;   // 0: port free
+  // A port is free next cycle when its hold is within a cycle of its end, or
+  // it is being granted a chunk shorter than the pipeline (registered beside
+  // the hold and the accept, so the queues' per-slot eligibility reads a LUT).
+  logic [N-1:0]          src_ends, dst_ends;   // hold <= one cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
   logic [STAMP_W-1:0]    now_stamp;            // cycle counter for arrival stamps
 
@@ -185,7 +215,10 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
-  logic [N-1:0][KW-1:0]  acc_md;     // the chunk's /MD/ blocks (computed beside the accept)
+  logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
+  logic [N-1:0]          acc_short_s;  // by source: the accepted chunk is short
+  logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
   logic [N-1:0]          fl2_src, fl2_dst;
@@ -205,8 +238,10 @@ module edm_pim_scheduler #(
   logic [N-1:0]          c_rres;
   logic [N-1:0]          lane_take;     // inserted this cycle
   logic [N-1:0]          q_room;        // by destination
+  logic [N-1:0]          q_nonempty;    // by destination
   logic [N-1:0]          removed;       // by destination: the granted entry is exhausted
-  logic [NW-1:0]         taken;
+  logic [N-1:0][N-1:0]   want, sel;     // [d][i]: lane i's candidate targets d; and is the lowest
+  logic [NW-1:0]         taken_q;
   logic [LW-1:0]         n_removed;
   logic                  start;
 
@@ -227,13 +262,18 @@ module edm_pim_scheduler #(
     end
 
   always_comb begin
-    // Per queue, the lowest lane whose candidate targets it.
-    taken = '0;
+    // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]).
+    for (integer d = 0; d < N; d++)
+      for (integer i = 0; i < N; i++) begin
+        want[d][i] = c_v[i] && c_dst[i] == PW'(d);
+        sel[d][i] = want[d][i];
+        for (integer k = 0; k < i; k++)
+          if (want[d][k]) sel[d][i] = 1'b0;
+      end
     for (integer i = 0; i < N; i++) begin
-      lane_take[i] = c_v[i] && q_room[c_dst[i]];
-      for (integer k = 0; k < i; k++)
-        if (c_v[k] && c_dst[k] == c_dst[i]) lane_take[i] = 1'b0;
-      if (lane_take[i]) taken = taken + 1'b1;
+      lane_take[i] = 1'b0;
+      for (integer d = 0; d < N; d++)
+        if (sel[d][i] && q_room[d]) lane_take[i] = 1'b1;
       st_pop[i] = st_valid[i] && lane_take[i];
       // The arriving notification waits unless it was inserted at once.
       notif_ready[i] = st_ready[i];
@@ -241,10 +281,12 @@ module edm_pim_scheduler #(
     end
     n_removed = '0;
     for (integer d = 0; d < N; d++) if (removed[d]) n_removed = n_removed + 1'b1;
+    taken_q = '0;
+    for (integer i = 0; i < N; i++) if (lane_take_q[i]) taken_q = taken_q + 1'b1;
   end
 
   // ---------------------------------------------------------------- stage 1: request (the queues)
-  logic [N-1:0]          src_free, dst_free;     // hold == 0, registered beside the hold
+  logic [N-1:0]          src_free_next, dst_free_next;  // hold == 0 in the next cycle
   logic [N-1:0][CW-1:0]  src_hold_n, dst_hold_n;
   logic [N-1:0]          q_v;
   logic [N-1:0][JW-1:0]  q_j;
@@ -260,30 +302,43 @@ module edm_pim_scheduler #(
 
 
   for (genvar d = 0; d < N; d++) begin : g_queue
-    // The inserted candidate: the one lane (if any) that won this queue.
+    // The inserted candidate: the one lane (if any) that won this queue,
+    // its fields ORed through the one-hot selection.
     logic             ins_v;
-    logic [PW-1:0]    ins_lane;
+    logic [PW-1:0]    ins_lane, ins_src;
+    logic [IW-1:0]    ins_msg;
+    logic [SW-1:0]    ins_size;
+    logic             ins_rres;
     always_comb begin
-      ins_v = 1'b0;
+      ins_v = q_room[d] && want[d] != '0;
       ins_lane = '0;
+      ins_src = '0;
+      ins_msg = '0;
+      ins_size = '0;
+      ins_rres = 1'b0;
       for (integer i = 0; i < N; i++)
-        if (lane_take[i] && c_dst[i] == PW'(d)) begin
-          ins_v = 1'b1;
+        if (sel[d][i]) begin
           ins_lane = ins_lane | PW'(i);
+          ins_src = ins_src | c_src[i];
+          ins_msg = ins_msg | c_msg[i];
+          ins_size = ins_size | c_size[i];
+          ins_rres = ins_rres | c_rres[i];
         end
     end
     edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER), .TW(TW)) u_q (
         .clk, .rst_n,
-        .room(q_room[d]), .ins_v, .ins_src(c_src[ins_lane]), .ins_msg(c_msg[ins_lane]),
-        .ins_size(c_size[ins_lane]), .ins_rres(c_rres[ins_lane]), .ins_stamp({now_stamp, ins_lane}),
-        .src_free, .dst_free(dst_free[d]),
+        .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
+        .ins_size, .ins_rres, .ins_stamp({now_stamp, ins_lane}),
+        .src_free_next, .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
         .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
   end
 
-  assign start = (PIPELINED || iter_wait == '0) && (live != '0 || lane_take != '0);
+  // "A notification is queued or inserted": when none is queued every queue
+  // has room, so a candidate is inserted exactly when there is one.
+  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || c_v != '0);
 
   // ---------------------------------------------------------------- stage 2: accept
   // A request stands unless (pipelined) its source or destination was matched
@@ -297,6 +352,8 @@ module edm_pim_scheduler #(
   logic [N-1:0]          ac_v;
   logic [N-1:0][PW-1:0]  ac_d;
   logic [N-1:0]          ac_by_d;
+  logic [N-1:0][CW-1:0]  ac_hold;
+  logic [N-1:0]          ac_short, ac_short_s;
 
   always_comb begin
     for (integer a = 0; a < N; a++)
@@ -317,13 +374,19 @@ module edm_pim_scheduler #(
         if (b != a && stands[b] && req_src[b] == req_src[a] && ((a < b) ? !beats[a][b] : beats[b][a]))
           ac_by_d[a] = 1'b0;
     end
+    for (integer d = 0; d < N; d++) begin
+      ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
+      ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
+    end
     for (integer s = 0; s < N; s++) begin
       ac_v[s] = 1'b0;
       ac_d[s] = '0;
+      ac_short_s[s] = 1'b0;
       for (integer d = 0; d < N; d++)
         if (ac_by_d[d] && req_src[d] == PW'(s)) begin
           ac_v[s] = 1'b1;
           ac_d[s] = ac_d[s] | PW'(d);
+          ac_short_s[s] = ac_short_s[s] | ac_short[d];
         end
     end
   end
@@ -336,8 +399,8 @@ module edm_pim_scheduler #(
     for (integer d = 0; d < N; d++) begin
       g_bytes[d] = acc_last[d] ? acc_rem[d] : CHUNK;
       g_last[d] = acc_last[d];
-      g_rem_next[d] = acc_rem[d] - CHUNK;
-      g_hold[d] = hold_after_grant(acc_md[d]);
+      g_rem_next[d] = acc_rem_next[d];
+      g_hold[d] = acc_hold[d];
       removed[d] = acc_by_d[d] && g_last[d];
     end
 
@@ -347,16 +410,22 @@ module edm_pim_scheduler #(
       src_hold_n[s] = acc_v[s] ? g_hold[acc_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
+    // = (hold_n == 0), without waiting for hold_n.
+    for (integer p = 0; p < N; p++) begin
+      src_free_next[p] = acc_v[p] ? acc_short_s[p] : src_ends[p];
+      dst_free_next[p] = acc_by_d[p] ? acc_short[p] : dst_ends[p];
+    end
   end
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
     if (!rst_n) begin
-      live <= '0;
+      rest <= '0;
+      lane_take_q <= '0;
       src_hold <= '0;
       dst_hold <= '0;
-      src_free <= '1;
-      dst_free <= '1;
+      src_ends <= '1;
+      dst_ends <= '1;
       iter_wait <= '0;
       now_stamp <= '0;
       req_v <= '0;
@@ -366,7 +435,8 @@ module edm_pim_scheduler #(
       fl2_dst <= '0;
       grant_valid <= '0;
     end else begin
-      live <= live - n_removed + LW'(taken);
+      rest <= rest + LW'(taken_q) - n_removed;
+      lane_take_q <= lane_take;
       now_stamp <= now_stamp + 1'b1;
 
       // Iteration grid and pipeline.
@@ -381,31 +451,31 @@ module edm_pim_scheduler #(
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
       for (integer p = 0; p < N; p++) begin
-        src_free[p] <= src_hold_n[p] == '0;
-        dst_free[p] <= dst_hold_n[p] == '0;
+        src_ends[p] <= src_hold_n[p] <= CU_C;
+        dst_ends[p] <= dst_hold_n[p] <= CU_C;
       end
     end
 
-    // Data registers (no reset needed: qualified by the valid bits above).
-    if (start) begin
-      for (integer d = 0; d < N; d++) begin
-        req_j[d] <= q_j[d];
-        req_src[d] <= q_src[d];
-        req_msg[d] <= q_msg[d];
-        req_rem[d] <= q_rem[d];
-        req_rres[d] <= q_rres[d];
-        req_stamp[d] <= q_stamp[d];
-        req_best_rem[d] <= q_best_rem[d];
-        req_not_best[d] <= q_not_best[d];
-      end
-    end
+    // Data registers (no reset needed: qualified by the valid bits above; the
+    // request registers load every cycle: read only while req_v, which start
+    // qualifies, so start drives N flip-flops, not the whole stage).
+    req_j <= q_j;
+    req_src <= q_src;
+    req_msg <= q_msg;
+    req_rem <= q_rem;
+    req_rres <= q_rres;
+    req_stamp <= q_stamp;
+    req_best_rem <= q_best_rem;
+    req_not_best <= q_not_best;
     acc_d <= ac_d;
     acc_j <= req_j;
     acc_msg <= req_msg;
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
-    for (integer d = 0; d < N; d++)
-      acc_md[d] <= md_blocks((req_rem[d] < CHUNK) ? CBW'(req_rem[d]) : CBW'(CHUNK), req_rres[d]);
+    acc_hold <= ac_hold;
+    acc_short <= ac_short;
+    acc_short_s <= ac_short_s;
+    for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= acc_d[s];
       grant_msg_id[s*IW +: IW] <= acc_msg[acc_d[s]];
@@ -416,5 +486,5 @@ module edm_pim_scheduler #(
 
   always_comb
     for (integer s = 0; s < N; s++) grant_src[s*PW +: PW] = PW'(s);
-  assign occupancy = live;
+  assign occupancy = rest + LW'(taken_q);
 endmodule

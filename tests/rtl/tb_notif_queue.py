@@ -4,12 +4,13 @@ Python model of the ordered list it keeps, every cycle.
 The model keeps the entries in slots as the RTL allocates them (an insert
 takes the lowest free slot) and ranks them the way the reference scheduler
 does: SRPT by (remaining bytes, arrival), FCFS by arrival. Each cycle it checks
-the combinational outputs against the model: room (a slot is free), the request
+the outputs against the model: room (a slot is free), nonempty, the request
 (the best visible entry that is its pair's head, with pair order, and whose
 source and destination ports are free: slot, source, id, bytes, kind, stamp)
-and the best visible pair head whatever the ports (priority hold's view). Then
-it applies the cycle's insert and grant update (a chunk of an entry, or its
-end) to the model.
+and the best visible pair head whatever the ports (priority hold's view). The
+ports are given a cycle ahead (src_free_next, dst_free_next), as the scheduler
+does. Then it applies the cycle's insert and grant update (a chunk of an entry,
+or its end) to the model.
 
 Directed tests exercise each operation back to back: an insert every cycle
 into a filling queue, a grant update of the same entry on consecutive cycles (its
@@ -78,12 +79,13 @@ class Bench:
         self.tw = int(dut.TW.value)
         self.model = Model(self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
         self.cycle = 0
+        self.ports = (0, False)   # (source ports, destination port) free this cycle
         self.stamp = 0
         self.grants = self.inserts = self.removals = 0
 
     async def start(self):
         await clock_and_reset(self.dut, ins_v=0, ins_src=0, ins_msg=0, ins_size=0, ins_rres=0,
-                              ins_stamp=0, src_free=0, dst_free=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
+                              ins_stamp=0, src_free_next=0, dst_free_next=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
 
     def free(self) -> int:
         """Slots an insert may still take (the pending insert has one)."""
@@ -92,7 +94,8 @@ class Bench:
     async def step(self, ins=None, src_free: int | None = None, dst_free: bool = True,
                    grant: tuple[int, int] | None = None):
         """One cycle. ins: (src, msg, size, rres) to insert (if there is room);
-        grant: (slot, bytes) granted (the whole rest ends the entry)."""
+        grant: (slot, bytes) granted (the whole rest ends the entry); src_free,
+        dst_free: the ports free in the next cycle."""
         dut, n = self.dut, self.n
         src_free = (1 << n) - 1 if src_free is None else src_free
         room = self.free() > 0
@@ -107,8 +110,8 @@ class Bench:
             dut.ins_rres.value = r
             dut.ins_stamp.value = stamp
         dut.ins_v.value = int(ins is not None and room)
-        dut.src_free.value = src_free
-        dut.dst_free.value = int(dst_free)
+        dut.src_free_next.value = src_free
+        dut.dst_free_next.value = int(dst_free)
         last = False
         if grant is not None:
             j, b = grant
@@ -124,7 +127,10 @@ class Bench:
         await ReadOnly()
         c = self.cycle
         assert int(dut.room.value) == room, f"cycle {c}: room"
-        win, best = self.model.request(c, src_free, dst_free)
+        queued = self.model.pending is not None or any(self.model.slots)
+        assert int(dut.nonempty.value) == queued, f"cycle {c}: nonempty"
+        win, best = self.model.request(c, *self.ports)
+        self.ports = (src_free, dst_free)
         assert int(dut.rq_v.value) == (win is not None), f"cycle {c}: rq_v, model slot {win}"
         if win is not None:
             e = self.model.slots[win]
