@@ -328,7 +328,7 @@ type RunResult<'py> = (
 /// application's size CDF file) or on `messages`, columns of bytes (op,
 /// requester, memory, size, issue_ps, addr or None, fence or None) sorted by
 /// issue time. Returns (the generated workload's columns or None,
-/// complete_ps with -1 for unfinished, alone_ps, totals dict).
+/// complete_ps with -1 for unfinished and -2 for timed out, alone_ps, totals dict).
 #[pyfunction]
 #[pyo3(signature = (config, cdf_text=None, messages=None, progress=None))]
 fn run<'py>(
@@ -382,6 +382,20 @@ fn run<'py>(
         max_request_wait_ps: t.edm.max_request_wait_ps,
         max_notification_queue: t.edm.max_notification_queue,
         scheduler_iterations: t.edm.scheduler_iterations,
+        timed_out: t.edm.faults.timed_out,
+        late_data: t.edm.faults.late_data,
+        control_corrupted: t.edm.faults.control_corrupted,
+        data_corrupted: t.edm.faults.data_corrupted,
+        undetected: t.edm.faults.undetected,
+        notify_retries: t.edm.faults.notify_retries,
+        chunk_retries: t.edm.faults.chunk_retries,
+        duplicate_notifications: t.edm.faults.duplicate_notifications,
+        duplicate_data: t.edm.faults.duplicate_data,
+        duplicate_grants: t.edm.faults.duplicate_grants,
+        link_down_drops: t.edm.faults.link_down_drops,
+        links_disabled: t.edm.faults.links_disabled,
+        failed: t.edm.faults.failed,
+        mirror_copies_discarded: t.edm.faults.mirror_copies_discarded,
         delivered_bytes: t.delivered_bytes,
         drops: t.packet.drops,
         ecn_marks: t.packet.ecn_marks,
@@ -418,7 +432,10 @@ fn run<'py>(
     Ok((
         workload,
         to_bytes(py, r.len(), |i| {
-            r[i].complete_ps.map_or(-1, |c| c as i64).to_ne_bytes()
+            let unfinished = if r[i].timed_out { -2 } else { -1 };
+            r[i].complete_ps
+                .map_or(unfinished, |c| c as i64)
+                .to_ne_bytes()
         })?,
         to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
         totals,

@@ -134,6 +134,8 @@ pub struct EdmConfig {
     pub background: crate::background::BackgroundConfig,
     /// Cycles of each step of the hosts' and the switch's pipelines.
     pub steps: StepCycles,
+    /// Bit errors, timeouts and retries (off by default).
+    pub faults: crate::edm::faults::FaultConfig,
 }
 
 /// Cycles of each step of EDM's pipeline (§3.2, Table 1, Figure 5) that the
@@ -216,6 +218,7 @@ impl Default for EdmConfig {
             batch_bytes: 0,
             background: Default::default(),
             steps: StepCycles::default(),
+            faults: Default::default(),
         }
     }
 }

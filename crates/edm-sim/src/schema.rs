@@ -9,6 +9,7 @@
 use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
 use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
+use crate::edm::faults::{format_failures, Failure};
 use crate::edm::Edm;
 use crate::engine::Protocol;
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
@@ -85,6 +86,8 @@ pub enum Kind {
     Choice(&'static [&'static str]),
     /// A generated workload's name or a trace file's path.
     Workload,
+    /// Failure events (`Failure::parse_list`).
+    Failures,
 }
 
 /// Which protocols a field applies to.
@@ -172,6 +175,18 @@ impl Setting for bool {
     }
     fn from_value(v: &Value) -> Self {
         *v == Value::Int(1)
+    }
+}
+
+impl Setting for Vec<Failure> {
+    fn to_value(&self) -> Value {
+        Value::Text(format_failures(self))
+    }
+    fn from_value(v: &Value) -> Self {
+        match v {
+            Value::Text(s) => Failure::parse_list(s).expect("kind-checked"),
+            _ => unreachable!("kind-checked"),
+        }
     }
 }
 
@@ -409,6 +424,23 @@ fields! {
         "compute node: a response's last block in to the read complete" => edm.steps.proc_response;
     proc_write_cycles: int(0, 1024), Scope::Edm,
         "memory node: a write's last block in to the memory written" => edm.steps.proc_write;
+    read_timeout_ns: int(0, U32), Scope::EdmOnly,
+        "0: never (the RTL's cfg_timeout = 0); T: a read or RMW unanswered T ns after its request finishes with a NULL response" => edm.faults.read_timeout_ns;
+    ber: real(0.0, 0.01, false, false), Scope::EdmOnly,
+        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (memory_order = address, no batching)" => edm.faults.ber;
+    retry_timeout_ns: int(1, U32), Scope::EdmOnly,
+        "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk whose data did not arrive intact, after this many ns" => edm.faults.retry_timeout_ns;
+    failures: Kind::Failures, Scope::EdmOnly,
+        "links or switches down at a time, e.g. 'switch:0@20000,link:3@5000-9000' (ns; plane 1 with dual_switch); '/BER' after the times: noisy instead of down" => edm.faults.failures;
+    give_up_ns: int(0, U64), Scope::EdmOnly,
+        "with ber, failures or dual_switch: a message not completed this many ns after issue is reported failed (0: never)" => edm.faults.give_up_ns;
+    ber_monitor_threshold: int(0, U32), Scope::EdmOnly,
+        "0: off; k: a link dropping k units for bit errors within ber_monitor_window_ns is disabled" => edm.faults.monitor_threshold;
+    ber_monitor_window_ns: int(1, U64), Scope::EdmOnly, "the BER monitor's window (802.3: 125 us)" => edm.faults.monitor_window_ns;
+    dual_switch: Kind::Flag, Scope::EdmOnly,
+        "1: every host mirrors its memory messages on two switch planes; the receiver keeps the first copy" => edm.faults.dual_switch;
+    ber_burst_bits: int(0, 4096), Scope::EdmOnly,
+        "0 or 1: independent bit errors; L: errors come in bursts of L bits (first and last flipped), at ber / L bursts per bit" => edm.faults.burst_bits;
 }
 
 /// The field called `name`.
@@ -472,7 +504,7 @@ impl Kind {
         match self {
             Kind::Int { .. } | Kind::IntOf(_) | Kind::Flag => "int",
             Kind::Float { .. } => "float",
-            Kind::Choice(_) | Kind::Workload => "str",
+            Kind::Choice(_) | Kind::Workload | Kind::Failures => "str",
         }
     }
 
@@ -512,6 +544,10 @@ impl Kind {
             }
             Kind::Choice(names) => names.join(", "),
             Kind::Workload => format!("{}, or a trace file", GENERATED_WORKLOADS.join(", ")),
+            Kind::Failures => {
+                "events target@down_ns[-up_ns][/ber], comma-separated; target switch[:P] or link:H[:P]"
+                    .into()
+            }
         }
     }
 
@@ -566,6 +602,10 @@ impl Kind {
                     )))
                 }
             }
+            (Kind::Failures, Value::Text(s)) => match Failure::parse_list(s) {
+                Ok(_) => Ok(v.clone()),
+                Err(why) => Err(Some(why)),
+            },
             _ => Err(None),
         }
     }
@@ -619,6 +659,7 @@ impl RunConfig {
             c.edm.start_delay = false; // a part of the zero-queue rules: off with them
         }
         c.edm.background.seed = c.seed;
+        c.edm.faults.seed = c.seed;
         c.check_together()?;
         Ok(c)
     }
@@ -705,6 +746,35 @@ impl RunConfig {
                 "rreq_extra_cycles",
                 format!("makes a forwarded request's step negative (grant_to_data_cycles = {})", e.steps.grant_to_data),
             );
+        }
+        if e.faults.lossy() {
+            // A retried chunk may overtake: the address rule keeps writes
+            // to one address in order; a mega-message is one chunk of many.
+            let name = if e.faults.ber > 0.0 {
+                "ber"
+            } else if e.faults.failures.is_empty() {
+                "dual_switch"
+            } else {
+                "failures"
+            };
+            if e.memory_order != MemoryOrder::Address {
+                let why = "needs memory_order = 'address' (retried chunks may overtake)";
+                return refuse(name, why.into());
+            }
+            if e.batch_bytes > 0 {
+                let why = "is modelled without batching (batch_bytes = 0)";
+                return refuse(name, why.into());
+            }
+            let planes = if e.faults.dual_switch { 2 } else { 1 };
+            for f in &e.faults.failures {
+                if f.plane >= planes || f.host.is_some_and(|h| h as usize >= self.fabric.nodes) {
+                    let event = format_failures(std::slice::from_ref(f));
+                    return refuse(
+                        "failures",
+                        format!("names {event}, which this fabric has not"),
+                    );
+                }
+            }
         }
         if e.start_delay && !e.zero_queue {
             return refuse("start_delay", "applies with zero_queue = 1 only".into());

@@ -34,7 +34,7 @@ STABLE_DELIVERY = 0.9
 # The core's run totals that the summary renders itself (in ns, or only with
 # their feature on); it copies every other total as the core reports it.
 _RENDERED_TOTALS = frozenset((
-    "end_ps", "delivered_bytes", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
+    "end_ps", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
     "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
     "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
 ))
@@ -137,7 +137,8 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
     """Zero-queue slowdowns against the paper rules' alone latency: the rules'
     own alone latency is longer for messages of several chunks (guards), so
     their plain slowdowns have a larger denominator than the paper rules'."""
-    paper = {**cfg, "protocol": "edm", **PAPER_RULES}
+    # Faults change no latency alone, and the paper's per-pair order refuses them.
+    paper = {**cfg, "protocol": "edm", **PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
     # One alone latency per distinct (op, size): op code in the high bits.
     key = df["op"].cat.codes.to_numpy().astype(np.uint64) << np.uint64(32) | df["size"].to_numpy().astype(np.uint64)
     distinct, index = np.unique(key, return_inverse=True)
@@ -170,7 +171,8 @@ def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
 
 def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wall: float) -> dict[str, Any]:
     done = df["complete_ps"] >= 0
-    deadlocked = df.index[~done].tolist()
+    # -1: never finished (a deadlock); -2: finished by its timeout (NULL response).
+    deadlocked = df.index[df["complete_ps"] == -1].tolist()
     measured = df.iloc[int(len(df) * cfg["warmup_fraction"]) :]
     summary: dict[str, Any] = {
         "protocol": cfg["protocol"],

@@ -1,7 +1,7 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
-use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH};
+use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::{MemoryOrder, Ps};
 use crate::workload::{overlaps, MessageSpec, Op};
@@ -124,9 +124,17 @@ impl Sim<'_> {
             bytes: 0,
             last: false,
             blocks: Edm::request_blocks(m),
+            chunk: NO_CHUNK,
         };
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
-        let h = m.requester;
+        self.arm_timers(at, unit);
+        self.send_control(now, at, unit);
+    }
+
+    /// Sends /N/ or request `unit` from its requester at `at`.
+    /// (Decided at `now`; zero-queue mode: in the first gap from `at`.)
+    pub(super) fn send_control(&mut self, now: Ps, at: Ps, unit: Unit) {
+        let h = unit.spec.requester;
         if self.zq {
             let waiting = &mut self.controls[h as usize];
             waiting.push_back((at, unit));
@@ -135,7 +143,7 @@ impl Sim<'_> {
             }
             return;
         }
-        if kind == UnitKind::Notify {
+        if unit.kind == UnitKind::Notify {
             if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
                 self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
@@ -173,7 +181,7 @@ impl Sim<'_> {
         }
     }
 
-    fn deactivate(&mut self, now: Ps, m: Msg) {
+    pub(super) fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
         if let Some((next, m)) = self.pending[pair].pop_front() {
@@ -224,19 +232,31 @@ impl Sim<'_> {
         let m = unit.spec;
         match unit.kind {
             UnitKind::Grant => {
+                // With lossy links a hit grant is dropped; a chunk's grant
+                // repeated still sends its data, but a write stops being
+                // active at the first copy of its last grant only.
+                // (Zero-queue mode drew the grant's fate when it booked it.)
+                let first_copy = if self.lossy && !self.zq {
+                    match self.grant_arrives(h, now, &unit) {
+                        Some(first) => first,
+                        None => return,
+                    }
+                } else {
+                    true
+                };
                 if !self.zq {
                     // (Zero-queue mode booked the data with the grant.)
                     let data = Self::data_unit(unit);
                     self.q
                         .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
                 }
-                if m.op == Op::Write && unit.last {
-                    self.deactivate(now, m);
+                if m.op == Op::Write && unit.last && first_copy {
+                    self.release(now, unit.msg, m);
                 }
             }
             UnitKind::Data => {
                 if self.data_arrives(now, unit) {
-                    self.deactivate(now, m);
+                    self.release(now, unit.msg, m);
                     if self.track_finish {
                         self.finished(now, unit.msg);
                     }
@@ -252,6 +272,9 @@ impl Sim<'_> {
     /// if that completes its message.
     pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
+        if !self.ended.is_empty() && !self.take_data(&unit) {
+            return false;
+        }
         if unit.spec.count > 1 {
             return self.batch_data_arrives(at, unit);
         }
@@ -268,6 +291,9 @@ impl Sim<'_> {
             self.completions
                 .push((unit.msg, at + self.edm.proc_data(unit.spec)));
             self.completed += 1;
+            if let Some(ended) = self.ended.get_mut(i) {
+                *ended = true;
+            }
         }
         done
     }

@@ -8,8 +8,10 @@
 //! scheduler's iterations, grants), `scheduler/` (the priority-PIM matcher
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
 //! and where circuits go), `link.rs` (a link with /N/ and /G/ insertion),
-//! `alone.rs` (a message's latency alone, in closed form).
+//! `alone.rs` (a message's latency alone, in closed form), `faults.rs` (bit
+//! errors, read timeouts, and the timers and retries that recover).
 mod alone;
+pub mod faults;
 mod hosts;
 pub mod link;
 pub mod placement;
@@ -56,6 +58,8 @@ pub struct EdmCounters {
     pub scheduler_iterations: u64,
     /// Background Ethernet frames (with `background.load` > 0).
     pub frames: FrameStats,
+    /// What faults did (`EdmConfig::faults`).
+    pub faults: faults::FaultCounters,
 }
 
 /// One unit on one link, as [`Edm::run_traced`] records it.
@@ -242,6 +246,9 @@ impl Protocol for Edm {
     }
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+        if self.cfg.faults.dual_switch {
+            return self.run_dual(messages, progress);
+        }
         Sim::new(self, messages).run(progress).0
     }
 }

@@ -1,6 +1,7 @@
 //! One EDM run: the state of hosts, links, switch and scheduler, and the
 //! events that move units between them. The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
+use super::faults::Faults;
 use super::link::{frame_stats, Link};
 use super::placement::Timeline;
 use super::{Edm, Transmission, UnitKind};
@@ -59,7 +60,13 @@ pub(super) struct Unit {
     pub(super) bytes: u32,
     pub(super) last: bool,
     pub(super) blocks: u32,
+    /// With lossy links: the chunk it grants or carries (`Sim::chunks`,
+    /// retries keep the first grant's); else `NO_CHUNK`.
+    pub(super) chunk: u32,
 }
+
+/// A unit that is no granted chunk (or links that lose nothing).
+pub(super) const NO_CHUNK: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
@@ -82,6 +89,16 @@ pub(super) enum Ev {
     /// The scheduler looks at notifications that became visible (see
     /// `Sim::notify_wakes`).
     NotifyTick,
+    /// Lossy links: the requester looks whether the /N/ or request `.0`
+    /// has been granted, else sends it again.
+    NotifyCheck(Unit),
+    /// Lossy links: the switch looks whether grant `.0`'s chunk arrived
+    /// intact, else grants it again.
+    ChunkCheck(Unit),
+    /// Read or RMW `.0`'s timeout.
+    ReadTimeout(u32),
+    /// Lossy links: message `.0` is given up unless completed.
+    GiveUp(u32),
 }
 
 pub(super) struct Sim<'a> {
@@ -157,6 +174,37 @@ pub(super) struct Sim<'a> {
     /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
     pub(super) batch_of: Vec<u32>,
     pub(super) batches: Vec<Batch>,
+    /// Faults (`FaultConfig`): the error draws; whether links lose units
+    /// (then the state below is kept) and the read timeout.
+    pub(super) faults: Faults,
+    pub(super) lossy: bool,
+    pub(super) read_timeout: Ps,
+    /// Per message: finished (completed, or timed out); with lossy links,
+    /// whether its requester has heard of a grant, and whether the switch
+    /// holds (or held) its notification.
+    pub(super) ended: Vec<bool>,
+    pub(super) heard: Vec<bool>,
+    pub(super) at_switch: Vec<bool>,
+    /// Lossy links: every chunk granted (retries share the first grant's).
+    pub(super) chunks: Vec<Chunk>,
+    /// Lossy links: per message, whether it stopped being active at its pair.
+    pub(super) released: Vec<bool>,
+    /// Dual switch, second plane: when the first plane delivered each message.
+    pub(super) mirror: Option<&'a [Option<Ps>]>,
+    /// Lossy links: per scheduler id, the chunk it grants again (`NO_CHUNK`:
+    /// a message's own notification).
+    pub(super) queued_chunk: Vec<u32>,
+}
+
+/// A granted chunk, with lossy links.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Chunk {
+    /// A copy of its data arrived intact (later copies are duplicates).
+    pub(super) delivered: bool,
+    /// A copy of its grant reached the source.
+    pub(super) grant_heard: bool,
+    /// It is its message's last grant (the write stops being active when it is heard).
+    pub(super) last: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -223,6 +271,7 @@ impl<'a> Sim<'a> {
                         Record {
                             complete_ps: None,
                             alone_ps: slot.2,
+                            timed_out: false,
                         }
                     })
                     .collect()
@@ -250,6 +299,44 @@ impl<'a> Sim<'a> {
                 }
             ],
             batches: Vec::new(),
+            faults: Faults::new(&edm.cfg.faults, 0, n),
+            lossy: edm.cfg.faults.lossy(),
+            read_timeout: edm.cfg.faults.read_timeout_ns * 1000,
+            ended: vec![
+                false;
+                if edm.cfg.faults.lossy() || edm.cfg.faults.read_timeout_ns > 0 {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            heard: vec![
+                false;
+                if edm.cfg.faults.lossy() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            at_switch: vec![
+                false;
+                if edm.cfg.faults.lossy() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            chunks: Vec::new(),
+            released: vec![
+                false;
+                if edm.cfg.faults.lossy() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            mirror: None,
+            queued_chunk: Vec::new(),
         }
     }
 
@@ -372,6 +459,9 @@ impl<'a> Sim<'a> {
                 let m = unit.spec;
                 match unit.kind {
                     UnitKind::Notify | UnitKind::Request => {
+                        if self.lossy && !self.notification_accepted(now, unit) {
+                            return;
+                        }
                         let (src, dst) = Edm::data_path(m);
                         debug_assert!(unit.kind != UnitKind::Notify || src == from);
                         let visible = now + edm.notification_delay(unit.kind == UnitKind::Request);
@@ -428,6 +518,9 @@ impl<'a> Sim<'a> {
             Ev::HostControl(h) => self.host_controls(now, h),
             Ev::NotifyTick => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
+            Ev::NotifyCheck(_) | Ev::ChunkCheck(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => {
+                unreachable!("handled by `handle`")
+            }
         }
     }
 
@@ -448,7 +541,9 @@ impl<'a> Sim<'a> {
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
+        // (With lossy links a write finishes when its data is in memory.)
         if self.track_finish
+            && !self.lossy
             && unit.kind == UnitKind::Data
             && unit.last
             && unit.spec.op == Op::Write
@@ -481,6 +576,11 @@ impl<'a> Sim<'a> {
                 self.egress_feedback(now, h, free);
             }
         }
+        if self.lossy && !self.arrives_intact(h, d.last_block, &unit) {
+            // Dropped by its receiver (`arrives_intact` counted it); the
+            // switch's chunk check grants the chunk again.
+            return;
+        }
         if unit.kind == UnitKind::ForwardedRequest {
             // The memory node only answers it: its response chunk is sent
             // `grant_to_data` after the request's last block arrives.
@@ -491,7 +591,9 @@ impl<'a> Sim<'a> {
             // Nothing at the memory node waits on a write's data (the write
             // stopped being active at its last /G/): no event needed.
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
-            self.data_arrives(d.last_block, unit);
+            if self.data_arrives(d.last_block, unit) && self.lossy && self.track_finish {
+                self.q.push(d.last_block, Ev::Finished(unit.msg));
+            }
         } else {
             self.q.push(d.last_block, Ev::HostIn(h, unit));
         }
@@ -522,8 +624,17 @@ impl Simulation for Sim<'_> {
 
     #[inline(always)]
     fn handle(&mut self, now: Ps, ev: Ev) -> bool {
-        self.handle_event(now, ev);
-        true
+        // A timer that finds nothing to do does not extend the run.
+        match ev {
+            Ev::NotifyCheck(unit) => self.notify_check(now, unit),
+            Ev::ChunkCheck(grant) => self.chunk_check(now, grant),
+            Ev::ReadTimeout(i) => self.read_timeout(now, i),
+            Ev::GiveUp(i) => self.give_up(now, i),
+            _ => {
+                self.handle_event(now, ev);
+                true
+            }
+        }
     }
 
     fn completed(&self) -> u64 {

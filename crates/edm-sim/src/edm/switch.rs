@@ -2,7 +2,7 @@
 //! grants they issue; in zero-queue mode each grant's whole circuit is
 //! booked at once (`placement.rs`).
 use super::placement::place_circuit;
-use super::sim::{Ev, Msg, Sim, Unit};
+use super::sim::{Ev, Msg, Sim, Unit, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
@@ -13,7 +13,13 @@ use edm_proto::message::message_blocks;
 impl Sim<'_> {
     /// The id the scheduler knows message `i` by (until its last grant).
     pub(super) fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
-        match self.queued_free.pop() {
+        self.enqueue_chunk(i, m, NO_CHUNK)
+    }
+
+    /// [`Sim::enqueue`] of a notification that grants `chunk` again
+    /// (`NO_CHUNK`: the message's own).
+    pub(super) fn enqueue_chunk(&mut self, i: u32, m: Msg, chunk: u32) -> u32 {
+        let id = match self.queued_free.pop() {
             Some(id) => {
                 self.queued[id as usize] = (i, m);
                 id
@@ -22,7 +28,12 @@ impl Sim<'_> {
                 self.queued.push((i, m));
                 (self.queued.len() - 1) as u32
             }
+        };
+        if self.lossy {
+            self.queued_chunk.resize(self.queued.len(), NO_CHUNK);
+            self.queued_chunk[id as usize] = chunk;
         }
+        id
     }
 
     /// A notification turns visible at `at`: the scheduler looks then.
@@ -153,6 +164,11 @@ impl Sim<'_> {
             self.queued_free.push(g.msg);
         }
         let forwarded = g.first && m.op != Op::Write;
+        let (chunk, last) = if self.lossy {
+            self.grant_chunk(g)
+        } else {
+            (NO_CHUNK, g.last)
+        };
         Unit {
             kind: if forwarded {
                 UnitKind::ForwardedRequest
@@ -162,8 +178,9 @@ impl Sim<'_> {
             msg,
             spec: m,
             bytes: g.bytes,
-            last: g.last,
+            last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
+            chunk,
         }
     }
 
@@ -177,6 +194,10 @@ impl Sim<'_> {
             self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
         }
         let at = g.at + self.edm.c(self.edm.cfg.steps.sw_gen_grant);
+        if self.lossy {
+            let check = at + self.edm.cfg.faults.retry_timeout_ps();
+            self.q.push(check, Ev::ChunkCheck(unit));
+        }
         if !forwarded {
             let link = &mut self.downlinks[g.src as usize];
             if let Some(d) = link.control_block_at(at) {
@@ -226,7 +247,8 @@ impl Sim<'_> {
             edm.start_delay(),
         );
         self.pair_data_end[pair] = data_up + wire;
-        if self.track_finish && g.last && m.op == Op::Write {
+        // (With lossy links a write finishes when its data is in memory.)
+        if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
             self.q.push(data_up + wire, Ev::Finished(grant.msg));
         }
         self.down_book[src].book(grant_at, control_len);
@@ -241,19 +263,35 @@ impl Sim<'_> {
         }
         self.downlinks[dst].account(now, data_egress, data.blocks);
         self.record(g.dst, false, data_egress, data.blocks, &data);
-        // When the source learns of its last grant (a write stops being
-        // active) and when the data's last block arrives.
-        if g.last && m.op == Op::Write {
-            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
-        }
         let arrives = data_egress + hop + wire - block;
         self.totals.end_ps = self.totals.end_ps.max(arrives);
-        if g.last && m.op != Op::Write {
-            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        // With lossy links the grant and the data draw their fates now (the
+        // circuit stays booked either way) and the switch checks the chunk
+        // later; a lost grant sends no data.
+        let (grant_heard, data_intact) = if self.lossy {
+            let check = generated + edm.cfg.faults.retry_timeout_ps();
+            self.q.push(check, Ev::ChunkCheck(grant));
+            match self.grant_arrives(g.src, grant_at + hop, &grant) {
+                Some(first) => (first, self.arrives_intact(g.dst, arrives, &data)),
+                None => (false, false),
+            }
         } else {
+            (true, true)
+        };
+        // When the source learns of its last grant (a write stops being
+        // active) and when the data's last block arrives.
+        if grant.last && m.op == Op::Write && grant_heard {
+            self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
+        }
+        if data_intact && g.last && m.op != Op::Write {
+            self.q.push(arrives, Ev::HostIn(g.dst, data));
+        } else if data_intact {
             // Nothing waits on it at its destination (a write's memory node,
             // or a response chunk before the last): count it now.
-            self.data_arrives(arrives, data);
+            let done = self.data_arrives(arrives, data);
+            if done && self.lossy && self.track_finish && m.op == Op::Write {
+                self.q.push(arrives, Ev::Finished(grant.msg));
+            }
         }
         self.totals.edm.max_grant_wait_ps =
             self.totals.edm.max_grant_wait_ps.max(grant_at - generated);

@@ -32,6 +32,8 @@ pub(crate) fn prefetch<T>(value: &T) {
 pub struct Record {
     pub complete_ps: Option<Ps>,
     pub alone_ps: Ps,
+    /// Finished by its timeout with a NULL response (EDM's read timeout).
+    pub timed_out: bool,
 }
 
 /// Totals a protocol reports besides the per-message records.

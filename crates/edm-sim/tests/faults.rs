@@ -1,0 +1,330 @@
+//! Faults (issue 25): read timeouts, bit errors on links and their recovery.
+//! Every operation completes exactly once or is reported failed, bytes are
+//! conserved, no copy is delivered twice, writes to one address stay in order.
+use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder};
+use edm_sim::edm::faults::{Failure, FaultConfig};
+use edm_sim::edm::Edm;
+use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::workload::{assign_addresses, overlaps, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
+
+const NODES: usize = 8;
+
+fn messages(load: f64, count: usize, seed: u64) -> Vec<MessageSpec> {
+    let mut msgs = OpenLoop {
+        nodes: NODES,
+        roles: Roles::AllToAll,
+        link_gbps: 100,
+        load,
+        write_ratio: 0.5,
+        // Mostly one chunk, some several (chunk retries mid-message).
+        sizes: SizeCdf::new(
+            vec![(1.0, 0.0), (64.0, 0.7), (300.0, 0.9), (2000.0, 1.0)],
+            8,
+        )
+        .unwrap(),
+        messages: count,
+        seed,
+    }
+    .generate();
+    // A small address space: many writes of a pair overlap.
+    assign_addresses(&mut msgs, 1 << 14, seed);
+    msgs
+}
+
+/// EDM's rules with faults: with zero-queue booking (`zero_queue`) or
+/// circuits that queue at the switch.
+fn rules(faults: FaultConfig, zero_queue: bool) -> EdmConfig {
+    EdmConfig {
+        zero_queue,
+        start_delay: zero_queue,
+        faults,
+        ..EdmConfig::edm_rules()
+    }
+}
+
+fn lossy_rules(faults: FaultConfig) -> EdmConfig {
+    rules(faults, false)
+}
+
+fn run(cfg: EdmConfig, msgs: &[MessageSpec]) -> Outcome {
+    let fabric = FabricConfig {
+        nodes: NODES,
+        ..FabricConfig::default()
+    };
+    Edm::new(fabric, cfg).run(msgs, &mut |_, _| {})
+}
+
+fn data_bytes(m: &MessageSpec) -> u64 {
+    match m.op {
+        Op::Rmw => edm_proto::spec::RMW_RESULT_BYTES as u64,
+        _ => m.size as u64,
+    }
+}
+
+#[test]
+fn without_faults_no_read_times_out_and_nothing_is_retried() {
+    let msgs = messages(0.7, 3000, 1);
+    let faults = FaultConfig {
+        read_timeout_ns: 100_000,
+        ..FaultConfig::default()
+    };
+    for cfg in [
+        EdmConfig {
+            faults: faults.clone(),
+            ..EdmConfig::edm_rules()
+        },
+        lossy_rules(faults),
+    ] {
+        let out = run(cfg, &msgs);
+        assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
+        assert_eq!(out.totals.edm.faults, Default::default());
+    }
+}
+
+#[test]
+fn a_read_unanswered_in_time_finishes_with_a_null_response() {
+    let msgs = messages(0.3, 500, 2);
+    // Shorter than any read's round trip: every read and RMW times out,
+    // every write completes, and the late responses are ignored.
+    let out = run(
+        EdmConfig {
+            faults: FaultConfig {
+                read_timeout_ns: 50,
+                ..FaultConfig::default()
+            },
+            ..EdmConfig::edm_rules()
+        },
+        &msgs,
+    );
+    let reads = msgs.iter().filter(|m| m.op != Op::Write).count() as u64;
+    assert!(reads > 100);
+    let f = &out.totals.edm.faults;
+    assert_eq!(f.timed_out, reads);
+    assert!(f.late_data >= reads, "{f:?}");
+    for (m, r) in msgs.iter().zip(&out.records) {
+        assert_eq!(r.complete_ps.is_some(), m.op == Op::Write);
+        assert_eq!(r.timed_out, m.op != Op::Write);
+    }
+}
+
+#[test]
+fn bit_errors_lose_no_operation_duplicate_none_and_keep_write_order() {
+    let msgs = messages(0.6, 4000, 3);
+    // A retry timeout well past the round trip, and one shorter than many
+    // (a chunk merely late is granted again: its second copy must be dropped).
+    for (retry_timeout_ns, duplicates, zero_queue) in [
+        (5_000, false, false),
+        (100, true, false),
+        (5_000, false, true),
+        (100, true, true),
+    ] {
+        let faults = FaultConfig {
+            ber: 1e-4,
+            retry_timeout_ns,
+            seed: 9,
+            ..FaultConfig::default()
+        };
+        let out = run(rules(faults, zero_queue), &msgs);
+        let f = &out.totals.edm.faults;
+        // Something was hit, on every kind of unit, and recovered.
+        assert!(f.control_corrupted > 20 && f.data_corrupted > 20, "{f:?}");
+        assert!(
+            f.chunk_retries >= f.data_corrupted && f.notify_retries > 0,
+            "{f:?}"
+        );
+        assert_eq!(f.duplicate_data > 0, duplicates, "{f:?}");
+        assert_eq!(f.undetected, 0);
+        assert_eq!(f.timed_out, 0);
+        // Every operation completed, each exactly once: its bytes once.
+        assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
+        let expected: u64 = msgs.iter().map(data_bytes).sum();
+        assert_eq!(out.totals.delivered_bytes, expected, "{f:?}");
+        // Writes to one address complete in issue order.
+        for (i, a) in msgs.iter().enumerate().filter(|(_, m)| m.op != Op::Read) {
+            for (j, b) in msgs.iter().enumerate().skip(i + 1).take(400) {
+                let same_pair = (a.requester, a.memory) == (b.requester, b.memory);
+                if same_pair && b.op != Op::Read && overlaps(a.range(), b.range()) {
+                    let (ta, tb) = (out.records[i].complete_ps, out.records[j].complete_ps);
+                    assert!(ta < tb, "write {i} after {j}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_error_draws_follow_the_seed() {
+    let msgs = messages(0.5, 1000, 4);
+    let with_seed = |seed| {
+        let out = run(
+            lossy_rules(FaultConfig {
+                ber: 3e-5,
+                seed,
+                ..FaultConfig::default()
+            }),
+            &msgs,
+        );
+        let times: Vec<_> = out.records.iter().map(|r| r.complete_ps).collect();
+        (times, out.totals.edm.faults)
+    };
+    assert_eq!(with_seed(1), with_seed(1));
+    assert_ne!(with_seed(1).0, with_seed(2).0);
+}
+
+#[test]
+fn lossy_rules_refuse_what_recovery_does_not_model() {
+    use edm_sim::schema::{RunConfig, Value};
+    let given = |extra: &[(&str, Value)]| {
+        let mut v = vec![("ber".to_string(), Value::Float(1e-6))];
+        v.extend(extra.iter().map(|(k, x)| (k.to_string(), x.clone())));
+        RunConfig::resolve(&v)
+    };
+    let ok = given(&[]).unwrap();
+    assert_eq!(ok.edm.memory_order, MemoryOrder::Address);
+    assert_eq!(ok.edm.faults.seed, ok.seed);
+    let err = given(&[("protocol", Value::Text("edm-paper".into()))]).unwrap_err();
+    assert_eq!(err.field, Some("ber"));
+    assert!(err.why.contains("memory_order"), "{err}");
+    let err = given(&[("batch_bytes", Value::Int(512))]).unwrap_err();
+    assert!(err.why.contains("batching"), "{err}");
+}
+
+fn failing(failures: &str, dual_switch: bool) -> FaultConfig {
+    FaultConfig {
+        failures: Failure::parse_list(failures).unwrap(),
+        dual_switch,
+        retry_timeout_ns: 2_000,
+        give_up_ns: 200_000,
+        ..FaultConfig::default()
+    }
+}
+
+/// Every message completed once (its bytes once), or is reported failed
+/// (some of its chunks may have arrived).
+fn accounted(msgs: &[MessageSpec], out: &Outcome) -> (u64, u64) {
+    let f = &out.totals.edm.faults;
+    let done = out
+        .records
+        .iter()
+        .filter(|r| r.complete_ps.is_some())
+        .count() as u64;
+    let failed = out.records.iter().filter(|r| r.timed_out).count() as u64;
+    assert_eq!(done + failed, msgs.len() as u64, "{f:?}");
+    assert_eq!(failed, f.failed + f.timed_out, "{f:?}");
+    let bytes = |done: bool| -> u64 {
+        msgs.iter()
+            .zip(&out.records)
+            .filter(|(_, r)| r.complete_ps.is_some() == done)
+            .map(|(m, _)| data_bytes(m))
+            .sum()
+    };
+    let delivered = out.totals.delivered_bytes;
+    assert!(
+        delivered >= bytes(true) && delivered <= bytes(true) + bytes(false),
+        "{f:?}"
+    );
+    if failed == 0 {
+        assert_eq!(delivered, bytes(true), "{f:?}");
+    }
+    (done, failed)
+}
+
+#[test]
+fn a_link_down_and_back_loses_nothing() {
+    let msgs = messages(0.5, 4000, 5);
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let events = format!("link:2@{}-{}", end / 4, end / 2);
+    for zero_queue in [false, true] {
+        let out = run(rules(failing(&events, false), zero_queue), &msgs);
+        assert!(out.totals.edm.faults.link_down_drops > 0);
+        assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0));
+    }
+}
+
+#[test]
+fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over() {
+    let msgs = messages(0.5, 4000, 6);
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let events = format!("switch:0@{}", end / 2);
+    let single = run(lossy_rules(failing(&events, false)), &msgs);
+    let (done, failed) = accounted(&msgs, &single);
+    assert!(failed > msgs.len() as u64 / 3 && done > msgs.len() as u64 / 3);
+    for zero_queue in [false, true] {
+        let dual = run(rules(failing(&events, true), zero_queue), &msgs);
+        let f = &dual.totals.edm.faults;
+        assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
+        // Both planes carried the messages issued before the failure.
+        assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+    }
+}
+
+#[test]
+fn the_ber_monitor_disables_a_noisy_link_and_the_second_plane_carries_on() {
+    let msgs = messages(0.5, 3000, 7);
+    // Host 2's plane-0 link is noisy from the start, the others clean.
+    let with = |dual_switch, monitor_threshold| {
+        let faults = FaultConfig {
+            monitor_threshold,
+            monitor_window_ns: 10_000,
+            ..failing("link:2:0@0/1e-4", dual_switch)
+        };
+        let out = run(lossy_rules(faults), &msgs);
+        let (_, failed) = accounted(&msgs, &out);
+        let f = &out.totals.edm.faults;
+        assert!(f.data_corrupted > 0, "{f:?}");
+        (f.links_disabled, failed)
+    };
+    // Without the monitor the retries get everything through the noise.
+    assert_eq!(with(false, 0), (0, 0));
+    // With it the link goes: its host's operations fail on one plane...
+    let (disabled, failed) = with(false, 4);
+    let touching = msgs
+        .iter()
+        .filter(|m| m.requester == 2 || m.memory == 2)
+        .count() as u64;
+    assert!(
+        disabled == 1 && failed > 0 && failed <= touching,
+        "{disabled} {failed}"
+    );
+    // ...and the other plane carries them with the dual switch.
+    assert_eq!(with(true, 4), (1, 0));
+}
+
+#[test]
+fn failure_events_are_read_or_refused_with_the_event_named() {
+    let f = Failure::parse_list("switch@5, link:3:1@10-20, link:2@0/1e-4").unwrap();
+    assert_eq!(f.len(), 3);
+    assert_eq!((f[2].ber, f[0].ber), (Some(1e-4), None));
+    assert_eq!(
+        (f[1].host, f[1].plane, f[1].down_ns, f[1].up_ns),
+        (Some(3), 1, 10, Some(20))
+    );
+    for bad in [
+        "link:3@20-10",
+        "router@5",
+        "switch:2@5",
+        "link:x@5",
+        "switch",
+    ] {
+        let err = Failure::parse_list(bad).unwrap_err();
+        assert!(err.contains(bad), "{err}");
+    }
+}
+
+#[test]
+fn failures_naming_what_the_fabric_has_not_are_refused() {
+    use edm_sim::schema::{RunConfig, Value};
+    let given = |failures: &str, dual: i128| {
+        RunConfig::resolve(&[
+            ("nodes".into(), Value::Int(8)),
+            ("zero_queue".into(), Value::Int(0)),
+            ("dual_switch".into(), Value::Int(dual)),
+            ("failures".into(), Value::Text(failures.into())),
+        ])
+    };
+    assert!(given("link:7:1@5", 1).is_ok());
+    for (bad, dual) in [("link:8@5", 0), ("switch:1@5", 0), ("link:9:1@5", 1)] {
+        let err = given(bad, dual).unwrap_err();
+        assert_eq!(err.field, Some("failures"), "{err}");
+    }
+}

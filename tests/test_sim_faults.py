@@ -1,0 +1,51 @@
+"""Faults in the simulator (issue 25): read timeouts and bit errors, seen
+from Python: every operation completes once or is reported timed out."""
+import pytest
+
+from edm import sim
+
+BASE = {"nodes": 8, "messages": 3000, "load": 0.6, "seed": 4}
+
+
+def test_read_timeout_reports_null_responses_not_deadlocks():
+    s = sim.run({**BASE, "read_timeout_ns": 50}).summary
+    reads = s["by_op"]["read"]["messages"] + s["by_op"].get("rmw", {}).get("messages", 0)
+    assert s["timed_out"] == reads > 0 and s["deadlocked"] == 0
+    assert s["completed"] + s["timed_out"] == s["messages"]
+    assert sim.run({**BASE, "read_timeout_ns": 100_000}).summary["timed_out"] == 0
+
+
+def test_bit_errors_are_recovered_without_loss_or_duplicates():
+    lossy = sim.run({**BASE, "zero_queue": 0, "ber": 1e-5})
+    s = lossy.summary
+    assert s["control_corrupted"] + s["data_corrupted"] > 0 and s["chunk_retries"] > 0
+    assert s["completed"] == s["messages"] and s["undetected"] == 0 and s["timed_out"] == 0
+    # Each message completed once, after it was issued (bytes: the Rust tests).
+    assert (lossy.messages["complete_ps"] > lossy.messages["issue_ps"].astype("int64")).all()
+
+
+def test_bit_errors_need_the_rules_recovery_is_modelled_with():
+    with pytest.raises(ValueError, match="ber.*memory_order"):
+        sim.run({**BASE, "protocol": "edm-paper", "ber": 1e-6})
+
+
+def test_bit_errors_are_recovered_under_the_zero_queue_rules_too():
+    s = sim.run({**BASE, "ber": 1e-5}).summary
+    assert s["config"]["zero_queue"] and s["data_corrupted"] > 0
+    assert s["completed"] == s["messages"] and s["failed"] == s["timed_out"] == 0
+
+
+def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():
+    cfg = {**BASE, "zero_queue": 0, "retry_timeout_ns": 2000, "give_up_ns": 100_000,
+           "failures": "switch:0@5000"}
+    one = sim.run({**cfg, "failures": "switch@5000"}).summary
+    assert one["failed"] > 0 and one["completed"] + one["failed"] == one["messages"]
+    dual = sim.run({**cfg, "dual_switch": 1}).summary
+    assert dual["completed"] == dual["messages"] and dual["failed"] == 0
+    assert dual["link_down_drops"] > 0 and dual["mirror_copies_discarded"] > 0
+
+
+@pytest.mark.parametrize("events", ["switch:2@5", "link:99@5", "link:1@9-3", "link:1@5/2"])
+def test_bad_failure_events_name_the_field(events):
+    with pytest.raises(ValueError, match="failures"):
+        sim.run({**BASE, "zero_queue": 0, "failures": events})
