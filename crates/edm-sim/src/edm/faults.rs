@@ -538,8 +538,11 @@ impl Sim<'_> {
             self.q.push(check, Ev::NotifyCheck(unit));
             let give_up = self.edm.cfg.faults.give_up_ns * 1000;
             if give_up > 0 {
+                // Not before now: a message activated after its deadline
+                // (it waited behind X active ones) gives up at once, in
+                // time order (an event in the past would turn time back).
                 let issued = self.msgs[unit.msg as usize].issue_ps;
-                self.q.push(issued + give_up, Ev::GiveUp(unit.msg));
+                self.q.push((issued + give_up).max(at), Ev::GiveUp(unit.msg));
             }
         }
         if self.read_timeout > 0 && unit.spec.op != Op::Write {
@@ -684,7 +687,10 @@ impl Sim<'_> {
             return false;
         }
         self.totals.edm.faults.notify_retries += 1;
-        self.send_control(now, now, unit);
+        // Generated again, as a new one is (so the uplink's control blocks
+        // stay in time order behind those of messages issued just before).
+        let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
+        self.send_control(now, at, unit);
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
         self.q.push(check, Ev::NotifyCheck(unit));
         true
