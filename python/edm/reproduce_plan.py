@@ -10,11 +10,11 @@ configuration, never stored beside it.
 
 from __future__ import annotations
 
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import json
 
 from edm.sim import timing
 from edm.sim.config import DEFAULTS, PAPER_RULES, PROTOCOLS, WORKLOADS
@@ -112,8 +112,6 @@ def rtl_steps(out: Path) -> dict[str, int] | None:
     try:
         return timing.steps_from_latency(json.loads(path.read_text()), str(path))
     except (ValueError, timing.TimingError) as e:
-        import sys  # noqa: PLC0415
-
         print(f"edm reproduce: Figure 8 on our RTL's timing left out: {e}", file=sys.stderr)
         return None
 

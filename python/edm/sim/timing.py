@@ -88,7 +88,8 @@ def _rows(doc: dict[str, Any], source: str) -> dict[str, list[int]]:
 
 def steps_from_latency(doc: dict[str, Any], source: str = "the RTL latency") -> dict[str, int]:
     """The simulator's step fields from an `edm rtl latency` result (see the module doc)."""
-    r, w = _rows(doc, source)["read"], _rows(doc, source)["write"]
+    rows = _rows(doc, source)
+    r, w = rows["read"], rows["write"]
     up, down = r[1], r[3]
     if r[1] != w[1] or r[3] != w[3] or r[5] != up or r[7] != down or up % 2:
         raise TimingError(f"{source}: PHY hops differ between steps ({r[1::2][:4]}, {w[1::2][:4]}) "
