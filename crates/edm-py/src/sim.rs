@@ -6,6 +6,7 @@
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::config::{Priority, Ps};
+use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
     self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
@@ -339,13 +340,20 @@ fn run<'py>(
     progress: Option<PyObject>,
 ) -> PyResult<RunResult<'py>> {
     let c = resolve(config, "config")?;
-    let (msgs, workload) = match messages {
+    let closed_loop = c.closed_loop.enabled();
+    let (msgs, mut workload) = match messages {
+        Some(_) if closed_loop => return Err(PyValueError::new_err(
+            "closed_loop_threads: a closed loop runs its generated workload, not given messages",
+        )),
         Some(cols) => (given_messages(&c, cols)?, None),
         None => {
             let mut msgs = generated(&c, cdf_text)?;
             assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
-            let cols = workload_columns(py, &msgs)?;
-            (msgs, Some(cols))
+            // A closed loop's issue times are known after its run.
+            let cols = (!closed_loop)
+                .then(|| workload_columns(py, &msgs))
+                .transpose()?;
+            (msgs, cols)
         }
     };
     let mut model = c.model();
@@ -357,12 +365,21 @@ fn run<'py>(
             }
         }
     };
-    let out = model.run(&msgs, &mut report);
+    let (out, app) = if closed_loop {
+        let run = c.run_closed_loop(&msgs, &mut report);
+        workload = Some(workload_columns(py, &run.messages)?);
+        (run.outcome, Some(run.report))
+    } else {
+        (model.run(&msgs, &mut report), None)
+    };
     if let Some(e) = callback_error {
         return Err(e);
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
+    if let Some(a) = app {
+        totals.set_item("application", application_dict(py, &a)?)?;
+    }
     // Every counter of the run by the name Python sees (its summary copies
     // each one it does not render itself).
     macro_rules! counters {
@@ -440,6 +457,41 @@ fn run<'py>(
         to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
         totals,
     ))
+}
+
+/// A closed loop's application figures (times in ns), as the summary's `application`.
+fn application_dict<'py>(py: Python<'py>, a: &AppReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let ns = |ps: f64| ps / 1e3;
+    let per_op = |total: u128| {
+        if a.ops > 0 {
+            total as f64 / a.ops as f64 / 1e3
+        } else {
+            f64::NAN
+        }
+    };
+    d.set_item("threads", a.threads)?;
+    d.set_item("ops", a.ops)?;
+    d.set_item("run_time_ns", ns(a.run_time_ps as f64))?;
+    d.set_item("unloaded_run_time_ns", ns(a.unloaded_run_time_ps as f64))?;
+    d.set_item(
+        "compute_only_run_time_ns",
+        ns(a.compute_only_run_time_ps as f64),
+    )?;
+    d.set_item("degradation_vs_unloaded", a.degradation_vs_unloaded())?;
+    d.set_item("degradation_vs_local", a.degradation_vs_local())?;
+    d.set_item("mean_latency_ns", per_op(a.latency_ps_total))?;
+    d.set_item("mean_compute_ns", per_op(a.compute_ps_total))?;
+    d.set_item("throughput_ops_per_s", a.throughput_ops_per_s)?;
+    d.set_item(
+        "window_ns",
+        (ns(a.window_ps.0 as f64), ns(a.window_ps.1 as f64)),
+    )?;
+    d.set_item("window_mean_latency_ns", ns(a.window_mean_latency_ps))?;
+    d.set_item("window_mean_compute_ns", ns(a.window_mean_compute_ps))?;
+    d.set_item("little_threads", a.little_threads)?;
+    d.set_item("late_completions", a.late_completions)?;
+    Ok(d)
 }
 
 /// EDM's priority-PIM scheduler alone, stepped one scheduler cycle at a time

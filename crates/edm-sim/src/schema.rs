@@ -11,6 +11,8 @@ use crate::baselines::{baseline_with, BaselineParams};
 use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
 use crate::edm::faults::{format_failures, Failure};
 use crate::edm::Edm;
+use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
+use crate::engine::ideal::{IdealFabric, IdealLatency};
 use crate::engine::Protocol;
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 use edm_proto::spec;
@@ -233,6 +235,35 @@ impl Setting for MemoryOrder {
     }
 }
 
+impl Setting for ComputeTime {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        ComputeTime::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
+/// The ideal fabric a run may take instead of its protocol's (engine/ideal.rs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdealConfig {
+    /// "off", "unloaded" or "fixed" (the `ideal_fabric` field).
+    pub mode: String,
+    pub latency_ns: f64,
+    /// 0: no serialization.
+    pub gbps: f64,
+}
+
+impl Default for IdealConfig {
+    fn default() -> Self {
+        IdealConfig {
+            mode: "off".into(),
+            latency_ns: 0.0,
+            gbps: 0.0,
+        }
+    }
+}
+
 /// One run: what it simulates and on what.
 #[derive(Clone, Debug)]
 pub struct RunConfig {
@@ -249,6 +280,8 @@ pub struct RunConfig {
     pub fabric: FabricConfig,
     pub edm: EdmConfig,
     pub baselines: BaselineParams,
+    pub closed_loop: ClosedLoopConfig,
+    pub ideal: IdealConfig,
 }
 
 impl Default for RunConfig {
@@ -267,6 +300,8 @@ impl Default for RunConfig {
             fabric: FabricConfig::default(),
             edm: EdmConfig::edm_rules(),
             baselines: BaselineParams::default(),
+            closed_loop: ClosedLoopConfig::default(),
+            ideal: IdealConfig::default(),
         }
     }
 }
@@ -441,6 +476,20 @@ fields! {
         "1: every host mirrors its memory messages on two switch planes; the receiver keeps the first copy" => edm.faults.dual_switch;
     ber_burst_bits: int(0, 4096), Scope::EdmOnly,
         "0 or 1: independent bit errors; L: errors come in bursts of L bits (first and last flipped), at ber / L bursts per bit" => edm.faults.burst_bits;
+    // Closed-loop applications (Gao et al., issue #24; engine/closed_loop.rs)
+    // and the ideal fabric they are measured against (engine/ideal.rs).
+    closed_loop_threads: int(0, 4096), Scope::All,
+        "0: open loop (issue times from load); T: every compute node runs T threads that compute, issue one message, wait for it and go on (load unused)" => closed_loop.threads;
+    compute_ns: real(0.0, 1e12, false, false), Scope::All,
+        "closed loop: mean compute time before each message, ns" => closed_loop.compute_ns;
+    compute_distribution: Kind::Choice(&["fixed", "exponential"]), Scope::All,
+        "closed loop: compute times all the mean, or exponential about it (from the seed)" => closed_loop.compute;
+    ideal_fabric: Kind::Choice(&["off", "unloaded", "fixed"]), Scope::All,
+        "off: the protocol's fabric; unloaded: no queueing, each message takes its latency alone under the protocol; fixed: ideal_latency_ns plus its payload at ideal_gbps" => ideal.mode;
+    ideal_latency_ns: real(0.0, 1e9, false, false), Scope::All,
+        "ideal_fabric = fixed: every message's latency before its payload, ns" => ideal.latency_ns;
+    ideal_gbps: real(0.0, 1e6, false, false), Scope::All,
+        "ideal_fabric = fixed: the rate its payload is serialized at, Gb/s (0: no serialization)" => ideal.gbps;
 }
 
 /// The field called `name`.
@@ -744,7 +793,10 @@ impl RunConfig {
         if (e.steps.grant_to_data as i64) + (e.steps.rreq_extra as i64) < 0 {
             return refuse(
                 "rreq_extra_cycles",
-                format!("makes a forwarded request's step negative (grant_to_data_cycles = {})", e.steps.grant_to_data),
+                format!(
+                    "makes a forwarded request's step negative (grant_to_data_cycles = {})",
+                    e.steps.grant_to_data
+                ),
             );
         }
         if e.faults.lossy() {
@@ -775,6 +827,25 @@ impl RunConfig {
                     );
                 }
             }
+        }
+        if self.closed_loop.enabled() {
+            if e.faults.lossy() || e.faults.read_timeout_ns > 0 {
+                let why = "is not modelled with faults (a message given up or timed out would stall its thread)";
+                return refuse("closed_loop_threads", why.into());
+            }
+            if !self.generated() {
+                let why = "needs a generated workload (a trace fixes its issue times)";
+                return refuse("closed_loop_threads", why.into());
+            }
+        }
+        if self.ideal.mode != "fixed" && (self.ideal.latency_ns > 0.0 || self.ideal.gbps > 0.0) {
+            let why = "applies with ideal_fabric = 'fixed' only".to_string();
+            let name = if self.ideal.latency_ns > 0.0 {
+                "ideal_latency_ns"
+            } else {
+                "ideal_gbps"
+            };
+            return refuse(name, why);
         }
         if e.start_delay && !e.zero_queue {
             return refuse("start_delay", "applies with zero_queue = 1 only".into());
@@ -815,8 +886,21 @@ impl RunConfig {
         FIELDS.iter().map(|f| (f.name, (f.get)(self))).collect()
     }
 
-    /// The protocol's model on this fabric.
+    /// The protocol's model on this fabric, or the ideal fabric `ideal_fabric` names.
     pub fn model(&self) -> Box<dyn Protocol> {
+        let latency = match self.ideal.mode.as_str() {
+            "unloaded" => IdealLatency::Unloaded(self.fabric_model()),
+            "fixed" => IdealLatency::Fixed {
+                latency_ps: (self.ideal.latency_ns * 1000.0).round() as Ps,
+                gbps: self.ideal.gbps,
+            },
+            _ => return self.fabric_model(),
+        };
+        Box::new(IdealFabric::new(latency))
+    }
+
+    /// The protocol's own model on this fabric.
+    fn fabric_model(&self) -> Box<dyn Protocol> {
         if EDM_PROTOCOLS.contains(&self.protocol.as_str()) {
             return Box::new(Edm::new(self.fabric.clone(), self.edm.clone()));
         }
@@ -853,6 +937,22 @@ impl RunConfig {
         };
         gen.validate()?;
         Ok(gen)
+    }
+
+    /// Runs `messages` (issue times ignored) as this configuration's
+    /// closed-loop threads on its model.
+    pub fn run_closed_loop(
+        &self,
+        messages: &[MessageSpec],
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> ClosedLoopRun {
+        crate::engine::closed_loop::run(
+            &mut *self.model(),
+            messages,
+            &self.closed_loop,
+            self.seed,
+            progress,
+        )
     }
 
     /// The latency of `message` alone in the network under this protocol.

@@ -83,11 +83,14 @@ impl Sim<'_> {
         if self.edm.cfg.memory_order == MemoryOrder::Address {
             let pair = self.pair(Msg::of(spec));
             let at = self.unfinished[pair].iter().position(|&j| j == i);
-            self.unfinished[pair].remove(at.expect("a finished message was unfinished"));
+            let at = at.expect("a finished message was unfinished");
+            // Those ordered after `i` (a held message is unfinished too;
+            // not index order: a closed loop issues out of index order).
+            let later = &self.unfinished[pair][at + 1..];
             let mut free = Vec::new();
             let waits_for = &mut self.waits_for;
             self.held[pair].retain(|&h| {
-                if h > i && conflict(spec, &msgs[h as usize]) {
+                if later.contains(&h) && conflict(spec, &msgs[h as usize]) {
                     waits_for[h as usize] -= 1;
                     if waits_for[h as usize] == 0 {
                         free.push(h);
@@ -96,6 +99,7 @@ impl Sim<'_> {
                 }
                 true
             });
+            self.unfinished[pair].remove(at);
             for h in free {
                 self.admit(now, h);
             }

@@ -21,7 +21,7 @@ mod switch;
 
 use crate::background::{FrameStats, FrameStream};
 use crate::config::{EdmConfig, FabricConfig, Ps};
-use crate::engine::{Outcome, Protocol};
+use crate::engine::{closed_loop::ClosedLoop, Outcome, Protocol};
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
@@ -216,7 +216,11 @@ impl Edm {
     /// a read's response at the compute node, a write at the memory node.
     fn proc_data(&self, m: Msg) -> Ps {
         let steps = &self.cfg.steps;
-        self.c(if m.op == Op::Write { steps.proc_write } else { steps.proc_response })
+        self.c(if m.op == Op::Write {
+            steps.proc_write
+        } else {
+            steps.proc_response
+        })
     }
 
     /// A link direction, with its background frames if configured.
@@ -250,5 +254,20 @@ impl Protocol for Edm {
             return self.run_dual(messages, progress);
         }
         Sim::new(self, messages).run(progress).0
+    }
+
+    fn run_closed_loop(
+        &mut self,
+        messages: &[MessageSpec],
+        threads: &mut ClosedLoop,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Outcome {
+        // The configuration schema refuses faults with a closed loop: a
+        // message given up or timed out would stall its thread.
+        assert!(
+            !self.cfg.faults.dual_switch,
+            "closed loops run without faults"
+        );
+        Sim::new(self, messages).run_fed(threads, progress).0
     }
 }

@@ -354,12 +354,18 @@ impl<'a> Sim<'a> {
         }
     }
 
-    pub(super) fn run(
+    pub(super) fn run(self, progress: &mut dyn FnMut(u64, u64)) -> (Outcome, Vec<Transmission>) {
+        let msgs = self.msgs;
+        self.run_fed(&mut engine::InOrder::new(msgs), progress)
+    }
+
+    /// [`Sim::run`] with its issues from `issues` (a closed loop's threads).
+    pub(super) fn run_fed<I: engine::Issues>(
         mut self,
+        issues: &mut I,
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
-        let msgs = self.msgs;
-        let run = engine::run(&mut self, msgs, progress);
+        let run = engine::run_fed(&mut self, issues, progress);
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         for &(i, at) in &self.completions {
@@ -639,6 +645,11 @@ impl Simulation for Sim<'_> {
 
     fn completed(&self) -> u64 {
         self.completed
+    }
+
+    #[inline(always)]
+    fn completion_log(&self) -> &[(u32, Ps)] {
+        &self.completions
     }
 
     #[inline(always)]

@@ -2,7 +2,12 @@
 //! one run loop ([`run`]: issues messages in order, counts events, reports
 //! progress, finds the run's end), link utilisation, and what a run returns
 //! ([`Outcome`]). A protocol plugs in twice: as a [`Protocol`] (what callers
-//! run) and, for one run, as a [`Simulation`] (what the loop drives).
+//! run) and, for one run, as a [`Simulation`] (what the loop drives). Issues
+//! come from an [`Issues`] feed: the workload's fixed times ([`InOrder`],
+//! open loop) or threads that wait for their last operation
+//! ([`closed_loop::ClosedLoop`]).
+pub mod closed_loop;
+pub mod ideal;
 mod queue;
 
 pub use queue::EventQueue;
@@ -69,6 +74,14 @@ pub struct Outcome {
 pub trait Protocol {
     /// Simulates `messages` (sorted by issue time) to completion.
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome;
+    /// Simulates `messages` issued by `threads` (their `issue_ps` unused):
+    /// each completion lets its thread issue its next message.
+    fn run_closed_loop(
+        &mut self,
+        messages: &[MessageSpec],
+        threads: &mut closed_loop::ClosedLoop,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Outcome;
     /// The latency of `message` if it were alone in the network (closed form).
     fn alone_ps(&self, message: &MessageSpec) -> Ps;
     fn name(&self) -> &'static str;
@@ -87,6 +100,10 @@ pub trait Simulation {
     fn handle(&mut self, now: Ps, event: Self::Event) -> bool;
     /// Messages completed so far (for progress reports).
     fn completed(&self) -> u64;
+    /// Every completion so far, (message, time), in the order recorded: a
+    /// closed loop reads the new ones after each event (a time may lie
+    /// ahead of the event that recorded it, never before).
+    fn completion_log(&self) -> &[(u32, Ps)];
     /// Called before each event is handled (for prefetch hints; results
     /// must not depend on it).
     #[inline(always)]
@@ -104,6 +121,47 @@ pub struct RunEnd {
 /// How many events between progress reports (a power of two).
 const PROGRESS_EVERY: u64 = 1 << 16;
 
+/// Where a run's issues come from, in time order.
+pub trait Issues {
+    /// The time of the next issue not yet handed out, if any.
+    fn next_time(&self) -> Option<Ps>;
+    /// Hands out the next issue's message (after [`Issues::next_time`] said one is due).
+    fn take(&mut self) -> u32;
+    /// Called after each event with the simulation's completion log.
+    fn after_event(&mut self, now: Ps, completions: &[(u32, Ps)]);
+    /// How many messages the run issues (for progress reports).
+    fn total(&self) -> u64;
+}
+
+/// Open loop: the workload's own issue times (sorted).
+pub struct InOrder<'a> {
+    messages: &'a [MessageSpec],
+    next: usize,
+}
+
+impl<'a> InOrder<'a> {
+    pub fn new(messages: &'a [MessageSpec]) -> Self {
+        InOrder { messages, next: 0 }
+    }
+}
+
+impl Issues for InOrder<'_> {
+    #[inline(always)]
+    fn next_time(&self) -> Option<Ps> {
+        self.messages.get(self.next).map(|m| m.issue_ps)
+    }
+    #[inline(always)]
+    fn take(&mut self) -> u32 {
+        self.next += 1;
+        (self.next - 1) as u32
+    }
+    #[inline(always)]
+    fn after_event(&mut self, _now: Ps, _completions: &[(u32, Ps)]) {}
+    fn total(&self) -> u64 {
+        self.messages.len() as u64
+    }
+}
+
 /// Runs `sim` over `messages` (sorted by issue time) until no event is
 /// left, calling `progress(completed, messages)` now and then and at the end.
 pub fn run<S: Simulation>(
@@ -111,28 +169,32 @@ pub fn run<S: Simulation>(
     messages: &[MessageSpec],
     progress: &mut dyn FnMut(u64, u64),
 ) -> RunEnd {
-    let total = messages.len() as u64;
+    run_fed(sim, &mut InOrder::new(messages), progress)
+}
+
+/// Runs `sim` with its issues from `issues` until no event is left.
+pub fn run_fed<S: Simulation, I: Issues>(
+    sim: &mut S,
+    issues: &mut I,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunEnd {
+    let total = issues.total();
     let mut end = RunEnd::default();
     // Issue events are fed lazily, in order, to keep the queue small: one
     // enters the queue once nothing queued is earlier.
-    let mut next_issue = 0usize;
     loop {
         let mut next = None;
-        if let Some(m) = messages.get(next_issue) {
-            let at = m.issue_ps;
+        if let Some(at) = issues.next_time() {
             match sim.queue().peek_time() {
                 Some(t) if at > t => {}
                 Some(t) if at == t => {
                     // After the events queued for its time.
-                    sim.queue().push(at, S::issue_event(next_issue as u32));
-                    next_issue += 1;
+                    let i = issues.take();
+                    sim.queue().push(at, S::issue_event(i));
                 }
                 // Before every queued event: the queue would hand it
                 // straight back, so it is handled without going through it.
-                _ => {
-                    next = Some((at, S::issue_event(next_issue as u32)));
-                    next_issue += 1;
-                }
+                _ => next = Some((at, S::issue_event(issues.take()))),
             }
         }
         let Some((now, event)) = next.or_else(|| sim.queue().pop()) else {
@@ -146,6 +208,7 @@ pub fn run<S: Simulation>(
         if sim.handle(now, event) {
             end.end_ps = end.end_ps.max(now);
         }
+        issues.after_event(now, sim.completion_log());
     }
     progress(sim.completed(), total);
     end

@@ -20,7 +20,7 @@ mod run;
 pub mod window;
 
 pub use net::Net;
-pub use run::{fill_alone, simulate, AloneCache};
+pub use run::{fill_alone, simulate, simulate_fed, AloneCache};
 
 use crate::config::Ps;
 use crate::workload::{MessageSpec, Op};

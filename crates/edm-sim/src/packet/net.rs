@@ -70,6 +70,8 @@ pub struct Net<'a> {
     pub(super) heads_for: Vec<BTreeSet<u16>>,
     pub(super) records: Vec<Record>,
     pub(super) completed: u64,
+    /// (message, time) of every completion, in order (a closed loop reads it).
+    pub(super) completions: Vec<(u32, Ps)>,
     pub(super) delivered_bytes: u64,
     pub(super) max_queue_packets: usize,
     pub(super) max_wait_ps: Ps,
@@ -119,6 +121,7 @@ impl<'a> Net<'a> {
             heads_for: (0..ports).map(|_| BTreeSet::new()).collect(),
             records: vec![Record::default(); msgs.len()],
             completed: 0,
+            completions: Vec::with_capacity(msgs.len()),
             delivered_bytes: 0,
             max_queue_packets: 0,
             max_wait_ps: 0,
@@ -188,6 +191,7 @@ impl<'a> Net<'a> {
                 let r = &mut self.records[f.msg as usize];
                 debug_assert!(r.complete_ps.is_none(), "message {} completed twice", f.msg);
                 r.complete_ps = Some(now);
+                self.completions.push((f.msg, now));
                 self.completed += 1;
             }
         }

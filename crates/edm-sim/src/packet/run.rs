@@ -4,7 +4,7 @@
 use super::net::{Ev, Net};
 use super::{request_bytes, FlowRole, PacketKind, Transport};
 use crate::config::{FabricConfig, Ps};
-use crate::engine::{self, utilisation, EventQueue, Outcome, Simulation, Totals};
+use crate::engine::{self, utilisation, EventQueue, InOrder, Issues, Outcome, Simulation, Totals};
 use crate::workload::{MessageSpec, Op};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -94,6 +94,10 @@ impl<T: Transport> Simulation for PacketSim<'_, '_, T> {
     fn completed(&self) -> u64 {
         self.net.completed
     }
+
+    fn completion_log(&self) -> &[(u32, Ps)] {
+        &self.net.completions
+    }
 }
 
 /// Runs a transport over a workload on the packet fabric.
@@ -103,11 +107,22 @@ pub fn simulate<T: Transport>(
     msgs: &[MessageSpec],
     progress: &mut dyn FnMut(u64, u64),
 ) -> Outcome {
+    simulate_fed(t, fabric, msgs, &mut InOrder::new(msgs), progress)
+}
+
+/// [`simulate`] with its issues from `issues` (a closed loop's threads).
+pub fn simulate_fed<T: Transport, I: Issues>(
+    t: &mut T,
+    fabric: &FabricConfig,
+    msgs: &[MessageSpec],
+    issues: &mut I,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Outcome {
     let cfg = t.packet_config().clone();
     let net = Net::new(fabric, &cfg, msgs);
     t.reset(net.ports);
     let mut sim = PacketSim { net, transport: t };
-    let run = engine::run(&mut sim, msgs, progress);
+    let run = engine::run_fed(&mut sim, issues, progress);
     let mut net = sim.net;
     let mut totals = Totals {
         events: run.events,

@@ -1,0 +1,222 @@
+//! Closed-loop applications (engine/closed_loop.rs) on every protocol and
+//! on the ideal fabric (engine/ideal.rs): the run time in closed form on an
+//! ideal fabric, Little's law, determinism, bytes conserved.
+use edm_sim::config::Ps;
+use edm_sim::engine::closed_loop::ClosedLoopRun;
+use edm_sim::schema::{RunConfig, Value, PROTOCOLS};
+use edm_sim::workload::MessageSpec;
+
+fn config(pairs: &[(&str, Value)]) -> RunConfig {
+    let given: Vec<(String, Value)> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect();
+    RunConfig::resolve(&given).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn int(i: i128) -> Value {
+    Value::Int(i)
+}
+fn real(x: f64) -> Value {
+    Value::Float(x)
+}
+fn text(s: &str) -> Value {
+    Value::Text(s.into())
+}
+
+/// A closed loop of `pairs` (micro messages, so no CDF file is read).
+fn run(pairs: &[(&str, Value)]) -> (RunConfig, Vec<MessageSpec>, ClosedLoopRun) {
+    let c = config(pairs);
+    let msgs = c.open_loop(None).unwrap().generate();
+    let out = c.run_closed_loop(&msgs, &mut |_, _| {});
+    (c, msgs, out)
+}
+
+fn latency(out: &ClosedLoopRun, i: usize) -> Ps {
+    out.outcome.records[i].complete_ps.expect("completed") - out.messages[i].issue_ps
+}
+
+/// Each thread's run time by hand: its messages' compute and latency.
+fn slowest_thread(out: &ClosedLoopRun, per_message: impl Fn(usize) -> Ps) -> Ps {
+    let mut busy = vec![0; out.report.threads];
+    for i in 0..out.messages.len() {
+        busy[out.thread_of[i]] += per_message(i);
+    }
+    busy.into_iter().max().unwrap()
+}
+
+#[test]
+fn on_an_ideal_fabric_the_run_time_is_compute_plus_unloaded_latencies() {
+    for protocol in ["edm", "pfabric"] {
+        let (_, _, out) = run(&[
+            ("protocol", text(protocol)),
+            ("nodes", int(8)),
+            ("message_bytes", int(1000)),
+            ("messages", int(600)),
+            ("closed_loop_threads", int(3)),
+            ("compute_ns", real(700.0)),
+            ("compute_distribution", text("exponential")),
+            ("ideal_fabric", text("unloaded")),
+        ]);
+        let r = &out.report;
+        assert_eq!(r.ops, 600);
+        assert_eq!(r.threads, 8 * 3);
+        for i in 0..out.messages.len() {
+            assert_eq!(
+                latency(&out, i),
+                out.outcome.records[i].alone_ps,
+                "{protocol}: message {i}"
+            );
+        }
+        // The closed form: the slowest thread's compute plus alone latencies.
+        assert_eq!(r.run_time_ps, r.unloaded_run_time_ps, "{protocol}");
+        assert!(r.degradation_vs_unloaded().abs() < 1e-12);
+    }
+    // An explicit latency and bandwidth: 5 us + 1000 B at 40 Gb/s (200 ns).
+    let (c, msgs, out) = run(&[
+        ("nodes", int(4)),
+        ("memory_nodes", int(1)),
+        ("message_bytes", int(1000)),
+        ("messages", int(90)),
+        ("closed_loop_threads", int(2)),
+        ("compute_ns", real(3000.0)),
+        ("ideal_fabric", text("fixed")),
+        ("ideal_latency_ns", real(5000.0)),
+        ("ideal_gbps", real(40.0)),
+    ]);
+    assert_eq!(msgs.len(), 90);
+    let per_op = 3_000_000 + 5_000_000 + 200_000;
+    assert_eq!(out.report.run_time_ps, slowest_thread(&out, |_| per_op));
+    assert_eq!(
+        out.report.compute_only_run_time_ps,
+        slowest_thread(&out, |_| 3_000_000)
+    );
+    assert_eq!(c.closed_loop.threads, 2);
+}
+
+#[test]
+fn one_thread_alone_on_a_real_fabric_runs_in_its_closed_form() {
+    // One compute node, one thread: nothing to contend with, so EDM gives
+    // each message its latency alone and the run time its closed form.
+    let (_, _, out) = run(&[
+        ("nodes", int(2)),
+        ("memory_nodes", int(1)),
+        ("message_bytes", int(4096)),
+        ("messages", int(50)),
+        ("closed_loop_threads", int(1)),
+        ("compute_ns", real(200.0)),
+    ]);
+    let r = &out.report;
+    assert_eq!(r.threads, 1);
+    assert_eq!(r.run_time_ps, r.unloaded_run_time_ps);
+    let by_hand = slowest_thread(&out, |i| {
+        out.messages[i].issue_ps
+            - if i == 0 {
+                0
+            } else {
+                out.outcome.records[i - 1].complete_ps.unwrap()
+            }
+            + latency(&out, i)
+    });
+    assert_eq!(
+        r.run_time_ps, by_hand,
+        "issues follow completions by the compute time"
+    );
+    assert!(out
+        .messages
+        .iter()
+        .zip(&out.messages[1..])
+        .all(|(a, b)| b.issue_ps > a.issue_ps));
+}
+
+#[test]
+fn littles_law_holds_on_the_measured_throughput() {
+    for (protocol, threads, compute) in [("edm", 4, 400.0), ("dctcp", 2, 2000.0), ("edm", 1, 0.0)] {
+        let (_, _, out) = run(&[
+            ("protocol", text(protocol)),
+            ("nodes", int(8)),
+            ("memory_nodes", int(2)),
+            ("message_bytes", int(2048)),
+            ("messages", int(6000)),
+            ("closed_loop_threads", int(threads)),
+            ("compute_ns", real(compute)),
+            ("compute_distribution", text("exponential")),
+        ]);
+        let r = &out.report;
+        assert_eq!(r.ops, 6000);
+        let n = r.threads as f64;
+        assert!(
+            (r.little_threads / n - 1.0).abs() < 0.03,
+            "{protocol}: X (R + Z) = {} for {n} threads",
+            r.little_threads
+        );
+        // Contention: six nodes' threads share two memory nodes' links.
+        assert!(r.degradation_vs_unloaded() > 0.0, "{protocol}: {r:?}");
+    }
+}
+
+#[test]
+fn closed_loops_are_deterministic_and_conserve_bytes_on_every_protocol() {
+    for protocol in PROTOCOLS {
+        let pairs = [
+            ("protocol", text(protocol)),
+            ("nodes", int(6)),
+            ("message_bytes", int(1500)),
+            ("messages", int(300)),
+            ("closed_loop_threads", int(2)),
+            ("compute_ns", real(500.0)),
+            ("compute_distribution", text("exponential")),
+            ("seed", int(5)),
+        ];
+        let (_, msgs, a) = run(&pairs);
+        let (_, _, b) = run(&pairs);
+        assert_eq!(a.report, b.report, "{protocol}");
+        assert_eq!(a.messages, b.messages, "{protocol}");
+        let times = |o: &ClosedLoopRun| -> Vec<Option<Ps>> {
+            o.outcome.records.iter().map(|r| r.complete_ps).collect()
+        };
+        assert_eq!(times(&a), times(&b), "{protocol}");
+        assert_eq!(
+            a.report.ops,
+            msgs.len(),
+            "{protocol}: every message completes"
+        );
+        assert_eq!(a.report.late_completions, 0, "{protocol}");
+        let payload: u64 = msgs.iter().map(|m| m.size as u64).sum();
+        assert_eq!(a.outcome.totals.delivered_bytes, payload, "{protocol}");
+        // Sorted by issue time, and each thread's messages one after another.
+        assert!(a
+            .messages
+            .windows(2)
+            .all(|w| w[0].issue_ps <= w[1].issue_ps));
+        let mut last_done = vec![0; a.report.threads];
+        for i in 0..a.messages.len() {
+            let t = a.thread_of[i];
+            assert!(
+                a.messages[i].issue_ps >= last_done[t],
+                "{protocol}: message {i}"
+            );
+            last_done[t] = a.outcome.records[i].complete_ps.unwrap();
+        }
+        let (_, _, other) = run(&[&pairs[..7], &[("seed", int(6))]].concat());
+        assert_ne!(other.report.run_time_ps, a.report.run_time_ps, "{protocol}");
+    }
+}
+
+#[test]
+fn closed_loops_refuse_traces_and_faults() {
+    let given = |pairs: &[(&str, Value)]| -> Vec<(String, Value)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    let err = RunConfig::resolve(&given(&[
+        ("closed_loop_threads", int(2)),
+        ("read_timeout_ns", int(1000)),
+    ]))
+    .unwrap_err();
+    assert_eq!(err.field, Some("closed_loop_threads"));
+    let err = RunConfig::resolve(&given(&[("ideal_latency_ns", real(5.0))])).unwrap_err();
+    assert_eq!(err.field, Some("ideal_latency_ns"));
+}
