@@ -478,6 +478,16 @@ fn application_dict<'py>(py: Python<'py>, a: &AppReport) -> PyResult<Bound<'py, 
         "compute_only_run_time_ns",
         ns(a.compute_only_run_time_ps as f64),
     )?;
+    let mean_thread = |total: u128| total as f64 / a.threads.max(1) as f64 / 1e3;
+    d.set_item("mean_thread_time_ns", mean_thread(a.thread_time_ps))?;
+    d.set_item(
+        "unloaded_mean_thread_time_ns",
+        mean_thread(a.unloaded_thread_time_ps),
+    )?;
+    d.set_item(
+        "compute_only_mean_thread_time_ns",
+        mean_thread(a.compute_only_thread_time_ps),
+    )?;
     d.set_item("degradation_vs_unloaded", a.degradation_vs_unloaded())?;
     d.set_item("degradation_vs_local", a.degradation_vs_local())?;
     d.set_item("mean_latency_ns", per_op(a.latency_ps_total))?;

@@ -70,6 +70,7 @@ fn on_an_ideal_fabric_the_run_time_is_compute_plus_unloaded_latencies() {
         }
         // The closed form: the slowest thread's compute plus alone latencies.
         assert_eq!(r.run_time_ps, r.unloaded_run_time_ps, "{protocol}");
+        assert_eq!(r.thread_time_ps, r.unloaded_thread_time_ps, "{protocol}");
         assert!(r.degradation_vs_unloaded().abs() < 1e-12);
     }
     // An explicit latency and bandwidth: 5 us + 1000 B at 40 Gb/s (200 ns).
@@ -91,6 +92,10 @@ fn on_an_ideal_fabric_the_run_time_is_compute_plus_unloaded_latencies() {
         out.report.compute_only_run_time_ps,
         slowest_thread(&out, |_| 3_000_000)
     );
+    // Every thread's time, summed: 90 operations of compute and delay.
+    assert_eq!(out.report.thread_time_ps, 90 * per_op as u128);
+    let degradation = out.report.degradation_vs_local();
+    assert!((degradation - 5.2 / 3.0).abs() < 1e-9, "{degradation}");
     assert_eq!(c.closed_loop.threads, 2);
 }
 

@@ -1,0 +1,19 @@
+"""``edm related``: what the related systems of issue #24 teach, measured on our
+simulator. One module per system registers its subcommand (``add_parser``);
+add a module to ``RELATED_MODULES`` to add one."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+RELATED_MODULES = [
+    "edm.related.closed_loop",
+]
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("related", help="related systems (issue #24): experiments on our simulator")
+    related = p.add_subparsers(dest="related", required=True, metavar="SYSTEM")
+    for name in RELATED_MODULES:
+        importlib.import_module(name).add_parser(related)
