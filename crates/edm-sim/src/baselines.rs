@@ -4,7 +4,7 @@
 //! "Baselines". Slowdowns divide by each message's latency alone in the
 //! network under the same protocol, measured by running it alone.
 use crate::config::{FabricConfig, Ps};
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Protocol};
+use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
 use crate::packet::cxl::{Cxl, CxlConfig};
 use crate::packet::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::packet::fastpass::{Fastpass, FastpassConfig};
@@ -239,12 +239,8 @@ impl<T: Transport> Protocol for PacketProtocol<T> {
         out
     }
 
-    fn run_closed_loop(
-        &mut self,
-        messages: &[MessageSpec],
-        threads: &mut ClosedLoop,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome {
+    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
+        let messages = threads.messages();
         let mut t = (self.make)();
         let mut out = simulate_fed(&mut t, &self.fabric, messages, threads, progress);
         fill_alone(&mut out, &self.alone, &self.make, &self.fabric, messages);

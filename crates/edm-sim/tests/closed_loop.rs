@@ -24,6 +24,28 @@ fn text(s: &str) -> Value {
     Value::Text(s.into())
 }
 
+/// A rack whose every node runs `threads` threads of exponential compute
+/// over `messages` micro messages of `bytes`, plus `more` fields.
+fn rack(
+    protocol: &str,
+    nodes: i128,
+    (messages, bytes): (i128, i128),
+    (threads, compute_ns): (i128, f64),
+    more: &[(&'static str, Value)],
+) -> Vec<(&'static str, Value)> {
+    let mut pairs = vec![
+        ("protocol", text(protocol)),
+        ("nodes", int(nodes)),
+        ("messages", int(messages)),
+        ("message_bytes", int(bytes)),
+        ("closed_loop_threads", int(threads)),
+        ("compute_ns", real(compute_ns)),
+        ("compute_distribution", text("exponential")),
+    ];
+    pairs.extend_from_slice(more);
+    pairs
+}
+
 /// A closed loop of `pairs` (micro messages, so no CDF file is read).
 fn run(pairs: &[(&str, Value)]) -> (RunConfig, Vec<MessageSpec>, ClosedLoopRun) {
     let c = config(pairs);
@@ -48,16 +70,8 @@ fn slowest_thread(out: &ClosedLoopRun, per_message: impl Fn(usize) -> Ps) -> Ps 
 #[test]
 fn on_an_ideal_fabric_the_run_time_is_compute_plus_unloaded_latencies() {
     for protocol in ["edm", "pfabric"] {
-        let (_, _, out) = run(&[
-            ("protocol", text(protocol)),
-            ("nodes", int(8)),
-            ("message_bytes", int(1000)),
-            ("messages", int(600)),
-            ("closed_loop_threads", int(3)),
-            ("compute_ns", real(700.0)),
-            ("compute_distribution", text("exponential")),
-            ("ideal_fabric", text("unloaded")),
-        ]);
+        let ideal = [("ideal_fabric", text("unloaded"))];
+        let (_, _, out) = run(&rack(protocol, 8, (600, 1000), (3, 700.0), &ideal));
         let r = &out.report;
         assert_eq!(r.ops, 600);
         assert_eq!(r.threads, 8 * 3);
@@ -103,14 +117,8 @@ fn on_an_ideal_fabric_the_run_time_is_compute_plus_unloaded_latencies() {
 fn one_thread_alone_on_a_real_fabric_runs_in_its_closed_form() {
     // One compute node, one thread: nothing to contend with, so EDM gives
     // each message its latency alone and the run time its closed form.
-    let (_, _, out) = run(&[
-        ("nodes", int(2)),
-        ("memory_nodes", int(1)),
-        ("message_bytes", int(4096)),
-        ("messages", int(50)),
-        ("closed_loop_threads", int(1)),
-        ("compute_ns", real(200.0)),
-    ]);
+    let split = [("memory_nodes", int(1))];
+    let (_, _, out) = run(&rack("edm", 2, (50, 4096), (1, 200.0), &split));
     let r = &out.report;
     assert_eq!(r.threads, 1);
     assert_eq!(r.run_time_ps, r.unloaded_run_time_ps);
@@ -137,16 +145,8 @@ fn one_thread_alone_on_a_real_fabric_runs_in_its_closed_form() {
 #[test]
 fn littles_law_holds_on_the_measured_throughput() {
     for (protocol, threads, compute) in [("edm", 4, 400.0), ("dctcp", 2, 2000.0), ("edm", 1, 0.0)] {
-        let (_, _, out) = run(&[
-            ("protocol", text(protocol)),
-            ("nodes", int(8)),
-            ("memory_nodes", int(2)),
-            ("message_bytes", int(2048)),
-            ("messages", int(6000)),
-            ("closed_loop_threads", int(threads)),
-            ("compute_ns", real(compute)),
-            ("compute_distribution", text("exponential")),
-        ]);
+        let split = [("memory_nodes", int(2))];
+        let (_, _, out) = run(&rack(protocol, 8, (6000, 2048), (threads, compute), &split));
         let r = &out.report;
         assert_eq!(r.ops, 6000);
         let n = r.threads as f64;
@@ -163,16 +163,7 @@ fn littles_law_holds_on_the_measured_throughput() {
 #[test]
 fn closed_loops_are_deterministic_and_conserve_bytes_on_every_protocol() {
     for protocol in PROTOCOLS {
-        let pairs = [
-            ("protocol", text(protocol)),
-            ("nodes", int(6)),
-            ("message_bytes", int(1500)),
-            ("messages", int(300)),
-            ("closed_loop_threads", int(2)),
-            ("compute_ns", real(500.0)),
-            ("compute_distribution", text("exponential")),
-            ("seed", int(5)),
-        ];
+        let pairs = rack(protocol, 6, (300, 1500), (2, 500.0), &[("seed", int(5))]);
         let (_, msgs, a) = run(&pairs);
         let (_, _, b) = run(&pairs);
         assert_eq!(a.report, b.report, "{protocol}");
@@ -203,7 +194,13 @@ fn closed_loops_are_deterministic_and_conserve_bytes_on_every_protocol() {
             );
             last_done[t] = a.outcome.records[i].complete_ps.unwrap();
         }
-        let (_, _, other) = run(&[&pairs[..7], &[("seed", int(6))]].concat());
+        let (_, _, other) = run(&rack(
+            protocol,
+            6,
+            (300, 1500),
+            (2, 500.0),
+            &[("seed", int(6))],
+        ));
         assert_ne!(other.report.run_time_ps, a.report.run_time_ps, "{protocol}");
     }
 }

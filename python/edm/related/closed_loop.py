@@ -230,10 +230,9 @@ def _figure(res: Results) -> Any:
         for r in res.fabrics:
             if r["case"] == f"{app}, calibrated" and r["link_gbps"] == best_link:
                 ax.scatter([r["latency_ns"] / 1e3], [100 * r["vs_local"]], marker="x", zorder=3)
-                ax.annotate(r["protocol"], (r["latency_ns"] / 1e3, 100 * r["vs_local"]), fontsize=7,
-                            xytext=(3, 3), textcoords="offset points")
+                ax.annotate(r["protocol"], (r["latency_ns"] / 1e3, 100 * r["vs_local"]), fontsize=6,
+                            xytext=(2, -8), textcoords="offset points", rotation=-45)
         ax.axhline(100 * TARGET, color="grey", linewidth=0.8)
-        ax.set_xscale("log")
         ax.set_xlabel("latency per operation, µs (ideal: injected; x: measured mean)")
         ax.set_ylabel("run time over local memory, %")
         ax.set_title(f"{app}: compute {res.compute_ns[app] / 1e3:.0f} µs per operation")
@@ -247,7 +246,8 @@ def write_report(res: Results, out: Path, command: str) -> tuple[Path, Path]:
     rep.paragraph(
         f"`{command}`, {date.today().isoformat()}, {res.wall_seconds:.0f} s. Rack: {RACK['nodes']} nodes "
         f"({RACK['memory_nodes']} memory), {RACK['closed_loop_threads']} threads per compute node, compute "
-        f"times exponential (seed {RACK['seed']}), half reads; {plan.messages} operations. Compute per "
+        f"times exponential (seed {RACK['seed']}), half reads; "
+        + ", ".join(f"{n} {a} operations" for a, n in plan.messages.items()) + ". Compute per "
         "operation calibrated so that Gao's Class A budget (5 µs, 40 Gb/s) costs 5 %: "
         + ", ".join(f"{a} {c / 1e3:.1f} µs" for a, c in res.compute_ns.items()) + "."
     )

@@ -90,7 +90,7 @@ impl Sim<'_> {
             let mut free = Vec::new();
             let waits_for = &mut self.waits_for;
             self.held[pair].retain(|&h| {
-                if later.contains(&h) && conflict(spec, &msgs[h as usize]) {
+                if conflict(spec, &msgs[h as usize]) && later.contains(&h) {
                     waits_for[h as usize] -= 1;
                     if waits_for[h as usize] == 0 {
                         free.push(h);

@@ -21,7 +21,7 @@ mod switch;
 
 use crate::background::{FrameStats, FrameStream};
 use crate::config::{EdmConfig, FabricConfig, Ps};
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Protocol};
+use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
@@ -256,18 +256,15 @@ impl Protocol for Edm {
         Sim::new(self, messages).run(progress).0
     }
 
-    fn run_closed_loop(
-        &mut self,
-        messages: &[MessageSpec],
-        threads: &mut ClosedLoop,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome {
+    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
         // The configuration schema refuses faults with a closed loop: a
         // message given up or timed out would stall its thread.
         assert!(
             !self.cfg.faults.dual_switch,
             "closed loops run without faults"
         );
-        Sim::new(self, messages).run_fed(threads, progress).0
+        Sim::new(self, threads.messages())
+            .run_fed(threads, progress)
+            .0
     }
 }

@@ -71,7 +71,8 @@ const NONE: u32 = u32::MAX;
 /// belongs to the thread `thread_of[i]`; a thread issues its messages in
 /// index order, each a compute time after the previous one completed (the
 /// first a compute time after 0).
-pub struct ClosedLoop {
+pub struct ClosedLoop<'a> {
+    messages: &'a [MessageSpec],
     /// Per message: its thread, and the thread's next message (or [`NONE`]).
     thread_of: Vec<u32>,
     next_of: Vec<u32>,
@@ -92,10 +93,10 @@ pub struct ClosedLoop {
     pub late_completions: u64,
 }
 
-impl ClosedLoop {
+impl<'a> ClosedLoop<'a> {
     /// Threads for `messages`: each requester's messages, in index order,
     /// dealt round robin to its `threads` threads; compute times from `seed`.
-    pub fn new(messages: &[MessageSpec], cfg: &ClosedLoopConfig, seed: u64) -> Self {
+    pub fn new(messages: &'a [MessageSpec], cfg: &ClosedLoopConfig, seed: u64) -> Self {
         assert!(
             cfg.enabled(),
             "a closed loop needs at least one thread per node"
@@ -130,6 +131,7 @@ impl ClosedLoop {
             thread_of.push(t);
         }
         let mut feed = ClosedLoop {
+            messages,
             streams: (0..last_of.len() as u64)
                 .map(|t| Rng::fork(seed ^ 0xC105_ED10_0900_0001, t))
                 .collect(),
@@ -148,6 +150,11 @@ impl ClosedLoop {
             feed.schedule(0, i);
         }
         feed
+    }
+
+    /// The messages the threads issue (their `issue_ps` unused).
+    pub fn messages(&self) -> &'a [MessageSpec] {
+        self.messages
     }
 
     /// Threads in the run.
@@ -174,7 +181,7 @@ impl ClosedLoop {
     }
 }
 
-impl Issues for ClosedLoop {
+impl Issues for ClosedLoop<'_> {
     fn next_time(&self) -> Option<Ps> {
         self.due.peek().map(|Reverse((at, _, _))| *at)
     }
@@ -272,7 +279,7 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64),
 ) -> ClosedLoopRun {
     let mut threads = ClosedLoop::new(messages, cfg, seed);
-    let outcome = protocol.run_closed_loop(messages, &mut threads, progress);
+    let outcome = protocol.run_closed_loop(&mut threads, progress);
     let report = report(&threads, &outcome);
     // Issue order, ties by index: what every per-message statistic expects.
     let mut order: Vec<usize> = (0..messages.len()).collect();

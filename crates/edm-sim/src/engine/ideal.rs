@@ -4,7 +4,9 @@
 //! protocol would give without contention), or an explicit latency and
 //! bandwidth (Gao et al.'s injected delay, §3.1: latency + bytes / bandwidth).
 use super::closed_loop::ClosedLoop;
-use super::{run_fed, EventQueue, InOrder, Issues, Outcome, Protocol, Record, Simulation, Totals};
+use super::{
+    run_fed, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record, Simulation, Totals,
+};
 use crate::config::Ps;
 use crate::workload::MessageSpec;
 
@@ -73,13 +75,8 @@ impl Protocol for IdealFabric {
         self.run_with(messages, &mut InOrder::new(messages), progress)
     }
 
-    fn run_closed_loop(
-        &mut self,
-        messages: &[MessageSpec],
-        threads: &mut ClosedLoop,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome {
-        self.run_with(messages, threads, progress)
+    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
+        self.run_with(threads.messages(), threads, progress)
     }
 
     fn alone_ps(&self, m: &MessageSpec) -> Ps {

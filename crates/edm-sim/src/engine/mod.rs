@@ -12,6 +12,11 @@ mod queue;
 
 pub use queue::EventQueue;
 
+use closed_loop::ClosedLoop;
+
+/// What a run calls now and then with (messages completed, messages).
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
 use crate::config::Ps;
 use crate::edm::EdmCounters;
 use crate::packet::PacketStats;
@@ -74,14 +79,9 @@ pub struct Outcome {
 pub trait Protocol {
     /// Simulates `messages` (sorted by issue time) to completion.
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome;
-    /// Simulates `messages` issued by `threads` (their `issue_ps` unused):
-    /// each completion lets its thread issue its next message.
-    fn run_closed_loop(
-        &mut self,
-        messages: &[MessageSpec],
-        threads: &mut closed_loop::ClosedLoop,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome;
+    /// Simulates the messages of `threads` (their `issue_ps` unused): each
+    /// completion lets its thread issue its next message.
+    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome;
     /// The latency of `message` if it were alone in the network (closed form).
     fn alone_ps(&self, message: &MessageSpec) -> Ps;
     fn name(&self) -> &'static str;
