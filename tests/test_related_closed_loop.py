@@ -30,6 +30,7 @@ def test_a_closed_loop_issues_each_threads_next_message_after_its_last_completes
     assert a["mean_thread_time_ns"] * a["threads"] == pytest.approx(
         (a["mean_compute_ns"] + a["mean_latency_ns"]) * a["ops"], rel=1e-9)
     assert 0.9 < a["little_threads"] / a["threads"] < 1.1
+    assert r.summary["offered_load_source"] == "measured", "load does not apply to a closed loop"
     json.dumps(r.summary)
 
 

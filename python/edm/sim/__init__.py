@@ -215,9 +215,9 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     summary["stable"] = bool(ratio >= STABLE_DELIVERY) if np.isfinite(ratio) else None
     span_ps = max(int(totals["end_ps"]) - int(df["issue_ps"].min()), 1)
     summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
-    # A generated workload offers the configured load; a trace offers what it
-    # holds, measured (the config's `load` does not apply to it).
-    if cfg["workload"] in WORKLOADS:
+    # A generated workload offers the configured load; a trace, or a closed
+    # loop, what it issued, measured (the config's `load` does not apply).
+    if cfg["workload"] in WORKLOADS and not cfg["closed_loop_threads"]:
         summary["offered_load"], summary["offered_load_source"] = cfg["load"], "config"
     else:
         summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
