@@ -159,7 +159,7 @@ impl Edm {
         }
         let t = self.c(cycles)
             + if forwarded_request {
-                self.fabric.dram_ps
+                self.fabric.memory_ps()
             } else {
                 0
             };
@@ -216,7 +216,11 @@ impl Edm {
     /// a read's response at the compute node, a write at the memory node.
     fn proc_data(&self, m: Msg) -> Ps {
         let steps = &self.cfg.steps;
-        self.c(if m.op == Op::Write { steps.proc_write } else { steps.proc_response })
+        self.c(if m.op == Op::Write {
+            steps.proc_write
+        } else {
+            steps.proc_response
+        })
     }
 
     /// A link direction, with its background frames if configured.

@@ -1,9 +1,9 @@
 //! One memory node's DRAM: channels of banks under a closed-page policy,
 //! each 64-byte line an access that waits for its bank and then for its
-//! channel's data bus (docs/related.md, "Puri"). Accesses are served in the
-//! order they are handed in (FCFS per bank and per bus); an access never
-//! starts before it arrives.
+//! channel's data bus (docs/related.md, "Puri"). An access never starts
+//! before it arrives.
 use crate::config::Ps;
+use std::collections::VecDeque;
 
 /// Bytes one burst moves (a DDR4 x64 channel, burst length 8).
 pub const LINE_BYTES: u64 = 64;
@@ -49,7 +49,9 @@ impl DramConfig {
     /// with auto-precharge (precharge no earlier than tRAS after the
     /// activate, nor before the burst is out), precharge.
     pub fn bank_cycle_ps(&self) -> Ps {
-        self.tras_ps.max(self.trcd_ps + self.tcl_ps + self.tburst_ps) + self.trp_ps
+        self.tras_ps
+            .max(self.trcd_ps + self.tcl_ps + self.tburst_ps)
+            + self.trp_ps
     }
 
     /// A line's latency on an idle DRAM: activate, column access, burst.
@@ -75,14 +77,56 @@ pub struct LineService {
     pub done: Ps,
 }
 
-/// The state of one node's DRAM.
+/// How far behind the latest arrival seen a busy interval is forgotten: a
+/// protocol hands in accesses out of arrival order by far less (EDM's
+/// zero-queue rules book writes a circuit ahead).
+const FORGET_PS: Ps = 1_000_000_000;
+
+/// When one resource (a bank, a bus) is busy: intervals in time order.
+#[derive(Clone, Debug, Default)]
+struct Busy(VecDeque<(Ps, Ps)>);
+
+impl Busy {
+    /// The first start from `from` on with `len` free.
+    fn first_fit(&self, from: Ps, len: Ps) -> Ps {
+        let mut t = from;
+        let first = self.0.partition_point(|&(_, end)| end <= from);
+        for &(start, end) in self.0.range(first..) {
+            if start >= t + len {
+                break;
+            }
+            t = t.max(end);
+        }
+        t
+    }
+
+    /// Takes `[start, start + len)` (free: `first_fit` found it); returns where it went.
+    fn take(&mut self, start: Ps, len: Ps) -> usize {
+        let at = self.0.partition_point(|&(s, _)| s < start);
+        self.0.insert(at, (start, start + len));
+        at
+    }
+
+    fn forget_before(&mut self, t: Ps) {
+        while self.0.front().is_some_and(|&(_, end)| end < t) {
+            self.0.pop_front();
+        }
+    }
+}
+
+/// The state of one node's DRAM. Each line takes the first time its bank is
+/// free for a whole cycle from its arrival, then the first time its
+/// channel's bus is free for its burst from its column access: handed in
+/// in arrival order this is first come, first served; handed in ahead of
+/// time (EDM's booked writes) a line never waits for one that arrives later
+/// unless that one already holds the time it needs.
 #[derive(Clone, Debug)]
 pub struct Dram {
     cfg: DramConfig,
-    /// When each bank (channel-major) can take its next activate.
-    bank_free: Vec<Ps>,
-    /// When each channel's data bus is free.
-    bus_free: Vec<Ps>,
+    /// Per bank (channel-major), then per channel's data bus.
+    banks: Vec<Busy>,
+    buses: Vec<Busy>,
+    latest: Ps,
 }
 
 impl Dram {
@@ -90,8 +134,9 @@ impl Dram {
         assert!(cfg.enabled(), "a DRAM needs at least one channel");
         Dram {
             cfg: cfg.clone(),
-            bank_free: vec![0; (cfg.channels * cfg.banks) as usize],
-            bus_free: vec![0; cfg.channels as usize],
+            banks: vec![Busy::default(); (cfg.channels * cfg.banks) as usize],
+            buses: vec![Busy::default(); cfg.channels as usize],
+            latest: 0,
         }
     }
 
@@ -105,18 +150,53 @@ impl Dram {
         (channel, channel * self.cfg.banks as usize + bank)
     }
 
-    /// The line at `addr`, arriving at `at`, served after every line handed in before it.
+    /// Serves the line at `addr`, arriving at `at`.
     pub fn line(&mut self, at: Ps, addr: u64) -> LineService {
+        self.take_line(at, addr).0
+    }
+
+    /// [`Dram::line`], also returning the intervals it took (bank, bus) so
+    /// that a trial can be undone.
+    fn take_line(&mut self, at: Ps, addr: u64) -> (LineService, [(usize, usize); 2]) {
         let (channel, bank) = self.place(addr);
         let c = &self.cfg;
-        let start = at.max(self.bank_free[bank]);
-        self.bank_free[bank] = start + c.bank_cycle_ps();
-        let data = (start + c.trcd_ps + c.tcl_ps).max(self.bus_free[channel]);
-        self.bus_free[channel] = data + c.tburst_ps;
-        LineService {
-            start,
-            done: data + c.tburst_ps,
+        let (cycle, burst, to_data) = (c.bank_cycle_ps(), c.tburst_ps, c.trcd_ps + c.tcl_ps);
+        if at > self.latest {
+            self.latest = at;
+            let forget = at.saturating_sub(FORGET_PS);
+            self.banks[bank].forget_before(forget);
+            self.buses[channel].forget_before(forget);
         }
+        let start = self.banks[bank].first_fit(at, cycle);
+        let bank_at = self.banks[bank].take(start, cycle);
+        let data = self.buses[channel].first_fit(start + to_data, burst);
+        let bus_at = self.buses[channel].take(data, burst);
+        (
+            LineService {
+                start,
+                done: data + burst,
+            },
+            [(bank, bank_at), (channel, bus_at)],
+        )
+    }
+
+    /// When the lines at `addrs`, arriving at `at`, would all be done,
+    /// leaving the DRAM as it was.
+    pub fn trial(&mut self, at: Ps, addrs: impl Iterator<Item = u64>) -> Ps {
+        let latest = self.latest;
+        let mut taken = Vec::new();
+        let mut done = at;
+        for addr in addrs {
+            let (s, t) = self.take_line(at, addr);
+            done = done.max(s.done);
+            taken.push(t);
+        }
+        for [(bank, bank_at), (bus, bus_at)] in taken.into_iter().rev() {
+            self.banks[bank].0.remove(bank_at);
+            self.buses[bus].0.remove(bus_at);
+        }
+        self.latest = latest;
+        done
     }
 }
 
@@ -146,7 +226,13 @@ mod tests {
         assert_eq!(c.unloaded_ps(), 30_000);
         assert_eq!(c.bank_cycle_ps(), 45_750); // tRC of DDR4-3200AA
         let mut d = Dram::new(&c);
-        assert_eq!(d.line(1_000, 0), LineService { start: 1_000, done: 31_000 });
+        assert_eq!(
+            d.line(1_000, 0),
+            LineService {
+                start: 1_000,
+                done: 31_000
+            }
+        );
         // The same bank again waits for its cycle; the next line is on the other channel.
         assert_eq!(d.line(1_000, 2 * 16 * 64).start, 1_000 + 45_750);
         assert_eq!(d.line(1_000, 64).done, 31_000);
@@ -173,7 +259,10 @@ mod tests {
     fn one_bank_waits_as_an_md1_queue_at_low_and_high_load() {
         for (rho, tolerance) in [(0.2, 0.05), (0.8, 0.08)] {
             let ratio = md1_wait_ratio(rho, 11);
-            assert!((ratio - 1.0).abs() < tolerance, "rho {rho}: measured / M/D/1 = {ratio}");
+            assert!(
+                (ratio - 1.0).abs() < tolerance,
+                "rho {rho}: measured / M/D/1 = {ratio}"
+            );
         }
     }
 
@@ -190,12 +279,36 @@ mod tests {
         let banks = ddr4(2, 16);
         assert!((banks.bandwidth_bytes_per_s() / 44.77e9 - 1.0).abs() < 1e-3);
         let measured = drain_rate(&banks, 20_000);
-        assert!((measured / banks.bandwidth_bytes_per_s() - 1.0).abs() < 0.01, "{measured}");
+        assert!(
+            (measured / banks.bandwidth_bytes_per_s() - 1.0).abs() < 0.01,
+            "{measured}"
+        );
         // Bus-bound: with 64 banks per channel the buses (25.6 GB/s each) limit.
         let bus = ddr4(2, 64);
         assert!((bus.bandwidth_bytes_per_s() / 51.2e9 - 1.0).abs() < 1e-9);
         let measured = drain_rate(&bus, 20_000);
         assert!((measured / 51.2e9 - 1.0).abs() < 0.01, "{measured}");
+    }
+
+    #[test]
+    fn a_line_handed_in_ahead_does_not_hold_back_an_earlier_one() {
+        let c = ddr4(1, 1);
+        let mut d = Dram::new(&c);
+        d.line(1_000_000, 0);
+        // Arrives earlier, fits before it.
+        assert_eq!(d.line(0, 0).start, 0);
+        // Does not fit before it: waits for its cycle.
+        assert_eq!(
+            d.line(1_000_000 - 10_000, 0).start,
+            1_000_000 + c.bank_cycle_ps()
+        );
+        // A trial leaves no trace.
+        let before = d.line(5_000_000, 0);
+        assert_eq!(
+            d.trial(5_000_000, [0, 64].into_iter()),
+            before.done + 2 * c.bank_cycle_ps()
+        );
+        assert_eq!(d.line(5_000_000, 0).start, before.start + c.bank_cycle_ps());
     }
 
     #[test]

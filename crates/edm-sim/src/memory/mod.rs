@@ -22,6 +22,9 @@ pub struct MemoryStats {
     pub wait_sum_ps: u128,
     pub wait_max_ps: Ps,
     wait_hist_ns: Vec<u64>,
+    /// EDM's zero-queue booking: responses whose circuit was booked to
+    /// start before their DRAM read ended (must stay 0).
+    pub late_responses: u64,
 }
 
 impl MemoryStats {
@@ -132,16 +135,10 @@ impl MemoryPools {
     }
 
     /// What [`MemoryPools::read`] would return, without serving it.
-    pub fn peek_read(&self, node: u16, at: Ps, addr: u64, bytes: u64, head: u64) -> Ps {
-        let mut dram = self.drams[node as usize]
-            .clone()
-            .unwrap_or_else(|| Dram::new(&self.cfg));
+    pub fn peek_read(&mut self, node: u16, at: Ps, addr: u64, bytes: u64, head: u64) -> Ps {
         let head_end = addr + head.clamp(1, bytes.max(1));
-        dram::lines(addr, bytes)
-            .take_while(|&line| line < head_end)
-            .map(|line| dram.line(at, line).done)
-            .max()
-            .unwrap_or(at)
+        let head_lines = dram::lines(addr, bytes).take_while(|&line| line < head_end);
+        self.dram(node).trial(at, head_lines)
     }
 
     /// A write's data reaches `node` at `at`. Writes are posted (the memory
@@ -172,7 +169,10 @@ mod tests {
             ..DramConfig::default()
         };
         let mut pools = MemoryPools::new(&cfg, 3).unwrap();
-        assert!(MemoryPools::new(&DramConfig::default(), 3).is_none(), "off by default");
+        assert!(
+            MemoryPools::new(&DramConfig::default(), 3).is_none(),
+            "off by default"
+        );
         let peek = pools.peek_read(2, 0, 0, 512, 64);
         assert_eq!(pools.read(2, 0, 0, 512, 64), peek);
         assert_eq!(peek, cfg.unloaded_ps());
@@ -181,7 +181,13 @@ mod tests {
         assert!(pools.stats.wait_max_ps >= cfg.bank_cycle_ps());
         assert_eq!(pools.stats.wait_quantile_ps(0.0), 0);
         assert!(pools.stats.wait_quantile_ps(1.0) <= pools.stats.wait_max_ps);
-        assert_eq!(pools.response_at(100, 40_000, 100 + cfg.unloaded_ps()), 40_100);
-        assert_eq!(pools.response_at(100, 40_000, 100 + cfg.unloaded_ps() + 5), 40_105);
+        assert_eq!(
+            pools.response_at(100, 40_000, 100 + cfg.unloaded_ps()),
+            40_100
+        );
+        assert_eq!(
+            pools.response_at(100, 40_000, 100 + cfg.unloaded_ps() + 5),
+            40_105
+        );
     }
 }

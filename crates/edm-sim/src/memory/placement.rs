@@ -244,11 +244,23 @@ mod tests {
         let l = layout(Policy::RoundRobin, 3);
         let placed = &l.regions[18..];
         assert_eq!(placed.iter().sum::<u32>(), 18 * 16, "every region once");
-        assert!(placed.iter().max().unwrap() - placed.iter().min().unwrap() <= 1, "{placed:?}");
+        assert!(
+            placed.iter().max().unwrap() - placed.iter().min().unwrap() <= 1,
+            "{placed:?}"
+        );
         assert!(l.regions[..18].iter().all(|&r| r == 0));
         let bytes: u64 = msgs.iter().map(|m| m.size as u64).sum();
-        for policy in [Policy::Uniform, Policy::Random, Policy::RoundRobin, Policy::SmartIdle] {
-            assert_eq!(layout(policy, 3).bytes.iter().sum::<u64>(), bytes, "{policy:?}");
+        for policy in [
+            Policy::Uniform,
+            Policy::Random,
+            Policy::RoundRobin,
+            Policy::SmartIdle,
+        ] {
+            assert_eq!(
+                layout(policy, 3).bytes.iter().sum::<u64>(),
+                bytes,
+                "{policy:?}"
+            );
         }
     }
 
@@ -261,10 +273,15 @@ mod tests {
                 policy,
                 ..Default::default()
             };
-            assert_eq!(place(&mut a, &cfg, &memory, 5), place(&mut b, &cfg, &memory, 5));
+            assert_eq!(
+                place(&mut a, &cfg, &memory, 5),
+                place(&mut b, &cfg, &memory, 5)
+            );
             assert_eq!(a, b);
             let allocated = 18 * 8 * cfg.region_bytes;
-            assert!(a.iter().all(|m| memory.contains(&m.memory) && m.addr % 64 == 0));
+            assert!(a
+                .iter()
+                .all(|m| memory.contains(&m.memory) && m.addr % 64 == 0));
             assert!(a.iter().all(|m| m.addr + m.size as u64 <= allocated));
         }
     }
@@ -275,8 +292,16 @@ mod tests {
     #[test]
     fn smart_idle_is_never_worse_than_random_on_a_skewed_load() {
         for seed in 1..=10 {
-            let (random, smart) = (layout(Policy::Random, seed), layout(Policy::SmartIdle, seed));
-            assert!(peak(&smart) <= peak(&random), "seed {seed}: {} > {}", peak(&smart), peak(&random));
+            let (random, smart) = (
+                layout(Policy::Random, seed),
+                layout(Policy::SmartIdle, seed),
+            );
+            assert!(
+                peak(&smart) <= peak(&random),
+                "seed {seed}: {} > {}",
+                peak(&smart),
+                peak(&random)
+            );
         }
     }
 }
