@@ -243,7 +243,17 @@ impl Sim<'_> {
         // With the DRAM model a response's data cannot leave before its
         // memory node has read it: the circuit moves until it fits the DRAM
         // (each try moves it later; two settle it, a few more are allowed).
+        // Its ports are released as if it had not waited for the DRAM: the
+        // booked timelines keep later circuits clear of it, and they may
+        // use the port meanwhile.
+        // Its request goes as early as it can (the memory node starts the
+        // data once read, however long after: a start delay without bound).
         let mut tries = 0;
+        let mut undelayed_egress = None;
+        let delay = match edm.start_delay() {
+            Some((unit, _)) if forwarded && self.memory.is_some() => Some((unit, Ps::MAX / 4)),
+            delay => delay,
+        };
         let (grant_at, data_up, data_egress) = loop {
             let placed = place_circuit(
                 &self.down_book[src],
@@ -255,8 +265,9 @@ impl Sim<'_> {
                 wire,
                 to_data,
                 to_egress,
-                edm.start_delay(),
+                delay,
             );
+            undelayed_egress.get_or_insert(placed.2);
             if !forwarded || self.memory.is_none() {
                 break placed;
             }
@@ -324,7 +335,8 @@ impl Sim<'_> {
         }
         self.totals.edm.max_grant_wait_ps =
             self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
-        let release = edm.zero_queue_release(data_egress + wire, g.release);
+        let release =
+            edm.zero_queue_release(undelayed_egress.unwrap_or(data_egress) + wire, g.release);
         self.sched.hold_src_until(g.src, release);
         self.sched.hold_dst_until(g.dst, release);
         release
