@@ -33,6 +33,7 @@ RACKS = {
     "100G": {"link_gbps": 100, "message_bytes": 64, "load": 0.1},
     "400G": {"link_gbps": 400, "message_bytes": 1024, "load": 0.1},
 }
+IDLE_DRAM_PS = 30_000
 BASE = {
     "nodes": 24, "memory_nodes": 6, "workload": "micro", "write_ratio": 0.5, "dram_channels": 1,
     "placement_regions": 16, "placement_skew": 1.2, "warmup_fraction": 0.1,
@@ -43,7 +44,10 @@ def point(rack: str, protocol: str, policy: str, messages: int, seed: int, dram:
     """One run's configuration."""
     cfg = {**BASE, **RACKS[rack], "protocol": protocol, "placement": policy, "messages": messages, "seed": seed}
     if not dram:
+        # A memory of fixed latency, the DRAM's idle one (tRCD + tCL + burst,
+        # 30 ns), with unlimited bandwidth: what the model adds is contention.
         cfg["dram_channels"] = 0
+        cfg["dram_ps"] = IDLE_DRAM_PS
     return cfg
 
 
@@ -64,6 +68,8 @@ def run_grid(quick: bool = False, seeds: tuple[int, ...] = (1, 2, 3), log=print)
                     "fixed_p99_slowdown": _mean(fixed, "p99_slowdown"),
                     "mean_slowdown": _mean(dram, "mean_slowdown"),
                     "p99_slowdown": _mean(dram, "p99_slowdown"),
+                    "read_latency_ns": _mean([r["by_op"]["read"] for r in dram], "mean_latency_ns"),
+                    "fixed_read_latency_ns": _mean([r["by_op"]["read"] for r in fixed], "mean_latency_ns"),
                     "dram_wait_mean_ns": _mean(dram, "dram_wait_mean_ns"),
                     "dram_wait_p99_ns": _mean(dram, "dram_wait_p99_ns"),
                     "pool_imbalance": _mean(dram, "memory_bytes_imbalance"),
@@ -76,6 +82,27 @@ def run_grid(quick: bool = False, seeds: tuple[int, ...] = (1, 2, 3), log=print)
     return rows
 
 
+def placement_balance(rack: str = "100G", seeds: range = range(1, 21), messages: int = 30_000) -> dict[str, tuple]:
+    """Per policy, the busiest pool's bytes over the pools' mean on the
+    rack's workload (placement alone, no simulation): (mean, min, max) over seeds."""
+    import numpy as np
+
+    out = {}
+    for policy in POLICIES[1:]:
+        ratios = []
+        for seed in seeds:
+            w = sim.build_workload(sim.config.resolve(point(rack, "edm", policy, messages, seed)))
+            per_pool = np.bincount(w.memory, weights=w.size)[BASE["nodes"] - BASE["memory_nodes"]:]
+            ratios.append(per_pool.max() / per_pool.mean())
+        out[policy] = (float(np.mean(ratios)), float(np.min(ratios)), float(np.max(ratios)))
+    return out
+
+
+def balance_lines(balance: dict[str, tuple]) -> str:
+    return "\n".join(f"{policy}: busiest pool / mean {m:.3f} (seeds: {lo:.3f}-{hi:.3f})"
+                     for policy, (m, lo, hi) in balance.items())
+
+
 def _mean(runs: list[dict[str, Any]], key: str) -> float | None:
     values = [r[key] for r in runs if r.get(key) is not None]
     return sum(values) / len(values) if values else None
@@ -86,13 +113,14 @@ def _fmt(v: float | None, digits: int) -> str:
 
 
 HEADER = ("| rack | protocol | placement | mean slowdown, fixed memory | with DRAM | p99 slowdown, fixed | with DRAM "
-          "| DRAM wait mean ns | DRAM wait p99 ns | busiest pool / mean |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "| read latency ns, fixed | with DRAM | DRAM wait mean ns | DRAM wait p99 ns | busiest pool / mean |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _line(r: dict[str, Any]) -> str:
     return (f"| {r['rack']} | {r['protocol']} | {r['placement']} | {_fmt(r['fixed_mean_slowdown'], 3)} "
             f"| {_fmt(r['mean_slowdown'], 3)} | {_fmt(r['fixed_p99_slowdown'], 2)} | {_fmt(r['p99_slowdown'], 2)} "
+            f"| {_fmt(r['fixed_read_latency_ns'], 0)} | {_fmt(r['read_latency_ns'], 0)} "
             f"| {_fmt(r['dram_wait_mean_ns'], 1)} | {_fmt(r['dram_wait_p99_ns'], 0)} | {_fmt(r['pool_imbalance'], 2)} |")
 
 
@@ -122,7 +150,6 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             ax = axes[row][col]
             ax.set_xticks(range(len(POLICIES)), POLICIES)
             ax.set_ylabel(ylabel)
-            ax.set_yscale("log" if row == 0 else "linear")
             ax.set_title(f"rack {rack}: " + ("64 B at 100 Gb/s" if rack == "100G" else "1 KB at 400 Gb/s"))
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
@@ -140,7 +167,8 @@ def reproduce_section(out: Path, quick: bool = False) -> str:
     plot(rows, out / "pools.png")
     text = ("### Memory pools: DRAM contention and placement (Puri et al.)\n\n"
             f"{len(rows)} rows, {time.time() - start:.0f} s; configuration in "
-            "python/edm/related/pools.py, discussion in docs/related.md.\n\n" + table(rows) + "\n\n![](pools.png)\n")
+            "python/edm/related/pools.py, discussion in docs/related.md.\n\n" + table(rows) + "\n\n"
+            "Placement alone (rack 100G, seeds 1-20):\n\n" + balance_lines(placement_balance()) + "\n\n![](pools.png)\n")
     (out / "pools.md").write_text(text)
     return text
 
@@ -154,6 +182,7 @@ def _cmd(args: argparse.Namespace) -> int:
     (out / "pools.json").write_text(json.dumps(rows, indent=2))
     (out / "pools.md").write_text(table(rows) + "\n")
     plot(rows, out / "pools.png")
+    print(balance_lines(placement_balance()))
     late = sum(r["late_responses"] for r in rows)
     unfinished = sum(r["messages"] - r["completed"] for r in rows)
     print(f"{len(rows)} rows in {time.time() - start:.0f} s -> {out}/pools.{{json,md,png}}; "
