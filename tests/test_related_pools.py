@@ -56,6 +56,7 @@ def test_bad_combinations_name_their_field(tmp_path):
 def test_edm_pools_prints_and_writes_its_table(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(pools, "PROTOCOLS", ("edm", "pfabric"))
     monkeypatch.setattr(pools, "RACKS", {"100G": pools.RACKS["100G"]})
+    monkeypatch.setattr(pools, "QUICK_MESSAGES", 1000)
     assert main(["pools", "--quick", "--out", str(tmp_path)]) == 0
     rows = json.loads((tmp_path / "pools.json").read_text())
     assert len(rows) == 2 * len(pools.POLICIES)

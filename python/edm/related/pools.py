@@ -34,6 +34,7 @@ RACKS = {
     "400G": {"link_gbps": 400, "message_bytes": 1024, "load": 0.1},
 }
 IDLE_DRAM_PS = 30_000
+QUICK_MESSAGES = 5_000
 BASE = {
     "nodes": 24, "memory_nodes": 6, "workload": "micro", "write_ratio": 0.5, "dram_channels": 1,
     "placement_regions": 16, "placement_skew": 1.2, "warmup_fraction": 0.1,
@@ -54,7 +55,7 @@ def point(rack: str, protocol: str, policy: str, messages: int, seed: int, dram:
 def run_grid(quick: bool = False, seeds: tuple[int, ...] = (1, 2, 3), log=print) -> list[dict[str, Any]]:
     """Every rack x protocol x policy, with the fixed-latency memory and with
     the DRAM model, averaged over seeds."""
-    messages = 5_000 if quick else 30_000
+    messages = QUICK_MESSAGES if quick else 30_000
     seeds = seeds[:1] if quick else seeds
     rows = []
     for rack in RACKS:
