@@ -343,7 +343,7 @@ impl<'a> Sim<'a> {
             ],
             mirror: None,
             queued_chunk: Vec::new(),
-            memory: MemoryPools::new(&f.dram, n),
+            memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
             memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
         }
     }
@@ -613,9 +613,9 @@ impl<'a> Sim<'a> {
 
     /// A forwarded request's last block reaches its memory node at
     /// `arrived`: when its response's first chunk leaves (with the DRAM
-    /// model, once the DRAM has read that chunk; an RMW's write follows its
-    /// read). With `trial`, the DRAM is left as it was (zero-queue booking
-    /// tries circuits before it fixes one).
+    /// model, once the response can stream from the DRAM; an RMW's write
+    /// follows its read). With `trial`, the DRAM is left as it was
+    /// (zero-queue booking tries circuits before it fixes one).
     pub(super) fn response_at(&mut self, arrived: Ps, request: Unit, trial: bool) -> Ps {
         let fixed = self.edm.grant_to_data(true);
         let Some(memory) = &mut self.memory else {
@@ -623,11 +623,10 @@ impl<'a> Sim<'a> {
         };
         let spec = &self.msgs[request.msg as usize];
         let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
-        let head = request.bytes as u64;
         let ready = if trial {
-            memory.peek_read(node, arrived, spec.addr, bytes, head)
+            memory.peek_read(node, arrived, spec.addr, bytes)
         } else {
-            let ready = memory.read(node, arrived, spec.addr, bytes, head);
+            let ready = memory.read(node, arrived, spec.addr, bytes);
             if spec.op == Op::Rmw {
                 memory.write(node, ready, spec.addr, bytes);
             }

@@ -180,15 +180,15 @@ impl Dram {
         )
     }
 
-    /// When the lines at `addrs`, arriving at `at`, would all be done,
-    /// leaving the DRAM as it was.
-    pub fn trial(&mut self, at: Ps, addrs: impl Iterator<Item = u64>) -> Ps {
+    /// When each of `lines` (arrival, address) would be done, leaving the
+    /// DRAM as it was.
+    pub fn trial(&mut self, lines: impl Iterator<Item = (Ps, u64)>) -> Vec<Ps> {
         let latest = self.latest;
         let mut taken = Vec::new();
-        let mut done = at;
-        for addr in addrs {
+        let mut done = Vec::new();
+        for (at, addr) in lines {
             let (s, t) = self.take_line(at, addr);
-            done = done.max(s.done);
+            done.push(s.done);
             taken.push(t);
         }
         for [(bank, bank_at), (bus, bus_at)] in taken.into_iter().rev() {
@@ -304,10 +304,8 @@ mod tests {
         );
         // A trial leaves no trace.
         let before = d.line(5_000_000, 0);
-        assert_eq!(
-            d.trial(5_000_000, [0, 64].into_iter()),
-            before.done + 2 * c.bank_cycle_ps()
-        );
+        let trial = d.trial([(5_000_000, 0), (5_000_000, 64)].into_iter());
+        assert_eq!(trial[1], before.done + 2 * c.bank_cycle_ps());
         assert_eq!(d.line(5_000_000, 0).start, before.start + c.bank_cycle_ps());
     }
 

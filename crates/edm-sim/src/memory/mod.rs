@@ -9,8 +9,33 @@ pub mod placement;
 use crate::config::Ps;
 pub use dram::{Dram, DramConfig, LINE_BYTES};
 
-/// Waits above this many ns share the histogram's last bucket (the max is exact).
-const WAIT_BUCKETS_NS: usize = 100_000;
+/// The wait histogram: whole ns below 1024 ns, above that 512 buckets per
+/// doubling (within 0.2 %).
+const EXACT_NS: u64 = 1024;
+const PER_DOUBLING: u64 = 512;
+const WAIT_BUCKETS: usize = (EXACT_NS + 54 * PER_DOUBLING) as usize;
+
+fn bucket_of(ns: u64) -> usize {
+    if ns < EXACT_NS {
+        return ns as usize;
+    }
+    let doubling = 63 - ns.leading_zeros() as u64; // at least 10
+    let within = (ns >> (doubling - 9)) & (PER_DOUBLING - 1);
+    (EXACT_NS + (doubling - 10) * PER_DOUBLING + within) as usize
+}
+
+/// The least wait (ns) of a bucket.
+fn bucket_floor_ns(bucket: usize) -> u64 {
+    let b = bucket as u64;
+    if b < EXACT_NS {
+        return b;
+    }
+    let (doubling, within) = (
+        (b - EXACT_NS) / PER_DOUBLING + 10,
+        (b - EXACT_NS) % PER_DOUBLING,
+    );
+    (PER_DOUBLING + within) << (doubling - 9)
+}
 
 /// What the DRAMs counted in a run (all 0 with the model off).
 #[derive(Clone, Debug, Default)]
@@ -18,10 +43,10 @@ pub struct MemoryStats {
     /// 64-byte lines served, per node (0 for nodes that are no memory).
     pub node_lines: Vec<u64>,
     /// Per line: how long it waited beyond its idle latency (for its bank
-    /// and its channel's bus), summed, at most, and by whole ns.
+    /// and its channel's bus), summed, at most, and in a histogram.
     pub wait_sum_ps: u128,
     pub wait_max_ps: Ps,
-    wait_hist_ns: Vec<u64>,
+    wait_hist: Vec<u64>,
     /// EDM's zero-queue booking: responses whose circuit was booked to
     /// start before their DRAM read ended (must stay 0).
     pub late_responses: u64,
@@ -39,7 +64,8 @@ impl MemoryStats {
         }
     }
 
-    /// The `q` quantile of the lines' waits, to the ns below.
+    /// The `q` quantile of the lines' waits, to the ns below (within 0.2 %
+    /// above 1 us).
     pub fn wait_quantile_ps(&self, q: f64) -> Ps {
         let n = self.lines();
         if n == 0 {
@@ -47,10 +73,10 @@ impl MemoryStats {
         }
         let rank = ((n - 1) as f64 * q).round() as u64;
         let mut seen = 0;
-        for (ns, &count) in self.wait_hist_ns.iter().enumerate() {
+        for (bucket, &count) in self.wait_hist.iter().enumerate() {
             seen += count;
             if seen > rank {
-                return (ns as Ps * 1000).min(self.wait_max_ps);
+                return (bucket_floor_ns(bucket) * 1000).min(self.wait_max_ps);
             }
         }
         self.wait_max_ps
@@ -71,30 +97,35 @@ impl MemoryStats {
         self.node_lines[node] += 1;
         self.wait_sum_ps += wait as u128;
         self.wait_max_ps = self.wait_max_ps.max(wait);
-        let bucket = ((wait / 1000) as usize).min(WAIT_BUCKETS_NS - 1);
-        self.wait_hist_ns[bucket] += 1;
+        self.wait_hist[bucket_of(wait / 1000).min(WAIT_BUCKETS - 1)] += 1;
     }
 }
 
 /// The DRAMs of every node of a run: what a protocol calls when a request
-/// or a write's data reaches a memory node. Accesses are served in the
-/// order the protocol hands them in.
+/// or a write's data reaches a memory node. A memory node hands an
+/// access's lines to its DRAM at its link's rate (a line per 64 bytes of
+/// wire time: what it can send or has received), so one large access does
+/// not hold its DRAM longer than its link needs it.
 #[derive(Clone, Debug)]
 pub struct MemoryPools {
     cfg: DramConfig,
     drams: Vec<Option<Dram>>,
+    /// Wire time of one 64-byte line on a memory node's link.
+    line_ps: Ps,
     pub stats: MemoryStats,
 }
 
 impl MemoryPools {
-    /// The DRAMs of `nodes` nodes, or None with the model off.
-    pub fn new(cfg: &DramConfig, nodes: usize) -> Option<Self> {
+    /// The DRAMs of `nodes` nodes whose links send 64 bytes in `line_ps`,
+    /// or None with the model off.
+    pub fn new(cfg: &DramConfig, nodes: usize, line_ps: Ps) -> Option<Self> {
         cfg.enabled().then(|| MemoryPools {
             cfg: cfg.clone(),
             drams: vec![None; nodes],
+            line_ps,
             stats: MemoryStats {
                 node_lines: vec![0; nodes],
-                wait_hist_ns: vec![0; WAIT_BUCKETS_NS],
+                wait_hist: vec![0; WAIT_BUCKETS],
                 ..Default::default()
             },
         })
@@ -111,47 +142,60 @@ impl MemoryPools {
         self.drams[node as usize].get_or_insert_with(|| Dram::new(cfg))
     }
 
-    /// Bytes `[addr, addr + bytes)` of `node` are accessed from `at`: when
-    /// its first `head` bytes are done (all lines are queued now).
-    fn access(&mut self, node: u16, at: Ps, addr: u64, bytes: u64, head: u64) -> Ps {
-        let unloaded = self.cfg.unloaded_ps();
-        let head_end = addr + head.clamp(1, bytes.max(1));
-        let mut head_done = at;
-        for line in dram::lines(addr, bytes) {
-            let s = self.dram(node).line(at, line);
-            self.stats.count(node as usize, s.done - at - unloaded);
-            if line < head_end {
-                head_done = head_done.max(s.done);
-            }
-        }
-        head_done
+    /// The lines of `[addr, addr + bytes)`, each with when it is handed to
+    /// the DRAM: from `at`, one per line time.
+    fn paced(&self, at: Ps, addr: u64, bytes: u64) -> impl Iterator<Item = (Ps, u64)> {
+        let line_ps = self.line_ps;
+        dram::lines(addr, bytes)
+            .enumerate()
+            .map(move |(k, line)| (at + k as Ps * line_ps, line))
     }
 
-    /// A read of `bytes` at `addr` reaches `node`'s memory at `at`: when its
-    /// first `head` bytes (what the response sends first) are read. The
-    /// response may leave no earlier.
-    pub fn read(&mut self, node: u16, at: Ps, addr: u64, bytes: u64, head: u64) -> Ps {
-        self.access(node, at, addr, bytes, head)
+    /// When the access from `at` can stream at the link's rate without
+    /// running dry, given when each of its lines is done: the latest of
+    /// each line's done time less its place in the stream.
+    fn ready(&self, at: Ps, done: impl Iterator<Item = (Ps, Ps)>) -> Ps {
+        done.map(|(handed, done)| done - (handed - at))
+            .max()
+            .unwrap_or(at)
+    }
+
+    /// Bytes `[addr, addr + bytes)` of `node` are accessed from `at`.
+    fn access(&mut self, node: u16, at: Ps, addr: u64, bytes: u64) -> Ps {
+        let unloaded = self.cfg.unloaded_ps();
+        let mut done = Vec::new();
+        for (handed, line) in self.paced(at, addr, bytes).collect::<Vec<_>>() {
+            let s = self.dram(node).line(handed, line);
+            self.stats.count(node as usize, s.done - handed - unloaded);
+            done.push((handed, s.done));
+        }
+        self.ready(at, done.into_iter())
+    }
+
+    /// A read of `bytes` at `addr` reaches `node`'s memory at `at`: from
+    /// when its data can stream out at the link's rate (`unloaded_ps`
+    /// after `at` on an idle DRAM). Its response may start no earlier.
+    pub fn read(&mut self, node: u16, at: Ps, addr: u64, bytes: u64) -> Ps {
+        self.access(node, at, addr, bytes)
     }
 
     /// What [`MemoryPools::read`] would return, without serving it.
-    pub fn peek_read(&mut self, node: u16, at: Ps, addr: u64, bytes: u64, head: u64) -> Ps {
-        let head_end = addr + head.clamp(1, bytes.max(1));
-        let head_lines = dram::lines(addr, bytes).take_while(|&line| line < head_end);
-        self.dram(node).trial(at, head_lines)
+    pub fn peek_read(&mut self, node: u16, at: Ps, addr: u64, bytes: u64) -> Ps {
+        let lines: Vec<(Ps, u64)> = self.paced(at, addr, bytes).collect();
+        let done = self.dram(node).trial(lines.iter().copied());
+        self.ready(at, lines.iter().map(|l| l.0).zip(done))
     }
 
-    /// A write's data reaches `node` at `at`. Writes are posted (the memory
-    /// controller takes them into its queue; a write is complete on
-    /// arrival, as without the model), but occupy banks and buses. Returns
-    /// when it is written.
-    pub fn write(&mut self, node: u16, at: Ps, addr: u64, bytes: u64) -> Ps {
-        self.access(node, at, addr, bytes, bytes)
+    /// A write's data reaches `node` from `at`. Writes are posted (the
+    /// memory controller takes them into its queue; a write is complete on
+    /// arrival, as without the model), but occupy banks and buses.
+    pub fn write(&mut self, node: u16, at: Ps, addr: u64, bytes: u64) {
+        self.access(node, at, addr, bytes);
     }
 
     /// When a response may leave that would leave `fixed` after `arrived`
-    /// with a memory of fixed latency `unloaded_ps`, if its head is read at
-    /// `ready`: later by however much the DRAM took beyond its idle latency.
+    /// with a memory of fixed latency `unloaded_ps`, if its data can stream
+    /// from `ready`: later by however much the DRAM took beyond its idle latency.
     pub fn response_at(&self, arrived: Ps, fixed: Ps, ready: Ps) -> Ps {
         arrived + fixed + (ready - arrived).saturating_sub(self.unloaded_ps())
     }
@@ -162,25 +206,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_report_their_head_and_stats_count_every_line() {
+    fn the_wait_histogram_keeps_ns_then_0_2_percent() {
+        for ns in [
+            0,
+            1,
+            1023,
+            1024,
+            1025,
+            2047,
+            2048,
+            123_456,
+            99_999_999,
+            u32::MAX as u64,
+        ] {
+            let floor = bucket_floor_ns(bucket_of(ns));
+            assert!(floor <= ns && ns - floor <= ns / 500, "{ns}: {floor}");
+            assert!(bucket_of(ns) < WAIT_BUCKETS);
+        }
+        assert!((0..5000).all(|ns| bucket_of(ns) <= bucket_of(ns + 1)));
+    }
+
+    #[test]
+    fn reads_stream_at_the_link_rate_and_stats_count_every_line() {
         let cfg = DramConfig {
             channels: 1,
             banks: 4,
             ..DramConfig::default()
         };
-        let mut pools = MemoryPools::new(&cfg, 3).unwrap();
+        let line_ps = 5_120; // 64 bytes at 100 Gb/s
+        let mut pools = MemoryPools::new(&cfg, 3, line_ps).unwrap();
         assert!(
-            MemoryPools::new(&DramConfig::default(), 3).is_none(),
+            MemoryPools::new(&DramConfig::default(), 3, line_ps).is_none(),
             "off by default"
         );
-        let peek = pools.peek_read(2, 0, 0, 512, 64);
-        assert_eq!(pools.read(2, 0, 0, 512, 64), peek);
+        // 4 lines on 4 banks: each handed in a line time after the one
+        // before, each done 30 ns later: the stream starts 30 ns after `at`.
+        let peek = pools.peek_read(2, 0, 0, 256);
+        assert_eq!(pools.read(2, 0, 0, 256), peek);
         assert_eq!(peek, cfg.unloaded_ps());
-        assert_eq!(pools.stats.node_lines, vec![0, 0, 8]);
-        // 8 lines on 4 banks of one bus: each later burst waits for the bus or a bank.
-        assert!(pools.stats.wait_max_ps >= cfg.bank_cycle_ps());
+        assert_eq!(pools.stats.wait_max_ps, 0);
+        // 8 more lines on the same 4 banks: the 5th (handed in 4 line times
+        // in) is its bank's third line, so waits two bank cycles; the
+        // stream waits for it.
+        let late = pools.read(2, 0, 0, 512);
+        assert_eq!(
+            late,
+            2 * cfg.bank_cycle_ps() + cfg.unloaded_ps() - 4 * line_ps
+        );
+        assert_eq!(pools.stats.node_lines, vec![0, 0, 12]);
         assert_eq!(pools.stats.wait_quantile_ps(0.0), 0);
-        assert!(pools.stats.wait_quantile_ps(1.0) <= pools.stats.wait_max_ps);
+        let (top, max) = (pools.stats.wait_quantile_ps(1.0), pools.stats.wait_max_ps);
+        assert!(top <= max && top + 1000 > max, "{top} {max}");
         assert_eq!(
             pools.response_at(100, 40_000, 100 + cfg.unloaded_ps()),
             40_100

@@ -127,7 +127,7 @@ impl<'a> Net<'a> {
             max_wait_ps: 0,
             seq: 0,
             rng: Rng::fork(cfg.seed, 0x5EED_0FEC),
-            memory: MemoryPools::new(&fabric.dram, fabric.nodes),
+            memory: MemoryPools::new(&fabric.dram, fabric.nodes, 8 * fabric.block_ps()),
         }
     }
 
@@ -182,11 +182,10 @@ impl<'a> Net<'a> {
                     self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
                 let fixed = self.fabric.memory_ps();
                 let at = match &mut self.memory {
-                    // The response starts once its first packet's data is read.
+                    // The response starts once its data can stream from the DRAM.
                     Some(memory) => {
                         let data = bytes - (HDR_BYTES + RRES_EXT_BYTES);
-                        let head = data.min(self.cfg.framing.mss()) as u64;
-                        let ready = memory.read(m.memory, now, m.addr, data as u64, head);
+                        let ready = memory.read(m.memory, now, m.addr, data as u64);
                         if m.op == Op::Rmw {
                             memory.write(m.memory, ready, m.addr, data as u64);
                         }
