@@ -241,24 +241,24 @@ impl Sim<'_> {
         let pair = src * self.n + dst;
         let mut not_before = self.pair_data_end[pair];
         // With the DRAM model a response's data cannot leave before its
-        // memory node has read it: the circuit moves until it fits the DRAM
-        // (each try moves it later; two settle it, a few more are allowed).
-        // Its ports are released as if it had not waited for the DRAM: the
-        // booked timelines keep later circuits clear of it, and they may
-        // use the port meanwhile.
-        // Its request goes as early as it can (the memory node starts the
-        // data once read, however long after: a start delay without bound).
+        // memory node can stream it: the circuit moves until it fits the
+        // DRAM (each try moves it later; two settle it, a few more are
+        // allowed). Its request goes as early as it can (the memory node
+        // starts the data once read, however long after: a start delay
+        // without bound). Every circuit's ports are then released where it
+        // would have gone without the DRAM's delays and the pair's data
+        // before it (which they hold back): the booked timelines keep later
+        // circuits clear of it, and they may use the ports meanwhile.
         let mut tries = 0;
-        let mut undelayed_egress = None;
         let delay = match edm.start_delay() {
             Some((unit, _)) if forwarded && self.memory.is_some() => Some((unit, Ps::MAX / 4)),
             delay => delay,
         };
-        let (grant_at, data_up, data_egress) = loop {
-            let placed = place_circuit(
-                &self.down_book[src],
-                &self.up_book[src],
-                &self.down_book[dst],
+        let place = |sim: &Self, not_before: Ps, delay| {
+            place_circuit(
+                &sim.down_book[src],
+                &sim.up_book[src],
+                &sim.down_book[dst],
                 generated,
                 not_before,
                 control_len,
@@ -266,8 +266,14 @@ impl Sim<'_> {
                 to_data,
                 to_egress,
                 delay,
-            );
-            undelayed_egress.get_or_insert(placed.2);
+            )
+        };
+        let undelayed_egress = self
+            .memory
+            .is_some()
+            .then(|| place(self, 0, edm.start_delay()).2);
+        let (grant_at, data_up, data_egress) = loop {
+            let placed = place(self, not_before, delay);
             if !forwarded || self.memory.is_none() {
                 break placed;
             }
