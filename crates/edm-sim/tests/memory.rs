@@ -20,8 +20,12 @@ fn config(protocol: &str, extra: &[(&str, Value)]) -> RunConfig {
     RunConfig::resolve(&given).unwrap()
 }
 
+/// The run's generated workload, placed, with every tenth message an RMW.
 fn workload(c: &RunConfig) -> Vec<MessageSpec> {
     let mut msgs = c.open_loop(None).unwrap().generate();
+    for m in msgs.iter_mut().step_by(10) {
+        (m.op, m.size) = (Op::Rmw, 8);
+    }
     edm_sim::workload::assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
     c.place(&mut msgs);
     msgs
