@@ -232,9 +232,15 @@ fn workload_columns<'py>(py: Python<'py>, msgs: &[MessageSpec]) -> PyResult<Colu
 /// The messages of a resolved configuration's generated workload; `cdf_text`
 /// is an application's size CDF file as shipped.
 fn generated(c: &RunConfig, cdf_text: Option<&str>) -> PyResult<Vec<MessageSpec>> {
-    Ok(c.open_loop(cdf_text)
+    let mut msgs = c
+        .open_loop(cdf_text)
         .map_err(PyValueError::new_err)?
-        .generate())
+        .generate();
+    // Addresses drawn from their own stream of the run's seed, then, with a
+    // memory manager, the regions it places.
+    assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
+    c.place(&mut msgs);
+    Ok(msgs)
 }
 
 /// An application's size CDF file as shipped, parsed: `(size in
@@ -347,8 +353,7 @@ fn run<'py>(
         )),
         Some(cols) => (given_messages(&c, cols)?, None),
         None => {
-            let mut msgs = generated(&c, cdf_text)?;
-            assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
+            let msgs = generated(&c, cdf_text)?;
             // A closed loop's issue times are known after its run.
             let cols = (!closed_loop)
                 .then(|| workload_columns(py, &msgs))
@@ -421,6 +426,12 @@ fn run<'py>(
         timeouts: t.packet.timeouts,
         max_switch_queue_bytes: t.packet.max_queue_bytes,
         max_ingress_bytes: t.packet.max_ingress_bytes,
+        dram_lines: t.memory.lines(),
+        dram_wait_mean_ps: t.memory.wait_mean_ps(),
+        dram_wait_p99_ps: t.memory.wait_quantile_ps(0.99),
+        dram_wait_max_ps: t.memory.wait_max_ps,
+        dram_imbalance: t.memory.imbalance(),
+        dram_late_responses: t.memory.late_responses,
     );
     let fr = &t.edm.frames;
     let mut delays = fr.delays_ps.clone();

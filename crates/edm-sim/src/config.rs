@@ -83,6 +83,8 @@ pub struct FabricConfig {
     /// PCS cycles per link end (encoder and scrambler, or descrambler and
     /// decoder): the paper's 2 by default.
     pub pcs_pass_cycles: u32,
+    /// The DRAM model at memory nodes (off by default: `dram_ps`, unlimited bandwidth).
+    pub dram: crate::memory::DramConfig,
 }
 
 #[derive(Clone, Debug)]
@@ -197,6 +199,7 @@ impl Default for FabricConfig {
             scheduler_cycle_ps: spec::CYCLE_PS,
             dram_ps: 0,
             pcs_pass_cycles: spec::PCS_PASS_CYCLES,
+            dram: Default::default(),
         }
     }
 }
@@ -254,6 +257,17 @@ impl FabricConfig {
 
     pub fn cycles(&self, n: u32) -> Ps {
         n as Ps * self.cycle_ps
+    }
+
+    /// The fixed latency of a memory access at a memory node: `dram_ps`, or
+    /// with the DRAM model its idle one-line latency (what it adds beyond
+    /// that is queueing, `crate::memory::MemoryPools`).
+    pub fn memory_ps(&self) -> Ps {
+        if self.dram.enabled() {
+            self.dram.unloaded_ps()
+        } else {
+            self.dram_ps
+        }
     }
 
     /// One link traversal's fixed delay for the first block: a PCS pass and a

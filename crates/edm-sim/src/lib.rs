@@ -6,6 +6,7 @@ pub mod baselines;
 pub mod config;
 pub mod edm;
 pub mod engine;
+pub mod memory;
 pub mod packet;
 pub mod rng;
 pub mod schema;

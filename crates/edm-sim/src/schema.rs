@@ -14,6 +14,7 @@ use crate::edm::Edm;
 use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
 use crate::engine::ideal::{IdealFabric, IdealLatency};
 use crate::engine::Protocol;
+use crate::memory::placement::{PlacementConfig, Policy, POLICIES};
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 use edm_proto::spec;
 use std::fmt;
@@ -235,6 +236,15 @@ impl Setting for MemoryOrder {
     }
 }
 
+impl Setting for Policy {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        Policy::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
 impl Setting for ComputeTime {
     fn to_value(&self) -> Value {
         Value::Text(self.name().into())
@@ -282,6 +292,8 @@ pub struct RunConfig {
     pub baselines: BaselineParams,
     pub closed_loop: ClosedLoopConfig,
     pub ideal: IdealConfig,
+    /// The rack memory manager's placement of regions (off: uniform).
+    pub placement: PlacementConfig,
 }
 
 impl Default for RunConfig {
@@ -302,6 +314,7 @@ impl Default for RunConfig {
             baselines: BaselineParams::default(),
             closed_loop: ClosedLoopConfig::default(),
             ideal: IdealConfig::default(),
+            placement: PlacementConfig::default(),
         }
     }
 }
@@ -490,6 +503,22 @@ fields! {
         "ideal_fabric = fixed: every message's latency before its payload, ns" => ideal.latency_ns;
     ideal_gbps: real(0.0, 1e6, false, false), Scope::All,
         "ideal_fabric = fixed: the rate its payload is serialized at, Gb/s (0: no serialization)" => ideal.gbps;
+    // Rack memory pools (Puri, issue #24; docs/related.md): the DRAM model at
+    // memory nodes (DDR4-3200AA defaults) and the memory manager's placement.
+    dram_channels: override_of(1, 64), Scope::All,
+        "0: memory answers dram_ps after a request, unlimited bandwidth; C: a DDR4 model of C channels per memory node" => fabric.dram.channels;
+    dram_banks: int(1, 1024), Scope::All, "DRAM model: banks per channel (closed page)" => fabric.dram.banks;
+    dram_trcd_ps: int(1, 1_000_000), Scope::All, "DRAM model: activate to column command, ps (tRCD)" => fabric.dram.trcd_ps;
+    dram_tcl_ps: int(1, 1_000_000), Scope::All, "DRAM model: column command to data, ps (tCL)" => fabric.dram.tcl_ps;
+    dram_trp_ps: int(1, 1_000_000), Scope::All, "DRAM model: precharge, ps (tRP)" => fabric.dram.trp_ps;
+    dram_tras_ps: int(1, 1_000_000), Scope::All, "DRAM model: activate to precharge at least, ps (tRAS)" => fabric.dram.tras_ps;
+    dram_tburst_ps: int(1, 1_000_000), Scope::All, "DRAM model: one 64-byte burst on a channel's bus, ps" => fabric.dram.tburst_ps;
+    placement: Kind::Choice(POLICIES), Scope::All,
+        "uniform: each message to a uniformly drawn memory node; else regions placed by random, round-robin or smart-idle (Puri)" => placement.policy;
+    placement_regions: int(1, 65_536), Scope::All, "placement: regions each compute node touches" => placement.regions_per_node;
+    placement_region_bytes: int(64, 1 << 40), Scope::All, "placement: bytes of one region (Puri: 4 MB)" => placement.region_bytes;
+    placement_skew: real(0.0, 8.0, false, false), Scope::All,
+        "placement: Zipf exponent of a node's region popularity (0: all alike)" => placement.skew;
 }
 
 /// The field called `name`.
@@ -847,6 +876,26 @@ impl RunConfig {
             };
             return refuse(name, why);
         }
+        if self.fabric.dram.enabled() && self.fabric.dram_ps != 0 {
+            return refuse(
+                "dram_ps",
+                "must be 0 with dram_channels > 0 (the DRAM model gives the memory's latency)"
+                    .into(),
+            );
+        }
+        if self.fabric.dram.enabled() && e.faults.lossy() {
+            return refuse(
+                "dram_channels",
+                "is not modelled with lossy links or the dual switch (ber, failures, dual_switch)"
+                    .into(),
+            );
+        }
+        if self.placement.policy != Policy::Uniform && !self.generated() {
+            return refuse(
+                "placement",
+                "applies to generated workloads only (a trace names its memory nodes)".into(),
+            );
+        }
         if e.start_delay && !e.zero_queue {
             return refuse("start_delay", "applies with zero_queue = 1 only".into());
         }
@@ -953,6 +1002,21 @@ impl RunConfig {
             self.seed,
             progress,
         )
+    }
+
+    /// The memory nodes of a generated workload.
+    pub fn memory_node_ids(&self) -> Vec<u16> {
+        let n = self.fabric.nodes as u16;
+        match self.memory_nodes {
+            0 => (0..n).collect(),
+            m => (n - m as u16..n).collect(),
+        }
+    }
+
+    /// Points a generated workload's messages at the regions the memory
+    /// manager places (`placement`; uniform leaves them as they are).
+    pub fn place(&self, msgs: &mut [MessageSpec]) -> crate::memory::placement::Layout {
+        crate::memory::placement::place(msgs, &self.placement, &self.memory_node_ids(), self.seed)
     }
 
     /// The latency of `message` alone in the network under this protocol.

@@ -9,6 +9,7 @@ import importlib
 
 RELATED_MODULES = [
     "edm.related.closed_loop",
+    "edm.related.pools",
 ]
 
 

@@ -37,6 +37,8 @@ _RENDERED_TOTALS = frozenset((
     "end_ps", "max_switch_data_wait_ps", "max_grant_wait_ps", "max_request_wait_ps",
     "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
     "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
+    "dram_lines", "dram_wait_mean_ps", "dram_wait_p99_ps", "dram_wait_max_ps", "dram_imbalance",
+    "dram_late_responses",
 ))
 
 
@@ -238,6 +240,17 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         summary["memory_frame_waits"] = waits
         summary["memory_frame_wait_mean_ns"] = totals["memory_frame_wait_total_ps"] / waits / 1e3 if waits else 0.0
         summary["memory_frame_wait_max_ns"] = totals["memory_frame_wait_max_ps"] / 1e3
+    if cfg["placement"] != "uniform":
+        # How evenly the manager's placement spread the bytes over the memory nodes.
+        per_node = df.groupby("memory")["size"].sum()
+        summary["memory_bytes_imbalance"] = float(per_node.max() / per_node.mean())
+    if cfg["dram_channels"] > 0:
+        # Each 64-byte DRAM access's wait beyond its idle latency (Puri's memory-queue contention).
+        summary["dram_lines"] = totals["dram_lines"]
+        for stat in ("mean", "p99", "max"):
+            summary[f"dram_wait_{stat}_ns"] = totals[f"dram_wait_{stat}_ps"] / 1e3
+        summary["dram_imbalance"] = totals["dram_imbalance"]
+        summary["dram_late_responses"] = totals["dram_late_responses"]
     summary["wall_seconds"] = wall
     summary["messages_per_second"] = len(df) / wall if wall > 0 else float("inf")
     return summary

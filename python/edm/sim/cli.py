@@ -62,6 +62,10 @@ def _cmd(args: argparse.Namespace) -> int:
                   if s["background_frames"] else "")
         print(f"background: {s['background_frames']} frames{delays}; memory waited for a frame "
               f"{s['memory_frame_waits']} times, at most {s['memory_frame_wait_max_ns']:.2f} ns")
+    if "dram_lines" in s:
+        print(f"dram: {s['dram_lines']} line accesses, wait mean {s['dram_wait_mean_ns']:.1f} ns, "
+              f"p99 {s['dram_wait_p99_ns']:.1f} ns, max {s['dram_wait_max_ns']:.1f} ns; "
+              f"busiest memory node {s['dram_imbalance']:.2f}x the mean")
     if s["deadlocked"]:
         print(f"edm simulate: {s['deadlocked']} messages never completed (deadlock), e.g. ids {s['deadlocked_ids']}",
               file=sys.stderr)

@@ -159,7 +159,7 @@ impl Edm {
         }
         let t = self.c(cycles)
             + if forwarded_request {
-                self.fabric.dram_ps
+                self.fabric.memory_ps()
             } else {
                 0
             };

@@ -10,6 +10,7 @@ use crate::edm::scheduler::{Iteration, Scheduler};
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
+use crate::memory::MemoryPools;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
 use std::collections::VecDeque;
@@ -194,6 +195,11 @@ pub(super) struct Sim<'a> {
     /// Lossy links: per scheduler id, the chunk it grants again (`NO_CHUNK`:
     /// a message's own notification).
     pub(super) queued_chunk: Vec<u32>,
+    /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency),
+    /// and per message the bytes of it handed to memory so far (a write's
+    /// chunks go to consecutive addresses).
+    pub(super) memory: Option<MemoryPools>,
+    pub(super) memory_offset: Vec<u32>,
 }
 
 /// A granted chunk, with lossy links.
@@ -337,6 +343,8 @@ impl<'a> Sim<'a> {
             ],
             mirror: None,
             queued_chunk: Vec::new(),
+            memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
+            memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
         }
     }
 
@@ -384,6 +392,9 @@ impl<'a> Sim<'a> {
         let mut frames = frame_stats(&mut self.uplinks, end);
         frames.merge(&frame_stats(&mut self.downlinks, end));
         self.totals.edm.frames = frames;
+        if let Some(memory) = self.memory.take() {
+            self.totals.memory = memory.stats;
+        }
         self.totals.edm.max_notification_queue = self.sched.max_occupancy;
         self.totals.edm.scheduler_iterations = self.sched.iterations;
         debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
@@ -591,17 +602,53 @@ impl<'a> Sim<'a> {
             // The memory node only answers it: its response chunk is sent
             // `grant_to_data` after the request's last block arrives.
             let data = Self::data_unit(unit);
-            let at = d.last_block + self.edm.grant_to_data(true);
+            let at = self.response_at(d.last_block, unit, false);
             self.q.push(at, Ev::HostSend(h, data));
         } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write {
             // Nothing at the memory node waits on a write's data (the write
             // stopped being active at its last /G/): no event needed.
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
+            self.write_to_memory(d.last_block, &unit);
             if self.data_arrives(d.last_block, unit) && self.lossy && self.track_finish {
                 self.q.push(d.last_block, Ev::Finished(unit.msg));
             }
         } else {
             self.q.push(d.last_block, Ev::HostIn(h, unit));
+        }
+    }
+
+    /// A forwarded request's last block reaches its memory node at
+    /// `arrived`: when its response's first chunk leaves (with the DRAM
+    /// model, once the response can stream from the DRAM; an RMW's write
+    /// follows its read). With `trial`, the DRAM is left as it was
+    /// (zero-queue booking tries circuits before it fixes one).
+    pub(super) fn response_at(&mut self, arrived: Ps, request: Unit, trial: bool) -> Ps {
+        let fixed = self.edm.grant_to_data(true);
+        let Some(memory) = &mut self.memory else {
+            return arrived + fixed;
+        };
+        let spec = &self.msgs[request.msg as usize];
+        let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
+        let ready = if trial {
+            memory.peek_read(node, arrived, spec.addr, bytes)
+        } else {
+            let ready = memory.read(node, arrived, spec.addr, bytes);
+            if spec.op == Op::Rmw {
+                memory.write(node, ready, spec.addr, bytes);
+            }
+            ready
+        };
+        memory.response_at(arrived, fixed, ready)
+    }
+
+    /// A write's data unit reaches its memory node at `at` (posted: only
+    /// the DRAM's queue sees it).
+    pub(super) fn write_to_memory(&mut self, at: Ps, unit: &Unit) {
+        if let Some(memory) = &mut self.memory {
+            let i = unit.msg as usize;
+            let addr = self.msgs[i].addr + self.memory_offset[i] as u64;
+            self.memory_offset[i] += unit.bytes;
+            memory.write(unit.spec.memory, at, addr, unit.bytes as u64);
         }
     }
 

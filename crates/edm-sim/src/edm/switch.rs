@@ -10,6 +10,11 @@ use crate::engine::prefetch;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
 
+/// Zero-queue booking with the DRAM model: most placements of a response's
+/// circuit tried before one is taken (`late_responses` counts any that
+/// still starts before its data is read; two tries settle every case seen).
+const MEMORY_BOOKING_TRIES: u32 = 8;
+
 impl Sim<'_> {
     /// The id the scheduler knows message `i` by (until its last grant).
     pub(super) fn enqueue(&mut self, i: u32, m: Msg) -> u32 {
@@ -234,18 +239,56 @@ impl Sim<'_> {
         // A pair's data goes in grant order (per-pair order; a later grant
         // could otherwise take an earlier gap).
         let pair = src * self.n + dst;
-        let (grant_at, data_up, data_egress) = place_circuit(
-            &self.down_book[src],
-            &self.up_book[src],
-            &self.down_book[dst],
-            generated,
-            self.pair_data_end[pair],
-            control_len,
-            wire,
-            to_data,
-            to_egress,
-            edm.start_delay(),
-        );
+        let mut not_before = self.pair_data_end[pair];
+        // With the DRAM model a response's data cannot leave before its
+        // memory node can stream it: the circuit moves until it fits the
+        // DRAM (each try moves it later; two settle it, a few more are
+        // allowed). Its request goes as early as it can (the memory node
+        // starts the data once read, however long after: a start delay
+        // without bound). Every circuit's ports are then released where it
+        // would have gone without the DRAM's delays and the pair's data
+        // before it (which they hold back): the booked timelines keep later
+        // circuits clear of it, and they may use the ports meanwhile.
+        let mut tries = 0;
+        let delay = match edm.start_delay() {
+            Some((unit, _)) if forwarded && self.memory.is_some() => Some((unit, Ps::MAX / 4)),
+            delay => delay,
+        };
+        let place = |sim: &Self, not_before: Ps, delay| {
+            place_circuit(
+                &sim.down_book[src],
+                &sim.up_book[src],
+                &sim.down_book[dst],
+                generated,
+                not_before,
+                control_len,
+                wire,
+                to_data,
+                to_egress,
+                delay,
+            )
+        };
+        let undelayed_egress = self
+            .memory
+            .is_some()
+            .then(|| place(self, 0, edm.start_delay()).2);
+        let (grant_at, data_up, data_egress) = loop {
+            let placed = place(self, not_before, delay);
+            if !forwarded || self.memory.is_none() {
+                break placed;
+            }
+            let arrived = placed.0 + to_data - edm.grant_to_data(true);
+            let ready = self.response_at(arrived, grant, true);
+            if ready <= placed.1 || tries == MEMORY_BOOKING_TRIES {
+                let ready = self.response_at(arrived, grant, false);
+                if ready > placed.1 {
+                    self.totals.memory.late_responses += 1;
+                }
+                break placed;
+            }
+            not_before = ready;
+            tries += 1;
+        };
         self.pair_data_end[pair] = data_up + wire;
         // (With lossy links a write finishes when its data is in memory.)
         if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
@@ -286,6 +329,9 @@ impl Sim<'_> {
         if data_intact && g.last && m.op != Op::Write {
             self.q.push(arrives, Ev::HostIn(g.dst, data));
         } else if data_intact {
+            if m.op == Op::Write {
+                self.write_to_memory(arrives, &data);
+            }
             // Nothing waits on it at its destination (a write's memory node,
             // or a response chunk before the last): count it now.
             let done = self.data_arrives(arrives, data);
@@ -295,7 +341,8 @@ impl Sim<'_> {
         }
         self.totals.edm.max_grant_wait_ps =
             self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
-        let release = edm.zero_queue_release(data_egress + wire, g.release);
+        let release =
+            edm.zero_queue_release(undelayed_egress.unwrap_or(data_egress) + wire, g.release);
         self.sched.hold_src_until(g.src, release);
         self.sched.hold_dst_until(g.dst, release);
         release

@@ -66,6 +66,8 @@ pub struct Totals {
     pub edm: EdmCounters,
     /// The packet fabric's counters (all 0 for EDM).
     pub packet: PacketStats,
+    /// The memory nodes' DRAMs (with `FabricConfig::dram` on).
+    pub memory: crate::memory::MemoryStats,
 }
 
 /// A protocol run over a workload: what the engine returns.

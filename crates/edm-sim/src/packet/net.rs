@@ -5,6 +5,7 @@ use super::response_bytes;
 use super::{Discipline, Ecn, Flow, FlowRole, Packet, PacketConfig, PacketKind, PacketStats};
 use crate::config::{FabricConfig, Ps};
 use crate::engine::{EventQueue, Record};
+use crate::memory::MemoryPools;
 use crate::rng::Rng;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
@@ -77,6 +78,8 @@ pub struct Net<'a> {
     pub(super) max_wait_ps: Ps,
     pub(super) seq: u64,
     pub(super) rng: Rng,
+    /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency).
+    pub(super) memory: Option<MemoryPools>,
 }
 
 impl<'a> Net<'a> {
@@ -127,6 +130,7 @@ impl<'a> Net<'a> {
             max_wait_ps: 0,
             seq: 0,
             rng: Rng::fork(cfg.seed, 0x5EED_0FEC),
+            memory: MemoryPools::new(&fabric.dram, fabric.nodes, 8 * fabric.block_ps()),
         }
     }
 
@@ -179,10 +183,27 @@ impl<'a> Net<'a> {
                 let bytes = response_bytes(m);
                 let id =
                     self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
-                self.q.push(now + self.fabric.dram_ps, Ev::FlowStart(id));
+                let fixed = self.fabric.memory_ps();
+                let at = match &mut self.memory {
+                    // The response starts once its data can stream from the DRAM.
+                    Some(memory) => {
+                        let data = bytes - (HDR_BYTES + RRES_EXT_BYTES);
+                        let ready = memory.read(m.memory, now, m.addr, data as u64);
+                        if m.op == Op::Rmw {
+                            memory.write(m.memory, ready, m.addr, data as u64);
+                        }
+                        memory.response_at(now, fixed, ready)
+                    }
+                    None => now + fixed,
+                };
+                self.q.push(at, Ev::FlowStart(id));
             }
             FlowRole::Write | FlowRole::Response => {
                 let m = &self.msgs[f.msg as usize];
+                if let (FlowRole::Write, Some(memory)) = (f.role, &mut self.memory) {
+                    // Posted: the write is complete on arrival; the DRAM queues it.
+                    memory.write(m.memory, now, m.addr, m.size as u64);
+                }
                 self.delivered_bytes += if m.op == Op::Rmw {
                     RMW_RESULT_BYTES
                 } else {
