@@ -48,9 +48,14 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for section in ("Table 1", "Figure 8a", "Figure 8b", "Best protocol", "Ablation", "Background Ethernet frames",
-                    "claims beside ours"):
+                    "claims beside ours", "Related systems"):
         assert section in md and section in html
     assert "Date 20" in md
+    # Every related system ran, and its own report is where the table says.
+    from edm.related import REPRODUCED
+    related = md.split("## Related systems")[1]
+    for name, _module, _title in REPRODUCED:
+        assert f"related/{name}/{name}.md" in related and (out / "related" / name / f"{name}.md").stat().st_size > 200
     for fig in ("fig8a", "fig8b"):
         assert (out / "figures" / f"{fig}.png").stat().st_size > 10_000
     # Every curve is in Figure 8a's tables and every protocol in Figure 8b's, with its run length.
@@ -102,6 +107,7 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     err = capsys.readouterr().err
     assert f"fig8a: {n8a} points, {n8a} reused, 0 computed" in err
     assert all(", 0 computed," in line for line in err.splitlines() if " points, " in line), err
+    assert all(f"related {name}: reused" in err for name, _m, _t in REPRODUCED), err
     (out / "report.md").unlink()
     assert main(["report", "--quick", "--out", str(out)]) == 0
     assert (out / "report.md").read_text().split("Wall time")[1][:20] != md.split("Wall time")[1][:20]

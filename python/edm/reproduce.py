@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm import reproduce_ycsb
+from edm import reproduce_related, reproduce_ycsb
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
     ABLATION,
@@ -120,7 +120,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
                  computed: int | None = None) -> tuple[Path, Path]:
     """The report from stored points only (and the stored RTL Table 1, if any)."""
     return _render(out, plan, wall_seconds, command, computed, rtl=_stored_rtl_latency(out),
-                   ycsb=reproduce_ycsb.stored(out))
+                   ycsb=reproduce_ycsb.stored(out), related=reproduce_related.stored(out))
 
 
 # ----------------------------------------------------------------- command
@@ -164,6 +164,7 @@ def reproduce(out: Path, quick: bool, scheduler: str | None, workers: int | None
     if failed:
         raise RuntimeError(f"{failed} points failed; fix and re-run (finished points are kept)")
     reproduce_ycsb.measure(out, quick)
+    reproduce_related.measure(out, quick)
     wall = time.perf_counter() - start
     paths = build_report(out, plan, wall, command, computed)
     print(f"reproduced in {wall:.0f} s ({computed} points computed) -> {paths[1]}")

@@ -104,13 +104,14 @@ def _rtl_timing_section(r: Any, docs: dict[str, list[dict[str, Any]]], t8a: dict
 
 
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str, computed: int | None = None,
-                 rtl: dict[str, Any] | None = None, ycsb: dict[str, Any] | None = None) -> tuple[Path, Path]:
+                 rtl: dict[str, Any] | None = None, ycsb: dict[str, Any] | None = None,
+                 related: dict[str, Any] | None = None) -> tuple[Path, Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from edm import reproduce_ycsb
+    from edm import reproduce_related, reproduce_ycsb
     from edm.report import Report
     from edm.sim.unloaded import unloaded_table
 
@@ -351,4 +352,6 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     r.paragraph("Where a claim does not hold, docs/simulator.md (\"Measured results\") discusses why as far as we "
                 "know. Our baselines run on their own Table 1 stacks, so their slowdowns are relative to much "
                 "larger unloaded latencies than EDM's: compare absolute latencies too.")
+
+    reproduce_related.section(r, related or {})
     return r.write(out)

@@ -18,3 +18,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     related = p.add_subparsers(dest="related", required=True, metavar="SYSTEM")
     for name in RELATED_MODULES:
         importlib.import_module(name).add_parser(related)
+
+# What `edm reproduce` runs (edm.reproduce_related): (name, module, title);
+# each module has reproduce_section(out, quick) -> its report's Markdown,
+# written to out/<name>.md.
+REPRODUCED = [
+    ("pools", "edm.related.pools", "Puri et al.: memory pools, DRAM contention, placement"),
+    ("closed_loop", "edm.related.closed_loop", "Gao et al.: applications with the loop closed"),
+]

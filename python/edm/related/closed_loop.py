@@ -332,6 +332,11 @@ def reproduce(out: Path, quick: bool = False) -> Path:
     return write_report(res, out, command)[0]
 
 
+def reproduce_section(out: Path, quick: bool = False) -> str:
+    """``edm reproduce``'s entry (edm.reproduce_related): the report's Markdown."""
+    return reproduce(out, quick).read_text()
+
+
 def _cmd(args: argparse.Namespace) -> int:
     out = Path(args.out)
     md = reproduce(out, args.quick)
