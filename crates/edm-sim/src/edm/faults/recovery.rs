@@ -4,7 +4,8 @@
 use super::{Fate, Faults};
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Ev, Msg, Sim, Unit, NO_CHUNK};
+use crate::edm::sim::{Chunk, Sim};
+use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::edm::{Edm, UnitKind};
 use crate::engine::{Outcome, Record};
 use crate::workload::{MessageSpec, Op};
