@@ -7,15 +7,15 @@ module edm_unit_receiver #(
     // edm_rx's mem_* port, one block a cycle; in_abort comes alone or with the
     // next unit's /MS/ (edm_rx), never with a later block of a unit.
     input  logic             in_valid,
-    input  logic [65:0]      in_block,
+    input  logic [edm_pkg::BLOCK_BITS-1:0] in_block,
     input  logic             in_first,
     input  logic             in_last,
     input  logic             in_error,
     input  logic             in_abort,
     // The /MS/ arriving in this cycle (fresh), and whether the user keeps its unit.
     output logic             fresh,
-    output logic [2:0]       ms_kind,
-    output logic [15:0]      ms_len,
+    output logic [edm_pkg::HDR_KIND_W-1:0] ms_kind,
+    output logic [edm_pkg::HDR_LEN_W-1:0]  ms_len,
     input  logic             ms_store,   // read with fresh: the unit's blocks follow as cont
     // The block as a word of T = 2 zero bytes || M: T[i] the i-th /MD/, the
     // /MT/'s tail bytes in bytes 0..1 (edm_unit_emitter's layout).
@@ -25,11 +25,11 @@ module edm_unit_receiver #(
     output logic             bad_end,    // the kept unit ends in error or abort: forget it
     // The kept unit, as its /MS/ announced it.
     output logic [IDX_W-1:0] rx_idx,     // T index of its next block
-    output logic [2:0]       rx_kind,
+    output logic [edm_pkg::HDR_KIND_W-1:0] rx_kind,
     output logic [edm_pkg::PORT_BITS-1:0] rx_src,
     output logic [edm_pkg::PORT_BITS-1:0] rx_dst,
-    output logic [7:0]       rx_id,
-    output logic [15:0]      rx_len,
+    output logic [edm_pkg::HDR_ID_W-1:0]   rx_id,
+    output logic [edm_pkg::HDR_LEN_W-1:0]  rx_len,
     output logic             rx_seq0     // seq bit 0 (the header's bits 48.. are in T[1])
 );
   logic        rx_open;   // a kept unit is being received
@@ -38,7 +38,7 @@ module edm_unit_receiver #(
   logic [1:0] in_sync;  // edm_rx checked it
   /* verilator lint_on UNUSEDSIGNAL */
   assign in_sync = in_block[1:0];
-  assign p = in_block[65:2];
+  assign p = in_block[edm_pkg::BLOCK_BITS-1:2];
   assign t_word = in_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
 
   // Header bytes 0..5 are the /MS/ payload's bytes 2..7.
