@@ -8,7 +8,7 @@
 #[cfg(test)]
 use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
-use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Ps};
+use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
 use crate::edm::faults::format_failures;
 use crate::edm::Edm;
 use crate::engine::Protocol;
@@ -146,6 +146,25 @@ pub struct Field {
     pub doc: &'static str,
     pub get: fn(&RunConfig) -> Value,
     set: fn(&mut RunConfig, &Value),
+}
+
+// The enums of choice fields as values (plain values: schema/setting.rs).
+impl Setting for Priority {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        Priority::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
+impl Setting for MemoryOrder {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        MemoryOrder::from_name(&String::from_value(v)).expect("kind-checked")
+    }
 }
 
 /// One run: what it simulates and on what.

@@ -1,6 +1,6 @@
 //! A field's Rust value as a [`Value`] and back.
 use super::Value;
-use crate::config::{MemoryOrder, Priority, Ps};
+use crate::config::Ps;
 use crate::edm::faults::{format_failures, Failure};
 
 /// A Rust value a field holds, as a [`Value`] (`from_value` sees only values
@@ -76,23 +76,5 @@ impl Setting for Option<Ps> {
             Value::Int(i) if *i >= 0 => Some(*i as Ps),
             _ => None,
         }
-    }
-}
-
-impl Setting for Priority {
-    fn to_value(&self) -> Value {
-        Value::Text(self.name().into())
-    }
-    fn from_value(v: &Value) -> Self {
-        Priority::from_name(&String::from_value(v)).expect("kind-checked")
-    }
-}
-
-impl Setting for MemoryOrder {
-    fn to_value(&self) -> Value {
-        Value::Text(self.name().into())
-    }
-    fn from_value(v: &Value) -> Self {
-        MemoryOrder::from_name(&String::from_value(v)).expect("kind-checked")
     }
 }
