@@ -35,7 +35,6 @@ the numbers: :mod:`edm.reproduce_claims`; the report: :mod:`edm.reproduce_render
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -43,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm import reproduce_related, reproduce_ycsb
+from edm import reproduce_related, reproduce_ycsb, stored_results
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
     ABLATION,
@@ -66,20 +65,12 @@ def _rtl_fingerprint() -> str:
     from edm.rtl_latency import ROOT  # noqa: PLC0415
 
     files = sorted((ROOT / "rtl").rglob("*.sv")) + sorted((ROOT / "tests" / "rtl").glob("*fabric*"))
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(ROOT)).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    return stored_results.fingerprint(files, lambda f: str(f.relative_to(ROOT)))
 
 
 def _stored_rtl_latency(out: Path) -> dict[str, Any] | None:
     """The stored RTL Table 1, or None if there is none or it cannot be read (said on stderr)."""
-    path = out / RTL_LATENCY_FILE
-    try:
-        return json.loads(path.read_text()) if path.exists() else None
-    except ValueError:
-        print(f"edm reproduce: {path}: unreadable; left out (measured again by a full run)", file=sys.stderr)
-        return None
+    return stored_results.read_json(out / RTL_LATENCY_FILE, "by a full run")
 
 
 def measure_rtl_latency(out: Path) -> dict[str, Any] | None:

@@ -8,7 +8,6 @@ interrupted run does not measure it again.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import sys
@@ -17,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from edm.stored_results import fingerprint, read_json
 from edm.sweep import code_fingerprint
 
 RELATED_FILE = "related.json"
@@ -24,19 +24,12 @@ RELATED_FILE = "related.json"
 
 def _fingerprint(module: str) -> str:
     """The simulator's code and the experiment's own module."""
-    mod = importlib.import_module(module)
-    h = hashlib.sha256(code_fingerprint().encode())
-    h.update(Path(mod.__file__).read_bytes())
-    return h.hexdigest()[:16]
+    own = Path(importlib.import_module(module).__file__)
+    return code_fingerprint() + fingerprint([own], lambda f: f.name)
 
 
 def stored(out: Path) -> dict[str, Any]:
-    path = out / RELATED_FILE
-    try:
-        return json.loads(path.read_text()) if path.exists() else {}
-    except ValueError:
-        print(f"edm reproduce: {path}: unreadable; measured again", file=sys.stderr)
-        return {}
+    return read_json(out / RELATED_FILE, "by the next edm reproduce") or {}
 
 
 def _save(out: Path, doc: dict[str, Any]) -> None:

@@ -10,12 +10,13 @@ a run whose store disagrees raises, it is never reported.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from edm import stored_results
 
 YCSB_FILE = "ycsb.json"
 REQUESTS = {"full": 20_000, "quick": 2_000}
@@ -29,19 +30,11 @@ PAPER_FIG7_CXL_RATIO = 1.3
 def _fingerprint() -> str:
     root = Path(__file__).resolve().parent
     files = sorted((root / "ycsb").glob("*.py")) + [root / "protocol.py", root / "codec.py"]
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
+    return stored_results.fingerprint(files, lambda f: f.name)
 
 
 def stored(out: Path) -> dict[str, Any] | None:
-    path = out / YCSB_FILE
-    try:
-        return json.loads(path.read_text()) if path.exists() else None
-    except ValueError:
-        print(f"edm reproduce: {path}: unreadable; left out (measured again by the next run)", file=sys.stderr)
-        return None
+    return stored_results.read_json(out / YCSB_FILE, "by the next run")
 
 
 def measure(out: Path, quick: bool) -> dict[str, Any]:

@@ -75,7 +75,7 @@
 //   s_  the message table, one entry per slot          g_  the grant at the head of its crossing
 //   f_  fetcher: WREQ chunk words from local memory    e_  the job at the emit head (eh_)
 //   u_  its unit, block by block (edm_unit_emitter)    r_  an RRES block out of the RX crossing
-//   rx_ the RRES unit being received (ms_ its /MS/ fields, nx_ its header as of this block)
+//   rx_ the RRES unit being received (edm_unit_receiver; ms_ its /MS/ fields, nx_ its header as of this block)
 //   c_  the message a committed RRES chunk matches     w_  the local-memory writer
 //   t_  timeouts (t_word: a received block as T word)  rq_ jq_ eq_ tq_ wq_ gq_: FIFO ports
 //   Also r_lo/r_hi (the buffer words of a block) and r_any/r_slot (the completion offered).
@@ -488,31 +488,29 @@ module edm_compute_node #(
   logic [65:0] r_block;
   assign {r_bv, r_block, r_first, r_last, r_error, r_abort} = rxr_data;
 
-  logic [63:0] p, t_word;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [1:0] r_sync;   // edm_rx checked it
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign r_sync = r_block[1:0];
-  assign p = r_block[65:2];
-  assign t_word = r_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
-
-  logic [2:0]  ms_kind;
-  logic [edm_pkg::PORT_BITS-1:0] ms_src;
-  logic [7:0]  ms_id;
-  logic [15:0] ms_len;
-  assign ms_kind = p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W];
-  assign ms_src  = p[16 + edm_pkg::HDR_SRC_LSB +: edm_pkg::HDR_SRC_W];
-  assign ms_id   = p[16 + edm_pkg::HDR_ID_LSB +: edm_pkg::HDR_ID_W];
-  assign ms_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
-
-  logic           rx_open, rx_seq0;
-  logic           rx_hmatch, rx_hok, rx_pushed;   // the header's match (see hdr_now)
-  logic [SW-1:0]  rx_slot;
-  logic [RING_LOG2-1:0] rx_base;   // ring word of the unit's T[0]
+  logic           fresh, ms_store, ms_reject, cont, commit, bad_end;
+  logic [63:0]    t_word;
+  logic [2:0]     ms_kind;
+  logic [15:0]    ms_len;
+  logic           rx_seq0;
   logic [RBW-1:0] rx_idx;
   logic [edm_pkg::PORT_BITS-1:0] rx_src;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic [2:0]     rx_kind;   // always K_RRES: nothing else is kept
+  logic [edm_pkg::PORT_BITS-1:0] rx_dst;   // this node
+  /* verilator lint_on UNUSEDSIGNAL */
+  edm_unit_receiver #(.IDX_W(RBW)) receive (
+      .clk, .rst_n,
+      .in_valid(rxr_valid && r_bv), .in_block(r_block), .in_first(r_first), .in_last(r_last),
+      .in_error(r_error), .in_abort(rxr_valid && r_abort),
+      .fresh, .ms_kind, .ms_len, .ms_store, .t_word, .cont, .commit, .bad_end,
+      .rx_idx, .rx_kind, .rx_src, .rx_dst, .rx_id, .rx_len, .rx_seq0);
+
+  logic           rx_hmatch, rx_hok, rx_pushed;   // the header's match (see hdr_now)
+  logic [SW-1:0]  rx_slot;
+  logic [RING_LOG2-1:0] rx_base;   // ring word of the unit's T[0]
   logic [63:48]   rx_hi, nx_hi;    // header bits 48..63 (from T[1])
   logic [RING_LOG2:0] ring_used;   // words of queued chunks not yet written
   logic [16:0]  ms_words;
@@ -524,16 +522,11 @@ module edm_compute_node #(
   assign nx_last   = nx_hi[edm_pkg::HDR_LAST_LSB];
   assign nx_status = nx_hi[edm_pkg::HDR_OP_LSB +: edm_pkg::HDR_OP_W];
 
-  logic fresh, ms_store, ms_reject, cont, commit, bad_end;
-  assign fresh     = rxr_valid && r_bv && r_first;
-  assign ms_store  = fresh && ms_kind == K_RRES && ms_len <= MAX_CHUNK && wq_count < (RBUF_LOG2 + 1)'(NRB)
+  assign ms_store  = ms_kind == K_RRES && ms_len <= MAX_CHUNK && wq_count < (RBUF_LOG2 + 1)'(NRB)
                    && {{(16 - RING_LOG2){1'b0}}, ring_used} + ms_words <= 17'(RING);
   // An RRES of n bytes is T[0] .. T[ceil(n / 8) + 1].
   assign ms_words  = ({1'b0, ms_len} + 17'd7 >> 3) + 17'd2;
   assign ms_reject = fresh && !ms_store;
-  assign cont      = rxr_valid && r_bv && !r_first && rx_open && !r_abort;
-  assign commit    = cont && r_last && !r_error;
-  assign bad_end   = (rx_open && rxr_valid && r_abort) || (cont && r_last && r_error);
 
   logic [63:0] rbuf [RING];
   always_ff @(posedge clk)
@@ -710,13 +703,7 @@ module edm_compute_node #(
       f_fb <= 1'b0;
       bufs_used <= '0;
       arrived <= '0;
-      rx_open <= 1'b0;
-      rx_seq0 <= 1'b0;
       rx_base <= '0;
-      rx_idx <= '0;
-      rx_src <= '0;
-      rx_id <= '0;
-      rx_len <= '0;
       rx_hi <= '0;
       ring_used <= '0;
       w_j <= '0;
@@ -778,27 +765,14 @@ module edm_compute_node #(
         end
       end
       // ---- RRES receive
-      if (rxr_valid && r_abort) rx_open <= 1'b0;
-      if (cont) begin
-        rx_idx <= rx_idx + RBW'(1);
-        rx_hi <= nx_hi;
-        if (r_last) rx_open <= 1'b0;
-      end
+      if (cont) rx_hi <= nx_hi;
       if (hdr_now) begin
         rx_hmatch <= c_match;
         rx_hok <= c_ok;
         rx_slot <= c_slot;
         rx_pushed <= w_push;
       end
-      if (fresh) begin
-        rx_open <= ms_store;
-        rx_pushed <= 1'b0;
-        rx_idx <= RBW'(1);
-        rx_src <= ms_src;
-        rx_id <= ms_id;
-        rx_len <= ms_len;
-        rx_seq0 <= p[16 + edm_pkg::HDR_SEQ_LSB];
-      end
+      if (fresh) rx_pushed <= 1'b0;
       // A queued chunk keeps its ring words until written, whatever its verdict.
       if (v_push) rx_base <= rx_base + u_words[RING_LOG2-1:0];
       if (v_push && commit) begin

@@ -67,7 +67,7 @@
 // Counters: 16-bit, saturating.
 //
 // Signal prefixes (the stage a signal belongs to, in the order a unit flows):
-//   ms_ the fields of an arriving /MS/     rx_ the unit being received (nx_: as of this block)
+//   ms_ the fields of an arriving /MS/     rx_ the unit being received (edm_unit_receiver; nx_: as of this block)
 //   x_  what a committed RREQ/RMWREQ will answer      rs_ the response slots
 //   c_  the read command at the head of the command FIFO   e_  the read engine serving it
 //   ws_ the WREQ data slots   w_  the write engine, the WREQ word being written
@@ -168,32 +168,28 @@ module edm_mem_node #(
   // byte k is T byte 18 + k.
 
   // ================================================================ receive
-  logic [63:0] p, t_word;
-  /* verilator lint_off UNUSEDSIGNAL */
-  logic [1:0] in_sync;  // edm_rx checked it
-  /* verilator lint_on UNUSEDSIGNAL */
-  assign in_sync = in_block[1:0];
-  assign p = in_block[65:2];
-  assign t_word = in_last ? {48'b0, p[edm_pkg::MT_TAIL_OFFSET*8 +: 16]} : p;
-
-  logic [2:0]  ms_kind;
-  logic [edm_pkg::PORT_BITS-1:0] ms_src, ms_dst;
-  logic [7:0]  ms_id;
-  logic [15:0] ms_len;
-  logic        ms_supported;
-  assign ms_kind = p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W];
-  assign ms_src  = p[16 + edm_pkg::HDR_SRC_LSB +: edm_pkg::HDR_SRC_W];
-  assign ms_dst  = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
-  assign ms_id   = p[16 + edm_pkg::HDR_ID_LSB +: edm_pkg::HDR_ID_W];
-  assign ms_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
-  assign ms_supported = ms_kind == K_RREQ || ms_kind == K_RMW || (ms_kind == K_WREQ && ms_len <= MAX_WRITE);
-
-  logic           rx_open;   // a stored unit is being received
+  logic           fresh, cont, commit, bad_end;
+  logic [63:0]    t_word;
+  logic [2:0]     ms_kind;
+  logic [15:0]    ms_len;
+  logic           ms_supported, ms_room, ms_store;
   logic [WBW-1:0] rx_idx;    // T index of the next block
   logic [2:0]     rx_kind;
   logic [edm_pkg::PORT_BITS-1:0] rx_src, rx_dst;
   logic [7:0]     rx_id;
   logic [15:0]    rx_len;
+  /* verilator lint_off UNUSEDSIGNAL */
+  logic           rx_seq0;   // a request's seq is 0
+  /* verilator lint_on UNUSEDSIGNAL */
+  edm_unit_receiver #(.IDX_W(WBW)) receive (
+      .clk, .rst_n,
+      .in_valid, .in_block, .in_first, .in_last, .in_error, .in_abort,
+      .fresh, .ms_kind, .ms_len, .ms_store, .t_word, .cont, .commit, .bad_end,
+      .rx_idx, .rx_kind, .rx_src, .rx_dst, .rx_id, .rx_len, .rx_seq0);
+  assign ms_supported = ms_kind == K_RREQ || ms_kind == K_RMW || (ms_kind == K_WREQ && ms_len <= MAX_WRITE);
+  assign ms_room  = ms_kind == K_WREQ ? in_room_write : in_room_read;
+  assign ms_store = ms_supported && ms_room;
+
   logic [3:0]     rx_op, nx_op;
   logic [63:0]    rx_addr, rx_arg0, rx_arg1, nx_addr, nx_arg0, nx_arg1;
   logic [WSLOTS_LOG2-1:0] rx_wslot;     // WREQ data slot of the unit being received
@@ -228,19 +224,12 @@ module edm_mem_node #(
     x_len = x_err ? 16'd0 : (rx_kind == K_RREQ ? rx_len : RMW_BYTES);
   end
 
-  logic fresh, ms_room, ms_store, cont, commit, bad_end;
   logic cmd_wr_ready;
-  assign fresh    = in_valid && in_first;
-  assign ms_room  = ms_kind == K_WREQ ? in_room_write : in_room_read;
-  assign ms_store = fresh && ms_supported && ms_room;
-  assign cont     = in_valid && !in_first && rx_open;
-  assign commit   = cont && in_last && !in_error;
   // A committed RREQ/RMWREQ's place in the grant order. edm_rx delivers one
   // block's result per cycle, so a /G/ never comes in the cycle of a unit's
   // last block; if it does, the grant is lost and counted in cnt_overflow.
   logic tok_in;
   assign tok_in = commit && rx_kind != K_WREQ;
-  assign bad_end  = (rx_open && in_abort) || (cont && in_last && in_error);
 
   // WREQ data slots: WS x 2^WBW words, written as the blocks arrive.
   logic [63:0] wram [WS << WBW];
@@ -676,13 +665,6 @@ module edm_mem_node #(
   // ================================================================ state
   always_ff @(posedge clk) begin
     if (!rst_n) begin
-      rx_open <= 1'b0;
-      rx_idx <= '0;
-      rx_kind <= '0;
-      rx_src <= '0;
-      rx_dst <= '0;
-      rx_id <= '0;
-      rx_len <= '0;
       rx_op <= '0;
       rx_addr <= '0;
       rx_arg0 <= '0;
@@ -723,23 +705,11 @@ module edm_mem_node #(
       cnt_stray_grants <= '0;
     end else begin
       // ---- receive
-      if (in_abort) rx_open <= 1'b0;
       if (cont) begin
-        rx_idx <= rx_idx + WBW'(1);
         rx_op <= nx_op;
         rx_addr <= nx_addr;
         rx_arg0 <= nx_arg0;
         rx_arg1 <= nx_arg1;
-        if (in_last) rx_open <= 1'b0;
-      end
-      if (fresh) begin
-        rx_open <= ms_store;
-        rx_idx <= WBW'(1);
-        rx_kind <= ms_kind;
-        rx_src <= ms_src;
-        rx_dst <= ms_dst;
-        rx_id <= ms_id;
-        rx_len <= ms_len;
       end
       if (commit && rx_kind == K_WREQ) begin
         rx_wslot <= rx_wslot + 1'b1;

@@ -36,10 +36,10 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from edm import codec, protocol
-from tbutil import Dram
+from tbutil import Dram, NodePorts
 
 CN = 5                          # the compute node's port
-MNS = [77, 300]                 # memory node ports (instances mn0, mn1)
+MNS = [77, 300]                 # memory node ports (instances g_mn[0..1].mn)
 RBASE = 0x0123_4567_89AB_0000   # remote region on each memory node
 RSIZE = 4096
 LBASE = 0x0000_0040_0000_0000   # the compute node's local memory
@@ -65,7 +65,7 @@ class MemNode:
 
     def __init__(self, bench, idx, port):
         self.b, self.dut, self.rng = bench, bench.dut, bench.rng
-        self.p, self.port = f"mn{idx}_", port
+        self.idx, self.port = idx, port
         init = bytes(self.rng.getrandbits(8) for _ in range(RSIZE))
         self.model = bytearray(init)
         self.dram = bytearray(init)
@@ -77,7 +77,7 @@ class MemNode:
         self.n_units = 0
 
     def s(self, name):
-        return getattr(self.dut, self.p + name)
+        return self.b.mn_ports.port(name, self.idx)
 
     def forward(self, m):
         """The switch forwards unit m to this node: apply it to the model."""
@@ -179,6 +179,7 @@ class Bench:
         self.p_grant, self.p_lrd, self.p_lwr, self.p_cpl, self.p_out = p_grant, p_lrd, p_lwr, p_cpl, p_out
         self.timeout = timeout
         self.cycle = 0
+        self.mn_ports = NodePorts(dut, "mn_", len(MNS))
         self.mns = {port: MemNode(self, i, port) for i, port in enumerate(MNS)}
         self.lmem = bytearray(self.rng.getrandbits(8) for _ in range(LSIZE))
         self.lalloc = 0
@@ -218,10 +219,10 @@ class Bench:
         for n in ("req_valid", "cpl_ready", "lmem_rd_ready", "lmem_rd_rsp_valid", "lmem_wr_ready", "in_valid",
                   "in_first", "in_last", "in_error", "in_abort", "grant_valid", "out_ready"):
             getattr(d, "cn_" + n).value = 0
-        for p in ("mn0_", "mn1_"):
+        for mn in self.mns.values():
             for n in ("in_valid", "in_first", "in_last", "in_error", "in_abort", "grant_valid",
                       "dram_rd_ready", "dram_wr_ready", "dram_rsp_valid", "out_ready"):
-                getattr(d, p + n).value = 0
+                mn.s(n).value = 0
         for _ in range(3):
             await RisingEdge(d.clk)
         await RisingEdge(d.rx_clk)

@@ -60,3 +60,46 @@ class Dram:
             for k in range(8):
                 if wr_mask >> k & 1:
                     self.mem[o + k] = data[k]
+
+
+class NodePorts:
+    """One node's ports on a test top that brings out a port of `count` nodes
+    as one packed vector `prefix + name` (node i in slice i, as a generate loop
+    indexes it). `port(name, i).value` reads or writes node i's slice. Writes
+    go through a copy of the whole vector, so every node may set its slice in
+    the same cycle (the last write of the vector carries them all)."""
+
+    def __init__(self, dut, prefix: str, count: int):
+        self.dut, self.prefix, self.count = dut, prefix, count
+        self.written: dict[str, int] = {}
+        self.ports: dict[tuple[str, int], NodePort] = {}
+
+    def port(self, name: str, node: int) -> "NodePort":
+        assert 0 <= node < self.count, f"{self.prefix}{name}: node {node} of {self.count}"
+        if (name, node) not in self.ports:
+            self.ports[(name, node)] = NodePort(self, name, node)
+        return self.ports[(name, node)]
+
+
+class NodePort:
+    """Node `node`'s slice of a NodePorts vector, with a handle's `.value`."""
+
+    def __init__(self, ports: NodePorts, name: str, node: int):
+        self.handle = getattr(ports.dut, ports.prefix + name)
+        self.ports, self.name, self.node = ports, name, node
+        self.width = len(self.handle) // ports.count
+        self.mask = (1 << self.width) - 1
+
+    @property
+    def value(self) -> int:
+        return int(self.handle.value) >> (self.node * self.width) & self.mask
+
+    @value.setter
+    def value(self, v: int) -> None:
+        v = int(v)
+        assert 0 <= v <= self.mask, f"{self.ports.prefix}{self.name}[{self.node}] = {v:#x}: wider than {self.width} bits"
+        shift = self.node * self.width
+        old = self.ports.written.get(self.name, 0)
+        new = old & ~(self.mask << shift) | v << shift
+        self.ports.written[self.name] = new
+        self.handle.value = new

@@ -23,10 +23,11 @@ MODULES = {
     "edm_pim_scheduler": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv"],
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
+    "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                     "host/edm_mem_node.sv"],
+                     "common/edm_unit_receiver.sv", "host/edm_mem_node.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
-                         "common/edm_unit_emitter.sv", "host/edm_compute_node.sv"],
+                         "common/edm_unit_emitter.sv", "common/edm_unit_receiver.sv", "host/edm_compute_node.sv"],
 }
 
 
@@ -79,6 +80,10 @@ def test_crc32c_unit():
 
 def test_edm_rx():
     simulate("edm_rx", sources(*MODULES["edm_rx"]), "tb_edm_rx")
+
+
+def test_unit_receiver():
+    simulate("edm_unit_receiver", sources(*MODULES["edm_unit_receiver"]), "tb_unit_receiver")
 
 
 def test_mem_node():

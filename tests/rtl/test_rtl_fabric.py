@@ -8,7 +8,7 @@ import json
 from rtlsim import TESTS, simulate, sources
 
 FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-         "pcs/pcs_scrambler.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
+         "common/edm_unit_receiver.sv", "pcs/pcs_scrambler.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
          "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"]
 
 

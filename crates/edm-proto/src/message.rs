@@ -220,21 +220,31 @@ const fn get(header: u64, lsb: u32, width: u32) -> u64 {
 }
 
 impl Message {
-    /// A read request for `len` bytes at `addr`.
-    pub fn rreq(src: u16, dst: u16, msg_id: u8, addr: u64, len: u16) -> Message {
+    /// A `kind` message from `src` to `dst`, every other field zero (`last`
+    /// set): what the constructors below fill in.
+    fn blank(kind: Kind, src: u16, dst: u16, msg_id: u8) -> Message {
         Message {
-            kind: Kind::Rreq,
+            kind,
             src,
             dst,
             msg_id,
-            len,
-            addr,
+            len: 0,
+            addr: 0,
             seq: 0,
             last: true,
             op: 0,
             arg0: 0,
             arg1: 0,
             data: vec![],
+        }
+    }
+
+    /// A read request for `len` bytes at `addr`.
+    pub fn rreq(src: u16, dst: u16, msg_id: u8, addr: u64, len: u16) -> Message {
+        Message {
+            len,
+            addr,
+            ..Message::blank(Kind::Rreq, src, dst, msg_id)
         }
     }
 
@@ -250,18 +260,12 @@ impl Message {
     ) -> Message {
         let len = data.len() as u16;
         Message {
-            kind: Kind::Wreq,
-            src,
-            dst,
-            msg_id,
             len,
             addr,
             seq,
             last,
-            op: 0,
-            arg0: 0,
-            arg1: 0,
             data,
+            ..Message::blank(Kind::Wreq, src, dst, msg_id)
         }
     }
 
@@ -275,20 +279,13 @@ impl Message {
         arg0: u64,
         arg1: u64,
     ) -> Message {
-        let len = RMW_OPERAND_BYTES as u16;
         Message {
-            kind: Kind::Rmwreq,
-            src,
-            dst,
-            msg_id,
-            len,
+            len: RMW_OPERAND_BYTES as u16,
             addr,
-            seq: 0,
-            last: true,
             op,
             arg0,
             arg1,
-            data: vec![],
+            ..Message::blank(Kind::Rmwreq, src, dst, msg_id)
         }
     }
 
@@ -304,18 +301,12 @@ impl Message {
     ) -> Message {
         let len = data.len() as u16;
         Message {
-            kind: Kind::Rres,
-            src,
-            dst,
-            msg_id,
             len,
-            addr: 0,
             seq,
             last,
             op: status,
-            arg0: 0,
-            arg1: 0,
             data,
+            ..Message::blank(Kind::Rres, src, dst, msg_id)
         }
     }
 

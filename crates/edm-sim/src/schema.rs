@@ -9,7 +9,7 @@
 use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
 use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
-use crate::edm::faults::{format_failures, Failure};
+use crate::edm::faults::format_failures;
 use crate::edm::Edm;
 use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
 use crate::engine::ideal::{IdealFabric, IdealLatency};
@@ -18,6 +18,15 @@ use crate::memory::placement::{PlacementConfig, Policy, POLICIES};
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 use edm_proto::spec;
 use std::fmt;
+
+mod check;
+mod setting;
+#[cfg(test)]
+mod tests;
+
+use check::{accept, name_list};
+pub use check::ConfigError;
+pub use setting::Setting;
 
 /// Every protocol a run may name: EDM's two rule sets on its one model,
 /// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
@@ -142,82 +151,7 @@ pub struct Field {
     set: fn(&mut RunConfig, &Value),
 }
 
-/// A Rust value a field holds, as a [`Value`] (`from_value` sees only values
-/// its field's [`Kind`] has accepted).
-pub trait Setting {
-    fn to_value(&self) -> Value;
-    fn from_value(v: &Value) -> Self;
-}
-
-macro_rules! int_setting {
-    ($($t:ty),*) => {$(
-        impl Setting for $t {
-            fn to_value(&self) -> Value { Value::Int(*self as i128) }
-            fn from_value(v: &Value) -> Self { match v { Value::Int(i) => *i as $t, _ => unreachable!("kind-checked") } }
-        }
-    )*};
-}
-int_setting!(u32, u64, usize, i32);
-
-impl Setting for f64 {
-    fn to_value(&self) -> Value {
-        Value::Float(*self)
-    }
-    fn from_value(v: &Value) -> Self {
-        match v {
-            Value::Float(x) => *x,
-            Value::Int(i) => *i as f64,
-            Value::Text(_) => unreachable!("kind-checked"),
-        }
-    }
-}
-
-impl Setting for bool {
-    fn to_value(&self) -> Value {
-        Value::Int(*self as i128)
-    }
-    fn from_value(v: &Value) -> Self {
-        *v == Value::Int(1)
-    }
-}
-
-impl Setting for Vec<Failure> {
-    fn to_value(&self) -> Value {
-        Value::Text(format_failures(self))
-    }
-    fn from_value(v: &Value) -> Self {
-        match v {
-            Value::Text(s) => Failure::parse_list(s).expect("kind-checked"),
-            _ => unreachable!("kind-checked"),
-        }
-    }
-}
-
-impl Setting for String {
-    fn to_value(&self) -> Value {
-        Value::Text(self.clone())
-    }
-    fn from_value(v: &Value) -> Self {
-        match v {
-            Value::Text(s) => s.clone(),
-            _ => unreachable!("kind-checked"),
-        }
-    }
-}
-
-/// -1 for None (the rule's own), else picoseconds.
-impl Setting for Option<Ps> {
-    fn to_value(&self) -> Value {
-        Value::Int(self.map_or(-1, |p| p as i128))
-    }
-    fn from_value(v: &Value) -> Self {
-        match v {
-            Value::Int(i) if *i >= 0 => Some(*i as Ps),
-            _ => None,
-        }
-    }
-}
-
+// The enums of choice fields as values (plain values: schema/setting.rs).
 impl Setting for Priority {
     fn to_value(&self) -> Value {
         Value::Text(self.name().into())
@@ -524,177 +458,6 @@ fields! {
 /// The field called `name`.
 pub fn field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
-}
-
-/// Why a configuration cannot run; `field` names the field it is about.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConfigError {
-    pub field: Option<&'static str>,
-    /// The value refused, when the message is "field = value why".
-    pub value: Option<Value>,
-    pub why: String,
-}
-
-impl ConfigError {
-    fn of(f: &'static Field, value: Value, why: impl Into<String>) -> Self {
-        ConfigError {
-            field: Some(f.name),
-            value: Some(value),
-            why: why.into(),
-        }
-    }
-    fn about(name: &'static str, why: String) -> Self {
-        ConfigError {
-            field: Some(name),
-            value: None,
-            why,
-        }
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.field, &self.value) {
-            (Some(name), Some(v)) => write!(f, "field '{name}' = {v} {}", self.why),
-            _ => f.write_str(&self.why),
-        }
-    }
-}
-
-/// `['a', 'b']`, as Python prints a list of names.
-fn name_list<S: AsRef<str>>(names: &[S]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("'{}'", n.as_ref())).collect();
-    format!("[{}]", quoted.join(", "))
-}
-
-impl Kind {
-    /// What a value of the wrong type should have been.
-    pub fn type_name(&self) -> &'static str {
-        match self.value_type() {
-            "int" => "an integer",
-            "float" => "a number",
-            _ => "a string",
-        }
-    }
-
-    /// "int", "float" or "str": the Python type of its values.
-    pub fn value_type(&self) -> &'static str {
-        match self {
-            Kind::Int { .. } | Kind::IntOf(_) | Kind::Flag => "int",
-            Kind::Float { .. } => "float",
-            Kind::Choice(_) | Kind::Workload | Kind::Failures => "str",
-        }
-    }
-
-    /// The values it takes, in words (errors and docs).
-    pub fn range(&self) -> String {
-        let ints = |v: &[i128]| {
-            let s: Vec<String> = v.iter().map(|i| i.to_string()).collect();
-            format!("{} or {}", s[..s.len() - 1].join(", "), s[s.len() - 1])
-        };
-        match *self {
-            Kind::Int { min, max, or_zero } => {
-                let above = if max == U64 {
-                    format!("{min} or more")
-                } else {
-                    format!("{min}..{max}")
-                };
-                match (or_zero, min <= 1) {
-                    (false, _) => above,
-                    (true, true) if max == U64 => "0 (default) or more".into(),
-                    (true, true) => format!("0 (default) or up to {max}"),
-                    (true, false) => format!("0 (off) or {above}"),
-                }
-            }
-            Kind::IntOf(v) => ints(v),
-            Kind::Flag => "0 or 1".into(),
-            Kind::Float {
-                min,
-                max,
-                open_min,
-                open_max,
-            } => {
-                format!(
-                    "{}{min:?}, {max:?}{}",
-                    if open_min { "(" } else { "[" },
-                    if open_max { ")" } else { "]" }
-                )
-            }
-            Kind::Choice(names) => names.join(", "),
-            Kind::Workload => format!("{}, or a trace file", GENERATED_WORKLOADS.join(", ")),
-            Kind::Failures => {
-                "events target@down_ns[-up_ns][/ber], comma-separated; target switch[:P] or link:H[:P]"
-                    .into()
-            }
-        }
-    }
-
-    /// `v` as this kind holds it (an integer for a number becomes a float),
-    /// or why not: `Err(None)` for the wrong type, `Err(Some(why))` out of range.
-    fn accept(&self, v: &Value) -> Result<Value, Option<String>> {
-        match (self, v) {
-            (Kind::Int { min, max, or_zero }, Value::Int(i)) => {
-                if (*or_zero && *i == 0) || (min..=max).contains(&i) {
-                    Ok(v.clone())
-                } else {
-                    Err(Some(format!("is not {}", self.range())))
-                }
-            }
-            (Kind::IntOf(allowed), Value::Int(i)) if allowed.contains(i) => Ok(v.clone()),
-            (Kind::Flag, Value::Int(0 | 1)) => Ok(v.clone()),
-            (Kind::IntOf(_) | Kind::Flag, Value::Int(_)) => {
-                Err(Some(format!("is not {}", self.range())))
-            }
-            (
-                Kind::Float {
-                    min,
-                    max,
-                    open_min,
-                    open_max,
-                },
-                Value::Int(_) | Value::Float(_),
-            ) => {
-                let x = f64::from_value(v);
-                let above = if *open_min { x > *min } else { x >= *min };
-                let below = if *open_max { x < *max } else { x <= *max };
-                if above && below {
-                    Ok(Value::Float(x))
-                } else {
-                    Err(Some(format!("is not in {}", self.range())))
-                }
-            }
-            (Kind::Choice(names), Value::Text(s)) => {
-                if names.contains(&s.as_str()) {
-                    Ok(v.clone())
-                } else {
-                    Err(Some(format!("is not one of {}", name_list(names))))
-                }
-            }
-            (Kind::Workload, Value::Text(s)) => {
-                if GENERATED_WORKLOADS.contains(&s.as_str()) || std::path::Path::new(s).is_file() {
-                    Ok(v.clone())
-                } else {
-                    Err(Some(format!(
-                        "is not one of {} or an existing trace file",
-                        name_list(GENERATED_WORKLOADS)
-                    )))
-                }
-            }
-            (Kind::Failures, Value::Text(s)) => match Failure::parse_list(s) {
-                Ok(_) => Ok(v.clone()),
-                Err(why) => Err(Some(why)),
-            },
-            _ => Err(None),
-        }
-    }
-}
-
-/// Checks `v` against `f`'s kind; the value as the field holds it.
-fn accept(f: &'static Field, v: &Value) -> Result<Value, ConfigError> {
-    f.kind.accept(v).map_err(|why| {
-        let why = why.unwrap_or_else(|| format!("should be {}", f.kind.type_name()));
-        ConfigError::of(f, v.clone(), why)
-    })
 }
 
 impl RunConfig {
@@ -1022,106 +785,5 @@ impl RunConfig {
     /// The latency of `message` alone in the network under this protocol.
     pub fn alone_ps(&self, message: &MessageSpec) -> Ps {
         self.model().alone_ps(message)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn given(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
-
-    #[test]
-    fn defaults_are_the_structs_defaults_and_pass_their_own_checks() {
-        let c = RunConfig::resolve(&[]).unwrap();
-        assert_eq!(c.fabric.nodes, FabricConfig::default().nodes);
-        assert_eq!(
-            format!("{:?}", c.edm),
-            format!("{:?}", EdmConfig::edm_rules())
-        );
-        assert_eq!(c.baselines, BaselineParams::default());
-        c.validate().unwrap();
-        assert_eq!(c.values().len(), FIELDS.len());
-    }
-
-    #[test]
-    fn the_protocols_are_edms_two_then_the_baselines() {
-        assert_eq!([EDM_PROTOCOLS, BASELINES].concat(), PROTOCOLS);
-    }
-
-    #[test]
-    fn scopes_name_known_baselines_and_rates_are_the_specs() {
-        for f in FIELDS {
-            if let Scope::Baselines(names) = f.scope {
-                assert!(names.iter().all(|n| BASELINES.contains(n)), "{}", f.name);
-            }
-        }
-        let Kind::IntOf(rates) = field("link_gbps").unwrap().kind else {
-            panic!("link_gbps is a set of rates")
-        };
-        assert!(rates.iter().all(|&g| spec::block_ps(g as u32).is_some()));
-        assert!(spec::block_ps(40).is_none());
-    }
-
-    #[test]
-    fn every_field_round_trips_its_default() {
-        let c = RunConfig::default();
-        for f in FIELDS {
-            let mut d = RunConfig::default();
-            (f.set)(&mut d, &(f.get)(&c));
-            assert_eq!((f.get)(&d), (f.get)(&c), "{}", f.name);
-        }
-    }
-
-    #[test]
-    fn errors_name_the_field_and_its_range() {
-        let e = RunConfig::resolve(&given(&[("nodes", Value::Int(1))])).unwrap_err();
-        assert_eq!(e.to_string(), "field 'nodes' = 1 is not 2..1024");
-        let e = RunConfig::resolve(&given(&[("nodes", Value::Text("8".into()))])).unwrap_err();
-        assert_eq!(e.to_string(), "field 'nodes' = '8' should be an integer");
-        let e = RunConfig::resolve(&given(&[("lod", Value::Float(0.5))])).unwrap_err();
-        assert!(e.to_string().starts_with("unknown field(s) ['lod']"), "{e}");
-        let e = RunConfig::resolve(&given(&[
-            ("protocol", Value::Text("dctcp".into())),
-            ("zero_queue", Value::Int(1)),
-        ]))
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "field(s) ['zero_queue'] apply to EDM only, not 'dctcp'"
-        );
-        let e = RunConfig::resolve(&given(&[("batch_bytes", Value::Int(63))])).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "field 'batch_bytes' = 63 is not 0 (off) or 64..16777216"
-        );
-    }
-
-    #[test]
-    fn the_paper_protocol_takes_the_papers_rules_and_refuses_others() {
-        let c =
-            RunConfig::resolve(&given(&[("protocol", Value::Text("edm-paper".into()))])).unwrap();
-        assert_eq!(format!("{:?}", c.edm), format!("{:?}", EdmConfig::paper()));
-        // Giving a lever its paper value is no change.
-        RunConfig::resolve(&given(&[
-            ("protocol", Value::Text("edm-paper".into())),
-            ("zero_queue", Value::Int(0)),
-        ]))
-        .unwrap();
-        let e = RunConfig::resolve(&given(&[
-            ("protocol", Value::Text("edm-paper".into())),
-            ("zero_queue", Value::Int(1)),
-        ]))
-        .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("cannot be changed with protocol 'edm-paper'"),
-            "{e}"
-        );
     }
 }

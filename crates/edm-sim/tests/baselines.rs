@@ -33,6 +33,15 @@ fn run_named(name: &str, f: &FabricConfig, msgs: &[MessageSpec]) -> Outcome {
     baseline(name, f).unwrap().run(msgs, &mut |_, _| {})
 }
 
+/// When the run's last message completed.
+fn last_completion_ps(out: &Outcome) -> Ps {
+    out.records
+        .iter()
+        .map(|r| r.complete_ps.unwrap())
+        .max()
+        .unwrap()
+}
+
 fn mixed_workload(nodes: usize, load: f64, messages: usize, seed: u64) -> Vec<MessageSpec> {
     OpenLoop {
         nodes,
@@ -170,12 +179,7 @@ fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
     });
     let out = p.run(&msgs, &mut |_, _| {});
     let bytes: u64 = msgs.iter().map(|m| m.size as u64).sum();
-    let span = out
-        .records
-        .iter()
-        .map(|r| r.complete_ps.unwrap())
-        .max()
-        .unwrap();
+    let span = last_completion_ps(&out);
     let gbps = bytes as f64 * 8.0 / span as f64 * 1e3;
     assert!(gbps > 85.0, "goodput {gbps:.1} Gbps");
     assert!(out.totals.packet.ecn_marks > 0);
@@ -285,12 +289,7 @@ fn ird_loses_throughput_when_two_receivers_grant_one_sender() {
     let cfg = ird_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Ird::new(cfg.clone()));
     let out = p.run(&msgs, &mut |_, _| {});
-    let end = out
-        .records
-        .iter()
-        .map(|r| r.complete_ps.unwrap())
-        .max()
-        .unwrap() as f64;
+    let end = last_completion_ps(&out) as f64;
     // A central scheduler would finish by (400 + 300 kB at sender 1, and 600 + 300 kB at receiver 3):
     // 900 kB on receiver 3's link. IRD wastes receiver 3's grants while sender 1 serves both.
     let byte_ps = (f.block_ps() / 8) as f64;
@@ -318,12 +317,7 @@ fn fastpass_is_limited_by_its_arbiter_link_when_messages_are_small_and_many() {
     let out = run_named("fastpass", &f, &small);
     // 32 hosts at 40% of 100G in 64-byte writes ask more requests per second
     // than the arbiter's 100G link can carry (one 84-byte request each).
-    let span = out
-        .records
-        .iter()
-        .map(|r| r.complete_ps.unwrap())
-        .max()
-        .unwrap() as f64;
+    let span = last_completion_ps(&out) as f64;
     let issued_span = small.last().unwrap().issue_ps as f64;
     let request_ps = (ETH_MIN_FRAME_BYTES + ETH_PREAMBLE_BYTES + ETH_IFG_BYTES) as f64
         * (f.block_ps() / 8) as f64;
@@ -345,12 +339,7 @@ fn fastpass_is_limited_by_its_arbiter_link_when_messages_are_small_and_many() {
         })
         .collect();
     let out = run_named("fastpass", &f, &large[..2000]);
-    let span = out
-        .records
-        .iter()
-        .map(|r| r.complete_ps.unwrap())
-        .max()
-        .unwrap() as f64;
+    let span = last_completion_ps(&out) as f64;
     let last = large[1999].issue_ps as f64;
     assert!(
         span < 1.2 * last + 1e6,
@@ -431,12 +420,7 @@ fn a_permutation_runs_every_pair_near_line_rate_without_congestion_signals() {
     let per_host_bits = 20.0 * 60_000.0 * 8.0;
     for name in BASELINES {
         let out = run_named(name, &f, &msgs);
-        let span = out
-            .records
-            .iter()
-            .map(|r| r.complete_ps.unwrap())
-            .max()
-            .unwrap();
+        let span = last_completion_ps(&out);
         let gbps = per_host_bits / span as f64 * 1e3;
         eprintln!("{name}: {gbps:.1} Gbps per pair");
         assert!(

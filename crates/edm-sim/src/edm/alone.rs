@@ -2,7 +2,7 @@
 //! the denominator of every slowdown, and a check on the simulation (a
 //! message alone must take exactly this long; tests/edm.rs).
 use super::placement::place_circuit;
-use super::sim::Msg;
+use super::units::Msg;
 use super::Edm;
 use crate::config::Ps;
 use crate::workload::Op;

@@ -1,7 +1,8 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
-use super::sim::{Batch, Ev, Msg, Sim, Unit, NO_BATCH, NO_CHUNK};
+use super::sim::Sim;
+use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::{MemoryOrder, Ps};
 use crate::workload::{overlaps, MessageSpec, Op};

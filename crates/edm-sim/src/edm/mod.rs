@@ -3,13 +3,15 @@
 //! cycle counts (`edm_proto::spec`), so one message alone costs exactly the
 //! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
 //!
-//! The rooms: `sim.rs` (one run: state, events, links), `hosts.rs` (when a
+//! The rooms: `sim.rs` (one run: state, event handling, links), `units.rs`
+//! (messages, units and events as they travel), `hosts.rs` (when a
 //! message may go, what hosts do), `switch.rs` (notifications, the
 //! scheduler's iterations, grants), `scheduler/` (the priority-PIM matcher
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
 //! and where circuits go), `link.rs` (a link with /N/ and /G/ insertion),
-//! `alone.rs` (a message's latency alone, in closed form), `faults.rs` (bit
-//! errors, read timeouts, and the timers and retries that recover).
+//! `alone.rs` (a message's latency alone, in closed form), `faults.rs` and
+//! `faults/` (bit errors, read timeouts, and the timers and retries that
+//! recover).
 mod alone;
 pub mod faults;
 mod hosts;
@@ -18,6 +20,7 @@ pub mod placement;
 pub mod scheduler;
 mod sim;
 mod switch;
+mod units;
 
 use crate::background::{FrameStats, FrameStream};
 use crate::config::{EdmConfig, FabricConfig, Ps};
@@ -26,7 +29,8 @@ use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use link::Link;
-use sim::{Msg, Sim};
+use sim::Sim;
+use units::Msg;
 
 /// What a unit on a link is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

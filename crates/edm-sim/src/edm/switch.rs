@@ -2,7 +2,8 @@
 //! grants they issue; in zero-queue mode each grant's whole circuit is
 //! booked at once (`placement.rs`).
 use super::placement::place_circuit;
-use super::sim::{Ev, Msg, Sim, Unit, NO_CHUNK};
+use super::sim::Sim;
+use super::units::{Ev, Msg, Unit, NO_CHUNK};
 use super::{Edm, UnitKind};
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;

@@ -1,0 +1,92 @@
+//! What moves through one EDM run (`sim.rs`): a message's handle (`Msg`),
+//! the members of a mega-message (`Batch`), the units on the links and the
+//! events that carry them (`Ev`).
+use super::UnitKind;
+use crate::workload::{MessageSpec, Op};
+
+/// What the handlers need of a message, carried by its units (so that events
+/// need not look the message up: a cache miss per event on large workloads).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Msg {
+    /// Payload bytes; for a mega-message, its members' bytes and the headers
+    /// between them (`Sim::fold`).
+    pub(super) size: u32,
+    pub(super) requester: u16,
+    pub(super) memory: u16,
+    /// Messages it carries (more than 1: a mega-message).
+    pub(super) count: u16,
+    pub(super) op: Op,
+}
+
+impl Msg {
+    pub(super) fn of(m: &MessageSpec) -> Msg {
+        Msg {
+            size: m.size,
+            requester: m.requester,
+            memory: m.memory,
+            count: 1,
+            op: m.op,
+        }
+    }
+}
+
+/// No batch (a message on its own).
+pub(super) const NO_BATCH: u32 = u32::MAX;
+
+/// A mega-message: its members in order, each with the offset just past its
+/// bytes in the mega-message's data, and how many have completed.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Batch {
+    pub(super) members: Vec<(u32, u32)>,
+    pub(super) completed: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unit {
+    pub(super) kind: UnitKind,
+    pub(super) msg: u32,
+    pub(super) spec: Msg,
+    /// Data bytes granted or carried.
+    pub(super) bytes: u32,
+    pub(super) last: bool,
+    pub(super) blocks: u32,
+    /// With lossy links: the chunk it grants or carries (`Sim::chunks`,
+    /// retries keep the first grant's); else `NO_CHUNK`.
+    pub(super) chunk: u32,
+}
+
+/// A unit that is no granted chunk (or links that lose nothing).
+pub(super) const NO_CHUNK: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Ev {
+    Issue(u32),
+    HostSend(u16, Unit),
+    UplinkFree(u16),
+    DownlinkFree(u16),
+    /// First block of a unit at the switch from host `.0`.
+    SwitchIn(u16, Unit),
+    /// A unit ready at the switch egress toward host `.0`.
+    SwitchOut(u16, Unit),
+    /// Last block of a unit at host `.0`.
+    HostIn(u16, Unit),
+    SchedulerTick,
+    /// Zero-queue mode: host `.0` looks again at its waiting /N/ and requests.
+    HostControl(u16),
+    /// Message (or mega-message) `.0` has finished at its requester: a
+    /// write's last data block has left it, a read's response has arrived.
+    Finished(u32),
+    /// The scheduler looks at notifications that became visible (see
+    /// `Sim::notify_wakes`).
+    NotifyTick,
+    /// Lossy links: the requester looks whether the /N/ or request `.0`
+    /// has been granted, else sends it again.
+    NotifyCheck(Unit),
+    /// Lossy links: the switch looks whether grant `.0`'s chunk arrived
+    /// intact, else grants it again.
+    ChunkCheck(Unit),
+    /// Read or RMW `.0`'s timeout.
+    ReadTimeout(u32),
+    /// Lossy links: message `.0` is given up unless completed.
+    GiveUp(u32),
+}
