@@ -1,6 +1,15 @@
 """cocotb: the whole EDM fabric in RTL (tests/rtl/tb_fabric_top.sv): compute
-nodes and memory nodes with their PHY paths (edm_tx, scrambler, a link delay
-line, descrambler, edm_rx) around one edm_switch, all on one clock.
+nodes and memory nodes with their PHY paths (idle pacer, edm_tx, scrambler, a
+link delay line, descrambler, link guard, edm_rx) around one edm_switch, on
+one clock, or (a top built with RATE_MATCH = 1) on a clock per host and one
+for the switch, a few hundred ppm apart, with an elastic buffer
+(pcs_rate_match) at every receiver.
+
+Clocks: the simulator's clock is the fastest; every other clock leaves out
+evenly spread edges for its offset (Bresenham: a clock ppm_d below the fastest
+ppm_max ticks (10^6 + ppm_d) / (10^6 + ppm_max) of the edges), told to the top
+as `tick`. The bench serves each host's interfaces on its own clock's edges
+only, and the switch's frames on the switch's.
 
 The bench plays the hosts' applications, local memories and DRAMs, and the
 Ethernet frames that share the links; everything between them is RTL.
@@ -15,6 +24,18 @@ Tests
   * bit_errors: a bit flipped on the wire inside a WREQ and inside an RRES: the
     write never reaches the DRAM, the read is never completed as valid (it
     times out), each counted once where it is detected.
+  * clock_offsets (RATE_MATCH = 1): the traffic test with every host's and the
+    switch's clock offset by $EDM_FABRIC_PPM (ppm, hosts then switch): every
+    byte and frame checked as above, no block lost or added except idles
+    (no overflow, underflow or starved run at any receiver), and each elastic
+    buffer's idles deleted minus inserted equal, within its depth, to the
+    blocks its sender's clock made more than its receiver's.
+  * link_hi_ber (RATE_MATCH = 1, a short BER window): invalid sync headers on one
+    compute node's uplink raise the switch-side monitor's hi_ber; the link goes
+    down at both ends (counted), nothing from it reaches the switch, its host
+    stops sending and its read times out to a NULL response; the other compute
+    node's traffic completes, every byte checked; once the errors stop the
+    link comes back and the host's next reads complete.
   * latency: a 64 B read and a 64 B write alone in the fabric, traced at every
     module boundary; writes the Table-1-style breakdown (cycles per step) as
     JSON to $EDM_FABRIC_LATENCY_JSON when set (`edm rtl latency` does this),
@@ -68,9 +89,53 @@ def field(bus: int, k: int, w: int) -> int:
     return (bus >> (k * w)) & ((1 << w) - 1)
 
 
+def rate_match() -> bool:
+    """Whether the top was built with RATE_MATCH = 1 (told by the runner)."""
+    return os.environ.get("EDM_FABRIC_RATE_MATCH", "0") == "1"
+
+
+def clock_ppm(n: int) -> list:
+    """Clock offsets in ppm, hosts 0..n-1 then the switch ($EDM_FABRIC_PPM, else all 0)."""
+    text = os.environ.get("EDM_FABRIC_PPM", "")
+    ppm = [int(v) for v in text.split(",")] if text else [0] * (n + 1)
+    assert len(ppm) == n + 1, f"EDM_FABRIC_PPM={text!r}: want {n + 1} offsets (hosts, then the switch)"
+    assert rate_match() or not any(ppm), "clock offsets need a top built with RATE_MATCH = 1"
+    return ppm
+
+
+class Clocks:
+    """Which clocks tick on each edge of the simulator's (the fastest) clock."""
+
+    def __init__(self, ppm):
+        self.rate = [10**6 + p for p in ppm]
+        self.period = max(self.rate)
+        k = len(ppm)
+        self.acc = [self.period * d // k for d in range(k)]   # spread phases, deterministic
+        self.ticks = [0] * k                                  # edges each clock had
+
+    def next(self) -> int:
+        mask = 0
+        for d, rate in enumerate(self.rate):
+            self.acc[d] += rate
+            if self.acc[d] >= self.period:
+                self.acc[d] -= self.period
+                mask |= 1 << d
+                self.ticks[d] += 1
+        return mask
+
+
 def link_cycles() -> int:
     """The top's LINK_CYCLES, passed by the runner (parameters are not visible to cocotb)."""
     return int(os.environ.get("EDM_FABRIC_LINK_CYCLES", "19"))
+
+
+# Counters of the rate matchers and pacers, and of the link guards (per port).
+RATE_COUNTERS = tuple(f"{way}_rm_{what}" for way in ("up", "down")
+                      for what in ("deleted", "inserted", "overflow", "underflow", "starved")) + ("h_cnt_paced",)
+LINK_COUNTERS = tuple(f"{way}_cnt_{what}" for way in ("up", "down") for what in ("bad_sync", "hi_ber", "discarded"))
+# Counters that move in a run without faults (the rest count errors).
+NOT_ERRORS = ("sw_cnt_conflict", "up_rm_deleted", "up_rm_inserted", "down_rm_deleted", "down_rm_inserted",
+              "h_cnt_paced")
 
 
 class Fabric:
@@ -115,6 +180,7 @@ class Fabric:
         self.log_rx = [codec.RxDemux() for _ in range(self.n)]
         self.unit_log: list = []  # (cycle, "tx"/"rx", port, message)
         self.flips: dict = {}     # cycle -> [("up" / "down", port, 66-bit mask)]: bit errors on the wire
+        self.clocks = Clocks(clock_ppm(self.n))   # hosts 0..n-1, then the switch
 
     # ---------------------------------------------------------------- requests
     def laddr(self, c, size):
@@ -155,6 +221,7 @@ class Fabric:
         cocotb.start_soon(Clock(d.clk, 2560, units="ps").start())
         d.rst_n.value = 0
         d.cfg_timeout.value = 0
+        d.tick.value = (1 << (self.n + 1)) - 1   # every clock runs through reset
         d.up_flip.value = d.down_flip.value = 0
         for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_rd_ready", "dram_wr_ready",
                      "dram_rsp_valid", "h_enc_valid", "s_enc_valid"):
@@ -169,7 +236,11 @@ class Fabric:
     async def step(self):
         d, rng, nc, nm, n = self.dut, self.rng, self.nc, self.nm, self.n
         await FallingEdge(d.clk)
-        # ---- drive
+        # ---- drive. A host or the switch takes what is driven only on its own
+        # clock's edges: nothing is handed over (popped) on an edge it skips.
+        ticks = self.clocks.next()
+        d.tick.value = ticks
+        on = [bool(ticks >> p & 1) for p in range(n + 1)]   # hosts, then the switch
         rv = kind = dst = raddr = ln = la = op = a0 = a1 = tag = 0
         heads = []
         for c in range(nc):
@@ -203,14 +274,14 @@ class Fabric:
         d.dram_rd_ready.value, d.dram_wr_ready.value = dram_rd_ready, dram_wr_ready
         v = data = 0
         for c in range(nc):
-            if self.lrd_q[c] and self.lrd_q[c][0][0] <= self.cycle:
+            if on[c] and self.lrd_q[c] and self.lrd_q[c][0][0] <= self.cycle:
                 v |= 1 << c
                 data |= self.lrd_q[c].popleft()[1] << (64 * c)
         d.lrd_rsp_valid.value, d.lrd_rsp_data.value = v, data
         v = data = 0
         dram_rsp = [False] * nm
         for m in range(nm):
-            answer = self.mem[m].answer(self.cycle)
+            answer = self.mem[m].answer(self.cycle) if on[nc + m] else None
             if answer is not None:
                 v |= 1 << m
                 data |= answer << (64 * m)
@@ -235,7 +306,7 @@ class Fabric:
         cyc = self.cycle
         req_ready = int(d.req_ready.value)
         for c in range(nc):
-            if heads[c] is not None and req_ready >> c & 1:
+            if on[c] and heads[c] is not None and req_ready >> c & 1:
                 r = self.submit[c].popleft()
                 r["t_req"] = cyc
                 self.outstanding[c][r["tag"]] = r
@@ -245,6 +316,8 @@ class Fabric:
         lrd_v, lrd_a = int(d.lrd_valid.value), int(d.lrd_addr.value)
         lwr_v = int(d.lwr_valid.value)
         for c in range(nc):
+            if not on[c]:
+                continue
             if lrd_v >> c & 1 and lrd_ready >> c & 1:
                 o = field(lrd_a, c, 64) - LBASE
                 assert 0 <= o < LSIZE, hex(o)
@@ -263,11 +336,13 @@ class Fabric:
                     self.events.append((cyc, "lwr", c, None))
         cv = int(d.cpl_valid.value)
         for c in range(nc):
-            if cv >> c & 1 and cpl_ready >> c & 1:
+            if on[c] and cv >> c & 1 and cpl_ready >> c & 1:
                 self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
                               field(int(d.cpl_dst.value), c, 10), cyc)
         rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
         for m in range(nm):
+            if not on[nc + m]:
+                continue
             if dram_rsp[m] and self.trace:
                 self.events.append((cyc, "dram_rsp", self.nc + m, None))
             read, write = rdv >> m & 1, wrv >> m & 1
@@ -280,14 +355,16 @@ class Fabric:
                 self.events.append((cyc, "dram_wr", self.nc + m, None))
         her, ser = int(d.h_enc_ready.value), int(d.s_enc_ready.value)
         for p in range(n):
-            if hv >> p & 1 and her >> p & 1:
+            if on[p] and hv >> p & 1 and her >> p & 1:
                 self.h_frames[p].popleft()
-            if sv >> p & 1 and ser >> p & 1:
+            if on[n] and sv >> p & 1 and ser >> p & 1:
                 self.s_frames[p].popleft()
         dec_v, dec_b = int(d.h_dec_valid.value), int(d.h_dec_block.value)
         sw_in = int(d.sw_in.value)
         tx_l, rx_l = int(d.h_tx_line.value), int(d.h_rx_line.value)
         for p in range(n):
+            if not on[p]:
+                continue
             for side, demux, bus in (("tx", self.log_tx[p], tx_l), ("rx", self.log_rx[p], rx_l)):
                 for e in demux.push(unpack(field(bus, p, 66))):
                     if e[0] == "message":
@@ -299,14 +376,17 @@ class Fabric:
             probes = {"tx": int(d.h_tx_line.value), "sw_in": sw_in, "sw_out": int(d.sw_out.value),
                       "rx": int(d.h_rx_line.value)}
         for p in range(n):
-            for e in self.rx_sw[p].push(unpack(field(sw_in, p, 66))):
-                if e[0] == "frame":
-                    self.h_got[p].append(e[1])
-            if dec_v >> p & 1:
+            if on[n]:
+                for e in self.rx_sw[p].push(unpack(field(sw_in, p, 66))):
+                    if e[0] == "frame":
+                        self.h_got[p].append(e[1])
+            if on[p] and dec_v >> p & 1:
                 for e in self.rx_dec[p].push(unpack(field(dec_b, p, 66))):
                     if e[0] == "frame":
                         self.s_got[p].append(e[1])
             for where, bus in probes.items():
+                if not on[n if where.startswith("sw") else p]:
+                    continue
                 b = unpack(field(bus, p, 66))
                 s = sub(b)
                 if s is not None:
@@ -361,7 +441,7 @@ class Fabric:
                         ("h_cnt_corrupted", n), ("h_cnt_unknown", n), ("h_cnt_ctl_missed", n),
                         ("sw_cnt_bad_notif", n),
                         ("sw_cnt_unknown", n), ("sw_cnt_dropped", n), ("sw_cnt_overflow", 1),
-                        ("sw_cnt_conflict", 1)):
+                        ("sw_cnt_conflict", 1)) + tuple((name, n) for name in RATE_COUNTERS + LINK_COUNTERS):
             v = int(getattr(d, name).value)
             out[name] = [field(v, i, 16) for i in range(k)]
         return out
@@ -384,7 +464,7 @@ class Fabric:
         docs/hardware.md; the overlapping blocks wait in the switch's FIFOs.)"""
         nm, n = self.nm, self.n
         for name, v in self.counters().items():
-            if name != "sw_cnt_conflict":
+            if name not in NOT_ERRORS:
                 assert not any(v), f"{name} = {v}"
         for p in range(n):
             assert self.h_got[p] == self.h_sent[p], f"port {p}: frames host -> switch differ"
@@ -400,13 +480,21 @@ async def new_fabric(dut, seed, **kw):
 
 
 # -------------------------------------------------------------------- traffic
+FRAME_SIZES = (64, 65, 200, 1500, 1518, 9000)
+
+
 @cocotb.test()
 async def random_traffic(dut):
     """Reads, writes, CAS and fetch-and-add from every compute node to every
     memory node, random back-pressure and DRAM / local-memory latencies,
     frames on every link; then every written region is read back."""
     f = await new_fabric(dut, 71, dram_lat=(1, 6), lmem_lat=(1, 4), p_ready=0.85, p_sink=0.97)
-    rng = f.rng
+    await traffic(f)
+
+
+async def traffic(f, rounds=60, frame_sizes=FRAME_SIZES):
+    """The random_traffic test's load on fabric f, every byte checked."""
+    dut, rng = f.dut, f.rng
     nc, nm = f.nc, f.nm
     cas_off, faa_off = ATOMIC_BASE, ATOMIC_BASE + 8
     for m in range(nm):   # the atomic words start at 0
@@ -416,10 +504,10 @@ async def random_traffic(dut):
     for p in range(f.n):
         for to_host in (False, True):
             for _ in range(6):
-                f.add_frames(p, rng.choice([64, 65, 200, 1500, 1518, 9000]), 1, to_host=to_host)
+                f.add_frames(p, rng.choice(frame_sizes), 1, to_host=to_host)
     faa_adds = {m: [] for m in range(nm)}
     cas_reqs = {m: [] for m in range(nm)}
-    for _ in range(60):
+    for _ in range(rounds):
         for c in range(nc):
             m = rng.randrange(nm)
             x = rng.random()
@@ -448,7 +536,7 @@ async def random_traffic(dut):
             r["arg0"] = seen.get(k, 0)
             r["arg1"] = r["arg0"] + 1
             seen[k] = r["arg0"] + 1
-    await f.run()
+    await f.run(limit=max(60000, 400 * rounds))
     for m in range(nm):
         total = sum(r["arg0"] for r in faa_adds[m])
         olds = sorted(int.from_bytes(r["got"], "little") for r in faa_adds[m])
@@ -469,6 +557,106 @@ async def random_traffic(dut):
     n_kinds = {k: sum(1 for r in f.done if r["kind"] == k) for k in (K_RREQ, K_WREQ, K_RMW)}
     dut._log.info(f"{len(f.done)} requests done in {f.cycle} cycles: {n_kinds}; "
                   f"CAS winners {[len([r for r in cas_reqs[m] if int.from_bytes(r['got'], 'little') == r['arg0']]) for m in range(nm)]}")
+
+
+# -------------------------------------------------------------------- clock offsets
+# The longest run without an idle the receivers' buffers absorb at an offset
+# (docs/faults.md §1): 8 spare entries. A 9000-byte frame (1130 blocks) may go
+# only where offsets stay under 8 / 1130 = 7000 ppm; the idle rule covers 488.
+MAX_PPM_FOR_JUMBO = 7000
+
+
+@cocotb.test(skip=not rate_match())
+async def clock_offsets(dut):
+    """The traffic test with the clocks of $EDM_FABRIC_PPM ($EDM_FABRIC_ROUNDS
+    rounds), then every elastic buffer's figures; written as JSON to
+    $EDM_FABRIC_PPM_JSON when set (experiments/fabric_ppm.py)."""
+    f = await new_fabric(dut, 74, dram_lat=(1, 6), lmem_lat=(1, 4), p_ready=0.85, p_sink=0.97)
+    ppm = clock_ppm(f.n)
+    jumbo = max(ppm) - min(ppm) <= MAX_PPM_FOR_JUMBO
+    await traffic(f, int(os.environ.get("EDM_FABRIC_ROUNDS", "60")),
+                  FRAME_SIZES if jumbo else tuple(s for s in FRAME_SIZES if s < 9000))
+    got, ticks, n = f.counters(), f.clocks.ticks, f.n
+    links = []
+    for p in range(n):
+        for way, sender, receiver in (("up", p, n), ("down", n, p)):
+            c = {what: got[f"{way}_rm_{what}"][p] for what in ("deleted", "inserted", "overflow", "underflow", "starved")}
+            # Every block the sender's clock made more than the receiver's went
+            # as a deleted idle, or is still in the buffer or on the link (at
+            # most its depth, 32, plus the link and the start: the receiver
+            # reads once 16 are in).
+            surplus = ticks[sender] - ticks[receiver]
+            slack = 32 + link_cycles() + 24
+            net = c["deleted"] - c["inserted"]
+            assert abs(net - surplus) <= slack, (way, p, c, surplus)
+            if surplus > slack:
+                assert c["deleted"] > 0 and c["inserted"] == 0, (way, p, c, surplus)
+            if surplus < -slack:
+                assert c["inserted"] > 0 and c["deleted"] == 0, (way, p, c, surplus)
+            links.append(dict(port=p, way=way, sender_ppm=ppm[sender], receiver_ppm=ppm[receiver],
+                              sender_blocks=ticks[sender], receiver_blocks=ticks[receiver], **c))
+    checked = sum(r["len"] for r in f.done)
+    frames = sum(len(x) for x in f.h_sent) + sum(len(x) for x in f.s_sent)
+    dut._log.info(f"clocks {ppm} ppm: {len(f.done)} requests ({checked} bytes) and {frames} frames checked in "
+                  f"{f.cycle} cycles; paced {got['h_cnt_paced']}; links {links}")
+    path = os.environ.get("EDM_FABRIC_PPM_JSON")
+    if path:
+        with open(path, "w") as fh:
+            json.dump(dict(ppm=ppm, cycles=f.cycle, requests=len(f.done), bytes_checked=checked, frames=frames,
+                           paced=got["h_cnt_paced"], links=links), fh, indent=1)
+
+
+# -------------------------------------------------------------------- link disable
+@cocotb.test(skip=not rate_match())
+async def link_hi_ber(dut):
+    """Invalid sync headers on compute node 0's uplink raise the switch-side
+    BER monitor; the link is disabled at both ends while hi_ber is up; the
+    other compute node's traffic goes on; then the link comes back."""
+    f = await new_fabric(dut, 75)
+    c, other, n = 0, 1, f.n
+    bad = int(os.environ.get("EDM_FABRIC_BER_THRESHOLD", "4")) + 2
+    for k in range(20):   # the other node's load, to both memory nodes
+        m = k % f.nm
+        off = f.rng.randrange(0, RO_SIZE - 256)
+        f.request(other, K_RREQ, m, off, 256, expect=bytes(f.model[m][off:off + 256]))
+        off = WR_BASE + other * WR_SIZE + f.rng.randrange(0, WR_SIZE - 256)
+        r = f.request(other, K_WREQ, m, off, 256)
+        f.model[m][off:off + 256] = r["data"]
+    for _ in range(50):
+        await f.step()
+    t_err = f.cycle + 5
+    for k in range(bad):  # one sync bit flipped: 01 -> 00, 10 -> 11, both invalid
+        f.flips[t_err + k] = [("up", c, 1)]
+    while not int(dut.link_down.value) >> c & 1:
+        await f.step()
+        assert f.cycle < t_err + 100, "hi_ber did not take the link down"
+    t_down = f.cycle
+    off = RO_SIZE // 4
+    r = f.request(c, K_RREQ, 0, off, 64, expect=bytes(f.model[0][off:off + 64]))
+    tx_before = sum(1 for u in f.unit_log if u[1] == "tx" and u[2] == c)
+    while int(dut.link_down.value) >> c & 1:
+        await f.step()
+        assert f.cycle < t_down + 5000, "the link never came back"
+        if r.get("t_req") is not None:
+            assert r.get("t_cpl") is None, "a read completed over a disabled link"
+    t_up = f.cycle
+    assert sum(1 for u in f.unit_log if u[1] == "tx" and u[2] == c) == tx_before, "the host sent while down"
+    await f.run()
+    assert r.get("t_cpl") is not None and r["t_cpl"] > t_up and r["got"] == r["expect"]
+    got = f.counters()
+    want = {("up_cnt_bad_sync", c): bad, ("up_cnt_hi_ber", c): 1,
+            # the invalid blocks before hi_ber reached the switch: counted there
+            ("sw_cnt_unknown", c): bad - 2,
+            # the two after it were discarded at the switch's guard
+            ("up_cnt_discarded", c): 2}
+    for name, values in got.items():
+        if name in NOT_ERRORS:
+            continue
+        for i, v in enumerate(values):
+            assert v == want.get((name, i), 0), (name, i, v, got)
+    assert all(f.dram[m] == f.model[m] for m in range(f.nm))
+    dut._log.info(f"link {c} down from cycle {t_down} to {t_up} ({t_up - t_down} cycles); "
+                  f"{len(f.done)} requests checked; counters {got}")
 
 
 # -------------------------------------------------------------------- bit errors
