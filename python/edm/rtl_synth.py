@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv",
            "rtl/switch/edm_pim_scheduler.sv"]
 SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv",
-                  "rtl/switch/edm_switch.sv"]
+                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_switch.sv"]
 SCHEDULER = "edm_pim_scheduler"
 SWITCH = "edm_switch"
 DEFAULT_PORTS = [4, 8, 16]

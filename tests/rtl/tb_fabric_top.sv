@@ -19,12 +19,14 @@ module tb_fabric_top #(
     parameter int unsigned TIMER_W = 20,
     parameter int unsigned RATE_MATCH = 0,
     parameter int unsigned BER_WINDOW_CYCLES = 48828,  // pcs_ber_monitor at every receiver
-    parameter int unsigned BER_THRESHOLD = 16
+    parameter int unsigned BER_THRESHOLD = 16,
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0  // the switch gives up circuits idle this long
 ) (
     input  logic clk,
     input  logic rst_n,
     input  logic [NC+NM:0] tick,   // RATE_MATCH = 1: clock enables, hosts 0..NC+NM-1, then the switch
     input  logic [TIMER_W-1:0] cfg_timeout,
+    input  logic [TIMER_W-1:0] cfg_retry,    // compute nodes: /N/ re-sent after this long without a grant
     // Compute nodes: requests, completions, local memory.
     input  logic [NC-1:0]      req_valid,
     output logic [NC-1:0]      req_ready,
@@ -58,6 +60,7 @@ module tb_fabric_top #(
     output logic [NC*16-1:0]   cn_cnt_timeouts,
     output logic [NC*16-1:0]   cn_cnt_late,
     output logic [NC*16-1:0]   cn_cnt_rx_overflow,
+    output logic [NC*16-1:0]   cn_cnt_retries,
     // Memory nodes: DRAM, a read and a write channel each.
     output logic [NM-1:0]      dram_rd_valid,
     input  logic [NM-1:0]      dram_rd_ready,
@@ -101,6 +104,7 @@ module tb_fabric_top #(
     output logic [(NC+NM)*16-1:0] sw_cnt_dropped,
     output logic [15:0]           sw_cnt_conflict,
     output logic [15:0]           sw_cnt_overflow,
+    output logic [(NC+NM)*16-1:0] sw_cnt_lost_grants,
     // Rate matching (RATE_MATCH = 1, else 0): the switch's receiver from host p
     // (up_) and host p's receiver (down_), pcs_rate_match's counters; and the
     // cycles each host's idle pacer held memory back (edm_idle_pacer).
@@ -152,12 +156,12 @@ module tb_fabric_top #(
     assign hclk = {N{clk}};
   end
 
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES)) sw (
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
       .clk(sclk), .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
       .cnt_non_edm(sw_cnt_non_edm), .cnt_dropped(sw_cnt_dropped),
-      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow)
+      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow), .cnt_lost_grants(sw_cnt_lost_grants)
   );
 
   for (genvar p = 0; p < N; p++) begin : g_port
@@ -198,7 +202,7 @@ module tb_fabric_top #(
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
-        .cfg_timeout,
+        .cfg_timeout, .cfg_retry,
         .req_valid(req_valid[c]), .req_ready(req_ready[c]),
         .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
@@ -220,7 +224,7 @@ module tb_fabric_top #(
         .out_block(e_out_block[c*66 +: 66]), .out_last(e_out_last[c]),
         .cnt_dropped(cn_cnt_dropped[c*16 +: 16]), .cnt_stray_grants(cn_cnt_stray[c*16 +: 16]),
         .cnt_timeouts(cn_cnt_timeouts[c*16 +: 16]), .cnt_late(cn_cnt_late[c*16 +: 16]),
-        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16])
+        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16]), .cnt_retries(cn_cnt_retries[c*16 +: 16])
     );
   end
 

@@ -66,6 +66,13 @@ def test_link_guard():
              {"WINDOW_CYCLES": 64, "THRESHOLD": 4}, name="pcs_link_guard")
 
 
+# The switch's lost-grant timeout alone: never (0), short, and a fabric's.
+@pytest.mark.parametrize("timeout", [0, 5, 100])
+def test_circuit_timeout(timeout):
+    simulate("edm_circuit_timeout", sources(*MODULES["edm_circuit_timeout"]), "tb_circuit_timeout",
+             {"TIMEOUT_CYCLES": timeout}, name=f"edm_circuit_timeout_{timeout}")
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
@@ -81,3 +88,8 @@ class TestFaultsFabric:
 
     def test_fabric_link_disabled_on_hi_ber(self):
         run_fabric(**FAULTS_BUILD, testcase="link_hi_ber")
+
+    def test_fabric_lost_notification_and_grant(self):
+        """A write whose /N/, then one whose /G/, is hit on the wire lands once,
+        in full (compute node /N/ re-sends, the switch's lost-grant timeout)."""
+        run_fabric(**FAULTS_BUILD, testcase="lost_notification,lost_grant")
