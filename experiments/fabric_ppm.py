@@ -6,10 +6,10 @@ direction, the blocks each side's clock made and the idles the receiver's
 elastic buffer deleted and inserted.
 
     .venv/bin/python experiments/fabric_ppm.py                        # ±100 / ±200 ppm, 400 rounds
-    .venv/bin/python experiments/fabric_ppm.py --rounds 60 --cases 10000,-10000,5000,-5000,0
+    .venv/bin/python experiments/fabric_ppm.py --rounds 60 --cases="10000,-10000,5000,-5000,0;-5000,5000,-10000,10000,0"
 
 A case's offsets are in ppm, one per host (compute nodes, then memory nodes)
-and the switch last. Every case asserts what the bench asserts (requests and
+and the switch last; cases are separated by ";". Every case asserts what the bench asserts (requests and
 frames byte-exact, no overflow, underflow or starved run, idles deleted minus
 inserted equal to the clocks' difference within a buffer); a failing case
 stops the script.
@@ -31,17 +31,17 @@ from test_rtl_fabric import FAULTS_BUILD, run_fabric  # noqa: E402
 
 # Every host-switch link sees +-100 and +-200 ppm, in both directions, once
 # with the compute nodes at 200 ppm and once with the memory nodes.
-CASES = ["200,-200,100,-100,0", "-100,100,-200,200,0"]
+CASES = "200,-200,100,-100,0;-100,100,-200,200,0"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=400, help="rounds of the traffic test (one request per compute node each)")
-    parser.add_argument("--cases", nargs="+", default=CASES, help="offsets in ppm: hosts, then the switch")
+    parser.add_argument("--cases", default=CASES, help="offsets in ppm, hosts then the switch; cases split by ;")
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for k, case in enumerate(args.cases):
+        for k, case in enumerate(args.cases.split(";")):
             out = Path(tmp) / f"case{k}.json"
             start = time.time()
             run_fabric(**FAULTS_BUILD, testcase="clock_offsets",
