@@ -36,6 +36,10 @@ Tests
     stops sending and its read times out to a NULL response; the other compute
     node's traffic completes, every byte checked; once the errors stop the
     link comes back and the host's next reads complete.
+  * lost_notification, lost_grant (faults build): a write whose /N/, or whose
+    /G/, is hit on the wire lands once, whole, through the compute node's /N/
+    re-sends and the switch's lost-grant timeout; the counters agree with
+    what the bench counts on the lines (docs/faults.md §5).
   * latency: a 64 B read and a 64 B write alone in the fabric, traced at every
     module boundary; writes the Table-1-style breakdown (cycles per step) as
     JSON to $EDM_FABRIC_LATENCY_JSON when set (`edm rtl latency` does this),
