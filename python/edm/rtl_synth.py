@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv",
            "rtl/switch/edm_pim_scheduler.sv"]
 SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv",
-                  "rtl/switch/edm_switch.sv"]
+                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_switch.sv"]
 SCHEDULER = "edm_pim_scheduler"
 SWITCH = "edm_switch"
 DEFAULT_PORTS = [4, 8, 16]
@@ -111,7 +111,7 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
 
 SWITCH_WRAPPER = make_wrapper(SWITCH, 12, """\
   localparam int unsigned IN_W = N * 66;
-  localparam int unsigned OUT_W = N * 66 + 4 * N * 16 + 32;   // blocks, per-port counters, 2 counters""", """\
+  localparam int unsigned OUT_W = N * 66 + 5 * N * 16 + 32;   // blocks, per-port counters, 2 counters""", """\
       .in_block     (in_q),
       .out_block    (out_d[0 +: N*66]),
       .cnt_bad_notif(out_d[N*66 +: N*16]),
@@ -119,7 +119,8 @@ SWITCH_WRAPPER = make_wrapper(SWITCH, 12, """\
       .cnt_non_edm  (out_d[N*66 + 2*N*16 +: N*16]),
       .cnt_dropped  (out_d[N*66 + 3*N*16 +: N*16]),
       .cnt_conflict (out_d[N*66 + 4*N*16 +: 16]),
-      .cnt_overflow (out_d[N*66 + 4*N*16 + 16 +: 16])""")
+      .cnt_overflow (out_d[N*66 + 4*N*16 + 16 +: 16]),
+      .cnt_lost_grants(out_d[N*66 + 4*N*16 + 32 +: N*16])""")
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,12 @@
 //         seq from 0, last on the chunk that completes the message. The message
 //         is finished when its last chunk's /MT/ has left. A grant naming no
 //         active WREQ with bytes left (or of size 0) is discarded and counted
-//         (cnt_stray_grants).
+//         (cnt_stray_grants). Lost /N/ or /G/ (docs/faults.md §5): a WREQ that
+//         has heard no grant cfg_retry cycles (0 = never) after its last /N/
+//         left or its last grant came, with bytes not yet granted, sends a new
+//         /N/ for those bytes, same message id (cnt_retries). Data go only
+//         against a grant for bytes not yet granted, so no byte is sent twice:
+//         if the switch still held the message, its surplus grants are stray.
 //   RREQ/RMWREQ: the unit itself is queued (it is the notification). Its timer
 //         starts when the unit has left. RRES chunks for it (matched by source
 //         = its destination and msg_id, seq in order, bytes within the length)
@@ -100,6 +105,7 @@ module edm_compute_node #(
     input  logic        rx_rst_n,
     input  logic [edm_pkg::PORT_BITS-1:0] node_port,      // this node's port: the units' src
     input  logic [TIMER_W-1:0] cfg_timeout,  // read/RMW timeout in clk cycles, 0 = none
+    input  logic [TIMER_W-1:0] cfg_retry,    // WREQ /N/ re-send after clk cycles without a grant, 0 = none
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
@@ -154,6 +160,7 @@ module edm_compute_node #(
     output logic [15:0] cnt_stray_grants,  // grants naming no WREQ with bytes left
     output logic [15:0] cnt_timeouts,      // reads / RMWs finished by their timer
     output logic [15:0] cnt_late,          // good RRES chunks for no active message
+    output logic [15:0] cnt_retries,       // /N/ sent again (no grant in cfg_retry cycles)
     output logic [15:0] cnt_rx_overflow    // rx_clk domain: grants / blocks lost at the crossing
 );
   localparam int unsigned NS = 1 << SLOTS_LOG2;
@@ -289,9 +296,12 @@ module edm_compute_node #(
   logic [JOB_W-1:0] jq_wr_data, jq_data;
   logic [1:0]       i_jt;
   assign i_jt = q_kind == K_WREQ ? J_N : (q_kind == K_RREQ ? J_RREQ : J_RMW);
-  assign jq_wr_valid = i_push || g_push;
+  logic          n_retry_push;
+  logic [SW-1:0] n_retry_slot;
+  assign jq_wr_valid = i_push || g_push || n_retry_push;
   assign jq_wr_data  = i_push ? {i_jt, free_idx, 16'd0, q_len, 12'd0, 1'b1}
-                              : {J_WD, g_slot, s_granted[g_slot], g_take, s_seq[g_slot], g_take == g_rem};
+                     : g_push ? {J_WD, g_slot, s_granted[g_slot], g_take, s_seq[g_slot], g_take == g_rem}
+                              : {J_N, n_retry_slot, 16'd0, s_len[n_retry_slot] - s_granted[n_retry_slot], 12'd0, 1'b1};
   edm_fifo #(.WIDTH(JOB_W), .DEPTH_LOG2(1)) job_q (
       .clk, .rst_n,
       .wr_valid(jq_wr_valid), .wr_ready(jq_wr_ready), .wr_data(jq_wr_data),
@@ -440,7 +450,7 @@ module edm_compute_node #(
   logic [55:0] n_fields;
   logic [63:0] n_payload;
   logic [7:0]  n_seq;
-  assign n_fields  = {6'b0, s_len[e_slot], s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
+  assign n_fields  = {6'b0, e_size, s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
   assign n_payload = {edm_pkg::crc8_seq(n_seq, n_fields), n_fields};
 
   assign out_valid = is_n ? eh_valid : u_valid;
@@ -649,6 +659,22 @@ module edm_compute_node #(
       end
   end
 
+  // ================================================================ write retries (lost /N/ or /G/)
+  // Lowest priority on the job queue. s_sent / s_start of a WREQ: its /N/ has
+  // left, and when (or when its last grant came).
+  logic n_retry_any;
+  always_comb begin
+    n_retry_any = 1'b0;
+    n_retry_slot = '0;
+    for (integer i = NS - 1; i >= 0; i--)
+      if (s_valid[i] && !s_done[i] && s_sent[i] && s_kind[i] == K_WREQ && s_granted[i] != s_len[i]
+          && cfg_retry != '0 && now - s_start[i] >= cfg_retry) begin
+        n_retry_any = 1'b1;
+        n_retry_slot = SW'(i);
+      end
+  end
+  assign n_retry_push = n_retry_any && jq_wr_ready && !i_push && !(gq_valid && !g_stray);
+
   // ================================================================ completions
   logic          r_any;
   logic [SW-1:0] r_slot;
@@ -716,6 +742,7 @@ module edm_compute_node #(
       cnt_stray_grants <= '0;
       cnt_timeouts <= '0;
       cnt_late <= '0;
+      cnt_retries <= '0;
     end else begin
       now <= now + 1'b1;
       // ---- issue
@@ -747,7 +774,9 @@ module edm_compute_node #(
       if (g_push) begin
         s_granted[g_slot] <= s_granted[g_slot] + g_take;
         s_seq[g_slot] <= s_seq[g_slot] + 12'd1;
+        s_start[g_slot] <= now;   // a WREQ's retry timer restarts with each grant
       end
+      if (n_retry_push) s_sent[n_retry_slot] <= 1'b0;   // timed again once the new /N/ has left
       // ---- fetcher
       if (f_fire) begin
         f_j <= f_end ? '0 : f_j + 1'b1;
@@ -759,7 +788,7 @@ module edm_compute_node #(
       if (unit_end) begin
         if (e_jt == J_WD) arrived[e_buf] <= '0;
         if (e_jt == J_WD && e_last) s_done[e_slot] <= 1'b1;
-        if (e_jt == J_RREQ || e_jt == J_RMW) begin
+        if (e_jt == J_RREQ || e_jt == J_RMW || e_jt == J_N) begin
           s_sent[e_slot] <= 1'b1;
           s_start[e_slot] <= now;
         end
@@ -809,6 +838,7 @@ module edm_compute_node #(
       cnt_stray_grants <= edm_pkg::sat_add(cnt_stray_grants, {1'b0, g_stray});
       cnt_timeouts <= edm_pkg::sat_add(cnt_timeouts, {1'b0, t_any});
       cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !h_match});
+      cnt_retries <= edm_pkg::sat_add(cnt_retries, {1'b0, n_retry_push});
     end
   end
 

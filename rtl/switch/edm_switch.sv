@@ -55,6 +55,10 @@
 // busy with long reads) lets them pile up; one that finds its queue full is lost
 // and counted in cnt_overflow (the fabric then misroutes: size CQ_LOG2 for the
 // reads a memory node can have waiting, X x compute nodes x chunks per read).
+// Lost grants (docs/faults.md §5): a WREQ/RRES unit whose header names another
+// destination than its ingress's oldest circuit is dropped (counted in
+// cnt_dropped), never misrouted; with CIRCUIT_TIMEOUT_CYCLES a circuit whose
+// unit never comes is given up (edm_circuit_timeout, cnt_lost_grants).
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
@@ -74,7 +78,8 @@ module edm_switch #(
     parameter int unsigned BLOCK_PS = edm_pkg::CYCLE_PS,  // one block per port per clock
     parameter int unsigned DQ_LOG2 = 6,   // ingress data FIFO
     parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
-    parameter int unsigned CQ_LOG2 = 3    // queued circuits per ingress, forwards per egress
+    parameter int unsigned CQ_LOG2 = 3,   // queued circuits per ingress, forwards per egress
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0  // give up a circuit idle this long (0: never)
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -85,8 +90,9 @@ module edm_switch #(
     output logic [N*16-1:0]  cnt_non_edm,
     output logic [N*16-1:0]  cnt_dropped,
     output logic [15:0]      cnt_conflict,   // cycles with two circuits receiving toward one egress
-    output logic [15:0]      cnt_overflow    // cycles losing a block (ingress data FIFO full), a
+    output logic [15:0]      cnt_overflow,   // cycles losing a block (ingress data FIFO full), a
                                              // circuit or a control operation (their queues full)
+    output logic [N*16-1:0]  cnt_lost_grants // circuits given up (edm_circuit_timeout)
 );
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
@@ -181,7 +187,7 @@ module edm_switch #(
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
-  logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready;
+  logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
   // peer = the requester (forward) or the grant's destination (/G/).
@@ -196,10 +202,15 @@ module edm_switch #(
         .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i]), .rd_data(rxc_head[i]), .count());
+        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i]), .rd_data(txc_head[i]), .count());
+        .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count());
+    // Both copies of the oldest circuit are its own while nothing of this
+    // ingress is under way (no unit open here, its data FIFO empty).
+    edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
+        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i]), .busy(u_mode[i] == 2'd2 || dq_valid[i]),
+        .head_used(rxc_pop[i]), .give_up(lost_grant[i]), .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
@@ -299,11 +310,11 @@ module edm_switch #(
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
-          if (rxc_valid[i]) begin
+          if (rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
             data_rx[i] = 1'b1;
-          end else drop1[i] = 1'b1;  // data with no circuit
+          end else drop1[i] = 1'b1;  // data with no circuit, or not the circuit's destination
         end else drop1[i] = 1'b1;
       end else if (r_data[i] || r_mt[i]) begin
         case (u_mode[i])

@@ -96,6 +96,7 @@ module tb_compute_mem_top #(
       .clk, .rst_n, .rx_clk, .rx_rst_n,
       .node_port(cn_node_port),
       .cfg_timeout(cn_cfg_timeout),
+      .cfg_retry('0),  // no /N/ re-sends here; tb_fabric tests them
       .req_valid(cn_req_valid),
       .req_ready(cn_req_ready),
       .req_kind(cn_req_kind),
@@ -141,6 +142,7 @@ module tb_compute_mem_top #(
       .cnt_dropped(cn_cnt_dropped),
       .cnt_stray_grants(cn_cnt_stray_grants),
       .cnt_timeouts(cn_cnt_timeouts),
+      .cnt_retries(),
       .cnt_late(cn_cnt_late),
       .cnt_rx_overflow(cn_cnt_rx_overflow)
   );

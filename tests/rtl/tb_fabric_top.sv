@@ -1,17 +1,32 @@
 // Test top for tb_fabric.py: the whole EDM fabric in RTL. NC compute nodes on
 // switch ports 0..NC-1 and NM memory nodes on ports NC..NC+NM-1, each host with
-// its PHY path (tb_fabric_port), one edm_switch, one clock. Vectors are
-// flattened per node (node k: bits [k*W +: W]) since ports cannot be arrays.
+// its PHY path (tb_fabric_port), one edm_switch. Vectors are flattened per node
+// (node k: bits [k*W +: W]) since ports cannot be arrays; the per-node wiring
+// is generated (g_port, g_cn, g_mn).
+// Clocks: with RATE_MATCH = 0 everything runs on clk, and the links need no
+// elastic buffers (the latency figures of docs/hardware.md are measured so).
+// With RATE_MATCH = 1 each host (engine, its PHY's transmit side, its receive
+// side after the elastic buffer) and the switch have clocks of their own:
+// host p's clock has the edges of clk where tick[p] is set, the switch's those
+// where tick[NC+NM] is (the bench leaves out evenly spread edges for each
+// clock's offset in ppm below the fastest), and every receiver moves blocks
+// from the recovered clock into its own through pcs_rate_match.
 module tb_fabric_top #(
     parameter int unsigned NC = 2,
     parameter int unsigned NM = 2,
     parameter int unsigned LINK_CYCLES = 19,   // PMA+PMD+transceiver twice + propagation, per hop
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,
-    parameter int unsigned TIMER_W = 20
+    parameter int unsigned TIMER_W = 20,
+    parameter int unsigned RATE_MATCH = 0,
+    parameter int unsigned BER_WINDOW_CYCLES = 48828,  // pcs_ber_monitor at every receiver
+    parameter int unsigned BER_THRESHOLD = 16,
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0  // the switch gives up circuits idle this long
 ) (
     input  logic clk,
     input  logic rst_n,
+    input  logic [NC+NM:0] tick,   // RATE_MATCH = 1: clock enables, hosts 0..NC+NM-1, then the switch
     input  logic [TIMER_W-1:0] cfg_timeout,
+    input  logic [TIMER_W-1:0] cfg_retry,    // compute nodes: /N/ re-sent after this long without a grant
     // Compute nodes: requests, completions, local memory.
     input  logic [NC-1:0]      req_valid,
     output logic [NC-1:0]      req_ready,
@@ -45,6 +60,7 @@ module tb_fabric_top #(
     output logic [NC*16-1:0]   cn_cnt_timeouts,
     output logic [NC*16-1:0]   cn_cnt_late,
     output logic [NC*16-1:0]   cn_cnt_rx_overflow,
+    output logic [NC*16-1:0]   cn_cnt_retries,
     // Memory nodes: DRAM, a read and a write channel each.
     output logic [NM-1:0]      dram_rd_valid,
     input  logic [NM-1:0]      dram_rd_ready,
@@ -87,7 +103,31 @@ module tb_fabric_top #(
     output logic [(NC+NM)*16-1:0] sw_cnt_non_edm,
     output logic [(NC+NM)*16-1:0] sw_cnt_dropped,
     output logic [15:0]           sw_cnt_conflict,
-    output logic [15:0]           sw_cnt_overflow
+    output logic [15:0]           sw_cnt_overflow,
+    output logic [(NC+NM)*16-1:0] sw_cnt_lost_grants,
+    // Rate matching (RATE_MATCH = 1, else 0): the switch's receiver from host p
+    // (up_) and host p's receiver (down_), pcs_rate_match's counters; and the
+    // cycles each host's idle pacer held memory back (edm_idle_pacer).
+    output logic [(NC+NM)*16-1:0] up_rm_deleted,
+    output logic [(NC+NM)*16-1:0] up_rm_inserted,
+    output logic [(NC+NM)*16-1:0] up_rm_overflow,
+    output logic [(NC+NM)*16-1:0] up_rm_underflow,
+    output logic [(NC+NM)*16-1:0] up_rm_starved,
+    output logic [(NC+NM)*16-1:0] down_rm_deleted,
+    output logic [(NC+NM)*16-1:0] down_rm_inserted,
+    output logic [(NC+NM)*16-1:0] down_rm_overflow,
+    output logic [(NC+NM)*16-1:0] down_rm_underflow,
+    output logic [(NC+NM)*16-1:0] down_rm_starved,
+    output logic [(NC+NM)*16-1:0] h_cnt_paced,
+    // Link disable on a high bit-error rate (pcs_link_guard at both ends):
+    // host p has stopped sending, and each end's monitor counters.
+    output logic [NC+NM-1:0]      link_down,
+    output logic [(NC+NM)*16-1:0] up_cnt_bad_sync,
+    output logic [(NC+NM)*16-1:0] up_cnt_hi_ber,
+    output logic [(NC+NM)*16-1:0] up_cnt_discarded,
+    output logic [(NC+NM)*16-1:0] down_cnt_bad_sync,
+    output logic [(NC+NM)*16-1:0] down_cnt_hi_ber,
+    output logic [(NC+NM)*16-1:0] down_cnt_discarded
 );
   localparam int unsigned N = NC + NM;
   localparam int unsigned PB = edm_pkg::PORT_BITS;  // a port index
@@ -101,17 +141,33 @@ module tb_fabric_top #(
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
 
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES)) sw (
-      .clk, .rst_n,
+  // The clocks (see the header). tick is unused with one clock.
+  logic          sclk;
+  logic [N-1:0]  hclk;
+  if (RATE_MATCH != 0) begin : g_clocks
+    assign sclk = clk & tick[N];
+    assign hclk = {N{clk}} & tick[N-1:0];
+  end else begin : g_one_clock
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [N:0] unused_tick;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_tick = tick;
+    assign sclk = clk;
+    assign hclk = {N{clk}};
+  end
+
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
+      .clk(sclk), .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
       .cnt_non_edm(sw_cnt_non_edm), .cnt_dropped(sw_cnt_dropped),
-      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow)
+      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow), .cnt_lost_grants(sw_cnt_lost_grants)
   );
 
   for (genvar p = 0; p < N; p++) begin : g_port
-    tb_fabric_port #(.LINK_CYCLES(LINK_CYCLES)) phy (
-        .clk, .rst_n,
+    tb_fabric_port #(.LINK_CYCLES(LINK_CYCLES), .RATE_MATCH(RATE_MATCH), .BER_WINDOW_CYCLES(BER_WINDOW_CYCLES),
+                     .BER_THRESHOLD(BER_THRESHOLD)) phy (
+        .hclk(hclk[p]), .sclk, .rst_n,
         .e_valid(e_out_valid[p]), .e_ready(e_out_ready[p]),
         .e_block(e_out_block[p*66 +: 66]), .e_last(e_out_last[p]),
         .h_enc_valid(h_enc_valid[p]), .h_enc_ready(h_enc_ready[p]), .h_enc_block(h_enc_block[p*66 +: 66]),
@@ -126,16 +182,27 @@ module tb_fabric_top #(
         .grant_valid(r_grant_valid[p]), .grant_dst(r_grant_dst[p*PB +: PB]),
         .grant_msg_id(r_grant_id[p*8 +: 8]), .grant_size(r_grant_size[p*16 +: 16]),
         .cnt_corrupted(h_cnt_corrupted[p*16 +: 16]), .cnt_unknown(h_cnt_unknown[p*16 +: 16]),
-        .cnt_ctl_missed(h_cnt_ctl_missed[p*16 +: 16])
+        .cnt_ctl_missed(h_cnt_ctl_missed[p*16 +: 16]),
+        .up_rm_deleted(up_rm_deleted[p*16 +: 16]), .up_rm_inserted(up_rm_inserted[p*16 +: 16]),
+        .up_rm_overflow(up_rm_overflow[p*16 +: 16]), .up_rm_underflow(up_rm_underflow[p*16 +: 16]),
+        .up_rm_starved(up_rm_starved[p*16 +: 16]),
+        .down_rm_deleted(down_rm_deleted[p*16 +: 16]), .down_rm_inserted(down_rm_inserted[p*16 +: 16]),
+        .down_rm_overflow(down_rm_overflow[p*16 +: 16]), .down_rm_underflow(down_rm_underflow[p*16 +: 16]),
+        .down_rm_starved(down_rm_starved[p*16 +: 16]), .cnt_paced(h_cnt_paced[p*16 +: 16]),
+        .link_down(link_down[p]),
+        .up_cnt_bad_sync(up_cnt_bad_sync[p*16 +: 16]), .up_cnt_hi_ber(up_cnt_hi_ber[p*16 +: 16]),
+        .up_cnt_discarded(up_cnt_discarded[p*16 +: 16]),
+        .down_cnt_bad_sync(down_cnt_bad_sync[p*16 +: 16]), .down_cnt_hi_ber(down_cnt_hi_ber[p*16 +: 16]),
+        .down_cnt_discarded(down_cnt_discarded[p*16 +: 16])
     );
   end
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
-    // One clock everywhere: the engine takes edm_rx's outputs without crossing FIFOs.
+    // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
-        .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
+        .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
-        .cfg_timeout,
+        .cfg_timeout, .cfg_retry,
         .req_valid(req_valid[c]), .req_ready(req_ready[c]),
         .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
@@ -157,7 +224,7 @@ module tb_fabric_top #(
         .out_block(e_out_block[c*66 +: 66]), .out_last(e_out_last[c]),
         .cnt_dropped(cn_cnt_dropped[c*16 +: 16]), .cnt_stray_grants(cn_cnt_stray[c*16 +: 16]),
         .cnt_timeouts(cn_cnt_timeouts[c*16 +: 16]), .cnt_late(cn_cnt_late[c*16 +: 16]),
-        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16])
+        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16]), .cnt_retries(cn_cnt_retries[c*16 +: 16])
     );
   end
 
@@ -166,7 +233,7 @@ module tb_fabric_top #(
     // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
     // "Memory node sizing").
     edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
-        .clk, .rst_n,
+        .clk(hclk[P]), .rst_n,
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
         .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room_read(), .in_room_write(),
@@ -188,15 +255,27 @@ module tb_fabric_top #(
 endmodule
 
 // One host's PHY path and the switch side of its link, both directions:
-//   engine -> edm_tx (with the host's frames) -> scrambler -> link -> descrambler -> switch
+//   engine -> idle pacer -> edm_tx (with the host's frames) -> scrambler -> link
+//          -> descrambler -> [rate match] -> link guard -> switch
 //   switch -> egress mux (edm_tx, strict, with the switch's frames) -> scrambler
-//          -> link -> descrambler -> edm_rx -> engine (units, grants) and decoder (frames)
-// The link is a LINK_CYCLES-block delay line per direction.
+//          -> link -> descrambler -> [rate match] -> link guard -> edm_rx
+//          -> engine (units, grants) and decoder (frames)
+// The link is a LINK_CYCLES-block delay line per direction, in its sender's
+// clock (the receiver's descrambler runs on the recovered clock); with
+// RATE_MATCH the elastic buffer moves blocks into the receiver's clock. The
+// link guards disable the link, both directions, when either end's BER monitor
+// raises hi_ber: received blocks become idles and the host stops sending
+// memory units (its edm_tx then sends fillers or finishes a frame).
 module tb_fabric_port #(
-    parameter int unsigned LINK_CYCLES = 19
+    parameter int unsigned LINK_CYCLES = 19,
+    parameter int unsigned RATE_MATCH = 0,
+    parameter int unsigned BER_WINDOW_CYCLES = 48828,
+    parameter int unsigned BER_THRESHOLD = 16
 ) (
-    input  logic        clk,
+    input  logic        hclk,   // the host's clock
+    input  logic        sclk,   // the switch's
     input  logic        rst_n,
+    // Host side (hclk): the engine's units, the host's frames, what it receives.
     input  logic        e_valid,
     output logic        e_ready,
     input  logic [65:0] e_block,
@@ -204,13 +283,6 @@ module tb_fabric_port #(
     input  logic        h_enc_valid,
     output logic        h_enc_ready,
     input  logic [65:0] h_enc_block,
-    input  logic        s_enc_valid,
-    output logic        s_enc_ready,
-    input  logic [65:0] s_enc_block,
-    output logic [65:0] sw_in,
-    input  logic [65:0] sw_out,
-    input  logic [65:0] up_flip,
-    input  logic [65:0] down_flip,
     output logic [65:0] h_tx_line,
     output logic [65:0] h_rx_line,
     output logic        dec_valid,
@@ -227,20 +299,70 @@ module tb_fabric_port #(
     output logic [15:0] grant_size,
     output logic [15:0] cnt_corrupted,
     output logic [15:0] cnt_unknown,
-    output logic [15:0] cnt_ctl_missed
+    output logic [15:0] cnt_ctl_missed,
+    output logic [15:0] cnt_paced,
+    output logic        link_down,
+    // Switch side (sclk): its port, and its frames toward the host.
+    input  logic        s_enc_valid,
+    output logic        s_enc_ready,
+    input  logic [65:0] s_enc_block,
+    output logic [65:0] sw_in,
+    input  logic [65:0] sw_out,
+    // Bit errors on the wire, each in its sender's clock.
+    input  logic [65:0] up_flip,
+    input  logic [65:0] down_flip,
+    // Rate matching, receiver from host -> switch (up_) and switch -> host (down_).
+    output logic [15:0] up_rm_deleted,
+    output logic [15:0] up_rm_inserted,
+    output logic [15:0] up_rm_overflow,
+    output logic [15:0] up_rm_underflow,
+    output logic [15:0] up_rm_starved,
+    output logic [15:0] down_rm_deleted,
+    output logic [15:0] down_rm_inserted,
+    output logic [15:0] down_rm_overflow,
+    output logic [15:0] down_rm_underflow,
+    output logic [15:0] down_rm_starved,
+    // The link guards' monitors.
+    output logic [15:0] up_cnt_bad_sync,
+    output logic [15:0] up_cnt_hi_ber,
+    output logic [15:0] up_cnt_discarded,
+    output logic [15:0] down_cnt_bad_sync,
+    output logic [15:0] down_cnt_hi_ber,
+    output logic [15:0] down_cnt_discarded
 );
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
+  logic up_hi_ber, down_hi_ber;   // the switch's receiver, the host's
 
   // ---- host -> switch
+  logic pace_ready, tx_valid, tx_ready;
+  edm_idle_pacer pacer (
+      .clk(hclk), .rst_n, .line_block(h_tx_line),
+      .src_valid(e_valid && !link_down), .src_ready(pace_ready), .tx_valid, .tx_ready, .cnt_paced
+  );
+  assign e_ready = pace_ready && !link_down;
   edm_tx #(.STRICT(1'b0)) host_tx (
-      .clk, .rst_n,
+      .clk(hclk), .rst_n,
       .enc_valid(h_enc_valid), .enc_ready(h_enc_ready), .enc_block(h_enc_block),
-      .mem_valid(e_valid), .mem_ready(e_ready), .mem_block(e_block), .mem_last(e_last),
+      .mem_valid(tx_valid), .mem_ready(tx_ready), .mem_block(e_block), .mem_last(e_last),
       .out_block(h_tx_line), .out_is_memory(), .buffered()
   );
-  logic [65:0] up_line;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk, .rst_n, .tx(h_tx_line), .flip(up_flip), .rx(sw_in),
-                                                     .line(up_line));
+  logic [65:0] up_rx, up_matched;
+  logic        up_matched_valid, up_guarded_valid;
+  logic [65:0] up_guarded;
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk(hclk), .rst_n, .tx(h_tx_line), .flip(up_flip),
+                                                     .rx(up_rx), .line());
+  tb_link_receiver #(.RATE_MATCH(RATE_MATCH)) up_rm (
+      .in_clk(hclk), .out_clk(sclk), .rst_n, .in_block(up_rx), .out_valid(up_matched_valid), .out_block(up_matched),
+      .cnt_deleted(up_rm_deleted), .cnt_inserted(up_rm_inserted), .cnt_overflow(up_rm_overflow),
+      .cnt_underflow(up_rm_underflow), .cnt_idle_starved(up_rm_starved)
+  );
+  pcs_link_guard #(.WINDOW_CYCLES(BER_WINDOW_CYCLES), .THRESHOLD(BER_THRESHOLD)) up_guard (
+      .clk(sclk), .rst_n, .in_valid(up_matched_valid), .in_block(up_matched),
+      .out_valid(up_guarded_valid), .out_block(up_guarded),
+      .remote_down(down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
+      .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded)
+  );
+  assign sw_in = up_guarded_valid ? up_guarded : IDLE;   // the switch takes a block every cycle
 
   // ---- switch -> host. The switch cannot be held, so its blocks go first
   // (strict); its units are kept whole (a unit is open from /MS/ to /MT/, and
@@ -254,23 +376,37 @@ module tb_fabric_port #(
                     && sw_out[17:10] == edm_pkg::SUB_MT;
   assign sw_mem = sw_open || !sw_is_idle;
   assign sw_last = sw_open ? sw_is_mt : !sw_is_ms;
-  always_ff @(posedge clk)
+  always_ff @(posedge sclk)
     if (!rst_n) sw_open <= 1'b0;
     else if (sw_is_ms) sw_open <= 1'b1;
     else if (sw_is_mt) sw_open <= 1'b0;
   edm_tx #(.STRICT(1'b1)) switch_tx (
-      .clk, .rst_n,
+      .clk(sclk), .rst_n,
       .enc_valid(s_enc_valid), .enc_ready(s_enc_ready), .enc_block(s_enc_block),
       .mem_valid(sw_mem), .mem_ready(), .mem_block(sw_out), .mem_last(sw_last),
       .out_block(s_tx_line), .out_is_memory(), .buffered()
   );
-  logic [65:0] down_line;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk, .rst_n, .tx(s_tx_line), .flip(down_flip),
-                                                       .rx(h_rx_line), .line(down_line));
+  logic [65:0] down_rx, down_matched;
+  logic        down_matched_valid;
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk(sclk), .rst_n, .tx(s_tx_line), .flip(down_flip),
+                                                       .rx(down_rx), .line());
+  tb_link_receiver #(.RATE_MATCH(RATE_MATCH)) down_rm (
+      .in_clk(sclk), .out_clk(hclk), .rst_n, .in_block(down_rx), .out_valid(down_matched_valid),
+      .out_block(down_matched),
+      .cnt_deleted(down_rm_deleted), .cnt_inserted(down_rm_inserted), .cnt_overflow(down_rm_overflow),
+      .cnt_underflow(down_rm_underflow), .cnt_idle_starved(down_rm_starved)
+  );
+  logic rx_valid;
+  pcs_link_guard #(.WINDOW_CYCLES(BER_WINDOW_CYCLES), .THRESHOLD(BER_THRESHOLD)) down_guard (
+      .clk(hclk), .rst_n, .in_valid(down_matched_valid), .in_block(down_matched),
+      .out_valid(rx_valid), .out_block(h_rx_line),
+      .remote_down(up_hi_ber), .hi_ber(down_hi_ber), .link_down,
+      .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded)
+  );
 
   edm_rx host_rx (
-      .clk, .rst_n,
-      .in_valid(1'b1), .in_block(h_rx_line),
+      .clk(hclk), .rst_n,
+      .in_valid(rx_valid), .in_block(h_rx_line),
       .out_valid(dec_valid), .out_block(dec_block),
       .mem_valid, .mem_block, .mem_first, .mem_last, .mem_error, .mem_abort,
       .notif_valid(), .notif_dst(), .notif_msg_id(), .notif_size(),
@@ -278,6 +414,39 @@ module tb_fabric_port #(
       .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_bad_sync(),
       .cnt_ctl_missed, .cnt_ctl_in_data()
   );
+endmodule
+
+// A receiver's move from the recovered clock (in_clk: the link's sender's) into
+// its own: pcs_rate_match with RATE_MATCH, else a wire (one clock) with zero counters.
+module tb_link_receiver #(
+    parameter int unsigned RATE_MATCH = 0
+) (
+    input  logic        in_clk,
+    input  logic        out_clk,
+    input  logic        rst_n,
+    input  logic [65:0] in_block,
+    output logic        out_valid,
+    output logic [65:0] out_block,
+    output logic [15:0] cnt_deleted,
+    output logic [15:0] cnt_inserted,
+    output logic [15:0] cnt_overflow,
+    output logic [15:0] cnt_underflow,
+    output logic [15:0] cnt_idle_starved
+);
+  if (RATE_MATCH != 0) begin : g_elastic
+    pcs_rate_match elastic (
+        .in_clk, .in_rst_n(rst_n), .in_valid(1'b1), .in_block, .cnt_deleted, .cnt_overflow, .cnt_idle_starved,
+        .out_clk, .out_rst_n(rst_n), .out_valid, .out_block, .cnt_inserted, .cnt_underflow
+    );
+  end else begin : g_wire
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [2:0] unused_clocks;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_clocks = {in_clk, out_clk, rst_n};
+    assign out_valid = 1'b1;
+    assign out_block = in_block;
+    assign {cnt_deleted, cnt_inserted, cnt_overflow, cnt_underflow, cnt_idle_starved} = '0;
+  end
 endmodule
 
 // Scrambler -> LINK_CYCLES delay -> descrambler; the sync header travels beside

@@ -8,8 +8,10 @@ import json
 from rtlsim import TESTS, simulate, sources
 
 FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-         "common/edm_unit_receiver.sv", "pcs/pcs_scrambler.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
-         "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"]
+         "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv", "pcs/pcs_ber_monitor.sv",
+         "pcs/pcs_link_guard.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
+         "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv",
+         "switch/edm_switch.sv"]
 
 
 # `edm rtl latency`, network stack cycles (docs/hardware.md, Table 1).
@@ -20,13 +22,30 @@ def fabric_sources():
     return sources(*FILES) + [TESTS / "tb_fabric_top.sv"]
 
 
-def run_fabric(nc=2, nm=2, link_cycles=19, testcase=None, latency_json=None):
-    env = {"EDM_FABRIC_LINK_CYCLES": str(link_cycles)}
+# The faults build (tests/rtl/test_rtl_faults.py, experiments/fabric_ppm.py):
+# a clock per host and for the switch with elastic buffers, a short BER
+# window so a few invalid sync headers disable a link, and the switch giving
+# up circuits idle for 1000 cycles (lost grants).
+FAULTS_BUILD = dict(rate_match=1, ber_window=512, ber_threshold=4, circuit_timeout=1000)
+
+
+def run_fabric(nc=2, nm=2, link_cycles=19, testcase=None, latency_json=None, rate_match=0, ber_window=48828,
+               ber_threshold=16, circuit_timeout=0, env=None):
+    """Builds (or reuses) the fabric top and runs tb_fabric; `env` adds the
+    bench's settings (EDM_FABRIC_PPM, EDM_FABRIC_ROUNDS, EDM_FABRIC_PPM_JSON)."""
+    env = {"EDM_FABRIC_LINK_CYCLES": str(link_cycles), "EDM_FABRIC_RATE_MATCH": str(rate_match),
+           "EDM_FABRIC_BER_THRESHOLD": str(ber_threshold), "EDM_FABRIC_CIRCUIT_TIMEOUT": str(circuit_timeout),
+           **(env or {})}
     if latency_json:
         env["EDM_FABRIC_LATENCY_JSON"] = str(latency_json)
+    name = f"tb_fabric_{nc}x{nm}_l{link_cycles}"
+    if rate_match:
+        name += f"_rm_b{ber_window}_{ber_threshold}_c{circuit_timeout}"
     simulate("tb_fabric_top", fabric_sources(), "tb_fabric",
-             {"NC": nc, "NM": nm, "LINK_CYCLES": link_cycles},
-             name=f"tb_fabric_{nc}x{nm}_l{link_cycles}", extra_env=env, testcase=testcase)
+             {"NC": nc, "NM": nm, "LINK_CYCLES": link_cycles, "RATE_MATCH": rate_match,
+              "BER_WINDOW_CYCLES": ber_window, "BER_THRESHOLD": ber_threshold,
+              "CIRCUIT_TIMEOUT_CYCLES": circuit_timeout},
+             name=name, extra_env=env, testcase=testcase)
 
 
 class TestDefaultFabric:

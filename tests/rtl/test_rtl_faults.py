@@ -1,6 +1,7 @@
 """Fault handling in the PCS (docs/faults.md): rate matching between clocks a
-few hundred ppm apart, the BER monitor, and a short run of the RTL receive-path
-fuzzer (scripts/fuzz_rtl_rx.sh runs it for 10^7 blocks)."""
+few hundred ppm apart, the BER monitor and the link disable it drives, both
+alone and in the whole fabric, and a short run of the RTL receive-path fuzzer
+(scripts/fuzz_rtl_rx.sh runs it for 10^7 blocks)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from rtlsim import ROOT, TESTS, lint, simulate, sources
 from test_rtl_common import MODULES
+from test_rtl_fabric import FAULTS_BUILD, run_fabric
 
 
 # Both directions at 100 and 200 ppm with the real idle rule, and at 1 % with
@@ -56,3 +58,38 @@ def test_fuzz_rtl_rx_short():
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "mismatches: 0" in run.stdout and "checked blocks in 10 segments" in run.stdout, run.stdout
+
+
+# pcs_link_guard alone: hi_ber and the partner's report take the link down.
+def test_link_guard():
+    simulate("pcs_link_guard", sources(*MODULES["pcs_link_guard"]), "tb_link_guard",
+             {"WINDOW_CYCLES": 64, "THRESHOLD": 4}, name="pcs_link_guard")
+
+
+# The switch's lost-grant timeout alone: never (0), short, and a fabric's.
+@pytest.mark.parametrize("timeout", [0, 5, 100])
+def test_circuit_timeout(timeout):
+    simulate("edm_circuit_timeout", sources(*MODULES["edm_circuit_timeout"]), "tb_circuit_timeout",
+             {"TIMEOUT_CYCLES": timeout}, name=f"edm_circuit_timeout_{timeout}")
+
+
+class TestFaultsFabric:
+    """The whole fabric with a clock per host and for the switch (elastic
+    buffers at every receiver) and link guards with a short BER window; both
+    tests share one build (run in turn on one worker, tests/conftest.py).
+    Short runs: experiments/fabric_ppm.py runs ±100 and ±200 ppm for longer."""
+
+    def test_fabric_clock_offsets(self):
+        """Hosts at +1 %, -1 %, +0.5 %, -0.5 % against the switch: the buffers
+        delete and insert hundreds of idles in a short run; every byte and
+        frame checked, no block but an idle lost or added. Then ±200/±100 ppm."""
+        for ppm in ("10000,-10000,5000,-5000,0", "200,-200,100,-100,0"):
+            run_fabric(**FAULTS_BUILD, testcase="clock_offsets", env={"EDM_FABRIC_PPM": ppm, "EDM_FABRIC_ROUNDS": "30"})
+
+    def test_fabric_link_disabled_on_hi_ber(self):
+        run_fabric(**FAULTS_BUILD, testcase="link_hi_ber")
+
+    def test_fabric_lost_notification_and_grant(self):
+        """A write whose /N/, then one whose /G/, is hit on the wire lands once,
+        in full (compute node /N/ re-sends, the switch's lost-grant timeout)."""
+        run_fabric(**FAULTS_BUILD, testcase="lost_notification,lost_grant")

@@ -7,7 +7,8 @@ import pytest
 from rtlsim import simulate, sources
 
 # Linted with every module by test_rtl_common.py.
-FILES = ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"]
+FILES = ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv",
+         "switch/edm_switch.sv"]
 
 
 @pytest.mark.parametrize("n", [4, 8])
