@@ -24,7 +24,8 @@ MODULES = {
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                     "host/edm_mem_node.sv"],
+                     "host/edm_mem_translate.sv", "host/edm_mem_node.sv"],
+    "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
                          "common/edm_unit_emitter.sv", "host/edm_compute_node.sv"],
 }
@@ -83,6 +84,11 @@ def test_edm_rx():
 
 def test_mem_node():
     simulate("edm_mem_node", sources(*MODULES["edm_mem_node"]), "tb_mem_node")
+
+
+def test_mem_translate():
+    simulate("edm_mem_translate", sources(*MODULES["edm_mem_translate"]), "tb_mem_translate",
+             {"PT_BASE": 0x4_0000, "PT_BUCKETS_LOG2": 4, "PT_WAYS": 4})
 
 
 def test_compute_node_with_mem_nodes():
