@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "edm.reproduce",
     "edm.rtl_synth",
     "edm.ycsb.cli",
+    "edm.related.cli",
 ]
 
 

@@ -70,6 +70,7 @@ module edm_mem_translate #(
     output logic [edm_pkg::PORT_BITS-1:0] out_grant_dst,
     output logic [7:0]  out_grant_msg_id,
     output logic [15:0] out_grant_size,
+    output logic        out_waiting,     // events are held (the engine's in_room_* lag)
     // The translation of the unit whose last block is out_last.
     output logic [63:0] xl_addr,
     output logic        xl_deny,
@@ -152,6 +153,7 @@ module edm_mem_translate #(
   assign out_grant_dst = o_gdst;
   assign out_grant_msg_id = o_gid;
   assign out_grant_size = o_gsize;
+  assign out_waiting = hq_valid;
 
   // ================================================================ the unit on the output
   logic [63:0] p;

@@ -78,6 +78,7 @@ class Bench:
         self.expect = dict(rreq=0, wreq=0, rmw=0, dropped=0, overflow=0, rejected=0, stray=0)
         self.strays_to_give = []       # (key, sizes) of corrupted RREQs: their grants are strays
         self.pending_abort = False
+        self.responses_denied = 0      # STATUS_DENIED answers (a translating node's)
 
     async def start(self):
         await clock_and_reset(self.dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0,
@@ -168,6 +169,10 @@ class Bench:
         else:
             self.expect["dropped"] += 1  # RRES at a memory node
             return
+        self.respond(m, data, status)
+
+    def respond(self, m: codec.Message, data: bytes, status: int):
+        """The response m is expected to get: its first chunk is granted."""
         key = (m.src, m.msg_id)
         first = self.first_chunk(len(data))
         self.pending[key] = dict(msg=m, data=data, status=status, grants=[first], granted=first,
@@ -355,7 +360,7 @@ class Bench:
                for name in ("rreq", "wreq", "rmw", "dropped", "overflow", "rejected")}
         got["stray"] = int(self.dut.cnt_stray_grants.value)
         assert got == self.expect, f"counters {got} != expected {self.expect}"
-        n_resp = self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"]
+        n_resp = self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"] + self.responses_denied
         assert len(self.done) == n_resp and not self.pending, (len(self.done), n_resp)
         assert self.rx.counters["corrupted"] == 0 and self.rx.counters["unknown"] == 0
 

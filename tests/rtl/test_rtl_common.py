@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rtlsim import RTL, TESTS, lint, simulate, sources
@@ -24,8 +26,10 @@ MODULES = {
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                     "host/edm_mem_translate.sv", "host/edm_mem_node.sv"],
+                     "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
+    "edm_mem_node_xl": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
+                        "host/edm_mem_translate.sv", "host/edm_mem_node.sv", "host/edm_mem_node_xl.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
                          "common/edm_unit_emitter.sv", "host/edm_compute_node.sv"],
 }
@@ -89,6 +93,40 @@ def test_mem_node():
 def test_mem_translate():
     simulate("edm_mem_translate", sources(*MODULES["edm_mem_translate"]), "tb_mem_translate",
              {"PT_BASE": 0x4_0000, "PT_BUCKETS_LOG2": 4, "PT_WAYS": 4})
+
+
+# The translating node's bench puts its page table in the node's last page
+# (tb_mem_node_xl.PT_BASE: 15 frames after its BASE).
+XL_PARAMETERS = {"PT_BASE": "64'h0123456789ABF000", "PT_BUCKETS_LOG2": 4, "PT_WAYS": 4}
+
+
+def translation_cycles(tmp) -> dict:
+    """One 64 B read alone through the plain memory node and the translating
+    one (tb_mem_node_xl.translation_latency): cycles from its last block to its
+    first data read and first response block; TLB miss and hit."""
+    import json  # noqa: PLC0415
+
+    out = {}
+    for top in ("edm_mem_node", "edm_mem_node_xl"):
+        path = Path(tmp) / f"{top}.json"
+        simulate(top, sources(*MODULES[top]), "tb_mem_node_xl", XL_PARAMETERS if top.endswith("xl") else {},
+                 extra_env={"EDM_XL_LATENCY_JSON": str(path)}, testcase="translation_latency")
+        out.update(json.loads(path.read_text()))
+    return out
+
+
+def test_mem_node_xl():
+    # The bench's page table sits in the node's last page (tb_mem_node_xl.PT_BASE).
+    simulate("edm_mem_node_xl", sources(*MODULES["edm_mem_node_xl"]), "tb_mem_node_xl", XL_PARAMETERS)
+
+
+def test_translation_adds_no_cycle_on_a_tlb_hit(tmp_path):
+    """The same read through the plain node and the translating one: a TLB hit
+    costs nothing, a miss exactly its walk (docs/hardware.md)."""
+    cycles = translation_cycles(tmp_path)
+    assert cycles["hit"] == cycles["plain"], cycles
+    walk = cycles["walk_reads"] + cycles["dram_latency"] + 1
+    assert cycles["miss"]["to_first_dram_read"] == cycles["plain"]["to_first_dram_read"] + walk, cycles
 
 
 def test_compute_node_with_mem_nodes():
