@@ -441,6 +441,14 @@ fields! {
         "1: every host mirrors its memory messages on two switch planes; the receiver keeps the first copy" => edm.faults.dual_switch;
     ber_burst_bits: int(0, 4096), Scope::EdmOnly,
         "0 or 1: independent bit errors; L: errors come in bursts of L bits (first and last flipped), at ber / L bursts per bit" => edm.faults.burst_bits;
+    // ---- Clio (issue 24): address translation at the memory node; off by default ----
+    translate_hit_ps: int(0, U64), Scope::All,
+        "Clio: a read's translation at the memory node on a TLB hit, ps (0 with translate_miss_ps 0: none)" => fabric.translate.hit_ps;
+    translate_miss_ps: int(0, U64), Scope::All,
+        "Clio: a read's translation on a TLB miss (one page-table bucket read), ps; EDM's switch plans every read for the larger of the two" => fabric.translate.miss_ps;
+    tlb_hit_rate: real(0.0, 1.0, false, false), Scope::All,
+        "Clio: share of reads whose translation hits the TLB, drawn per request from translate_seed" => fabric.translate.hit_rate;
+    translate_seed: int(0, U64), Scope::All, "Clio: seed of the TLB hits and misses" => fabric.translate.seed;
 }
 
 /// The field called `name`.

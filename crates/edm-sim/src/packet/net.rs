@@ -176,7 +176,8 @@ impl<'a> Net<'a> {
                 let bytes = response_bytes(m);
                 let id =
                     self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
-                self.q.push(now + self.fabric.dram_ps, Ev::FlowStart(id));
+                let memory_ps = self.fabric.dram_ps + self.fabric.translate.ps(m);
+                self.q.push(now + memory_ps, Ev::FlowStart(id));
             }
             FlowRole::Write | FlowRole::Response => {
                 let m = &self.msgs[f.msg as usize];
