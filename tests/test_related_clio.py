@@ -125,3 +125,8 @@ def test_simulated_translation_costs_hits_and_misses():
     # Off by default: a run with the fields at their defaults is the same run.
     off = sim.run({**base, "protocol": "edm", "translate_seed": 0, "tlb_hit_rate": 1.0}).messages
     assert off["complete_ps"].tolist() == sim.run({**base, "protocol": "edm"}).messages["complete_ps"].tolist()
+
+
+def test_report_section_for_reproduce():
+    text = clio.report_section(seed=2)
+    assert text.startswith("### Clio") and "| 0 | 0 |" in text

@@ -280,6 +280,32 @@ def run(args: argparse.Namespace) -> dict:
             "cycle_ns": protocol.CYCLE_PS / 1000}
 
 
+def default_args(**overrides) -> argparse.Namespace:
+    """The CLI's defaults (``edm related clio``), with ``overrides``."""
+    p = argparse.ArgumentParser()
+    add_related_parser(p.add_subparsers())
+    args = p.parse_args(["clio"])
+    for k, v in overrides.items():
+        setattr(args, k, v)
+    return args
+
+
+def report_section(seed: int = 1) -> str:
+    """For ``edm reproduce``'s "related systems" part: the allocation and
+    protection figures of docs/related.md "Clio", as Markdown."""
+    args = default_args(seed=seed)
+    r = run(args)
+    c = r["translation_cycles"]
+    return "\n".join([
+        "### Clio: translation and protection", "",
+        f"`edm related clio --seed {seed}`: {r['regions']} regions ({r['pages_mapped']} pages of 4 KiB) on "
+        f"{args.memory_nodes} memory nodes, {r['requests']} requests, {args.outside:.0%} aimed outside.", "",
+        "| served | denied | served outside a mapping | denied inside | TLB hit rate | translation, hit / miss |",
+        "|---:|---:|---:|---:|---:|---|",
+        f"| {r['served']} | {r['denied']} | {r['served_outside']} | {r['denied_inside']} | {r['tlb_hit_rate']:.3f} "
+        f"| +{c['hit']} / +{c['miss']} cycles |", ""])
+
+
 def _main(args: argparse.Namespace) -> int:
     try:
         r = run(args)
