@@ -130,6 +130,16 @@ class Bench:
         self.add(codec.Message("RMWREQ", req, NODE, self.new_id(req), protocol.RMW_OPERAND_BYTES,
                                addr=addr, op=op, arg0=arg0, arg1=arg1), fate)
 
+    def rand_any(self, fate="good", read_bytes=None):
+        """A read (40 %; `read_bytes()` long if given), write (40 %) or RMW."""
+        r = self.rng.random()
+        if r < 0.4:
+            self.rand_read(n=read_bytes() if read_bytes else None, fate=fate)
+        elif r < 0.8:
+            self.rand_write(fate=fate)
+        else:
+            self.rand_rmw(fate=fate)
+
     # ------------------------------------------------------------ the model
     def first_chunk(self, n):
         return min(CHUNK, n)
@@ -382,13 +392,7 @@ async def random_mix(dut):
     b = await new_bench(dut, 1)
     for _ in range(700):
         fate = b.rng.choices(["good", "error", "abort", "abort_ms"], [88, 5, 4, 3])[0]
-        r = b.rng.random()
-        if r < 0.4:
-            b.rand_read(fate=fate)
-        elif r < 0.8:
-            b.rand_write(fate=fate)
-        else:
-            b.rand_rmw(fate=fate)
+        b.rand_any(fate)
     await b.run()
     b.check_final()
     assert b.expect["dropped"] > 20 and b.expect["stray"] > 3, b.expect

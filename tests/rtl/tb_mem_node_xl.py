@@ -147,13 +147,7 @@ async def protected_random_mix(dut):
     b = await new_xl_bench(dut, 11)
     for _ in range(600):
         fate = b.rng.choices(["good", "error", "abort", "abort_ms"], [90, 4, 3, 3])[0]
-        r = b.rng.random()
-        if r < 0.4:
-            b.rand_read(n=b.rng.choice([8, 64, b.rng.randint(1, 1024)]), fate=fate)
-        elif r < 0.8:
-            b.rand_write(fate=fate)
-        else:
-            b.rand_rmw(fate=fate)
+        b.rand_any(fate, read_bytes=lambda: b.rng.choice([8, 64, b.rng.randint(1, 1024)]))
     await b.run()
     b.check_final()
     dut._log.info("protected mix: %s, %d denied, %d TLB hits, %d walks, %d cycles",
