@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
 from edm import codec
@@ -74,8 +72,8 @@ def test_region_addresses_carry_the_space():
 
 
 def test_requests_stay_in_a_page_and_nothing_outside_is_served():
-    args = argparse.Namespace(memory_nodes=2, frames=1024, buckets_log2=8, ways=4, processes=4, regions=3,
-                              requests=5000, outside=0.2, tlb_entries=8, dram_cycles=4, seed=5, json="")
+    args = clio.default_args(frames=1024, buckets_log2=8, processes=4, regions=3, requests=5000, outside=0.2,
+                             seed=5)
     r = clio.run(args)
     assert r["requests"] == 5000 and r["served_outside"] == 0 and r["denied_inside"] == 0
     assert r["denied"] > 500 and r["served"] > 3000
@@ -130,3 +128,9 @@ def test_simulated_translation_costs_hits_and_misses():
 def test_report_section_for_reproduce():
     text = clio.report_section(seed=2)
     assert text.startswith("### Clio") and "| 0 | 0 |" in text
+
+
+def test_huge_pages_raise_the_tlb_hit_rate():
+    small = clio.run(clio.default_args(requests=20_000))
+    huge = clio.run(clio.default_args(requests=20_000, page_bits=21, frames=64))
+    assert huge["served_outside"] == 0 and huge["tlb_hit_rate"] > 3 * small["tlb_hit_rate"]

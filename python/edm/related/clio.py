@@ -259,7 +259,8 @@ def translation_cycles(ways: int, dram_latency_cycles: int) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> dict:
     """Allocation, a workload and its translation, as the CLI reports them."""
-    nodes = {k: MemoryNodeSpaces(k, args.frames, buckets_log2=args.buckets_log2, ways=args.ways, seed=args.seed + k)
+    nodes = {k: MemoryNodeSpaces(k, args.frames, page_bits=args.page_bits, buckets_log2=args.buckets_log2,
+                                 ways=args.ways, seed=args.seed + k)
              for k in range(args.memory_nodes)}
     rng = random.Random(args.seed)
     processes, start = [], time.perf_counter()
@@ -269,7 +270,7 @@ def run(args: argparse.Namespace) -> dict:
                                 writable=rng.random() < 0.9) for _ in range(args.regions)]
         processes.append(regions)
     alloc_s = time.perf_counter() - start
-    reqs = generate(processes, args.requests, seed=args.seed, outside=args.outside)
+    reqs = generate(processes, args.requests, seed=args.seed, outside=args.outside, page_bits=args.page_bits)
     ev = evaluate(nodes, reqs, args.tlb_entries)
     cyc = translation_cycles(args.ways, args.dram_cycles)
     return {"processes": args.processes, "regions": args.processes * args.regions,
@@ -332,7 +333,8 @@ def add_related_parser(rsub) -> None:
     p = rsub.add_parser("clio", help="Clio: allocate remote regions per address space, translate and protect",
                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--memory-nodes", type=int, default=2)
-    p.add_argument("--frames", type=int, default=4096, help="data frames (4 KiB) per memory node")
+    p.add_argument("--frames", type=int, default=4096, help="data frames (pages) per memory node")
+    p.add_argument("--page-bits", type=int, default=12, help="log2 of the page size (12: 4 KiB; 21: 2 MiB)")
     p.add_argument("--buckets-log2", type=int, default=10, help="page-table buckets per node, log2")
     p.add_argument("--ways", type=int, default=4, help="slots per page-table bucket (a walk reads 2 x ways words)")
     p.add_argument("--processes", type=int, default=8)
