@@ -162,7 +162,7 @@ def test_pim_scheduler(n, srpt, rules):
 
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
 # synthesizes a smaller one. edm_mem_node_xl only wires edm_mem_translate to
-# edm_mem_node, both synthesized here; alone it takes over 7 min
+# edm_mem_node, both synthesized here; alone it did not finish in 19 min on 2 busy cores
 # (`.venv/bin/python tests/rtl/synth.py` includes it).
 @pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch", "edm_mem_node_xl"}))
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
