@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from edm import protocol
 
 SV_PACKAGE = Path(__file__).resolve().parents[1] / "rtl" / "common" / "edm_pkg.sv"
@@ -75,3 +77,19 @@ def test_control_sequence_constants_follow_from_the_crc8_polynomial():
     assert (56 + protocol.CTL_SEQ_INV_SHIFT) % order == 0
     assert all(shift(shift(s, 56), protocol.CTL_SEQ_INV_SHIFT) == s for s in range(1 << protocol.CTL_SEQ_W))
     assert protocol.CTL_SEQ_W == 8  # the CRC-8's register: every number moves it differently
+
+
+def test_address_space_id_is_the_top_of_the_address_word():
+    # docs/protocol.md §3.4: the ASID takes the address word's top bits, so no
+    # unit grows; both languages name it (test_every_constant_agrees) and the
+    # codec packs it there.
+    from edm import codec
+
+    assert protocol.ADDR_ASID_LSB + protocol.ADDR_ASID_W == 8 * protocol.RREQ_EXT_BYTES
+    word = codec.space_address((1 << protocol.ADDR_ASID_W) - 1, (1 << protocol.ADDR_ASID_LSB) - 8)
+    assert word >> protocol.ADDR_ASID_LSB == (1 << protocol.ADDR_ASID_W) - 1
+    assert codec.split_space_address(word) == ((1 << protocol.ADDR_ASID_W) - 1, (1 << protocol.ADDR_ASID_LSB) - 8)
+    with pytest.raises(codec.CodecError, match="vaddr"):
+        codec.space_address(1, 1 << protocol.ADDR_ASID_LSB)
+    statuses = [protocol.STATUS_OK, protocol.STATUS_TIMEOUT, protocol.STATUS_ERROR, protocol.STATUS_DENIED]
+    assert len(set(statuses)) == 4 and max(statuses) < 1 << protocol.HDR_OP_W

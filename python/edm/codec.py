@@ -33,6 +33,8 @@ xgmii_encode = _core.xgmii_encode
 xgmii_decode = _core.xgmii_decode
 tx_mux = _core.tx_mux
 overhead_table = _core.overhead_table
+space_address = _core.space_address  # (asid, vaddr) -> a request's address word (docs/protocol.md §3.4)
+split_space_address = _core.split_space_address  # address word -> (asid, vaddr)
 
 __all__ = [
     "Block",
@@ -52,6 +54,8 @@ __all__ = [
     "implied_seq",
     "message_blocks",
     "overhead_table",
+    "space_address",
+    "split_space_address",
     "tx_mux",
     "xgmii_decode",
     "xgmii_encode",

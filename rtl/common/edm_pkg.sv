@@ -121,7 +121,14 @@ package edm_pkg;
   // Completion status for a read that got no response in time (§3.3: NULL response).
   localparam logic [7:0] STATUS_TIMEOUT = 8'h01;
   localparam logic [7:0] STATUS_ERROR = 8'h02;
+  // A request outside the requester's mappings at a translating memory node
+  // (docs/protocol.md §3.4): refused, never served.
+  localparam logic [7:0] STATUS_DENIED = 8'h03;
   localparam int unsigned MAX_MESSAGE_BYTES = 65535;
+  // Address-space id (ASID): bits [63:48] of a request's 64-bit address word
+  // (RREQ, WREQ, RMWREQ); bits [47:0] are the address inside that space.
+  localparam int unsigned ADDR_ASID_LSB = 48;
+  localparam int unsigned ADDR_ASID_W = 16;
 
   // ---- /N/ and /G/ payload fields (bit offsets in the 64-bit payload) ----
   localparam int unsigned NG_DST_LSB = 16;

@@ -89,7 +89,11 @@ module edm_mem_node #(
     // WREQ units buffered: one arriving, one being written and the shortest
     // WREQs (4 blocks) that can arrive while the longest one (up to
     // MAX_WRITE_BYTES / 8 + 1 words) is written (docs/hardware.md, "Memory node sizing").
-    parameter int unsigned WSLOTS_LOG2 = $clog2((MAX_WRITE_BYTES / 8 + 2 + 3) / 4 + 2)
+    parameter int unsigned WSLOTS_LOG2 = $clog2((MAX_WRITE_BYTES / 8 + 2 + 3) / 4 + 2),
+    // Request addresses are translated in front of the engine (edm_mem_translate
+    // in edm_mem_node_xl): each unit's physical address and verdict arrive on
+    // xl_addr / xl_deny with its last block. 0: the address is physical.
+    parameter bit TRANSLATE = 1'b0
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -107,6 +111,10 @@ module edm_mem_node #(
     input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
+    // With TRANSLATE: the translation of the unit whose last block is in_last.
+    // A denied RREQ/RMWREQ is answered STATUS_DENIED, a denied WREQ never written.
+    input  logic [63:0] xl_addr,
+    input  logic        xl_deny,
     // Memory read channel: one 8-byte word per request; answered in order, any
     // number of cycles (>= 1) later, with no back-pressure on the answers.
     output logic        dram_rd_valid,
@@ -144,7 +152,7 @@ module edm_mem_node #(
   // WREQ data slots: the unit's blocks as 8-byte words T[i] (see below).
   localparam int unsigned WBW = $clog2(MAX_WRITE_BYTES / 8 + 6);
   localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
-  localparam int unsigned CMD_W = 3 + 16 + 4 + 64 + 64 + 64 + READ_SLOTS_LOG2;
+  localparam int unsigned CMD_W = 1 + 3 + 16 + 4 + 64 + 64 + 64 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
   localparam int unsigned GQ_W = 1 + RSW + edm_pkg::PORT_BITS + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
@@ -215,16 +223,25 @@ module edm_mem_node #(
     if (rx_idx == 4) nx_arg1[63:48] = t_word[15:0];
   end
 
-  // What a committed RREQ/RMWREQ will answer: x_len bytes, STATUS_ERROR if x_err.
+  // The committed unit's physical address, and whether it is denied.
+  logic [63:0] x_addr;
+  logic        x_deny;
+  assign x_addr = TRANSLATE ? xl_addr : nx_addr;
+  assign x_deny = TRANSLATE && xl_deny;
+  // What a committed RREQ/RMWREQ will answer: x_len bytes, STATUS_ERROR if x_err
+  // (STATUS_DENIED if x_deny).
   logic        x_err;
   logic [15:0] x_len;
   always_comb begin
     if (rx_kind == K_RREQ) x_err = rx_len > MAX_READ;
     else x_err = !(nx_op == OP_CAS || nx_op == OP_FAA || nx_op == OP_SWAP) || nx_addr[2:0] != 3'd0;
+    x_err = x_err || x_deny;
     x_len = x_err ? 16'd0 : (rx_kind == K_RREQ ? rx_len : RMW_BYTES);
   end
 
   logic cmd_wr_ready;
+  logic w_commit;
+  assign w_commit = commit && rx_kind == K_WREQ && !x_deny;  // a denied write takes no slot
   // A committed RREQ/RMWREQ's place in the grant order. edm_rx delivers one
   // block's result per cycle, so a /G/ never comes in the cycle of a unit's
   // last block; if it does, the grant is lost and counted in cnt_overflow.
@@ -240,7 +257,7 @@ module edm_mem_node #(
   logic [60:0] x_w0, x_wl;
   logic [16:0] x_end;  // the last byte's offset from word x_w0
   assign x_end = {14'b0, nx_addr[2:0]} + {1'b0, rx_kind == K_WREQ ? rx_len : x_len} - 17'd1;
-  assign x_w0  = nx_addr[63:3];
+  assign x_w0  = x_addr[63:3];
   assign x_wl  = x_w0 + {47'b0, 14'(x_end >> 3)};
   // Accesses memory at all (an empty or rejected request does not).
   logic x_access;
@@ -256,7 +273,7 @@ module edm_mem_node #(
   edm_fifo #(.WIDTH(CMD_W), .DEPTH_LOG2(READ_SLOTS_LOG2)) cmd_q (
       .clk, .rst_n,
       .wr_valid(tok_in), .wr_ready(cmd_wr_ready),
-      .wr_data({rx_kind, rx_len, nx_op, nx_addr, nx_arg0, nx_arg1, free_idx}),
+      .wr_data({x_deny, rx_kind, rx_len, nx_op, x_addr, nx_arg0, nx_arg1, free_idx}),
       .rd_valid(cmd_valid), .rd_ready(cmd_pop), .rd_data(cmd_data),
       .count(cmd_count)
   );
@@ -318,6 +335,7 @@ module edm_mem_node #(
   logic [RS-1:0][11:0]      rs_seq;      // seq of the next chunk
   logic [RS-1:0][2:0]       rs_a;        // address mod 8
   logic [RS-1:0]            rs_err;      // STATUS_ERROR
+  logic [RS-1:0]            rs_denied;   // STATUS_DENIED
   logic [RS-1:0][WIW-1:0]   rs_arrived;  // words in the buffer
   logic [RS-1:0]            rs_pend;     // its memory requests are not all issued
   logic [RS-1:0][WIW-1:0]   rs_fetched;  // RREQ: words read (issued) so far
@@ -350,7 +368,8 @@ module edm_mem_node #(
   logic [3:0]  c_op;
   logic [63:0] c_addr, c_arg0, c_arg1;
   logic [RSW-1:0] c_slot;   // its response slot
-  assign {c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
+  logic        c_deny;
+  assign {c_deny, c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
 
   logic c_read_ok, c_rmw_ok;
   assign c_read_ok = c_len <= MAX_READ;
@@ -403,7 +422,7 @@ module edm_mem_node #(
   // The engine reaches an RREQ once no earlier write it reads is pending (its
   // words are then fetched chunk by chunk as granted), an RMW once it is done.
   logic        e_push, e_done, a_err;
-  assign a_err = c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok;
+  assign a_err = c_deny || (c_kind == K_RREQ ? !c_read_ok : !c_rmw_ok);
   // (e_push: the engine has reached the command; its first chunk goes when its
   // token reaches the head of the grant queue.)
   assign e_push = (e_state == E_IDLE && cmd_valid
@@ -650,7 +669,8 @@ module edm_mem_node #(
     hdr[edm_pkg::HDR_SEQ_LSB +: edm_pkg::HDR_SEQ_W] = j_seq;
     hdr[edm_pkg::HDR_LAST_LSB] = j_last;
     hdr[edm_pkg::HDR_OP_LSB +: edm_pkg::HDR_OP_W] =
-        rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
+        rs_denied[j_slot] ? 4'(edm_pkg::STATUS_DENIED)
+                          : rs_err[j_slot] ? 4'(edm_pkg::STATUS_ERROR) : 4'(edm_pkg::STATUS_OK);
   end
 
   // The RRES: |M| = 8 + size (header, the chunk); T[u_i] for u_i >= 1 is the
@@ -695,6 +715,7 @@ module edm_mem_node #(
       rs_seq <= '0;
       rs_a <= '0;
       rs_err <= '0;
+      rs_denied <= '0;
       rs_arrived <= '0;
       cnt_rreq <= '0;
       cnt_wreq <= '0;
@@ -711,11 +732,11 @@ module edm_mem_node #(
         rx_arg0 <= nx_arg0;
         rx_arg1 <= nx_arg1;
       end
-      if (commit && rx_kind == K_WREQ) begin
+      if (w_commit) begin
         rx_wslot <= rx_wslot + 1'b1;
         ws_busy[rx_wslot] <= 1'b1;
         ws_access[rx_wslot] <= x_access;
-        ws_addr[rx_wslot] <= nx_addr;
+        ws_addr[rx_wslot] <= x_addr;
         ws_len[rx_wslot] <= rx_len;
         ws_w0[rx_wslot] <= x_w0;
         ws_wl[rx_wslot] <= x_wl;
@@ -725,7 +746,7 @@ module edm_mem_node #(
       // other kind; a finished one is cleared everywhere (its slot may be reused
       // by a later command).
       for (integer k = 0; k < WS; k++) begin
-        if (commit && rx_kind == K_WREQ && WSLOTS_LOG2'(k) == rx_wslot)
+        if (w_commit && WSLOTS_LOG2'(k) == rx_wslot)
           ws_after[k] <= rs_pend & ~rd_finish;
         else ws_after[k] <= ws_after[k] & ~rd_finish;
       end
@@ -733,7 +754,7 @@ module edm_mem_node #(
         if (tok_in && RSW'(i) == free_idx) rs_after[i] <= (ws_busy & ws_access) & ~wr_finish;
         else rs_after[i] <= rs_after[i] & ~wr_finish;
       end
-      wslots_used <= wslots_used + (WSLOTS_LOG2 + 1)'(commit && rx_kind == K_WREQ)
+      wslots_used <= wslots_used + (WSLOTS_LOG2 + 1)'(w_commit)
                    - (WSLOTS_LOG2 + 1)'(w_done);
 
       // ---- response slots
@@ -750,6 +771,7 @@ module edm_mem_node #(
         rs_seq[free_idx] <= 12'd1;
         rs_a[free_idx] <= rx_kind == K_RREQ ? nx_addr[2:0] : 3'd0;
         rs_err[free_idx] <= x_err;
+        rs_denied[free_idx] <= x_deny;
         rs_arrived[free_idx] <= '0;
         rs_pend[free_idx] <= x_access;
         rs_fetched[free_idx] <= '0;
@@ -775,7 +797,7 @@ module edm_mem_node #(
       cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err});
       cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, w_done});
       cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err});
-      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err});
+      cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err && !c_deny});
       cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
       cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !ms_room}
                                                    + {1'b0, grant_valid && (!gq_wr_ready || tok_in)}

@@ -24,7 +24,7 @@ from test_rtl_common import MODULES  # noqa: E402
 # requesters; at its default (3 compute nodes: 16 responses of 1 KiB) synthesis
 # takes about 7 minutes, so `make test` synthesizes it for one compute node
 # (docs/hardware.md gives both sizes).
-PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}}
+PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}, "edm_mem_node_xl": {"COMPUTE_NODES": 1}}
 
 
 def synthesize(top: str, params: dict[str, int] | None = None) -> dict[str, int]:

@@ -78,6 +78,7 @@ class Bench:
         self.expect = dict(rreq=0, wreq=0, rmw=0, dropped=0, overflow=0, rejected=0, stray=0)
         self.strays_to_give = []       # (key, sizes) of corrupted RREQs: their grants are strays
         self.pending_abort = False
+        self.responses_denied = 0      # STATUS_DENIED answers (a translating node's)
 
     async def start(self):
         await clock_and_reset(self.dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0,
@@ -129,6 +130,16 @@ class Bench:
         self.add(codec.Message("RMWREQ", req, NODE, self.new_id(req), protocol.RMW_OPERAND_BYTES,
                                addr=addr, op=op, arg0=arg0, arg1=arg1), fate)
 
+    def rand_any(self, fate="good", read_bytes=None):
+        """A read (40 %; `read_bytes()` long if given), write (40 %) or RMW."""
+        r = self.rng.random()
+        if r < 0.4:
+            self.rand_read(n=read_bytes() if read_bytes else None, fate=fate)
+        elif r < 0.8:
+            self.rand_write(fate=fate)
+        else:
+            self.rand_rmw(fate=fate)
+
     # ------------------------------------------------------------ the model
     def first_chunk(self, n):
         return min(CHUNK, n)
@@ -168,6 +179,10 @@ class Bench:
         else:
             self.expect["dropped"] += 1  # RRES at a memory node
             return
+        self.respond(m, data, status)
+
+    def respond(self, m: codec.Message, data: bytes, status: int):
+        """The response m is expected to get: its first chunk is granted."""
         key = (m.src, m.msg_id)
         first = self.first_chunk(len(data))
         self.pending[key] = dict(msg=m, data=data, status=status, grants=[first], granted=first,
@@ -355,7 +370,7 @@ class Bench:
                for name in ("rreq", "wreq", "rmw", "dropped", "overflow", "rejected")}
         got["stray"] = int(self.dut.cnt_stray_grants.value)
         assert got == self.expect, f"counters {got} != expected {self.expect}"
-        n_resp = self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"]
+        n_resp = self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"] + self.responses_denied
         assert len(self.done) == n_resp and not self.pending, (len(self.done), n_resp)
         assert self.rx.counters["corrupted"] == 0 and self.rx.counters["unknown"] == 0
 
@@ -377,13 +392,7 @@ async def random_mix(dut):
     b = await new_bench(dut, 1)
     for _ in range(700):
         fate = b.rng.choices(["good", "error", "abort", "abort_ms"], [88, 5, 4, 3])[0]
-        r = b.rng.random()
-        if r < 0.4:
-            b.rand_read(fate=fate)
-        elif r < 0.8:
-            b.rand_write(fate=fate)
-        else:
-            b.rand_rmw(fate=fate)
+        b.rand_any(fate)
     await b.run()
     b.check_final()
     assert b.expect["dropped"] > 20 and b.expect["stray"] > 3, b.expect

@@ -134,7 +134,15 @@ spec! {
     /// Completion status for a read that got no response in time (§3.3: NULL response).
     STATUS_TIMEOUT: u8 = 1;
     STATUS_ERROR: u8 = 2;
+    /// A request outside the requester's mappings at a translating memory node
+    /// (docs/protocol.md §3.4): refused, never served.
+    STATUS_DENIED: u8 = 3;
     MAX_MESSAGE_BYTES: u32 = 65535;
+    /// Address-space id (ASID): bits [63:48] of a request's 64-bit address
+    /// word (RREQ, WREQ, RMWREQ); bits [47:0] are the address inside that
+    /// space (docs/protocol.md §3.4).
+    ADDR_ASID_LSB: u32 = 48;
+    ADDR_ASID_W: u32 = 16;
 
     // ---- /N/ and /G/ payload fields (bit offsets in the 64-bit payload) ----
     NG_DST_LSB: u32 = 16;

@@ -360,6 +360,21 @@ fn overhead_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
         .collect()
 }
 
+/// A request's address word for byte `vaddr` of address space `asid`.
+#[pyfunction]
+fn space_address(asid: &Bound<'_, PyAny>, vaddr: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let asid: u16 = narrow(asid, "asid")?;
+    let vaddr: u64 = narrow(vaddr, "vaddr")?;
+    message::space_address(asid, vaddr)
+        .ok_or_else(|| codec_error(format!("vaddr = {vaddr:#x} does not fit an address space ({:#x} bytes)", message::SPACE_BYTES)))
+}
+
+/// The (asid, vaddr) a request's address word names.
+#[pyfunction]
+fn split_space_address(addr: &Bound<'_, PyAny>) -> PyResult<(u16, u64)> {
+    Ok(message::split_space_address(narrow(addr, "addr")?))
+}
+
 /// Adds the codec's functions, classes and CodecError to `module`.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("CodecError", module.py().get_type::<CodecError>())?;
@@ -380,6 +395,8 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(xgmii_decode, module)?,
         wrap_pyfunction!(tx_mux, module)?,
         wrap_pyfunction!(overhead_table, module)?,
+        wrap_pyfunction!(space_address, module)?,
+        wrap_pyfunction!(split_space_address, module)?,
     ] {
         module.add_function(function)?;
     }

@@ -455,6 +455,14 @@ fields! {
     placement_region_bytes: int(64, 1 << 40), Scope::All, "placement: bytes of one region (Puri: 4 MB)" => placement.region_bytes;
     placement_skew: real(0.0, 8.0, false, false), Scope::All,
         "placement: Zipf exponent of a node's region popularity (0: all alike)" => placement.skew;
+    // ---- Clio (issue 24): address translation at the memory node; off by default ----
+    translate_hit_ps: int(0, U64), Scope::All,
+        "Clio: a read's translation at the memory node on a TLB hit, ps (0 with translate_miss_ps 0: none)" => fabric.translate.hit_ps;
+    translate_miss_ps: int(0, U64), Scope::All,
+        "Clio: a read's translation on a TLB miss (one page-table bucket read), ps; EDM's switch plans every read for the larger of the two" => fabric.translate.miss_ps;
+    tlb_hit_rate: real(0.0, 1.0, false, false), Scope::All,
+        "Clio: share of reads whose translation hits the TLB, drawn per request from translate_seed" => fabric.translate.hit_rate;
+    translate_seed: int(0, U64), Scope::All, "Clio: seed of the TLB hits and misses" => fabric.translate.seed;
 }
 
 /// The field called `name`.

@@ -1,5 +1,6 @@
-"""``edm related``: what the related systems of issue #24 teach, measured on our
-simulator. One module per system registers its subcommand (``add_parser``);
+"""``edm related``: what the related systems of issue #24 teach (Clio's translated,
+protected memory node; Puri's memory pools; Gao's closed-loop applications),
+measured on our simulator and RTL. One module per system registers its subcommand (``add_parser``);
 add a module to ``RELATED_MODULES`` to add one."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import argparse
 import importlib
 
 RELATED_MODULES = [
+    "edm.related.clio",
     "edm.related.closed_loop",
     "edm.related.pools",
 ]
@@ -23,6 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 # each module has reproduce_section(out, quick) -> its report's Markdown,
 # written to out/<name>.md.
 REPRODUCED = [
+    ("clio", "edm.related.clio", "Clio: translation and protection"),
     ("pools", "edm.related.pools", "Puri et al.: memory pools, DRAM contention, placement"),
     ("closed_loop", "edm.related.closed_loop", "Gao et al.: applications with the loop closed"),
 ]

@@ -161,9 +161,11 @@ impl Edm {
             // Not below 0: the schema refuses grant_to_data + rreq_extra < 0.
             cycles = cycles.saturating_add_signed(steps.rreq_extra);
         }
+        // A read's translation (Clio) at its bound: the switch plans the
+        // response's circuit before the memory node knows whether it hits.
         let t = self.c(cycles)
             + if forwarded_request {
-                self.fabric.memory_ps()
+                self.fabric.memory_ps() + self.fabric.translate.bound_ps()
             } else {
                 0
             };

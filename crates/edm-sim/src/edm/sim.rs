@@ -544,6 +544,9 @@ impl<'a> Sim<'a> {
         };
         let spec = &self.msgs[request.msg as usize];
         let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
+        // Translation (Clio) comes before the DRAM read, at the bound the switch plans for.
+        let translated = self.edm.fabric.translate.bound_ps();
+        let (arrived, fixed) = (arrived + translated, fixed - translated);
         let ready = if trial {
             memory.peek_read(node, arrived, spec.addr, bytes)
         } else {

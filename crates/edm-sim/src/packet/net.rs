@@ -183,18 +183,20 @@ impl<'a> Net<'a> {
                 let bytes = response_bytes(m);
                 let id =
                     self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
+                // Translation (Clio) comes before the DRAM read.
+                let translated = self.fabric.translate.ps(m);
                 let fixed = self.fabric.memory_ps();
                 let at = match &mut self.memory {
                     // The response starts once its data can stream from the DRAM.
                     Some(memory) => {
                         let data = bytes - (HDR_BYTES + RRES_EXT_BYTES);
-                        let ready = memory.read(m.memory, now, m.addr, data as u64);
+                        let ready = memory.read(m.memory, now + translated, m.addr, data as u64);
                         if m.op == Op::Rmw {
                             memory.write(m.memory, ready, m.addr, data as u64);
                         }
-                        memory.response_at(now, fixed, ready)
+                        memory.response_at(now + translated, fixed, ready)
                     }
-                    None => now + fixed,
+                    None => now + translated + fixed,
                 };
                 self.q.push(at, Ev::FlowStart(id));
             }
