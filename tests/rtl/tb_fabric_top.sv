@@ -3,6 +3,7 @@
 // its PHY path (tb_fabric_port), one edm_switch, one clock. Vectors are
 // flattened per node (node k: bits [k*W +: W]) since ports cannot be arrays.
 module tb_fabric_top #(
+    parameter bit          ZERO_QUEUE = 1'b1,  // the switch's zero-queue rules (edm_switch)
     parameter int unsigned NC = 2,
     parameter int unsigned NM = 2,
     parameter int unsigned LINK_CYCLES = 19,   // PMA+PMD+transceiver twice + propagation, per hop
@@ -101,7 +102,7 @@ module tb_fabric_top #(
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
 
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES)) sw (
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .ZERO_QUEUE(ZERO_QUEUE)) sw (
       .clk, .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
