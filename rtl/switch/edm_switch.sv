@@ -32,8 +32,9 @@
 // Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
 // Priority each cycle:
 //   1. a /G/ at the head of that order (or arriving with nothing queued), unless
-//      a forwarded RREQ is open: inserted even inside a data unit, as a filler
-//      (docs/protocol.md §3.3 rule 1; edm_rx drops it from the unit and decodes it);
+//      a forwarded RREQ is open: with ZERO_QUEUE = 0 inserted even inside a data
+//      unit, as a filler (docs/protocol.md §3.3 rule 1; edm_rx drops it from the
+//      unit and decodes it); with the zero-queue rules only in gaps (rule b);
 //   2. the next block of the unit already open on this egress (forwarded RREQ or
 //      circuit data; an idle filler if its next block is not there yet);
 //   3. between units: a forward at the head of the order, else circuit data
@@ -52,7 +53,8 @@
 // oversubscribe a link the scheduler keeps 100% busy with data and the FIFOs
 // overflow (counted, units corrupted).
 // Zero-queue rules (ZERO_QUEUE = 1, the default; docs/hardware.md "Zero
-// queueing in the datapath"): data never waits, whatever the hosts' answer times.
+// queueing in the switch datapath"): data never waits, whatever the hosts'
+// answer times.
 //   a. One source into a port at a time: from a grant into a port until its
 //      egress has sent the /MT/ of every circuit granted into it (z_release,
 //      one a cycle later per circuit), the scheduler (PARK_DST) grants that
