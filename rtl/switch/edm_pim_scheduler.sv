@@ -38,6 +38,13 @@
 // (edm_proto message_blocks: /MS/ + /MD/s + /MT/, WREQ or RRES); an iteration
 // starting in cycle t' can use them when t'*CYCLE_PS >= that. Each port keeps
 // the rest of its hold time in a counter of gcd(BLOCK_PS, CYCLE_PS) units.
+// With PARK_DST (the switch's zero-queue rules) a granted destination is also
+// parked for its source: until dst_release has named it once per circuit
+// granted into it (the switch has sent that circuit's last block), only the
+// same source may be granted to it (its data follow on the same uplink, in
+// order). The switch may also pause a source or a destination (src_pause,
+// dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
+// rules) these inputs are ignored.
 //
 // Age across queues: the model orders entries by a global arrival counter. Here
 // each entry carries an arrival stamp {cycle mod 2^STAMP_W, lane}, compared
@@ -60,7 +67,11 @@ module edm_pim_scheduler #(
     // EDM's rules (docs/simulator.md) beside the paper's (the defaults):
     parameter bit          PAIR_ORDER = 1'b1,  // 0: any entry of a pair may be granted (memory-order rule at the hosts)
     parameter bit          PIPELINED = 1'b0,   // 1: an iteration starts every cycle
-    parameter int unsigned HOLD = 0            // priority hold factor k (SRPT; 0: off)
+    parameter int unsigned HOLD = 0,           // priority hold factor k (SRPT; 0: off)
+    // The switch's zero-queue rules (edm_switch ZERO_QUEUE): 1: a granted
+    // destination is parked for its source (see "Ports" above).
+    parameter bit          PARK_DST = 1'b0,
+    parameter int unsigned PARK_W = 4          // PARK_DST: circuits into a destination at once < 2^PARK_W
 ) (
     input  logic                             clk,
     input  logic                             rst_n,
@@ -72,6 +83,11 @@ module edm_pim_scheduler #(
     input  logic [N*edm_pkg::NG_ID_W-1:0]    notif_msg_id,
     input  logic [N*edm_pkg::NG_SIZE_W-1:0]  notif_size,
     input  logic [N-1:0]                     notif_rres,   // 1: RRES data units, 0: WREQ
+    // PARK_DST (unused otherwise): one circuit granted into destination d has
+    // ended; do not grant source s / destination d for now.
+    input  logic [N-1:0]                     dst_release,
+    input  logic [N-1:0]                     src_pause,
+    input  logic [N-1:0]                     dst_pause,
     // Grants, lane s = source s.
     output logic [N-1:0]                     grant_valid,
     output logic [N*$clog2(N)-1:0]           grant_src,
@@ -192,6 +208,10 @@ module edm_pim_scheduler #(
   // it is being granted a chunk shorter than the pipeline (registered beside
   // the hold and the accept, so the queues' per-slot eligibility reads a LUT).
   logic [N-1:0]          src_ends, dst_ends;   // hold <= one cycle
+  // PARK_DST: circuits granted into each destination and not released, and their source.
+  logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
+  logic [N-1:0][PW-1:0]  park_src, park_src_n;
+  logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
   logic [STAMP_W-1:0]    now_stamp;            // cycle counter for arrival stamps
 
@@ -212,6 +232,7 @@ module edm_pim_scheduler #(
   // The accepted requests' entries, by destination (the request registers
   // already hold the next iteration's when pipelined).
   logic [N-1:0][JW-1:0]  acc_j;
+  logic [N-1:0][PW-1:0]  acc_src;
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
@@ -329,7 +350,7 @@ module edm_pim_scheduler #(
         .clk, .rst_n,
         .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
         .ins_size, .ins_rres, .ins_stamp({now_stamp, ins_lane}),
-        .src_free_next, .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
+        .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
@@ -413,7 +434,14 @@ module edm_pim_scheduler #(
     // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
       src_free_next[p] = acc_v[p] ? acc_short_s[p] : src_ends[p];
-      dst_free_next[p] = acc_by_d[p] ? acc_short[p] : dst_ends[p];
+      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
+    end
+    for (integer d = 0; d < N; d++) begin
+      park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
+      park_src_n[d] = acc_by_d[d] ? acc_src[d] : park_src[d];
+      for (integer s = 0; s < N; s++)
+        q_src_ok[d][s] = src_free_next[s]
+                         && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
     end
   end
 
@@ -426,6 +454,7 @@ module edm_pim_scheduler #(
       dst_hold <= '0;
       src_ends <= '1;
       dst_ends <= '1;
+      park_cnt <= '0;
       iter_wait <= '0;
       now_stamp <= '0;
       req_v <= '0;
@@ -450,6 +479,7 @@ module edm_pim_scheduler #(
 
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
+      park_cnt <= park_cnt_n;
       for (integer p = 0; p < N; p++) begin
         src_ends[p] <= src_hold_n[p] <= CU_C;
         dst_ends[p] <= dst_hold_n[p] <= CU_C;
@@ -469,6 +499,8 @@ module edm_pim_scheduler #(
     req_not_best <= q_not_best;
     acc_d <= ac_d;
     acc_j <= req_j;
+    acc_src <= req_src;
+    park_src <= park_src_n;
     acc_msg <= req_msg;
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;

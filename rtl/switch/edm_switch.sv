@@ -32,24 +32,47 @@
 // Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
 // Priority each cycle:
 //   1. a /G/ at the head of that order (or arriving with nothing queued), unless
-//      a forwarded RREQ is open: inserted even inside a data unit, as a filler
-//      (docs/protocol.md §3.3 rule 1; edm_rx drops it from the unit and decodes it);
+//      a forwarded RREQ is open: with ZERO_QUEUE = 0 inserted even inside a data
+//      unit, as a filler (docs/protocol.md §3.3 rule 1; edm_rx drops it from the
+//      unit and decodes it); with the zero-queue rules only in gaps (rule b);
 //   2. the next block of the unit already open on this egress (forwarded RREQ or
 //      circuit data; an idle filler if its next block is not there yet);
 //   3. between units: a forward at the head of the order, else circuit data
 //      (lowest ingress whose oldest circuit targets this egress), else idle.
-// DEVIATION from "no queuing": /G/ blocks and forwarded requests take line slots
-// the scheduler does not account for, so circuit data behind them waits: each
-// ingress has a data FIFO (2^DQ_LOG2 blocks; cnt_overflow counts lost blocks).
-// With no contention a data block takes 3 cycles ingress -> egress.
-// Two circuits toward one egress receiving in the same cycle: the scheduler's
-// matching rules it out only if every first grant has the same latency. A /G/
-// does (1 cycle), a forwarded RREQ does not (3 or 5 blocks, and it waits for a
-// data unit in progress on the memory node's link), so an RRES can overlap the
-// next circuit to its compute node. cnt_conflict counts such cycles; the egress
-// then serves the two units one after the other from their ingress FIFOs (lossless
-// while they fit). Control blocks also oversubscribe a link the scheduler keeps
-// 100% busy with data: sustained, the FIFOs overflow (counted, units corrupted).
+// With no contention a data block takes 3 cycles ingress -> egress. A data
+// block that finds its egress busy waits in its ingress's data FIFO (2^DQ_LOG2
+// blocks; cnt_overflow counts lost blocks); cnt_conflict counts the cycles in
+// which any data block waits so. Under the paper's rules (ZERO_QUEUE = 0) it
+// does: a /G/ filler takes a slot inside a data unit, a forward delays data
+// that arrives meanwhile, and two circuits can receive toward one egress at
+// once, because the scheduler's matching rules that out only if every first
+// grant has the same latency; a /G/ does (1 cycle), a forwarded RREQ does not
+// (3 or 5 blocks, it waits for a data unit in progress on the memory node's
+// link, and the memory node answers when its engine reaches the read), so an
+// RRES overlaps the next circuit to its compute node. Sustained, control blocks
+// oversubscribe a link the scheduler keeps 100% busy with data and the FIFOs
+// overflow (counted, units corrupted).
+// Zero-queue rules (ZERO_QUEUE = 1, the default; docs/hardware.md "Zero
+// queueing in the switch datapath"): data never waits, whatever the hosts'
+// answer times.
+//   a. One source into a port at a time: from a grant into a port until its
+//      egress has sent the /MT/ of every circuit granted into it (z_release,
+//      one a cycle later per circuit), the scheduler (PARK_DST) grants that
+//      port only to the same source, whose data follow each other on its uplink.
+//      While a control unit waits at a port's egress (rule b) the port is not
+//      granted as a destination (z_pause_dst), so the circuits into it drain
+//      and the control unit's wait is bounded; a source whose circuit queue is
+//      nearly full (2^CQ_LOG2 - 4: the grants still in the scheduler's
+//      pipeline fit) is not granted (z_pause_src), since its control units
+//      may wait for a gap while the scheduler's chunk holds have ended.
+//   b. Control units only in gaps: an egress starts a /G/ or a forward only
+//      while no circuit into its port has its control unit sent and its /MT/
+//      not (z_open), so never inside a data unit; data toward it then needs a
+//      control unit sent from this cycle on, so it arrives after this control
+//      unit (at most 5 blocks) has ended, as long as a host answers a grant no
+//      sooner than 2 cycles after it (any PHY takes far longer). Every circuit
+//      whose control unit went out completes without waiting for another, so
+//      the egresses cannot wait on each other in a cycle.
 // Circuits and control operations wait in queues of 2^CQ_LOG2 per port: a
 // sender that answers its grants slowly (a memory node whose in-order engine is
 // busy with long reads) lets them pile up; one that finds its queue full is lost
@@ -69,7 +92,7 @@
 //   i_  what the ingress counts                  n_  notification lanes to the scheduler
 //   g_  grant lanes from the scheduler           e_  the egress mux and its open unit
 //   dq_ ingress data FIFOs, rq_ stored RREQs per pair, rxc_/txc_ circuits per ingress/egress,
-//   fq_ control operations per egress.
+//   fq_ control operations per egress, z_ the zero-queue rules' state per port.
 module edm_switch #(
     parameter int unsigned N = 4,
     parameter int unsigned DEPTH = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS * N,
@@ -78,8 +101,9 @@ module edm_switch #(
     parameter int unsigned BLOCK_PS = edm_pkg::CYCLE_PS,  // one block per port per clock
     parameter int unsigned DQ_LOG2 = 6,   // ingress data FIFO
     parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
-    parameter int unsigned CQ_LOG2 = 3,   // queued circuits per ingress, forwards per egress
-    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0  // give up a circuit idle this long (0: never)
+    parameter int unsigned CQ_LOG2 = 4,   // queued circuits per ingress, forwards per egress
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // give up a circuit idle this long (0: never)
+    parameter bit          ZERO_QUEUE = 1'b1  // the zero-queue rules (above); 0: the paper's
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -89,7 +113,7 @@ module edm_switch #(
     output logic [N*16-1:0]  cnt_unknown,
     output logic [N*16-1:0]  cnt_non_edm,
     output logic [N*16-1:0]  cnt_dropped,
-    output logic [15:0]      cnt_conflict,   // cycles with two circuits receiving toward one egress
+    output logic [15:0]      cnt_conflict,   // cycles in which a data block waits for its egress
     output logic [15:0]      cnt_overflow,   // cycles losing a block (ingress data FIFO full), a
                                              // circuit or a control operation (their queues full)
     output logic [N*16-1:0]  cnt_lost_grants // circuits given up (edm_circuit_timeout)
@@ -189,6 +213,7 @@ module edm_switch #(
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
+  logic [N-1:0][CQ_LOG2:0] txc_count;   // circuits queued per ingress (the later popped copy)
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
   // peer = the requester (forward) or the grant's destination (/G/).
   localparam int unsigned OW = 1 + PW + IW + SW;
@@ -205,7 +230,7 @@ module edm_switch #(
         .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count());
+        .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
     // Both copies of the oldest circuit are its own while nothing of this
     // ingress is under way (no unit open here, its data FIFO empty).
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
@@ -234,15 +259,40 @@ module edm_switch #(
   logic [N*SW-1:0]     g_bytes;
 
   /* verilator lint_off PINCONNECTEMPTY */
+  // Zero-queue rules, per port: circuits into it with their control unit sent
+  // and their /MT/ not (z_open; at most 2^CQ_LOG2, one source's queue); one's
+  // control unit starts now (z_started); the egress sends a circuit's /MT/
+  // (e_data_end; registered: z_release); the egress may start a control unit
+  // (z_ctl_ok).
+  logic [N-1:0][CQ_LOG2:0] z_open;
+  logic [N-1:0] z_started, e_data_end, z_release, z_ctl_ok, z_pause_src, z_pause_dst;
+  // A circuit ends with its /MT/ at the egress, or when it is given up
+  // (edm_circuit_timeout): its data never came, and its port must not stay
+  // parked. Both cannot meet at one port in one cycle: a port's open circuits
+  // are one source's, queued behind the one given up.
+  logic [N-1:0] z_ended;
+  always_comb begin
+    z_ended = e_data_end;
+    for (integer i = 0; i < N; i++)
+      if (lost_grant[i]) z_ended[txc_head[i]] = 1'b1;
+  end
+  always_comb
+    for (integer p = 0; p < N; p++) begin
+      z_pause_src[p] = txc_count[p] >= (CQ_LOG2+1)'((1 << CQ_LOG2) - 4);
+      z_pause_dst[p] = fq_valid[p];
+    end
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
-                      .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS)) u_sched (
+                      .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
+                      .PARK_W(CQ_LOG2 + 1)) u_sched (
       .clk, .rst_n, .notif_valid(n_valid), .notif_ready(n_ready), .notif_src(n_src),
       .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
+      .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
       .grant_bytes(g_bytes), .grant_last(g_last), .occupancy());
   /* verilator lint_on PINCONNECTEMPTY */
-  logic unused_g_src;
+  logic unused_g_src, unused_rxc_head;
   assign unused_g_src = ^g_src;
+  assign unused_rxc_head = ^rxc_head;   // an ingress needs only to know it has an open circuit
 
   // ---------------------------------------------------------------- ingress stage 1
   // Unit mode per ingress: 0 none, 1 stored RREQ (to rq of pair (i, u_mem)), 2 data, 3 dropped.
@@ -251,8 +301,6 @@ module edm_switch #(
   logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
   logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
   logic [N-1:0][N-1:0]      rq_new, rq_granted;
-  logic [N-1:0][PW-1:0] data_egress;   // the circuit a data block received now follows
-  logic [N-1:0]         data_rx;       // a data-unit block received now
   logic [N-1:0]         want_req;      // an RREQ/RMWREQ /MS/ offered to the scheduler
   logic [N-1:0]         rq_md;         // a block of a stored RREQ unit
   logic [N-1:0]         drop1;
@@ -289,8 +337,6 @@ module edm_switch #(
       n_rres[i] = 1'b0;
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
-      data_rx[i] = 1'b0;
-      data_egress[i] = rxc_head[i];
       if (r_ngood[i]) begin
         n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
         drop1[i] = !n_valid[i];
@@ -313,16 +359,12 @@ module edm_switch #(
           if (rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
-            data_rx[i] = 1'b1;
           end else drop1[i] = 1'b1;  // data with no circuit, or not the circuit's destination
         end else drop1[i] = 1'b1;
       end else if (r_data[i] || r_mt[i]) begin
         case (u_mode[i])
           2'd1: rq_md[i] = 1'b1;
-          2'd2: begin
-            dq_wr[i] = 1'b1;
-            data_rx[i] = 1'b1;
-          end
+          2'd2: dq_wr[i] = 1'b1;
           2'd3: ;
           default: if (r_data[i]) i_non_edm[i] = 1'b1; else drop1[i] = 1'b1;  // frame data; stray /MT/
         endcase
@@ -384,9 +426,12 @@ module edm_switch #(
     txc_pop = '0;
     rq_pop = '0;
     fq_pop = '0;
+    e_data_end = '0;
+    z_started = '0;
     for (integer m = 0; m < N; m++) begin
       logic          found;
       logic [PW-1:0] e, fhead;
+      z_ctl_ok[m] = !ZERO_QUEUE || z_open[m] == '0;
       e_mode_n[m] = e_mode[m];
       e_src_n[m] = e_src[m];
       e_out[m] = IDLE;
@@ -403,13 +448,15 @@ module edm_switch #(
       // unit, as a filler); otherwise every control operation waits its turn,
       // so a host receives its grants and forwarded requests in grant order.
       fq_push[m] = g_valid[m];
-      if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1) begin
+      if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
         fq_push[m] = 1'b0;
         e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
                                e_gseq[m]);
         e_is_g[m] = 1'b1;
-      end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1) begin
+        z_started[g_dst[m*PW +: PW]] = 1'b1;
+      end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
         fq_pop[m] = 1'b1;
+        z_started[fq_head[m][IW+SW +: PW]] = 1'b1;
         e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0],
                                e_gseq[m]);
         e_is_g[m] = 1'b1;
@@ -426,9 +473,10 @@ module edm_switch #(
           if (is_mt(e_out[m])) begin
             e_mode_n[m] = 2'd0;
             txc_pop[e_src[m]] = 1'b1;
+            e_data_end[m] = 1'b1;
           end
         end
-      end else if (fq_valid[m]) begin
+      end else if (fq_valid[m] && z_ctl_ok[m]) begin
         // A forward at the head: starts between units (it waits for its first block).
         fhead = fq_head[m][IW+SW +: PW];
         if (rq_valid[fhead][m]) begin
@@ -437,6 +485,7 @@ module edm_switch #(
           rq_pop[fhead][m] = 1'b1;
           e_mode_n[m] = 2'd1;
           e_src_n[m] = fhead;
+          z_started[fhead] = 1'b1;
         end
       end else if (found) begin
         e_out[m] = dq_head[e];
@@ -447,14 +496,10 @@ module edm_switch #(
     end
   end
 
-  // Two circuits receiving toward one egress in the same cycle.
+  // A data block waits: its egress sends something else (every block that
+  // can leave is at a FIFO's head: one not popped is held back).
   logic conflict;
-  always_comb begin
-    conflict = 1'b0;
-    for (integer a = 0; a < N; a++)
-      for (integer b = a + 1; b < N; b++)
-        if (data_rx[a] && data_rx[b] && data_egress[a] == data_egress[b]) conflict = 1'b1;
-  end
+  assign conflict = |(dq_valid & ~dq_pop);
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
@@ -463,6 +508,8 @@ module edm_switch #(
       e_mode <= '0;
       mid <= '0;
       rq_units <= '0;
+      z_open <= '0;
+      z_release <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
       cnt_unknown <= '0;
@@ -486,6 +533,9 @@ module edm_switch #(
       end
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
+      for (integer m = 0; m < N; m++)
+        z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
+      z_release <= z_ended;
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++)
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};

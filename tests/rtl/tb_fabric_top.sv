@@ -12,6 +12,7 @@
 // clock's offset in ppm below the fastest), and every receiver moves blocks
 // from the recovered clock into its own through pcs_rate_match.
 module tb_fabric_top #(
+    parameter bit          ZERO_QUEUE = 1'b1,  // the switch's zero-queue rules (edm_switch)
     parameter int unsigned NC = 2,
     parameter int unsigned NM = 2,
     parameter int unsigned LINK_CYCLES = 19,   // PMA+PMD+transceiver twice + propagation, per hop
@@ -156,7 +157,8 @@ module tb_fabric_top #(
     assign hclk = {N{clk}};
   end
 
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
+  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
+              .ZERO_QUEUE(ZERO_QUEUE)) sw (
       .clk(sclk), .rst_n,
       .in_block(sw_in), .out_block(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),

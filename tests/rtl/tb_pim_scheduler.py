@@ -75,7 +75,7 @@ class Bench:
 
     async def start(self):
         await clock_and_reset(self.dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0,
-                              notif_size=0, notif_rres=0)
+                              notif_size=0, notif_rres=0, dst_release=0)
 
     def room(self, dst: int, extra: int = 0) -> bool:
         waiting = sum(x[1] == dst for q in self.stage for x in q)
@@ -342,3 +342,65 @@ async def full_queues_refuse_and_recover(dut):
     await random_traffic(b, rng, 400, 50.0, fill=True)
     await b.drain()
     assert b.refused > 50, b.refused
+
+
+@cocotb.test()
+async def parked_destinations(dut):
+    """PARK_DST (the switch's zero-queue rules; no model: run alone by
+    test_pim_scheduler_parks_destinations): a granted destination is granted
+    again only to the same source until dst_release has named it once per
+    circuit; src_pause and dst_pause hold a port back while set. Under the
+    other builds (PARK_DST = 0) it checks only that the inputs are ignored."""
+    n, pw = int(dut.N.value), max(1, (int(dut.N.value) - 1).bit_length())
+    parks = bool(int(dut.PARK_DST.value))
+    await clock_and_reset(dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0, notif_size=0,
+                          notif_rres=0, dst_release=0, src_pause=0, dst_pause=0)
+
+    async def cycle(notifs=(), release=0, src_pause=0, dst_pause=0):
+        """One cycle: notifications on lanes 0.. (src, dst, id, bytes); the grants (src, dst, id)."""
+        valid = src = dst = msg = size = 0
+        for i, (s, d, m, b) in enumerate(notifs):
+            valid |= 1 << i
+            src |= s << (i * pw)
+            dst |= d << (i * pw)
+            msg |= m << (i * ID_W)
+            size |= b << (i * SIZE_W)
+        dut.notif_valid.value, dut.notif_src.value, dut.notif_dst.value = valid, src, dst
+        dut.notif_msg_id.value, dut.notif_size.value = msg, size
+        dut.dst_release.value, dut.src_pause.value, dut.dst_pause.value = release, src_pause, dst_pause
+        await RisingEdge(dut.clk)
+        await ReadOnly()
+        v, ds, ms = int(dut.grant_valid.value), int(dut.grant_dst.value), int(dut.grant_msg_id.value)
+        got = [(s, field(ds, s, pw), field(ms, s, ID_W)) for s in range(n) if v >> s & 1]
+        await FallingEdge(dut.clk)
+        return got
+
+    async def run(cycles, **kw):
+        got = []
+        for _ in range(cycles):
+            got += await cycle(**kw)
+        return got
+
+    # Source 0 is granted destination 1; source 2's message to 1 waits while
+    # 0 -> 1 is parked, but 0's second message to 1 is granted meanwhile.
+    got = await cycle([(0, 1, 5, 64), (2, 1, 6, 64)])
+    got += await cycle([(0, 1, 7, 64)])
+    got += await run(120)
+    if not parks:
+        assert sorted(got) == [(0, 1, 5), (0, 1, 7), (2, 1, 6)], got
+        dut._log.info("PARK_DST = 0: dst_release, src_pause and dst_pause ignored")
+        return
+    assert got == [(0, 1, 5), (0, 1, 7)], f"while parked for source 0: {got}"
+    got = await cycle(release=1 << 1)   # one of the two circuits 0 -> 1 ends
+    got += await run(40)
+    assert got == [], f"one of two circuits released, still parked: {got}"
+    got = await cycle(release=1 << 1)
+    got += await run(10)
+    assert got == [(2, 1, 6)], f"released: {got}"
+    got = await cycle(release=1 << 1)   # 2 -> 1's circuit ends
+    # Paused: source 3 and destination 0 are not granted until unpaused.
+    got += await cycle([(3, 2, 8, 64), (1, 0, 9, 64)], src_pause=1 << 3, dst_pause=1)
+    got += await run(40, src_pause=1 << 3, dst_pause=1)
+    assert got == [], f"paused ports granted: {got}"
+    got = await run(10)
+    assert sorted(got) == [(1, 0, 9), (3, 2, 8)], got

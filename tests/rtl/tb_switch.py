@@ -10,7 +10,9 @@ memory. Hosts answer a grant (a /G/ or a whole forwarded request) after a fixed
 HOST_LAT cycles, data units first. Checked: every unit arrives at the right port,
 in per-pair order, exactly once, with the right bytes; memory = expected at the
 end; no host receiver counts an error; the switch's counters equal the injected
-corrupted /N/, unknown and Ethernet blocks; no conflict, overflow or drop.
+corrupted /N/, unknown and Ethernet blocks; no overflow or drop; no data
+block waits in the switch (cnt_conflict) under the zero-queue rules, and some
+do without them (ZERO_QUEUE = 0).
 """
 
 from __future__ import annotations
@@ -376,11 +378,14 @@ async def writes_have_no_conflicts(dut):
 
 @cocotb.test()
 async def random_traffic(dut):
-    """Writes, reads, RMWs, corrupted /N/, unknown blocks, Ethernet frames. A
-    forwarded RREQ (3 or 5 blocks, and it may wait for a data unit on the
-    memory node's link) is a slower first grant than a /G/, so an RRES can
-    overlap the next circuit to the same compute node: cnt_conflict counts
-    those cycles and the egress serves the two units one after the other."""
+    """Writes, reads, RMWs, corrupted /N/, unknown blocks, Ethernet frames.
+    With the zero-queue rules (ZERO_QUEUE = 1) no data block ever waits in the
+    switch (cnt_conflict stays 0). Without them (the paper's rules) a forwarded
+    RREQ (3 or 5 blocks, and it may wait for a data unit on the memory node's
+    link) is a slower first grant than a /G/, so an RRES can overlap the next
+    circuit to the same compute node, and /G/ fillers take slots inside data
+    units: cnt_conflict counts the cycles a data block waits, and the egress
+    serves the units one after the other from the ingress FIFOs."""
     b = Bench(dut, 7 + int(dut.N.value))
     await b.start()
     await b.traffic(2000, 0.05, bad=0.01)
@@ -396,5 +401,7 @@ async def random_traffic(dut):
                   f"mean {sum(lat) / len(lat):.2f} max {max(lat)}; injected {b.injected}; "
                   f"conflicts {int(dut.cnt_conflict.value)}")
     assert nw > 100 and nr > 100
-    assert int(dut.cnt_conflict.value) > 0, "the serialising path was not exercised"
-    b.check_end(conflict_free=False)
+    zero_queue = bool(int(dut.ZERO_QUEUE.value))
+    if not zero_queue:
+        assert int(dut.cnt_conflict.value) > 0, "the serialising path was not exercised"
+    b.check_end(conflict_free=zero_queue)

@@ -168,6 +168,14 @@ def test_pim_scheduler(n, srpt, rules):
              name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}")
 
 
+def test_pim_scheduler_parks_destinations():
+    """PARK_DST, the switch's zero-queue rules (no reference model has them):
+    the directed test alone (the paper's builds above run it to check that
+    the inputs are ignored)."""
+    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler",
+             {"N": 4, "PARK_DST": 1}, name="edm_pim_scheduler_4_park", testcase="parked_destinations")
+
+
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
 # synthesizes a smaller one. edm_mem_node_xl only wires edm_mem_translate to
 # edm_mem_node, both synthesized here; alone it did not finish in 19 min on 2 busy cores
