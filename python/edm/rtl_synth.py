@@ -100,6 +100,10 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
       .notif_msg_id(in_q[N + 2*N*PW +: N*IDW]),
       .notif_size  (in_q[N + 2*N*PW + N*IDW +: N*SZW]),
       .notif_rres  (in_q[IN_W - N +: N]),
+      // PARK_DST = 0 (the scheduler alone, as the paper's): no parking inputs.
+      .dst_release ('0),
+      .src_pause   ('0),
+      .dst_pause   ('0),
       .notif_ready (out_d[0 +: N]),
       .grant_valid (out_d[N +: N]),
       .grant_src   (out_d[2*N +: N*PW]),
