@@ -1,6 +1,6 @@
 """The related systems (issue #24) for ``edm reproduce``: each module in
 ``edm.related.REPRODUCED`` runs its experiment into ``OUT/related/<name>/`` and
-returns its report's Markdown; the report links them with their command, date
+writes its report to ``<name>.md`` there; the report links them with their command, date
 and wall time. A finished system is stored in ``related.json`` and reused
 while the simulator's code and the module are unchanged, so a crashed or
 interrupted run does not measure it again.
@@ -54,10 +54,8 @@ def measure(out: Path, quick: bool) -> dict[str, Any]:
         print(f"related {name}: {title} ...", file=sys.stderr)
         start = time.perf_counter()
         folder = out / "related" / name
-        md = importlib.import_module(module).reproduce_section(folder, quick)
-        path = folder / f"{name}.md"
-        if not path.exists():
-            path.write_text(md)
+        importlib.import_module(module).reproduce_section(folder, quick)
+        path = folder / f"{name}.md"  # each module writes its report there
         doc[name] = {"fingerprint": fingerprint, "quick": quick, "title": title,
                      "markdown": str(path.relative_to(out)), "date": date.today().isoformat(),
                      "command": f"edm related {name.replace('_', '-')}" + (" --quick" if quick else ""),
