@@ -151,6 +151,9 @@ pub fn simulate_fed<T: Transport, I: Issues>(
     if let Some(memory) = net.memory {
         totals.memory = memory.stats;
     }
+    if let Some(protection) = net.protection {
+        totals.protection = protection.stats;
+    }
     Outcome {
         records: net.records,
         totals,
