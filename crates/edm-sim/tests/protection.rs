@@ -98,6 +98,11 @@ fn no_protocol_serves_outside_a_mapping_or_denies_inside() {
                 .map(|m| m.size as u64)
                 .sum();
             assert_eq!(out.totals.delivered_bytes, served, "{what}");
+            // Slowdowns stay against a served message alone.
+            let off = config(protocol, seed, &[("protection", Value::Int(0))]);
+            for (m, r) in msgs.iter().zip(&out.records).step_by(97) {
+                assert_eq!(r.alone_ps, off.alone_ps(m), "{what}");
+            }
         }
     }
 }
