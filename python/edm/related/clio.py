@@ -353,7 +353,7 @@ def report_section(seed: int = 1) -> str:
         f"| {r['served']} | {r['denied']} | {r['served_outside']} | {r['denied_inside']} | {r['tlb_hit_rate']:.3f} "
         f"| +{c['hit']} / +{c['miss']} cycles |", "",
         f"The simulator's memory nodes with protection on (`edm.related.clio.simulate`: 16 nodes, load 0.3, "
-        f"512-byte messages, {args.sim_messages} per run, {args.outside:.0%} aimed outside; read latency with "
+        f"512-byte messages, a 50 ns memory, {args.sim_messages} per run, {args.outside:.0%} aimed outside; read latency with "
         f"every request inside and every one outside):", "",
         *simulation_table(r["simulator"]), ""])
 
