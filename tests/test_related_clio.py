@@ -134,3 +134,40 @@ def test_huge_pages_raise_the_tlb_hit_rate():
     small = clio.run(clio.default_args(requests=20_000))
     huge = clio.run(clio.default_args(requests=20_000, page_bits=21, frames=64))
     assert huge["served_outside"] == 0 and huge["tlb_hit_rate"] > 3 * small["tlb_hit_rate"]
+
+
+def test_simulated_protection_serves_nothing_outside_on_every_protocol():
+    """docs/related.md "Clio": the simulator's memory nodes check every request
+    against the requester's mappings, for EDM and every baseline."""
+    from edm import sim
+
+    base = {"nodes": 8, "load": 0.2, "messages": 1000, "message_bytes": 512, "seed": 3, "protection": 1,
+            "protection_outside": 0.2, "protection_page_bits": 12, "protection_seed": 5}
+    seen = set()
+    for protocol in clio.SIM_PROTOCOLS:
+        r = sim.run({**base, "protocol": protocol})
+        s = r.summary
+        denied = s["denied_reads"] + s["denied_writes"]
+        assert s["protection_checks"] == 1000 and (s["served_outside"], s["denied_inside"]) == (0, 0), protocol
+        assert 150 < denied < 250 and s["denied_reads"] > 50 and s["denied_writes"] > 50, (protocol, denied)
+        assert (r.messages["complete_ps"] >= 0).all(), f"{protocol}: a denied read completes with its empty response"
+        # Bytes: a denied read delivers none, a denied write is dropped.
+        assert s["delivered_bytes"] == (1000 - denied) * 512, protocol
+        seen.add((s["denied_reads"], s["denied_writes"]))
+    assert len(seen) == 1, f"the same workload and mappings give the same verdicts everywhere: {seen}"
+    # A run aimed more outside denies more; off, nothing is checked.
+    more = sim.run({**base, "protocol": "pfabric", "protection_outside": 0.6}).summary
+    assert more["denied_reads"] + more["denied_writes"] > 2 * min(seen.pop())
+    off = sim.run({**base, "protocol": "edm", "protection": 0}).summary
+    assert "denied_reads" not in off and off["delivered_bytes"] == 1000 * 512
+    with pytest.raises(ValueError, match="protection_page_bits: message 0 has 5000 bytes"):
+        sim.run({**base, "message_bytes": 5000})
+
+
+def test_a_denied_read_is_answered_sooner_and_the_cli_reports_the_simulator():
+    rows = clio.simulate(seed=2, messages=600, protocols=("edm", "pfabric", "cxl"))
+    for row in rows:
+        assert row["served_outside"] == 0 and row["denied_inside"] == 0
+        # No memory access and no data: sooner, on every protocol.
+        assert row["read_denied_ns"] < row["read_served_ns"], row
+    assert any("| pfabric |" in line for line in clio.simulation_table(rows))

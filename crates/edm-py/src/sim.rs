@@ -237,9 +237,10 @@ fn generated(c: &RunConfig, cdf_text: Option<&str>) -> PyResult<Vec<MessageSpec>
         .map_err(PyValueError::new_err)?
         .generate();
     // Addresses drawn from their own stream of the run's seed, then, with a
-    // memory manager, the regions it places.
+    // memory manager, the regions it places; with protection, the mappings.
     assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
     c.place(&mut msgs);
+    c.protect(&mut msgs).map_err(PyValueError::new_err)?;
     Ok(msgs)
 }
 
@@ -317,8 +318,10 @@ fn given_messages(c: &RunConfig, cols: &Bound<'_, PyAny>) -> PyResult<Vec<Messag
     }
     check_messages(&msgs, c.fabric.nodes).map_err(PyValueError::new_err)?;
     if addr.is_none() {
-        // Addresses drawn from their own stream of the run's seed.
+        // Addresses drawn from their own stream of the run's seed (with
+        // protection, aimed into the mappings; given ones carry their spaces).
         assign_addresses(&mut msgs, c.address_space_bytes, c.seed);
+        c.protect(&mut msgs).map_err(PyValueError::new_err)?;
     }
     Ok(msgs)
 }
@@ -432,6 +435,11 @@ fn run<'py>(
         dram_wait_max_ps: t.memory.wait_max_ps,
         dram_imbalance: t.memory.imbalance(),
         dram_late_responses: t.memory.late_responses,
+        protection_checks: t.protection.checked,
+        denied_reads: t.protection.denied_reads,
+        denied_writes: t.protection.denied_writes,
+        served_outside: t.protection.served_outside,
+        denied_inside: t.protection.denied_inside,
     );
     let fr = &t.edm.frames;
     let mut delays = fr.delays_ps.clone();

@@ -89,6 +89,8 @@ pub struct FabricConfig {
     pub dram: crate::memory::DramConfig,
     /// Address translation at the memory node (Clio, issue 24); off by default.
     pub translate: Translate,
+    /// Protection at the memory node (Clio): mappings per compute node; off by default.
+    pub protection: crate::memory::protection::ProtectionConfig,
 }
 
 /// Memory-node address translation (Clio, docs/related.md): a TLB hit costs
@@ -256,6 +258,7 @@ impl Default for FabricConfig {
             pcs_pass_cycles: spec::PCS_PASS_CYCLES,
             dram: Default::default(),
             translate: Translate::default(),
+            protection: Default::default(),
         }
     }
 }

@@ -463,6 +463,18 @@ fields! {
     tlb_hit_rate: real(0.0, 1.0, false, false), Scope::All,
         "Clio: share of reads whose translation hits the TLB, drawn per request from translate_seed" => fabric.translate.hit_rate;
     translate_seed: int(0, U64), Scope::All, "Clio: seed of the TLB hits and misses" => fabric.translate.seed;
+    // ---- protection (Clio, issue 24): mappings per compute node, checked at the memory node; off by default ----
+    protection: Kind::Flag, Scope::All,
+        "Clio: 1: memory nodes serve only accesses inside the requester's mappings (a denied read or RMW gets an empty response, a denied write is dropped); generated addresses are aimed into the mappings" => fabric.protection.enabled;
+    protection_outside: real(0.0, 1.0, false, false), Scope::All,
+        "protection: share of messages aimed at an access the memory node denies (no mapping, a write to a read-only page, across a page)" => fabric.protection.outside;
+    protection_regions: int(1, 256), Scope::All,
+        "protection: regions (1 to 8 pages each) every compute node maps on every memory node" => fabric.protection.regions;
+    protection_page_bits: int(12, 30), Scope::All,
+        "protection: log2 of the page size (21: 2 MiB); a message longer than a page is refused" => fabric.protection.page_bits;
+    protection_read_only: real(0.0, 1.0, false, false), Scope::All,
+        "protection: share of regions (besides each space's first) mapped read-only" => fabric.protection.read_only;
+    protection_seed: int(0, U64), Scope::All, "protection: seed of the mappings and of the addresses aimed into them" => fabric.protection.seed;
 }
 
 /// The field called `name`.

@@ -38,7 +38,7 @@ _RENDERED_TOTALS = frozenset((
     "background_frames", "frame_delay_mean_ps", "frame_delay_p99_ps", "memory_frame_waits",
     "memory_frame_wait_total_ps", "memory_frame_wait_max_ps",
     "dram_lines", "dram_wait_mean_ps", "dram_wait_p99_ps", "dram_wait_max_ps", "dram_imbalance",
-    "dram_late_responses",
+    "dram_late_responses", "protection_checks", "denied_reads", "denied_writes", "served_outside", "denied_inside",
 ))
 
 
@@ -251,6 +251,11 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
             summary[f"dram_wait_{stat}_ns"] = totals[f"dram_wait_{stat}_ps"] / 1e3
         summary["dram_imbalance"] = totals["dram_imbalance"]
         summary["dram_late_responses"] = totals["dram_late_responses"]
+    if cfg["protection"]:
+        # Clio's protection at the memory nodes: requests checked and refused
+        # (served_outside and denied_inside check the page table against the mappings: 0).
+        for k in ("protection_checks", "denied_reads", "denied_writes", "served_outside", "denied_inside"):
+            summary[k] = totals[k]
     summary["wall_seconds"] = wall
     summary["messages_per_second"] = len(df) / wall if wall > 0 else float("inf")
     return summary

@@ -251,9 +251,10 @@ impl Sim<'_> {
                 };
                 if !self.zq {
                     // (Zero-queue mode booked the data with the grant.)
-                    let data = Self::data_unit(unit);
-                    self.q
-                        .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
+                    if let Some(data) = self.data_sent(unit) {
+                        self.q
+                            .push(now + self.edm.grant_to_data(false), Ev::HostSend(h, data));
+                    }
                 }
                 if m.op == Op::Write && unit.last && first_copy {
                     self.release(now, unit.msg, m);
@@ -283,10 +284,15 @@ impl Sim<'_> {
         if unit.spec.count > 1 {
             return self.batch_data_arrives(at, unit);
         }
-        self.totals.delivered_bytes += unit.bytes as u64;
+        // A denied write's data arrived but was dropped; a denied read's
+        // empty response completes it.
+        let denied = self.denied(unit.msg);
+        if !denied {
+            self.totals.delivered_bytes += unit.bytes as u64;
+        }
         // A message in one chunk is complete without its running count.
         let whole = Edm::data_bytes(unit.spec);
-        let done = unit.bytes == whole || {
+        let done = (denied && unit.spec.op != Op::Write) || unit.bytes == whole || {
             self.delivered[i] += unit.bytes;
             self.delivered[i] == whole
         };

@@ -12,6 +12,7 @@ use crate::edm::scheduler::{Iteration, Scheduler};
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
+use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
@@ -115,6 +116,11 @@ pub(super) struct Sim<'a> {
     /// chunks go to consecutive addresses).
     pub(super) memory: Option<MemoryPools>,
     pub(super) memory_offset: Vec<u32>,
+    /// The memory nodes' protection (`FabricConfig::protection`; None: off)
+    /// and per message its memory node's verdict, once the request (or a
+    /// write's first data) has reached it.
+    pub(super) protection: Option<Protection>,
+    pub(super) access: Vec<Option<Access>>,
 }
 
 /// A granted chunk, with lossy links.
@@ -260,6 +266,8 @@ impl<'a> Sim<'a> {
             queued_chunk: Vec::new(),
             memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
             memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
+            protection: Protection::new(&f.protection, n),
+            access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
         }
     }
 
@@ -309,6 +317,9 @@ impl<'a> Sim<'a> {
         self.totals.edm.frames = frames;
         if let Some(memory) = self.memory.take() {
             self.totals.memory = memory.stats;
+        }
+        if let Some(protection) = self.protection.take() {
+            self.totals.protection = protection.stats;
         }
         self.totals.edm.max_notification_queue = self.sched.max_occupancy;
         self.totals.edm.scheduler_iterations = self.sched.iterations;
@@ -516,9 +527,10 @@ impl<'a> Sim<'a> {
         if unit.kind == UnitKind::ForwardedRequest {
             // The memory node only answers it: its response chunk is sent
             // `grant_to_data` after the request's last block arrives.
-            let data = Self::data_unit(unit);
             let at = self.response_at(d.last_block, unit, false);
-            self.q.push(at, Ev::HostSend(h, data));
+            if let Some(data) = self.data_sent(unit) {
+                self.q.push(at, Ev::HostSend(h, data));
+            }
         } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write {
             // Nothing at the memory node waits on a write's data (the write
             // stopped being active at its last /G/): no event needed.
@@ -539,6 +551,12 @@ impl<'a> Sim<'a> {
     /// (zero-queue booking tries circuits before it fixes one).
     pub(super) fn response_at(&mut self, arrived: Ps, request: Unit, trial: bool) -> Ps {
         let fixed = self.edm.grant_to_data(true);
+        // A denied request is answered on its circuit without a DRAM access.
+        let addr = match self.access(request.msg) {
+            Some(Access::Denied) => return arrived + fixed,
+            Some(Access::Served(phys)) => phys,
+            None => self.msgs[request.msg as usize].addr,
+        };
         let Some(memory) = &mut self.memory else {
             return arrived + fixed;
         };
@@ -548,11 +566,11 @@ impl<'a> Sim<'a> {
         let translated = self.edm.fabric.translate.bound_ps();
         let (arrived, fixed) = (arrived + translated, fixed - translated);
         let ready = if trial {
-            memory.peek_read(node, arrived, spec.addr, bytes)
+            memory.peek_read(node, arrived, addr, bytes)
         } else {
-            let ready = memory.read(node, arrived, spec.addr, bytes);
+            let ready = memory.read(node, arrived, addr, bytes);
             if spec.op == Op::Rmw {
-                memory.write(node, ready, spec.addr, bytes);
+                memory.write(node, ready, addr, bytes);
             }
             ready
         };
@@ -561,13 +579,50 @@ impl<'a> Sim<'a> {
 
     /// A write's data unit reaches its memory node at `at` (posted: only
     /// the DRAM's queue sees it).
+    /// (A denied write is dropped: never written.)
     pub(super) fn write_to_memory(&mut self, at: Ps, unit: &Unit) {
+        let base = match self.access(unit.msg) {
+            Some(Access::Denied) => return,
+            Some(Access::Served(phys)) => phys,
+            None => self.msgs[unit.msg as usize].addr,
+        };
         if let Some(memory) = &mut self.memory {
             let i = unit.msg as usize;
-            let addr = self.msgs[i].addr + self.memory_offset[i] as u64;
+            let addr = base + self.memory_offset[i] as u64;
             self.memory_offset[i] += unit.bytes;
             memory.write(unit.spec.memory, at, addr, unit.bytes as u64);
         }
+    }
+
+    /// Message `i`'s verdict at its memory node (checked the first time its
+    /// request or data gets there), or None with protection off.
+    pub(super) fn access(&mut self, i: u32) -> Option<Access> {
+        let protection = self.protection.as_mut()?;
+        let msgs = self.msgs;
+        let verdict = &mut self.access[i as usize];
+        Some(*verdict.get_or_insert_with(|| protection.check(&msgs[i as usize])))
+    }
+
+    /// Whether message `i`'s memory node denied it.
+    pub(super) fn denied(&self, i: u32) -> bool {
+        self.access.get(i as usize) == Some(&Some(Access::Denied))
+    }
+
+    /// The data unit a host sends on `grant` (or the forwarded request): the
+    /// one it asks for, but for a denied read or RMW (as the RTL's memory
+    /// node) an empty response (STATUS_DENIED, header only, its last) on the
+    /// forwarded request and nothing on the later grants.
+    pub(super) fn data_sent(&mut self, grant: Unit) -> Option<Unit> {
+        let data = Self::data_unit(grant);
+        if grant.spec.op == Op::Write || self.access(grant.msg) != Some(Access::Denied) {
+            return Some(data);
+        }
+        (grant.kind == UnitKind::ForwardedRequest).then(|| Unit {
+            bytes: 0,
+            last: true,
+            blocks: message_blocks(Edm::data_kind(grant.spec), 0) as u32,
+            ..data
+        })
     }
 
     /// The data unit a grant (or forwarded request) asks for.

@@ -290,6 +290,9 @@ impl Sim<'_> {
             not_before = ready;
             tries += 1;
         };
+        // What the source sends on the circuit (booked whole either way): a
+        // denied read's memory node sends an empty response, then nothing.
+        let sent = self.data_sent(grant);
         self.pair_data_end[pair] = data_up + wire;
         // (With lossy links a write finishes when its data is in memory.)
         if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
@@ -300,15 +303,18 @@ impl Sim<'_> {
         self.record(g.src, false, grant_at, grant.blocks, &grant);
         let up_clear = self.up_book[src].book_data(data_up, wire);
         debug_assert!(up_clear, "data overlaps on uplink {src}");
-        self.uplinks[src].account(now, data_up, data.blocks);
-        self.record(g.src, true, data_up, data.blocks, &data);
         if !self.down_book[dst].book_data(data_egress, wire) {
             self.totals.edm.switch_data_conflicts += 1;
         }
-        self.downlinks[dst].account(now, data_egress, data.blocks);
-        self.record(g.dst, false, data_egress, data.blocks, &data);
-        let arrives = data_egress + hop + wire - block;
-        self.totals.end_ps = self.totals.end_ps.max(arrives);
+        let data = sent.unwrap_or(data);
+        let arrives = data_egress + hop + data.blocks as Ps * block - block;
+        if sent.is_some() {
+            self.uplinks[src].account(now, data_up, data.blocks);
+            self.record(g.src, true, data_up, data.blocks, &data);
+            self.downlinks[dst].account(now, data_egress, data.blocks);
+            self.record(g.dst, false, data_egress, data.blocks, &data);
+            self.totals.end_ps = self.totals.end_ps.max(arrives);
+        }
         // With lossy links the grant and the data draw their fates now (the
         // circuit stays booked either way) and the switch checks the chunk
         // later; a lost grant sends no data.
@@ -320,14 +326,15 @@ impl Sim<'_> {
                 None => (false, false),
             }
         } else {
-            (true, true)
+            (true, sent.is_some())
         };
         // When the source learns of its last grant (a write stops being
         // active) and when the data's last block arrives.
         if grant.last && m.op == Op::Write && grant_heard {
             self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
         }
-        if data_intact && g.last && m.op != Op::Write {
+        // (A denied read's empty response is its last.)
+        if data_intact && (g.last || self.denied(grant.msg)) && m.op != Op::Write {
             self.q.push(arrives, Ev::HostIn(g.dst, data));
         } else if data_intact {
             if m.op == Op::Write {

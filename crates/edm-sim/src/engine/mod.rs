@@ -68,6 +68,8 @@ pub struct Totals {
     pub packet: PacketStats,
     /// The memory nodes' DRAMs (with `FabricConfig::dram` on).
     pub memory: crate::memory::MemoryStats,
+    /// The memory nodes' protection (with `FabricConfig::protection` on).
+    pub protection: crate::memory::protection::ProtectionStats,
 }
 
 /// A protocol run over a workload: what the engine returns.

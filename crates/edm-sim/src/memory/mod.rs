@@ -2,9 +2,11 @@
 //! memory node (`dram.rs`) behind the one interface every protocol calls
 //! when an access reaches memory ([`MemoryPools`]), and the rack memory
 //! manager that places each compute node's regions on memory nodes
-//! (`placement.rs`).
+//! (`placement.rs`); beside them Clio's protection, the check every protocol
+//! calls when a request reaches its memory node (`protection.rs`).
 pub mod dram;
 pub mod placement;
+pub mod protection;
 
 use crate::config::Ps;
 pub use dram::{Dram, DramConfig, LINE_BYTES};

@@ -5,6 +5,7 @@ use super::response_bytes;
 use super::{Discipline, Ecn, Flow, FlowRole, Packet, PacketConfig, PacketKind, PacketStats};
 use crate::config::{FabricConfig, Ps};
 use crate::engine::{EventQueue, Record};
+use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
 use crate::rng::Rng;
 use crate::workload::{MessageSpec, Op};
@@ -80,6 +81,10 @@ pub struct Net<'a> {
     pub(super) rng: Rng,
     /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency).
     pub(super) memory: Option<MemoryPools>,
+    /// The memory nodes' protection (`FabricConfig::protection`; None: off),
+    /// and per message whether its memory node denied it.
+    pub(super) protection: Option<Protection>,
+    pub(super) denied: Vec<bool>,
 }
 
 impl<'a> Net<'a> {
@@ -131,6 +136,15 @@ impl<'a> Net<'a> {
             seq: 0,
             rng: Rng::fork(cfg.seed, 0x5EED_0FEC),
             memory: MemoryPools::new(&fabric.dram, fabric.nodes, 8 * fabric.block_ps()),
+            protection: Protection::new(&fabric.protection, fabric.nodes),
+            denied: vec![
+                false;
+                if fabric.protection.enabled {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
         }
     }
 
@@ -174,43 +188,83 @@ impl<'a> Net<'a> {
         self.q.push(at, Ev::Timer(h, token));
     }
 
+    /// The memory node's protection check of message `msg` (the address its
+    /// DRAM sees, or None: denied, recorded for its response).
+    fn check(&mut self, msg: u32) -> Option<u64> {
+        let m = &self.msgs[msg as usize];
+        match self.protection.as_mut().map(|p| p.check(m)) {
+            None => Some(m.addr),
+            Some(Access::Served(phys)) => Some(phys),
+            Some(Access::Denied) => {
+                self.denied[msg as usize] = true;
+                None
+            }
+        }
+    }
+
     /// The transport delivered all of `flow`'s bytes, in order, at its destination.
     pub fn flow_received(&mut self, now: Ps, flow: u32) {
         let f = self.flows[flow as usize];
         match f.role {
             FlowRole::Request => {
                 let m = &self.msgs[f.msg as usize];
-                let bytes = response_bytes(m);
-                let id =
-                    self.add_flow(m.memory, m.requester, bytes, f.msg, FlowRole::Response, now);
-                // Translation (Clio) comes before the DRAM read.
+                // Translation (Clio) comes before the DRAM read, and decides
+                // whether the request is served at all.
                 let translated = self.fabric.translate.ps(m);
                 let fixed = self.fabric.memory_ps();
-                let at = match &mut self.memory {
+                let (requester, memory_node, op) = (m.requester, m.memory, m.op);
+                let served = self.check(f.msg);
+                let bytes = match served {
+                    Some(_) => response_bytes(&self.msgs[f.msg as usize]),
+                    // Denied: an empty response (STATUS_DENIED).
+                    None => HDR_BYTES + RRES_EXT_BYTES,
+                };
+                let id = self.add_flow(
+                    memory_node,
+                    requester,
+                    bytes,
+                    f.msg,
+                    FlowRole::Response,
+                    now,
+                );
+                let at = match (served, &mut self.memory) {
+                    // Denied: answered without a memory access.
+                    (None, _) => now + translated,
                     // The response starts once its data can stream from the DRAM.
-                    Some(memory) => {
+                    (Some(addr), Some(memory)) => {
                         let data = bytes - (HDR_BYTES + RRES_EXT_BYTES);
-                        let ready = memory.read(m.memory, now + translated, m.addr, data as u64);
-                        if m.op == Op::Rmw {
-                            memory.write(m.memory, ready, m.addr, data as u64);
+                        let ready = memory.read(memory_node, now + translated, addr, data as u64);
+                        if op == Op::Rmw {
+                            memory.write(memory_node, ready, addr, data as u64);
                         }
                         memory.response_at(now + translated, fixed, ready)
                     }
-                    None => now + translated + fixed,
+                    (Some(_), None) => now + translated + fixed,
                 };
                 self.q.push(at, Ev::FlowStart(id));
             }
             FlowRole::Write | FlowRole::Response => {
-                let m = &self.msgs[f.msg as usize];
-                if let (FlowRole::Write, Some(memory)) = (f.role, &mut self.memory) {
-                    // Posted: the write is complete on arrival; the DRAM queues it.
-                    memory.write(m.memory, now, m.addr, m.size as u64);
-                }
-                self.delivered_bytes += if m.op == Op::Rmw {
-                    RMW_RESULT_BYTES
+                // A write is checked as its data arrives (a denied one is dropped).
+                let msg = f.msg as usize;
+                let served = if f.role == FlowRole::Write {
+                    let served = self.check(f.msg);
+                    if let (Some(addr), Some(memory)) = (served, &mut self.memory) {
+                        // Posted: the write is complete on arrival; the DRAM queues it.
+                        let m = &self.msgs[msg];
+                        memory.write(m.memory, now, addr, m.size as u64);
+                    }
+                    served.is_some()
                 } else {
-                    m.size
-                } as u64;
+                    !self.denied.get(msg).copied().unwrap_or(false)
+                };
+                let m = &self.msgs[msg];
+                if served {
+                    self.delivered_bytes += if m.op == Op::Rmw {
+                        RMW_RESULT_BYTES
+                    } else {
+                        m.size
+                    } as u64;
+                }
                 let r = &mut self.records[f.msg as usize];
                 debug_assert!(r.complete_ps.is_none(), "message {} completed twice", f.msg);
                 r.complete_ps = Some(now);

@@ -151,6 +151,9 @@ pub fn simulate_fed<T: Transport, I: Issues>(
     if let Some(memory) = net.memory {
         totals.memory = memory.stats;
     }
+    if let Some(protection) = net.protection {
+        totals.protection = protection.stats;
+    }
     Outcome {
         records: net.records,
         totals,
@@ -190,8 +193,13 @@ impl AloneCache {
             issue_ps: 0,
             ..Default::default()
         };
+        // A message alone is served: its memory node's protection is off.
+        let served = FabricConfig {
+            protection: Default::default(),
+            ..fabric.clone()
+        };
         let mut t = make();
-        let out = simulate(&mut t, fabric, std::slice::from_ref(&alone), &mut |_, _| {});
+        let out = simulate(&mut t, &served, std::slice::from_ref(&alone), &mut |_, _| {});
         let v = out.records[0]
             .complete_ps
             .expect("a message alone always completes");

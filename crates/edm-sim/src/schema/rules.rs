@@ -98,6 +98,23 @@ impl RunConfig {
                     .into(),
             );
         }
+        if self.fabric.protection.enabled {
+            // A denied chunk is not retried, a mega-message's members have
+            // their own verdicts, a granted chunk never sent would stay in
+            // the egress feedback, an ideal fabric has no memory node.
+            let refused = [
+                (
+                    e.faults.lossy(),
+                    "lossy links or the dual switch (ber, failures, dual_switch)",
+                ),
+                (e.batch_bytes > 0, "batching (batch_bytes > 0)"),
+                (e.egress_feedback, "egress_feedback"),
+                (self.ideal.mode != "off", "an ideal fabric (ideal_fabric)"),
+            ];
+            if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
+                return refuse("protection", format!("is not modelled with {what}"));
+            }
+        }
         if self.placement.policy != Policy::Uniform && !self.generated() {
             return refuse(
                 "placement",

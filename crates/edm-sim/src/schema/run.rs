@@ -87,6 +87,16 @@ impl RunConfig {
         crate::memory::placement::place(msgs, &self.placement, &self.memory_node_ids(), self.seed)
     }
 
+    /// With protection on, points a workload's messages into the compute
+    /// nodes' mappings, some outside (`memory::protection::aim`).
+    pub fn protect(&self, msgs: &mut [MessageSpec]) -> Result<(), String> {
+        let p = &self.fabric.protection;
+        if !p.enabled {
+            return Ok(());
+        }
+        crate::memory::protection::aim(msgs, p, self.fabric.nodes)
+    }
+
     /// The latency of `message` alone in the network under this protocol.
     pub fn alone_ps(&self, message: &MessageSpec) -> Ps {
         self.model().alone_ps(message)
