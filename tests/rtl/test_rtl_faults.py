@@ -73,6 +73,14 @@ def test_circuit_timeout(timeout):
              {"TIMEOUT_CYCLES": timeout}, name=f"edm_circuit_timeout_{timeout}")
 
 
+# The dual switch's memory side alone: two planes, and a single plane (the
+# filter then only drops stale copies and passes everything else).
+@pytest.mark.parametrize("planes", [2, 1])
+def test_dup_filter(planes):
+    simulate("edm_dup_filter", sources(*MODULES["edm_dup_filter"]), "tb_dup_filter",
+             {"NP": planes, "SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}, name=f"edm_dup_filter_{planes}")
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
