@@ -107,7 +107,7 @@ module tb_compute_mem_top #(
       .req_rmw_op(cn_req_rmw_op),
       .req_arg0(cn_req_arg0),
       .req_arg1(cn_req_arg1),
-      .req_tag(cn_req_tag),
+      .req_tag(cn_req_tag), .req_msg_id(8'd0),
       .cpl_valid(cn_cpl_valid),
       .cpl_ready(cn_cpl_ready),
       .cpl_kind(cn_cpl_kind),

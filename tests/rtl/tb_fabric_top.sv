@@ -209,7 +209,7 @@ module tb_fabric_top #(
         .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
         .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
-        .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]),
+        .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]), .req_msg_id(8'd0),
         .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
         .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
         .cpl_status(cpl_status[c*8 +: 8]),

@@ -81,6 +81,13 @@ def test_dup_filter(planes):
              {"NP": planes, "SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}, name=f"edm_dup_filter_{planes}")
 
 
+# The dual switch's compute side alone: two planes, and one.
+@pytest.mark.parametrize("planes", [2, 1])
+def test_mirror(planes):
+    simulate("edm_mirror", sources(*MODULES["edm_mirror"]), "tb_mirror", {"NP": planes, "WAIT_CYCLES": 40},
+             name=f"edm_mirror_{planes}")
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
