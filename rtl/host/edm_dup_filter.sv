@@ -1,9 +1,11 @@
-// Dual switch, memory side (paper §3.3): of the copies of a WREQ chunk or RMWREQ arriving on NP planes, passes the first good one and ends every later (or stale) copy in error, so the engine behind applies it once.
+// Dual switch, memory side (paper §3.3): of the copies of a WREQ chunk or RMWREQ arriving on NP planes, passes the first good one and marks every later (or stale) copy, so the engine behind applies it once.
 //
 // Sits between each plane's edm_rx mem_* port and that plane's memory-node
-// engine; the stream passes through unchanged (no added cycle) except the /MT/
-// of a dropped copy, which leaves with out_error set: the engine forgets the
-// unit as it forgets a corrupted one. RREQs pass on every plane (a read is
+// engine; the stream passes through unchanged (no added cycle), and the /MT/
+// of a dropped copy leaves with out_dup set: edm_mem_node does not write such
+// a WREQ and answers such an RMWREQ with an empty RRES (STATUS_DENIED) without
+// executing it, so its plane's switch, which has booked a circuit for the
+// answer, gets one. RREQs pass on every plane (a read is
 // idempotent; each plane's switch has booked a circuit for its answer and the
 // compute side keeps the first answer).
 //
@@ -47,16 +49,17 @@ module edm_dup_filter #(
     input  logic [NP-1:0]    in_last,
     input  logic [NP-1:0]    in_error,
     input  logic [NP-1:0]    in_abort,
-    // Toward each plane's memory-node engine: the same, a dropped copy's /MT/ in error.
+    // Toward each plane's memory-node engine: the same, and the /MT/ of a dropped copy marked.
     output logic [NP-1:0]    out_valid,
     output logic [NP*66-1:0] out_block,
     output logic [NP-1:0]    out_first,
     output logic [NP-1:0]    out_last,
     output logic [NP-1:0]    out_error,
     output logic [NP-1:0]    out_abort,
+    output logic [NP-1:0]    out_dup,        // with a good /MT/: not to be applied
     // Counters per plane (16-bit, saturating).
-    output logic [NP*16-1:0] cnt_dup,        // second copies dropped
-    output logic [NP*16-1:0] cnt_stale,      // copies older than the window dropped
+    output logic [NP*16-1:0] cnt_dup,        // second copies marked
+    output logic [NP*16-1:0] cnt_stale,      // copies older than the window marked
     output logic [NP*16-1:0] cnt_untracked   // WREQ/RMWREQ passed unfiltered (source or seq out of range)
 );
   localparam int unsigned S = 1 << SRC_LOG2;
@@ -171,7 +174,8 @@ module edm_dup_filter #(
   assign out_block = in_block;
   assign out_first = in_first;
   assign out_last = in_last;
-  assign out_error = in_error | drop;   // drop is set only with a good /MT/ (commit)
+  assign out_error = in_error;
+  assign out_dup = drop;                // set only with a good /MT/ (commit)
   assign out_abort = in_abort;
 
   for (genvar p = 0; p < NP; p++) begin : g_cnt

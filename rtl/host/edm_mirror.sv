@@ -8,10 +8,12 @@
 // Issue: the request at req_* gets the next message id of its destination (a
 // counter per low destination bits, 2^ID_TABLE_LOG2 of them, as in
 // edm_compute_node) and is offered to every plane (eng_req_valid[p], same
-// eng_msg_id) until each has taken it. A plane that has not taken it
-// WAIT_CYCLES after it was offered is left out (counted, cnt_unmirrored[p])
-// once at least one plane has it: a plane whose link or switch is down stops
-// taking requests when its engine is full, and must not hold the others up.
+// eng_msg_id) until each has taken it. Once at least one plane has it, a plane
+// that is down (plane_down[p], its link guard's link_down) is left out at
+// once, and one that has not taken it WAIT_CYCLES after it was offered is left
+// out too (counted, cnt_unmirrored[p]): a plane whose link or switch is down
+// stops taking requests when its engine is full, and must not hold the others
+// up (WAIT_CYCLES covers a failure the link guard does not see).
 // req_ready rises in the cycle the request is done.
 // Completions: the engines' completions (eng_cpl_*, one taken per cycle,
 // planes in turn) are matched to the request by the host's tag (tags 0 ..
@@ -46,6 +48,7 @@ module edm_mirror #(
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [7:0]       req_tag,          // < 2^TAGS_LOG2
     /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [NP-1:0]    plane_down,       // known down: not waited for
     // Toward each plane's engine (plane p: bit p): the request and its id.
     output logic [NP-1:0]    eng_req_valid,
     input  logic [NP-1:0]    eng_req_ready,
@@ -87,7 +90,7 @@ module edm_mirror #(
   assign eng_req_valid = req_valid ? ~given : '0;
   assign taking = eng_req_valid & eng_req_ready;
   assign has = given | taking;
-  assign issued = req_valid && has != '0 && (has == '1 || waited == WW'(WAIT_CYCLES));
+  assign issued = req_valid && has != '0 && ((has | plane_down) == '1 || waited == WW'(WAIT_CYCLES));
   assign req_ready = issued;
 
   // ================================================================ the requests waiting for completions

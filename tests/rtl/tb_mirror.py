@@ -4,14 +4,16 @@ stand-ins for the host and for each plane's compute-node engine.
 The host issues requests to a few destinations with tags from a pool of 16
 (reused as soon as a completion frees one), and takes completions with a
 random ready. Each plane's engine takes requests with a random ready (plane 1
-is dead for a stretch: it takes nothing, so requests go without it) and
+is dead for a stretch: it takes nothing, so requests go without it; for half
+of the stretch plane_down says so, for the other half nothing does) and
 completes each one it took after a random delay: OK mostly, a failure
 (timeout) sometimes on either plane, never (a write on a dead plane) or very
 late (after the host has reused the tag) sometimes on plane 1 when plane 0
 answers OK.
 Checks: every plane that takes a request gets the same id, and ids run per
-destination in issue order; a plane is left out only after the request
-waited WAIT_CYCLES, and never all of them; the host gets exactly one
+destination in issue order; a plane is left out only when it is down or the
+request waited WAIT_CYCLES, and never all of them; a request is issued as
+soon as every plane that is not down has it; the host gets exactly one
 completion per request: OK from the first plane whose OK completion was
 taken, or the last failure when no plane answered OK; every engine
 completion taken is forwarded, held, dropped as a second copy or dropped as
@@ -52,7 +54,7 @@ async def one_completion_per_request(dut):
     np_ = int(dut.NP.value)
     wait = int(dut.WAIT_CYCLES.value)
     rng = random.Random(2500 + np_)
-    await clock_and_reset(dut, req_valid=0, req_dst=0, req_tag=0, eng_req_ready=0, eng_cpl_valid=0,
+    await clock_and_reset(dut, req_valid=0, req_dst=0, req_tag=0, plane_down=0, eng_req_ready=0, eng_cpl_valid=0,
                           eng_cpl_kind=0, eng_cpl_dst=0, eng_cpl_msg_id=0, eng_cpl_tag=0, eng_cpl_status=0,
                           cpl_ready=0)
     todo = deque(Request(n, rng.choice(DSTS), rng.choice([1, 2, 3])) for n in range(1500))
@@ -69,6 +71,8 @@ async def one_completion_per_request(dut):
             any(r.got is None for r in all_reqs):
         assert cycle < 200000, "hang"
         dead = np_ > 1 and 3000 <= cycle < 4500
+        down = [p == 1 and dead and cycle < 3750 for p in range(np_)]
+        dut.plane_down.value = sum(d << p for p, d in enumerate(down))
         # ---- drive
         head = todo[0] if todo and (free_tags or todo[0].tag is not None) else None
         if head is not None and head.tag is None:
@@ -131,8 +135,9 @@ async def one_completion_per_request(dut):
                 head.t_issue, head.id = cycle, next_id[head.dst]
                 next_id[head.dst] = (next_id[head.dst] + 1) % 256
                 assert head.planes, "issued to no plane"
-                if len(head.planes) < np_:
-                    assert cycle - head.t_offer >= wait, f"cycle {cycle}: a plane left out after {cycle - head.t_offer}"
+                for p in range(np_):
+                    if p not in head.planes and not down[p]:
+                        assert cycle - head.t_offer >= wait, f"cycle {cycle}: plane {p} left out after {cycle - head.t_offer}"
                 for p in range(np_):
                     if p not in head.planes:
                         counts["unmirrored"][p] += 1
@@ -153,7 +158,8 @@ async def one_completion_per_request(dut):
                         counts["late"] += 1
                     engines[p].append((cycle + delay, head, fates[p]))
             else:
-                assert len(head.planes) < np_, f"cycle {cycle}: every plane has it, not issued"
+                assert any(p not in head.planes and not down[p] for p in range(np_)) or not head.planes, \
+                    f"cycle {cycle}: every plane that is up has it, not issued"
         else:
             assert ev == 0
         if int(dut.cpl_valid.value) and host_ready:
