@@ -13,10 +13,16 @@
 // once, and one that has not taken it WAIT_CYCLES after it was offered is left
 // out too (counted, cnt_unmirrored[p]): a plane whose link or switch is down
 // stops taking requests when its engine is full, and must not hold the others
-// up (WAIT_CYCLES covers a failure the link guard does not see).
+// up (WAIT_CYCLES covers a failure the link guard does not see; it should
+// exceed the longest a working plane's engine is busy, since a request left
+// out of a plane is lost if the other plane fails before it completes). A
+// plane left out by the wait is lagging until it next takes a request; while
+// it lags and is not ready, later requests go without it at once.
 // req_ready rises in the cycle the request is done.
 // Completions: the engines' completions (eng_cpl_*, one taken per cycle,
-// planes in turn) are matched to the request by the host's tag (tags 0 ..
+// planes in turn; one for a request not issued yet, which its engine finished
+// before the other plane took it, waits in its engine until the request is
+// issued) are matched to the request by the host's tag (tags 0 ..
 // 2^TAGS_LOG2-1; the host must not reuse a tag before its completion, as with
 // edm_compute_node) and the (destination, id) it was issued with:
 //   * the first STATUS_OK completion of a request goes to the host (cpl_*,
@@ -84,13 +90,16 @@ module edm_mirror #(
   logic [NP-1:0]       given;      // planes that have taken the request at req_*
   logic [NP-1:0]       taking;     // planes taking it in this cycle
   logic [NP-1:0]       has;        // planes that have it once done
+  logic [NP-1:0]       lag;        // left out by the wait, has not taken a request since
+  logic [NP-1:0]       skip;       // not waited for
   logic [WW-1:0]       waited;
   logic                issued;
   assign eng_msg_id = next_id[req_dst[ID_TABLE_LOG2-1:0]];
   assign eng_req_valid = req_valid ? ~given : '0;
   assign taking = eng_req_valid & eng_req_ready;
   assign has = given | taking;
-  assign issued = req_valid && has != '0 && ((has | plane_down) == '1 || waited == WW'(WAIT_CYCLES));
+  assign skip = plane_down | (lag & ~eng_req_ready);
+  assign issued = req_valid && has != '0 && ((has | skip) == '1 || waited == WW'(WAIT_CYCLES));
   assign req_ready = issued;
 
   // ================================================================ the requests waiting for completions
@@ -98,14 +107,28 @@ module edm_mirror #(
   logic [NT-1:0]           t_done;      // the host has its completion
   logic [NT-1:0][PB-1:0]   t_dst;
   logic [NT-1:0][7:0]      t_id;
+  logic [NT-1:0]           t_open;      // still offered: another plane may take it
+  // Each plane's completion: does it match its request, and must it wait (its
+  // request is not issued yet, so the host has not seen it accepted, and
+  // another plane may still take it: taken once it is, at most WAIT_CYCLES on).
+  logic [NP-1:0] c_match, c_wait;
+  always_comb begin
+    logic [TAGS_LOG2-1:0] t;
+    for (int p = 0; p < NP; p++) begin
+      t = eng_cpl_tag[p*8 +: TAGS_LOG2];
+      c_match[p] = t_pend[t][p] && t_dst[t] == eng_cpl_dst[p*PB +: PB] && t_id[t] == eng_cpl_msg_id[p*8 +: 8]
+                   && eng_cpl_tag[p*8 + TAGS_LOG2 +: 8 - TAGS_LOG2] == '0;
+      c_wait[p] = c_match[p] && t_open[t];
+    end
+  end
   // One engine completion a cycle, planes in turn from `turn`.
   logic [PI-1:0] turn, pick;
   logic          pick_any;
   always_comb begin
     pick = '0;
     pick_any = 1'b0;
-    for (int k = NP - 1; k >= 0; k--) begin   // the first valid plane from turn wins
-      if (eng_cpl_valid[(int'(turn) + k) % NP]) begin
+    for (int k = NP - 1; k >= 0; k--) begin   // the first plane from turn with one to take wins
+      if (eng_cpl_valid[(int'(turn) + k) % NP] && !c_wait[(int'(turn) + k) % NP]) begin
         pick = PI'((int'(turn) + k) % NP);
         pick_any = 1'b1;
       end
@@ -116,9 +139,7 @@ module edm_mirror #(
   logic                 e_match, e_ok, e_last, e_forward, e_take;
   assign e_tag = eng_cpl_tag[int'(pick)*8 +: TAGS_LOG2];
   assign e_status = eng_cpl_status[int'(pick)*8 +: 8];
-  assign e_match = t_pend[e_tag][pick] && t_dst[e_tag] == eng_cpl_dst[int'(pick)*PB +: PB]
-                   && t_id[e_tag] == eng_cpl_msg_id[int'(pick)*8 +: 8]
-                   && eng_cpl_tag[int'(pick)*8 + TAGS_LOG2 +: 8 - TAGS_LOG2] == '0;
+  assign e_match = c_match[pick];
   assign e_ok = e_status == ST_OK;
   assign e_last = (t_pend[e_tag] & ~(NP'(1) << pick)) == '0;   // no other plane still to report
   assign e_forward = e_match && !t_done[e_tag] && (e_ok || e_last);
@@ -133,12 +154,14 @@ module edm_mirror #(
     if (!rst_n) begin
       next_id <= '0;
       given <= '0;
+      lag <= '0;
       waited <= '0;
       turn <= '0;
       t_pend <= '0;
       t_done <= '0;
       t_dst <= '0;
       t_id <= '0;
+      t_open <= '0;
       cpl_valid <= 1'b0;
       cpl_kind <= '0;
       cpl_dst <= '0;
@@ -149,6 +172,7 @@ module edm_mirror #(
       cnt_stale <= '0;
     end else begin
       // ---- issue
+      lag <= (lag & ~taking) | ((issued && waited == WW'(WAIT_CYCLES)) ? ~has & ~plane_down : '0);
       if (issued) begin
         given <= '0;
         waited <= '0;
@@ -176,12 +200,19 @@ module edm_mirror #(
         cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
         cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
       end
-      if (issued) begin
-        t_pend[req_tag[TAGS_LOG2-1:0]] <= has;
+      // The request's entry is made when its first plane takes it (that plane's
+      // engine may complete it before the others take it); later takes add to it.
+      if (taking != '0 && given == '0) begin   // a completion for this tag now is the old request's
+        t_pend[req_tag[TAGS_LOG2-1:0]] <= taking;
         t_done[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
         t_dst[req_tag[TAGS_LOG2-1:0]] <= req_dst;
         t_id[req_tag[TAGS_LOG2-1:0]] <= eng_msg_id;
+        t_open[req_tag[TAGS_LOG2-1:0]] <= !issued;
+      end else if (taking != '0) begin
+        t_pend[req_tag[TAGS_LOG2-1:0]] <= taking | (t_pend[req_tag[TAGS_LOG2-1:0]]
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0));
       end
+      if (issued && given != '0) t_open[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
     end
   end
 

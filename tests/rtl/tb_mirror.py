@@ -11,8 +11,9 @@ completes each one it took after a random delay: OK mostly, a failure
 late (after the host has reused the tag) sometimes on plane 1 when plane 0
 answers OK.
 Checks: every plane that takes a request gets the same id, and ids run per
-destination in issue order; a plane is left out only when it is down or the
-request waited WAIT_CYCLES, and never all of them; a request is issued as
+destination in issue order; a plane is left out only when it is down, when
+the request waited WAIT_CYCLES, or when it lags (was left out by the wait
+and has not taken a request since) and is not ready, and never all of them; a request is issued as
 soon as every plane that is not down has it; the host gets exactly one
 completion per request: OK from the first plane whose OK completion was
 taken, or the last failure when no plane answered OK; every engine
@@ -45,6 +46,8 @@ class Request:
         self.tag = self.id = self.t_offer = self.t_issue = None
         self.planes = {}        # plane -> cycle it took the request
         self.pending = set()    # planes to report
+        self.open = True        # not issued yet: another plane may still take it
+        self.fates = None       # each plane's answer: (status, delay), or None for never
         self.done = False       # forwarded (expected)
         self.got = None         # the host's completion (status, plane)
 
@@ -64,14 +67,15 @@ async def one_completion_per_request(dut):
     heads = [None] * np_
     forwards = deque()                 # expected host completions, in order
     next_id = {d: 0 for d in DSTS}
-    counts = dict(dup=0, stale=0, unmirrored=[0] * np_, late=0, never=0)
+    counts = dict(dup=0, stale=0, unmirrored=[0] * np_, late=0, never=0, lag_skips=0, waited=0)
+    lag = [False] * np_
     all_reqs = []
     cycle = 0
     while todo or any(engines) or any(h is not None for h in heads) or forwards or \
             any(r.got is None for r in all_reqs):
         assert cycle < 200000, "hang"
-        dead = np_ > 1 and 3000 <= cycle < 4500
-        down = [p == 1 and dead and cycle < 3750 for p in range(np_)]
+        dead = np_ > 1 and 1200 <= cycle < 2700
+        down = [p == 1 and dead and cycle < 1950 for p in range(np_)]
         dut.plane_down.value = sum(d << p for p, d in enumerate(down))
         # ---- drive
         head = todo[0] if todo and (free_tags or todo[0].tag is not None) else None
@@ -110,6 +114,11 @@ async def one_completion_per_request(dut):
         ecr = int(dut.eng_cpl_ready.value)
         assert bin(ecr).count("1") <= 1 and ecr & ~valid == 0, f"cycle {cycle}: eng_cpl_ready {ecr:b}"
         for p in range(np_):
+            if heads[p] is not None:   # a completion waits until its request is issued
+                _, r, st = heads[p]
+                waits = occupant.get(r.tag) is r and p in r.pending and r.open
+                assert not (waits and ecr >> p & 1), f"cycle {cycle}: plane {p}'s completion taken before the issue"
+                counts["waited"] += waits
             if ecr >> p & 1:
                 _, r, st = heads[p]
                 heads[p] = None
@@ -130,35 +139,46 @@ async def one_completion_per_request(dut):
                 if taken >> p & 1:
                     assert int(dut.eng_msg_id.value) == next_id[head.dst], f"cycle {cycle}: id"
                     head.planes[p] = cycle
+                    lag[p] = False
+                    if head.fates is None:   # its first plane: it now holds the tag
+                        head.id = next_id[head.dst]
+                        if occupant.get(head.tag) is not None:
+                            assert occupant[head.tag].got is not None
+                        occupant[head.tag] = head
+                        all_reqs.append(head)
+                        # Plane 0 answers OK mostly; plane 1 may fail, stay silent or answer late.
+                        head.fates = {q: (rng.choices([OK, TIMEOUT], [85, 15])[0],
+                                          rng.choice([rng.randint(1, 4), rng.randint(1, 120)]))
+                                      for q in range(np_)}
+                        if np_ > 1 and head.fates[0][0] == OK and rng.random() < 0.1:
+                            if rng.random() < 0.5:
+                                head.fates[1] = None
+                                counts["never"] += 1
+                            else:   # after the host reused the tag, mostly
+                                head.fates[1] = (head.fates[1][0], rng.randint(300, 800))
+                                counts["late"] += 1
+                    head.pending.add(p)
+                    if head.fates[p] is not None:
+                        engines[p].append((cycle + head.fates[p][1], head, head.fates[p][0]))
             if int(dut.req_ready.value):
                 todo.popleft()
-                head.t_issue, head.id = cycle, next_id[head.dst]
+                head.t_issue = cycle
                 next_id[head.dst] = (next_id[head.dst] + 1) % 256
                 assert head.planes, "issued to no plane"
+                waited = cycle - head.t_offer >= wait
                 for p in range(np_):
                     if p not in head.planes and not down[p]:
-                        assert cycle - head.t_offer >= wait, f"cycle {cycle}: plane {p} left out after {cycle - head.t_offer}"
+                        assert waited or (lag[p] and not ready[p]), \
+                            f"cycle {cycle}: plane {p} left out after {cycle - head.t_offer}"
+                        counts["lag_skips"] += not waited
+                        lag[p] = lag[p] or waited
                 for p in range(np_):
                     if p not in head.planes:
                         counts["unmirrored"][p] += 1
-                if occupant.get(head.tag) is not None:
-                    assert occupant[head.tag].got is not None
-                occupant[head.tag] = head
-                head.pending = set(head.planes)
-                all_reqs.append(head)
-                # Fates: plane 0 answers OK mostly; plane 1 may fail, stay silent or answer late.
-                fates = {p: rng.choices([OK, TIMEOUT], [85, 15])[0] for p in head.planes}
-                for p in head.planes:
-                    delay = rng.randint(1, 120)
-                    if p == 1 and fates.get(0) == OK and rng.random() < 0.1:
-                        if rng.random() < 0.5:
-                            counts["never"] += 1
-                            continue
-                        delay = rng.randint(300, 800)   # after the host reused the tag, mostly
-                        counts["late"] += 1
-                    engines[p].append((cycle + delay, head, fates[p]))
+                head.open = False
             else:
-                assert any(p not in head.planes and not down[p] for p in range(np_)) or not head.planes, \
+                assert any(p not in head.planes and not down[p] and not (lag[p] and not ready[p])
+                           for p in range(np_)) or not head.planes, \
                     f"cycle {cycle}: every plane that is up has it, not issued"
         else:
             assert ev == 0
@@ -169,6 +189,7 @@ async def one_completion_per_request(dut):
                    int(dut.cpl_dst.value), int(dut.cpl_kind.value))
             assert got == (r.tag, st, p, r.dst, r.kind), f"cycle {cycle}: completion {got}, want {(r.tag, st, p)}"
             assert r.got is None, "completed twice"
+            assert r.t_issue is not None and r.t_issue < cycle, f"cycle {cycle}: completed before it was issued"
             r.got = (st, p)
             free_tags.append(r.tag)
         await RisingEdge(dut.clk)
@@ -183,6 +204,7 @@ async def one_completion_per_request(dut):
     assert got == counts["unmirrored"], (got, counts)
     if np_ > 1:
         assert counts["dup"] > 50 and counts["stale"] > 100 and counts["unmirrored"][1] > 10, counts
+        assert counts["lag_skips"] > 10 and counts["waited"] > 0, counts
         assert sum(1 for r in all_reqs if r.got[0] == OK and r.got[1] == 1) > 50   # plane 1 answered first
     oks = sum(1 for r in all_reqs if r.got[0] == OK)
     dut._log.info(f"{len(all_reqs)} requests in {cycle} cycles, {oks} OK; {counts}")
