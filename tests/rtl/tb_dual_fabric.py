@@ -44,11 +44,10 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import protocol
-from tbutil import Dram
+from tbutil import Dram, drive_requests, start_fabric
 
 RBASE = 0x0000_1000_0000_0000
 RSIZE = 32768
@@ -154,29 +153,13 @@ class Dual:
 
     # ---------------------------------------------------------------- the clock
     async def start(self, timeout=1500, retry=2000):
-        d = self.dut
-        cocotb.start_soon(Clock(d.clk, 2560, units="ps").start())
-        d.rst_n.value = 0
-        d.sw_run.value = 3
-        d.cfg_timeout.value = timeout
-        d.cfg_retry.value = retry
-        for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_rd_ready",
-                     "dram_wr_ready", "dram_rsp_valid", "up_flip", "down_flip", "h_enc_valid", "h_enc_block",
-                     "s_enc_valid", "s_enc_block"):
-            getattr(d, name).value = 0
-        for _ in range(3):
-            await RisingEdge(d.clk)
-        await FallingEdge(d.clk)
-        d.rst_n.value = 1
-        for _ in range(4):
-            await RisingEdge(d.clk)
+        await start_fabric(self.dut, sw_run=3, cfg_timeout=timeout, cfg_retry=retry, h_enc_block=0, s_enc_block=0)
 
     async def step(self):
         d, rng, nc, nm = self.dut, self.rng, self.nc, self.nm
         await FallingEdge(d.clk)
         cyc = self.cycle
         # ---- drive
-        rv = kind = dst = raddr = ln = la = op = a0 = a1 = tag = 0
         heads = []
         for c in range(nc):
             r = self.submit[c][0] if self.submit[c] else None
@@ -186,20 +169,7 @@ class Dual:
                 else:
                     r["tag"] = self.free_tags[c].pop(0)
             heads.append(r)
-            if r is None:
-                continue
-            rv |= 1 << c
-            kind |= r["kind"] << (3 * c)
-            dst |= r["dst"] << (10 * c)
-            raddr |= (RBASE + r["off"]) << (64 * c)
-            ln |= r["len"] << (16 * c)
-            la |= (LBASE + r["loff"]) << (64 * c)
-            op |= r["op"] << (4 * c)
-            a0 |= r["arg0"] << (64 * c)
-            tag |= r["tag"] << (8 * c)
-        d.req_valid.value, d.req_kind.value, d.req_dst.value = rv, kind, dst
-        d.req_raddr.value, d.req_len.value, d.req_laddr.value = raddr, ln, la
-        d.req_rmw_op.value, d.req_arg0.value, d.req_arg1.value, d.req_tag.value = op, a0, a1, tag
+        drive_requests(d, heads, RBASE, LBASE)
         cpl_ready = sum(1 << c for c in range(nc) if rng.random() < 0.85)
         d.cpl_ready.value = cpl_ready
         d.lrd_ready.value = sum(1 << e for e in range(2 * nc) if rng.random() < 0.85)
