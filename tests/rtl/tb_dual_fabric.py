@@ -26,9 +26,9 @@ read's bytes, from the receive buffer of the plane the completion names,
 equal the model; every DRAM equals the model byte for byte at the end; the
 DRAM word writes equal those of every write and RMW applied exactly once;
 fetch-and-add returns exactly the running sums (each applied once, in
-order); second copies marked at the memory nodes and completions dropped at
-the compute nodes are counted as the faults imply (both copies of every
-write and RMW arrive while both planes work).
+order); without a fault every write chunk and RMW is marked once as a
+second copy at its memory node and every request's second completion is
+dropped; with one, at most that many.
 Failover figures (logged, and written as JSON to $EDM_DUAL_JSON when set):
 requests in flight at the fault, lost (not completed) and duplicated
 (applied twice), and for the hosts behind the fault the longest time
@@ -303,6 +303,22 @@ class Dual:
                 f"counters {self.counters()}")
 
     # ---------------------------------------------------------------- checks
+    def units(self):
+        """The write chunks and RMWs sent: each has at most one second copy."""
+        return sum((r["len"] + CHUNK - 1) // CHUNK for r in self.writes) + sum(len(v) for v in self.faa.values())
+
+    def check_second_copies(self):
+        """With a fault: at most one second copy of each write chunk and RMW is
+        marked at the memory nodes, at most one second completion of each
+        request dropped at the compute nodes, and the restored or surviving
+        plane still marks some."""
+        cnt = self.counters()
+        marked = sum(cnt["filter_cnt_dup"]) + sum(cnt["filter_cnt_stale"])
+        dropped = sum(cnt["mirror_cnt_dup"]) + sum(cnt["mirror_cnt_stale"])
+        assert 0 < marked <= self.units(), (marked, self.units(), cnt)
+        assert 0 < dropped <= len(self.done), (dropped, len(self.done), cnt)
+        assert not any(cnt["filter_cnt_untracked"]), cnt
+
     def check(self):
         """Every byte; every write applied once; every fetch-and-add completed OK
         applied once, in order, and one reported failed at most once. Returns
@@ -420,7 +436,7 @@ async def no_fault(dut):
         await f.step()
     f.check()
     cnt = f.counters()
-    units = sum((r["len"] + 255) // 256 for r in f.writes) + sum(len(v) for v in f.faa.values())
+    units = f.units()
     assert sum(cnt["filter_cnt_dup"]) == units, f"second copies marked {cnt['filter_cnt_dup']}, units {units}: {cnt}"
     for name in ("filter_cnt_stale", "filter_cnt_untracked", "mirror_cnt_unmirrored", "cn_cnt_timeouts",
                  "cn_cnt_dropped", "mn_cnt_dropped", "mn_cnt_overflow", "sw_cnt_dropped", "sw_cnt_lost_grants",
@@ -455,6 +471,7 @@ async def one_link_cut(dut, name, base_seed, port, plane, hosts, label):
     for _ in range(300):
         await f.step()
     f.check()
+    f.check_second_copies()
     fig = failover(f, t1, hosts, label)
     assert fig["in_flight"] > 0, f"no request in flight at the cut: {fig}"
     report(f, name, [fig])
@@ -495,6 +512,7 @@ async def switch_stopped(dut):
     for _ in range(300):
         await f.step()
     f.check()
+    f.check_second_copies()
     fig = failover(f, t1, list(range(f.nc)), "plane 1 switch stopped")
     assert fig["in_flight"] > 0, fig
     report(f, "switch_stopped", [fig])
