@@ -30,7 +30,9 @@
 // dropped; this also holds back later requests to other destinations). Message
 // ids count per destination (a table of 2^ID_TABLE_LOG2 counters indexed by the
 // low destination bits, so ids never repeat among active messages of one
-// destination while fewer than 256 are outstanding). On issue:
+// destination while fewer than 256 are outstanding); with EXT_ID the id comes
+// with the request instead (req_msg_id: the dual switch's edm_mirror gives each
+// plane's engine the same id for the same request). On issue:
 //   WREQ: an /N/ (size = length) is queued; each /G/ for it (grant_dst, id)
 //         queues one WREQ chunk of min(grant size, bytes not yet granted) bytes,
 //         seq from 0, last on the chunk that completes the message. The message
@@ -95,6 +97,7 @@ module edm_compute_node #(
     parameter int unsigned RING_LOG2 = 7,       // RRES receive ring (8-byte words), >= 2 chunks
     parameter int unsigned RBUF_LOG2 = 3,       // committed RRES chunks waiting to be written
     parameter int unsigned TIMER_W = 20,        // timeout counter bits
+    parameter bit          EXT_ID = 1'b0,       // 1: message ids from req_msg_id, not the counters
     parameter int unsigned RX_SAME_CLOCK = 0    // 1: rx_clk is clk (e.g. behind the PCS's rate
                                                 // matching): no crossing FIFOs, RRES blocks
                                                 // taken as they come, grants through edm_fifo
@@ -118,6 +121,7 @@ module edm_compute_node #(
     input  logic [63:0] req_arg0,
     input  logic [63:0] req_arg1,
     input  logic [7:0]  req_tag,
+    input  logic [7:0]  req_msg_id,     // EXT_ID: the request's message id (else ignored)
     // Completions.
     output logic        cpl_valid,
     input  logic        cpl_ready,
@@ -169,7 +173,7 @@ module edm_compute_node #(
   localparam int unsigned CBW = $clog2(CW);                    // chunk buffer word index
   localparam int unsigned RBW = $clog2(MAX_CHUNK_BYTES / 8 + 2);  // RRES T index (0 .. n_md + 1)
   localparam int unsigned IDN = 1 << ID_TABLE_LOG2;
-  localparam int unsigned REQ_W = 3 + edm_pkg::PORT_BITS + 64 + 16 + 64 + 4 + 64 + 64 + 8;
+  localparam int unsigned REQ_W = 3 + edm_pkg::PORT_BITS + 64 + 16 + 64 + 4 + 64 + 64 + 8 + 8;
   localparam int unsigned JOB_W = 2 + SW + 16 + 16 + 12 + 1;
   localparam int unsigned WQ_W = RING_LOG2 + SW + 16 + 16 + 2 + RING_LOG2;
   localparam int unsigned NRB = 1 << RBUF_LOG2;
@@ -216,7 +220,7 @@ module edm_compute_node #(
   edm_fifo #(.WIDTH(REQ_W), .DEPTH_LOG2(REQ_LOG2)) req_q (
       .clk, .rst_n,
       .wr_valid(req_valid), .wr_ready(req_ready),
-      .wr_data({req_kind, req_dst, req_raddr, req_len, req_laddr, req_rmw_op, req_arg0, req_arg1, req_tag}),
+      .wr_data({req_kind, req_dst, req_raddr, req_len, req_laddr, req_rmw_op, req_arg0, req_arg1, req_tag, req_msg_id}),
       .rd_valid(rq_valid), .rd_ready(rq_pop), .rd_data(rq_data), .count(rq_count)
   );
   logic [2:0]  q_kind;
@@ -224,8 +228,8 @@ module edm_compute_node #(
   logic [63:0] q_raddr, q_laddr, q_arg0, q_arg1;
   logic [15:0] q_len;
   logic [3:0]  q_op;
-  logic [7:0]  q_tag;
-  assign {q_kind, q_dst, q_raddr, q_len, q_laddr, q_op, q_arg0, q_arg1, q_tag} = rq_data;
+  logic [7:0]  q_tag, q_id;
+  assign {q_kind, q_dst, q_raddr, q_len, q_laddr, q_op, q_arg0, q_arg1, q_tag, q_id} = rq_data;
 
   logic          free_any;
   logic [SW-1:0] free_idx;
@@ -752,7 +756,7 @@ module edm_compute_node #(
         s_sent[free_idx] <= 1'b0;
         s_kind[free_idx] <= q_kind;
         s_dst[free_idx] <= q_dst;
-        s_id[free_idx] <= next_id[q_dst[ID_TABLE_LOG2-1:0]];
+        s_id[free_idx] <= EXT_ID ? q_id : next_id[q_dst[ID_TABLE_LOG2-1:0]];
         s_tag[free_idx] <= q_tag;
         s_status[free_idx] <= i_bad ? ST_ERR : ST_OK;
         s_len[free_idx] <= q_kind == K_RMW ? RMW_BYTES : q_len;

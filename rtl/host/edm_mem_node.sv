@@ -48,6 +48,11 @@
 //           engine). The old value returns as an 8-byte RRES once the write is
 //           issued. An unknown opcode or an unaligned address is not executed:
 //           empty RRES with STATUS_ERROR (cnt_rejected).
+// Second copies (the dual switch, paper §3.3): a good unit whose last block
+// comes with in_dup (edm_dup_filter saw its first copy on the other plane) is
+// handled as a denied one: a WREQ is not written, an RMWREQ is answered with an
+// empty RRES, STATUS_DENIED, without touching memory, so the switch of its
+// plane, which has booked a circuit for the answer, gets one.
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
 // granted) bytes, seq counting from 0, last on the chunk that completes the
@@ -104,6 +109,7 @@ module edm_mem_node #(
     input  logic        in_last,
     input  logic        in_error,
     input  logic        in_abort,
+    input  logic        in_dup,        // with in_last: a second copy (edm_dup_filter), handled as denied
     output logic        in_room_read,  // a new RREQ/RMWREQ would be stored
     output logic        in_room_write, // a new WREQ would be stored
     // From edm_rx: good /G/ blocks.
@@ -227,7 +233,7 @@ module edm_mem_node #(
   logic [63:0] x_addr;
   logic        x_deny;
   assign x_addr = TRANSLATE ? xl_addr : nx_addr;
-  assign x_deny = TRANSLATE && xl_deny;
+  assign x_deny = (TRANSLATE && xl_deny) || in_dup;
   // What a committed RREQ/RMWREQ will answer: x_len bytes, STATUS_ERROR if x_err
   // (STATUS_DENIED if x_deny).
   logic        x_err;

@@ -98,7 +98,7 @@ module edm_mem_node_xl #(
   ) engine (
       .clk, .rst_n,
       .in_valid(e_valid), .in_block(e_block), .in_first(e_first), .in_last(e_last), .in_error(e_error),
-      .in_abort(e_abort), .in_room_read(e_room_read), .in_room_write(e_room_write),
+      .in_abort(e_abort), .in_dup(1'b0), .in_room_read(e_room_read), .in_room_write(e_room_write),
       .grant_valid(e_grant_valid), .grant_dst(e_grant_dst), .grant_msg_id(e_grant_msg_id),
       .grant_size(e_grant_size),
       .xl_addr, .xl_deny,

@@ -107,7 +107,7 @@ module tb_compute_mem_top #(
       .req_rmw_op(cn_req_rmw_op),
       .req_arg0(cn_req_arg0),
       .req_arg1(cn_req_arg1),
-      .req_tag(cn_req_tag),
+      .req_tag(cn_req_tag), .req_msg_id(8'd0),
       .cpl_valid(cn_cpl_valid),
       .cpl_ready(cn_cpl_ready),
       .cpl_kind(cn_cpl_kind),
@@ -156,7 +156,7 @@ module tb_compute_mem_top #(
         .in_block(mn_in_block[i]),
         .in_first(mn_in_first[i]),
         .in_last(mn_in_last[i]),
-        .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
+        .in_dup(1'b0), .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .in_error(mn_in_error[i]),
         .in_abort(mn_in_abort[i]),
         .in_room_read(room_read),

@@ -54,11 +54,10 @@ import random
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import Dram
+from tbutil import Dram, drive_requests, start_fabric
 
 RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node
 RSIZE = 16384
@@ -221,22 +220,8 @@ class Fabric:
 
     # ---------------------------------------------------------------- the clock
     async def start(self):
-        d = self.dut
-        cocotb.start_soon(Clock(d.clk, 2560, units="ps").start())
-        d.rst_n.value = 0
-        d.cfg_timeout.value = 0
-        d.cfg_retry.value = 0
-        d.tick.value = (1 << (self.n + 1)) - 1   # every clock runs through reset
-        d.up_flip.value = d.down_flip.value = 0
-        for name in ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_rd_ready", "dram_wr_ready",
-                     "dram_rsp_valid", "h_enc_valid", "s_enc_valid"):
-            getattr(d, name).value = 0
-        for _ in range(3):
-            await RisingEdge(d.clk)
-        await FallingEdge(d.clk)
-        d.rst_n.value = 1
-        for _ in range(4):
-            await RisingEdge(d.clk)
+        # Every clock runs through reset.
+        await start_fabric(self.dut, cfg_timeout=0, cfg_retry=0, tick=(1 << (self.n + 1)) - 1)
 
     async def step(self):
         d, rng, nc, nm, n = self.dut, self.rng, self.nc, self.nm, self.n
@@ -246,31 +231,16 @@ class Fabric:
         ticks = self.clocks.next()
         d.tick.value = ticks
         on = [bool(ticks >> p & 1) for p in range(n + 1)]   # hosts, then the switch
-        rv = kind = dst = raddr = ln = la = op = a0 = a1 = tag = 0
         heads = []
         for c in range(nc):
             r = self.submit[c][0] if self.submit[c] else None
             heads.append(r)
-            if r is None:
-                continue
-            if "tag" not in r:
+            if r is not None and "tag" not in r:
                 while self.tags[c] in self.outstanding[c]:
                     self.tags[c] = (self.tags[c] + 1) % 256
                 r["tag"] = self.tags[c]
                 self.tags[c] = (self.tags[c] + 1) % 256
-            rv |= 1 << c
-            kind |= r["kind"] << (3 * c)
-            dst |= r["dst"] << (10 * c)
-            raddr |= (RBASE + r["off"]) << (64 * c)
-            ln |= r["len"] << (16 * c)
-            la |= (LBASE + r["loff"]) << (64 * c)
-            op |= r["op"] << (4 * c)
-            a0 |= r["arg0"] << (64 * c)
-            a1 |= r["arg1"] << (64 * c)
-            tag |= r["tag"] << (8 * c)
-        d.req_valid.value, d.req_kind.value, d.req_dst.value = rv, kind, dst
-        d.req_raddr.value, d.req_len.value, d.req_laddr.value = raddr, ln, la
-        d.req_rmw_op.value, d.req_arg0.value, d.req_arg1.value, d.req_tag.value = op, a0, a1, tag
+        drive_requests(d, heads, RBASE, LBASE)
         def ready(k, p):
             return sum(1 << i for i in range(k) if rng.random() < p)
         cpl_ready, lrd_ready = ready(nc, self.p_ready), ready(nc, self.p_ready)

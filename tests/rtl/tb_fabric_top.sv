@@ -209,7 +209,7 @@ module tb_fabric_top #(
         .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
         .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
-        .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]),
+        .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]), .req_msg_id(8'd0),
         .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
         .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
         .cpl_status(cpl_status[c*8 +: 8]),
@@ -239,7 +239,7 @@ module tb_fabric_top #(
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
         .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room_read(), .in_room_write(),
-        .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
+        .in_dup(1'b0), .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*PB +: PB]),
         .grant_msg_id(r_grant_id[P*8 +: 8]), .grant_size(r_grant_size[P*16 +: 16]),
         .dram_rd_valid(dram_rd_valid[m]), .dram_rd_ready(dram_rd_ready[m]),

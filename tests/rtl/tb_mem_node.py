@@ -4,7 +4,8 @@ The bench plays every neighbour of the engine, cycle by cycle:
   * edm_rx: the units (built with the reference codec) block by block with
     mem_first / mem_last, random gaps; some units end in mem_error (with a
     damaged byte) or are cut short by mem_abort (alone or together with the next
-    unit's /MS/). A new unit starts only while there is room for its kind
+    unit's /MS/); in the second-copies test some good units come with in_dup
+    (edm_dup_filter's mark: handled as denied). A new unit starts only while there is room for its kind
     (in_room_read / in_room_write; the switch's pacing), except in the flood test, which predicts the overflow drops.
   * the switch: after an RREQ has arrived, /G/ grants for its next chunks at
     random times and of random sizes (mostly the chunk size), never more bytes
@@ -85,6 +86,9 @@ class Bench:
                               in_abort=0, grant_valid=0, grant_dst=0, grant_msg_id=0, grant_size=0,
                               dram_rd_ready=0, dram_wr_ready=0, dram_rsp_valid=0, dram_rsp_data=0,
                               out_ready=0)
+        self.has_dup = hasattr(self.dut, "in_dup")   # edm_mem_node_xl ties it off
+        if self.has_dup:
+            self.dut.in_dup.value = 0
 
     # ------------------------------------------------------------ requests
     def new_id(self, req):
@@ -192,6 +196,13 @@ class Bench:
         if first < len(data):
             self.grantable.append(key)
 
+    def second_copy(self, m: codec.Message):
+        """A good unit marked in_dup (edm_dup_filter): handled as denied, a
+        WREQ not written, a request answered empty with STATUS_DENIED."""
+        if m.kind != "WREQ":
+            self.responses_denied += 1
+            self.respond(m, b"", protocol.STATUS_DENIED)
+
     def bad(self, m: codec.Message):
         """A unit dropped as bad: counted; an RREQ's later grants are strays."""
         self.expect["dropped"] += 1
@@ -208,7 +219,7 @@ class Bench:
         dut, rng = self.dut, self.rng
         await FallingEdge(dut.clk)
         # edm_rx side
-        in_valid = first = last = error = abort = 0
+        in_valid = first = last = error = abort = dup = 0
         block = rng.getrandbits(66)
         pending_abort, self.pending_abort = self.pending_abort, False
         if self.cur is None and self.units and rng.random() >= self.p_gap:
@@ -227,11 +238,12 @@ class Bench:
             self.cur[1] += 1
             if self.cur[1] == len(blocks):
                 self.cur = None
-                if fate in ("good", "error"):
+                if fate in ("good", "error", "dup"):
                     last = 1
                     error = int(fate == "error")
+                    dup = int(fate == "dup")
                     if stored:
-                        self.apply(m) if fate == "good" else self.bad(m)
+                        {"good": self.apply, "error": self.bad, "dup": self.second_copy}[fate](m)
                 else:  # cut short: the abort comes in a later cycle
                     if stored:
                         self.bad(m)
@@ -246,6 +258,8 @@ class Bench:
         dut.in_last.value = last
         dut.in_error.value = error
         dut.in_abort.value = abort
+        if self.has_dup:
+            dut.in_dup.value = dup
         # the switch: grants (never with a unit's last block: edm_rx delivers one
         # block's result per cycle, and the grant order must be the wire order)
         gv = 0
@@ -397,6 +411,21 @@ async def random_mix(dut):
     b.check_final()
     assert b.expect["dropped"] > 20 and b.expect["stray"] > 3, b.expect
     dut._log.info("random mix: %s in %d cycles", b.expect, b.cycle)
+
+
+@cocotb.test()
+async def second_copies(dut):
+    """Units marked in_dup with their /MT/ (edm_dup_filter's second copies) are
+    handled as denied: a WREQ changes nothing, a request gets an empty
+    STATUS_DENIED answer (its switch booked a circuit for it); mixed with good,
+    corrupted and aborted units."""
+    b = await new_bench(dut, 6)
+    for _ in range(400):
+        b.rand_any(b.rng.choices(["good", "dup", "error", "abort"], [65, 25, 5, 5])[0])
+    await b.run()
+    b.check_final()
+    assert b.responses_denied > 30, b.responses_denied
+    dut._log.info("second copies: %d answered denied, %s", b.responses_denied, b.expect)
 
 
 @cocotb.test()

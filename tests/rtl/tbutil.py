@@ -9,6 +9,27 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 
+# The fabric tops' host inputs that are idle through reset.
+FABRIC_IDLE = ("req_valid", "cpl_ready", "lrd_ready", "lrd_rsp_valid", "lwr_ready", "dram_rd_ready", "dram_wr_ready",
+               "dram_rsp_valid", "up_flip", "down_flip", "h_enc_valid", "s_enc_valid")
+
+
+async def start_fabric(dut, **inputs: int) -> None:
+    """A fabric top (tb_fabric_top, tb_dual_fabric_top): starts its 2.56 ns
+    clock (the PCS's), holds rst_n low for 3 cycles with FABRIC_IDLE at 0 and
+    `inputs` driven, and returns 4 cycles after the release."""
+    cocotb.start_soon(Clock(dut.clk, 2560, units="ps").start())
+    dut.rst_n.value = 0
+    for name, value in {**{n: 0 for n in FABRIC_IDLE}, **inputs}.items():
+        getattr(dut, name).value = value
+    for _ in range(3):
+        await RisingEdge(dut.clk)
+    await FallingEdge(dut.clk)
+    dut.rst_n.value = 1
+    for _ in range(4):
+        await RisingEdge(dut.clk)
+
+
 async def clock_and_reset(dut, **idle_inputs: int) -> None:
     """Starts a 2 ns `clk`, holds `rst_n` low for a cycle with `idle_inputs`
     driven, and returns at a falling edge with reset released."""
@@ -103,3 +124,28 @@ class NodePort:
         new = old & ~(self.mask << shift) | v << shift
         self.ports.written[self.name] = new
         self.handle.value = new
+
+
+# A request dict's field, as (port of the fabric tops, bits per compute node, value of the request).
+REQUEST_FIELDS = (
+    ("req_kind", 3, lambda r, rbase, lbase: r["kind"]),
+    ("req_dst", 10, lambda r, rbase, lbase: r["dst"]),
+    ("req_raddr", 64, lambda r, rbase, lbase: rbase + r["off"]),
+    ("req_len", 16, lambda r, rbase, lbase: r["len"]),
+    ("req_laddr", 64, lambda r, rbase, lbase: lbase + r["loff"]),
+    ("req_rmw_op", 4, lambda r, rbase, lbase: r["op"]),
+    ("req_arg0", 64, lambda r, rbase, lbase: r["arg0"]),
+    ("req_arg1", 64, lambda r, rbase, lbase: r["arg1"]),
+    ("req_tag", 8, lambda r, rbase, lbase: r["tag"]),
+)
+
+
+def drive_requests(dut, heads, rbase: int, lbase: int) -> None:
+    """Drives a fabric top's compute-node request ports (node c in slice c)
+    from each node's head request (a dict with kind, dst, off, len, loff, op,
+    arg0, arg1, tag; None: no request): remote address rbase + off, local
+    address lbase + loff."""
+    dut.req_valid.value = sum(1 << c for c, r in enumerate(heads) if r is not None)
+    for name, width, value in REQUEST_FIELDS:
+        getattr(dut, name).value = sum(value(r, rbase, lbase) << (width * c)
+                                       for c, r in enumerate(heads) if r is not None)

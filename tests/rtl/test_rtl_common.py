@@ -29,6 +29,8 @@ MODULES = {
                    "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
+    "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
+    "edm_mirror": ["host/edm_mirror.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
                      "common/edm_unit_receiver.sv", "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],

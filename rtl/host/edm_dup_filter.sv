@@ -1,0 +1,193 @@
+// Dual switch, memory side (paper §3.3): of the copies of a WREQ chunk or RMWREQ arriving on NP planes, passes the first good one and marks every later (or stale) copy, so the engine behind applies it once.
+//
+// Sits between each plane's edm_rx mem_* port and that plane's memory-node
+// engine; the stream passes through unchanged (no added cycle), and the /MT/
+// of a dropped copy leaves with out_dup set: edm_mem_node does not write such
+// a WREQ and answers such an RMWREQ with an empty RRES (STATUS_DENIED) without
+// executing it, so its plane's switch, which has booked a circuit for the
+// answer, gets one. RREQs pass on every plane (a read is
+// idempotent; each plane's switch has booked a circuit for its answer and the
+// compute side keeps the first answer).
+//
+// The key is (source port, message id, chunk seq). Compute nodes number their
+// messages per destination, so at this node each source's ids run 0, 1, 2 ..
+// mod 256, and a source has only a few messages in flight (MAX_ACTIVE per
+// destination). Per source (ports 0 .. 2^SRC_LOG2-1) the filter keeps the
+// newest id it has seen (`hi`, any kind, good units only) and a window of
+// W = 2^WINDOW_LOG2 ids (hi-W, hi] with a seen bit per chunk seq
+// (0 .. 2^SEQ_LOG2-1). A good unit with id x, d = x - hi (mod 256):
+//   * 1 <= d <= 127: x is new; the window moves to end at x (the seen bits of
+//     the ids that enter it are cleared) and x is recorded;
+//   * hi - x <= W-1 (d = 0 included): in the window: a WREQ/RMWREQ whose seen
+//     bit is set is a second copy: dropped (cnt_dup); else it is recorded;
+//   * otherwise (W <= hi - x <= 128) it is stale: a WREQ/RMWREQ is dropped
+//     (cnt_stale). A copy that old cannot be a first copy in a working fabric
+//     and applying it could undo newer writes (e.g. the backlog of a plane
+//     that was cut off, sent when it comes back).
+// The bound: a copy is recognised as a second copy while its source's newest
+// id seen here is less than W ahead of it; after that it is dropped as stale,
+// so nothing is ever applied twice. A first copy is applied when it arrives
+// less than W ids behind the newest (W must exceed the ids a source can have
+// in flight, MAX_ACTIVE, plus the planes' skew), and the ids must not wrap
+// between two units seen from one source (fewer than 128 messages lost on
+// every plane in a row). Units from ports >= 2^SRC_LOG2, and chunks with seq
+// >= 2^SEQ_LOG2, pass unfiltered and are counted (cnt_untracked).
+// Plane order: units whose verdicts come in the same cycle are taken plane 0
+// first (a tie between the two copies keeps plane 0's).
+module edm_dup_filter #(
+    parameter int unsigned NP = 2,           // planes (switches)
+    parameter int unsigned SRC_LOG2 = 2,     // sources tracked: ports 0 .. 2^SRC_LOG2-1
+    parameter int unsigned WINDOW_LOG2 = 4,  // ids remembered per source (<= 7)
+    parameter int unsigned SEQ_LOG2 = 2      // chunks tracked per message (>= 1)
+) (
+    input  logic clk,
+    input  logic rst_n,
+    // From each plane's edm_rx mem_* port (plane p: bit p, block [p*66 +: 66]).
+    input  logic [NP-1:0]    in_valid,
+    input  logic [NP*66-1:0] in_block,
+    input  logic [NP-1:0]    in_first,
+    input  logic [NP-1:0]    in_last,
+    input  logic [NP-1:0]    in_error,
+    input  logic [NP-1:0]    in_abort,
+    // Toward each plane's memory-node engine: the same, and the /MT/ of a dropped copy marked.
+    output logic [NP-1:0]    out_valid,
+    output logic [NP*66-1:0] out_block,
+    output logic [NP-1:0]    out_first,
+    output logic [NP-1:0]    out_last,
+    output logic [NP-1:0]    out_error,
+    output logic [NP-1:0]    out_abort,
+    output logic [NP-1:0]    out_dup,        // with a good /MT/: not to be applied
+    // Counters per plane (16-bit, saturating).
+    output logic [NP*16-1:0] cnt_dup,        // second copies marked
+    output logic [NP*16-1:0] cnt_stale,      // copies older than the window marked
+    output logic [NP*16-1:0] cnt_untracked   // WREQ/RMWREQ passed unfiltered (source or seq out of range)
+);
+  localparam int unsigned S = 1 << SRC_LOG2;
+  localparam int unsigned W = 1 << WINDOW_LOG2;
+  localparam int unsigned C = 1 << SEQ_LOG2;
+  localparam int unsigned KW = edm_pkg::HDR_KIND_W;
+  localparam logic [KW-1:0] K_WREQ = KW'(edm_pkg::KIND_WREQ);
+  localparam logic [KW-1:0] K_RMW = KW'(edm_pkg::KIND_RMWREQ);
+
+  // ---- each plane's unit: its header fields, and its verdict
+  logic [NP-1:0]           commit;
+  logic [NP*KW-1:0]        rx_kind;
+  logic [NP*10-1:0]        rx_src;
+  logic [NP*8-1:0]         rx_id;
+  logic [NP-1:0]           rx_seq0;
+  logic [NP*11-1:0]        seq_hi;      // seq bits 1..11, from T[1]
+  for (genvar p = 0; p < NP; p++) begin : g_rx
+    logic [7:0]  idx;
+    logic        cont;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [63:0] t_word;   // only T[1]'s seq bits
+    logic [edm_pkg::PORT_BITS-1:0] rx_dst;
+    logic [edm_pkg::HDR_LEN_W-1:0] rx_len;
+    /* verilator lint_on UNUSEDSIGNAL */
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_unit_receiver rx (
+        .clk, .rst_n,
+        .in_valid(in_valid[p]), .in_block(in_block[p*66 +: 66]), .in_first(in_first[p]), .in_last(in_last[p]),
+        .in_error(in_error[p]), .in_abort(in_abort[p]),
+        .fresh(), .ms_kind(), .ms_len(), .ms_store(1'b1),
+        .t_word, .cont, .commit(commit[p]), .bad_end(),
+        .rx_idx(idx), .rx_kind(rx_kind[p*KW +: KW]), .rx_src(rx_src[p*10 +: 10]), .rx_dst,
+        .rx_id(rx_id[p*8 +: 8]), .rx_len, .rx_seq0(rx_seq0[p])
+    );
+    /* verilator lint_on PINCONNECTEMPTY */
+    always_ff @(posedge clk)
+      if (!rst_n) seq_hi[p*11 +: 11] <= '0;
+      else if (cont && idx == 8'd1) seq_hi[p*11 +: 11] <= t_word[10:0];
+  end
+
+  // ---- the table: per source its newest id and the window's seen bits
+  logic [S-1:0]     hv, hv_n;          // a unit of this source has been seen
+  logic [S*8-1:0]   hi, hi_n;
+  logic [S*W*C-1:0] seen, seen_n;      // [(s*W + id mod W)*C + seq]
+  logic [NP-1:0]    drop, dup, stale, untracked;
+
+  always_comb begin
+    logic [SRC_LOG2-1:0]    s;
+    logic [7:0]             x, d, behind;
+    logic [WINDOW_LOG2-1:0] j;
+    logic [SRC_LOG2+WINDOW_LOG2+SEQ_LOG2-1:0] q;   // x's seen bit for this chunk
+    logic [11:0]            seq;
+    logic [WINDOW_LOG2-1:0] off;
+    logic                   filtered, seq_ok;
+    off = '0;
+    hv_n = hv;
+    hi_n = hi;
+    seen_n = seen;
+    drop = '0;
+    dup = '0;
+    stale = '0;
+    untracked = '0;
+    for (int p = 0; p < NP; p++) begin   // in plane order: later planes see earlier planes' updates
+      s = rx_src[p*10 +: SRC_LOG2];
+      x = rx_id[p*8 +: 8];
+      j = x[WINDOW_LOG2-1:0];
+      seq = {seq_hi[p*11 +: 11], rx_seq0[p]};
+      q = {s, j, seq[SEQ_LOG2-1:0]};
+      seq_ok = seq >> SEQ_LOG2 == 12'd0;
+      filtered = rx_kind[p*KW +: KW] == K_WREQ || rx_kind[p*KW +: KW] == K_RMW;
+      d = x - hi_n[s*8 +: 8];
+      behind = hi_n[s*8 +: 8] - x;
+      if (commit[p] && rx_src[p*10 + SRC_LOG2 +: 10 - SRC_LOG2] != '0) begin
+        untracked[p] = filtered;
+      end else if (commit[p]) begin
+        if (!hv_n[s] || (d != 8'd0 && d < 8'd128)) begin
+          // New id: the ids hi+1 .. x enter the window (all of it if x is W or more ahead).
+          for (int k = 0; k < W; k++) begin
+            off = WINDOW_LOG2'(k) - hi_n[s*8 +: WINDOW_LOG2] - WINDOW_LOG2'(1);   // k's id is hi + 1 + off
+            if (!hv_n[s] || d >= 8'(W) || 8'(off) < d) seen_n[(s*W + k)*C +: C] = '0;
+          end
+          hv_n[s] = 1'b1;
+          hi_n[s*8 +: 8] = x;
+          behind = 8'd0;
+        end
+        if (filtered && behind >= 8'(W)) begin
+          stale[p] = 1'b1;
+        end else if (filtered && !seq_ok) begin
+          untracked[p] = 1'b1;
+        end else if (filtered && seen_n[q]) begin
+          dup[p] = 1'b1;
+        end else if (filtered) begin
+          seen_n[q] = 1'b1;
+        end
+      end
+      drop[p] = dup[p] || stale[p];
+    end
+  end
+
+  always_ff @(posedge clk)
+    if (!rst_n) begin
+      hv <= '0;
+      hi <= '0;
+      seen <= '0;
+    end else begin
+      hv <= hv_n;
+      hi <= hi_n;
+      seen <= seen_n;
+    end
+
+  assign out_valid = in_valid;
+  assign out_block = in_block;
+  assign out_first = in_first;
+  assign out_last = in_last;
+  assign out_error = in_error;
+  assign out_dup = drop;                // set only with a good /MT/ (commit)
+  assign out_abort = in_abort;
+
+  for (genvar p = 0; p < NP; p++) begin : g_cnt
+    always_ff @(posedge clk)
+      if (!rst_n) begin
+        cnt_dup[p*16 +: 16] <= '0;
+        cnt_stale[p*16 +: 16] <= '0;
+        cnt_untracked[p*16 +: 16] <= '0;
+      end else begin
+        cnt_dup[p*16 +: 16] <= edm_pkg::sat_add(cnt_dup[p*16 +: 16], {1'b0, dup[p]});
+        cnt_stale[p*16 +: 16] <= edm_pkg::sat_add(cnt_stale[p*16 +: 16], {1'b0, stale[p]});
+        cnt_untracked[p*16 +: 16] <= edm_pkg::sat_add(cnt_untracked[p*16 +: 16], {1'b0, untracked[p]});
+      end
+  end
+endmodule

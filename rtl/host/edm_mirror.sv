@@ -1,0 +1,224 @@
+// Dual switch, compute side (paper §3.3): gives each request to every plane's compute-node engine with one message id and completes it once, at its first good completion.
+//
+// A compute host has one edm_compute_node per plane (built with EXT_ID), each
+// with its own link to its plane's switch and its own receive buffer. The
+// request's other fields go to every engine unchanged (wired beside this
+// module); this module hands the request over and merges the completions.
+//
+// Issue: the request at req_* gets the next message id of its destination (a
+// counter per low destination bits, 2^ID_TABLE_LOG2 of them, as in
+// edm_compute_node) and is offered to every plane (eng_req_valid[p], same
+// eng_msg_id) until each has taken it. Once at least one plane has it, a plane
+// that is down (plane_down[p], its link guard's link_down) is left out at
+// once, and one that has not taken it WAIT_CYCLES after it was offered is left
+// out too (counted, cnt_unmirrored[p]): a plane whose link or switch is down
+// stops taking requests when its engine is full, and must not hold the others
+// up (WAIT_CYCLES covers a failure the link guard does not see; it should
+// exceed the longest a working plane's engine is busy, since a request left
+// out of a plane is lost if the other plane fails before it completes). A
+// plane left out by the wait is lagging until it next takes a request; while
+// it lags and is not ready, later requests go without it at once.
+// req_ready rises in the cycle the request is done.
+// Completions: the engines' completions (eng_cpl_*, one taken per cycle,
+// planes in turn; one for a request not issued yet, which its engine finished
+// before the other plane took it, waits in its engine until the request is
+// issued) are matched to the request by the host's tag (tags 0 ..
+// 2^TAGS_LOG2-1; the host must not reuse a tag before its completion, as with
+// edm_compute_node) and the (destination, id) it was issued with:
+//   * the first STATUS_OK completion of a request goes to the host (cpl_*,
+//     with cpl_plane: the plane whose engine wrote a read's or RMW's bytes to
+//     its receive buffer); any later one is dropped (cnt_dup);
+//   * a failed completion (timeout, error) is held back while another plane
+//     that has the request has not reported; the last one to report, if none
+//     was good, goes to the host with its status;
+//   * a completion that matches no request waiting for that plane (a plane's
+//     late answer to a tag the host has reused) is dropped (cnt_stale).
+// A request is forgotten once every plane that has it has reported; a plane
+// that never reports (a write whose grants never come on a dead plane) keeps
+// its entry until the host reuses the tag.
+// Counters: 16-bit, saturating.
+module edm_mirror #(
+    parameter int unsigned NP = 2,             // planes
+    parameter int unsigned ID_TABLE_LOG2 = 4,  // message id counters
+    parameter int unsigned TAGS_LOG2 = 4,      // host tags tracked
+    parameter int unsigned WAIT_CYCLES = 64,   // a plane not taking a request this long is left out
+    parameter int unsigned PB = edm_pkg::PORT_BITS,
+    parameter int unsigned PI = NP > 1 ? $clog2(NP) : 1   // a plane's index
+) (
+    input  logic             clk,
+    input  logic             rst_n,
+    // The host's request (only what this module needs; the rest is wired to every engine).
+    input  logic             req_valid,
+    output logic             req_ready,
+    input  logic [PB-1:0]    req_dst,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  logic [7:0]       req_tag,          // < 2^TAGS_LOG2
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  logic [NP-1:0]    plane_down,       // known down: not waited for
+    // Toward each plane's engine (plane p: bit p): the request and its id.
+    output logic [NP-1:0]    eng_req_valid,
+    input  logic [NP-1:0]    eng_req_ready,
+    output logic [7:0]       eng_msg_id,
+    // From each plane's engine: its completions (plane p: bits [p*W +: W]).
+    input  logic [NP-1:0]    eng_cpl_valid,
+    output logic [NP-1:0]    eng_cpl_ready,
+    input  logic [NP*3-1:0]  eng_cpl_kind,
+    input  logic [NP*PB-1:0] eng_cpl_dst,
+    input  logic [NP*8-1:0]  eng_cpl_msg_id,
+    input  logic [NP*8-1:0]  eng_cpl_tag,
+    input  logic [NP*8-1:0]  eng_cpl_status,
+    // Toward the host: one completion per request.
+    output logic             cpl_valid,
+    input  logic             cpl_ready,
+    output logic [2:0]       cpl_kind,
+    output logic [PB-1:0]    cpl_dst,
+    output logic [7:0]       cpl_tag,
+    output logic [7:0]       cpl_status,
+    output logic [PI-1:0]    cpl_plane,
+    // Counters (16-bit, saturating).
+    output logic [15:0]      cnt_dup,          // completions after the first good one
+    output logic [15:0]      cnt_stale,        // completions matching no waiting request
+    output logic [NP*16-1:0] cnt_unmirrored    // requests plane p was left out of
+);
+  localparam int unsigned NT = 1 << TAGS_LOG2;
+  localparam int unsigned IDN = 1 << ID_TABLE_LOG2;
+  localparam int unsigned WW = $clog2(WAIT_CYCLES + 1);
+  localparam logic [7:0] ST_OK = edm_pkg::STATUS_OK;
+
+  // ================================================================ issue
+  logic [IDN-1:0][7:0] next_id;
+  logic [NP-1:0]       given;      // planes that have taken the request at req_*
+  logic [NP-1:0]       taking;     // planes taking it in this cycle
+  logic [NP-1:0]       has;        // planes that have it once done
+  logic [NP-1:0]       lag;        // left out by the wait, has not taken a request since
+  logic [NP-1:0]       skip;       // not waited for
+  logic [WW-1:0]       waited;
+  logic                issued;
+  assign eng_msg_id = next_id[req_dst[ID_TABLE_LOG2-1:0]];
+  assign eng_req_valid = req_valid ? ~given : '0;
+  assign taking = eng_req_valid & eng_req_ready;
+  assign has = given | taking;
+  assign skip = plane_down | (lag & ~eng_req_ready);
+  assign issued = req_valid && has != '0 && ((has | skip) == '1 || waited == WW'(WAIT_CYCLES));
+  assign req_ready = issued;
+
+  // ================================================================ the requests waiting for completions
+  logic [NT-1:0][NP-1:0]   t_pend;      // planes that have the request and have not reported
+  logic [NT-1:0]           t_done;      // the host has its completion
+  logic [NT-1:0][PB-1:0]   t_dst;
+  logic [NT-1:0][7:0]      t_id;
+  logic [NT-1:0]           t_open;      // still offered: another plane may take it
+  // Each plane's completion: does it match its request, and must it wait (its
+  // request is not issued yet, so the host has not seen it accepted, and
+  // another plane may still take it: taken once it is, at most WAIT_CYCLES on).
+  logic [NP-1:0] c_match, c_wait;
+  always_comb begin
+    logic [TAGS_LOG2-1:0] t;
+    for (int p = 0; p < NP; p++) begin
+      t = eng_cpl_tag[p*8 +: TAGS_LOG2];
+      c_match[p] = t_pend[t][p] && t_dst[t] == eng_cpl_dst[p*PB +: PB] && t_id[t] == eng_cpl_msg_id[p*8 +: 8]
+                   && eng_cpl_tag[p*8 + TAGS_LOG2 +: 8 - TAGS_LOG2] == '0;
+      c_wait[p] = c_match[p] && t_open[t];
+    end
+  end
+  // One engine completion a cycle, planes in turn from `turn`.
+  logic [PI-1:0] turn, pick;
+  logic          pick_any;
+  always_comb begin
+    pick = '0;
+    pick_any = 1'b0;
+    for (int k = NP - 1; k >= 0; k--) begin   // the first plane from turn with one to take wins
+      if (eng_cpl_valid[(int'(turn) + k) % NP] && !c_wait[(int'(turn) + k) % NP]) begin
+        pick = PI'((int'(turn) + k) % NP);
+        pick_any = 1'b1;
+      end
+    end
+  end
+  logic [TAGS_LOG2-1:0] e_tag;
+  logic [7:0]           e_status;
+  logic                 e_match, e_ok, e_last, e_forward, e_take;
+  assign e_tag = eng_cpl_tag[int'(pick)*8 +: TAGS_LOG2];
+  assign e_status = eng_cpl_status[int'(pick)*8 +: 8];
+  assign e_match = c_match[pick];
+  assign e_ok = e_status == ST_OK;
+  assign e_last = (t_pend[e_tag] & ~(NP'(1) << pick)) == '0;   // no other plane still to report
+  assign e_forward = e_match && !t_done[e_tag] && (e_ok || e_last);
+  // A completion is taken when it is dropped or held, or forwarded into a free output.
+  assign e_take = pick_any && (!e_forward || !cpl_valid || cpl_ready);
+  always_comb begin
+    eng_cpl_ready = '0;
+    eng_cpl_ready[pick] = e_take;
+  end
+
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      next_id <= '0;
+      given <= '0;
+      lag <= '0;
+      waited <= '0;
+      turn <= '0;
+      t_pend <= '0;
+      t_done <= '0;
+      t_dst <= '0;
+      t_id <= '0;
+      t_open <= '0;
+      cpl_valid <= 1'b0;
+      cpl_kind <= '0;
+      cpl_dst <= '0;
+      cpl_tag <= '0;
+      cpl_status <= '0;
+      cpl_plane <= '0;
+      cnt_dup <= '0;
+      cnt_stale <= '0;
+    end else begin
+      // ---- issue
+      lag <= (lag & ~taking) | ((issued && waited == WW'(WAIT_CYCLES)) ? ~has & ~plane_down : '0);
+      if (issued) begin
+        given <= '0;
+        waited <= '0;
+        next_id[req_dst[ID_TABLE_LOG2-1:0]] <= next_id[req_dst[ID_TABLE_LOG2-1:0]] + 8'd1;
+      end else if (req_valid) begin
+        given <= has;
+        if (waited != WW'(WAIT_CYCLES)) waited <= waited + 1'b1;
+      end
+      // ---- completions (an issue reuses a tag only after its completion went out)
+      if (cpl_valid && cpl_ready) cpl_valid <= 1'b0;
+      if (e_take) begin
+        turn <= PI'((int'(pick) + 1) % NP);
+        if (e_match) begin
+          t_pend[e_tag][pick] <= 1'b0;
+          if (e_forward) t_done[e_tag] <= 1'b1;
+        end
+        if (e_forward) begin
+          cpl_valid <= 1'b1;
+          cpl_kind <= eng_cpl_kind[int'(pick)*3 +: 3];
+          cpl_dst <= eng_cpl_dst[int'(pick)*PB +: PB];
+          cpl_tag <= eng_cpl_tag[int'(pick)*8 +: 8];
+          cpl_status <= e_status;
+          cpl_plane <= pick;
+        end
+        cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
+        cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
+      end
+      // The request's entry is made when its first plane takes it (that plane's
+      // engine may complete it before the others take it); later takes add to it.
+      if (taking != '0 && given == '0) begin   // a completion for this tag now is the old request's
+        t_pend[req_tag[TAGS_LOG2-1:0]] <= taking;
+        t_done[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
+        t_dst[req_tag[TAGS_LOG2-1:0]] <= req_dst;
+        t_id[req_tag[TAGS_LOG2-1:0]] <= eng_msg_id;
+        t_open[req_tag[TAGS_LOG2-1:0]] <= !issued;
+      end else if (taking != '0) begin
+        t_pend[req_tag[TAGS_LOG2-1:0]] <= taking | (t_pend[req_tag[TAGS_LOG2-1:0]]
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0));
+      end
+      if (issued && given != '0) t_open[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
+    end
+  end
+
+  for (genvar p = 0; p < NP; p++) begin : g_unmirrored
+    always_ff @(posedge clk)
+      if (!rst_n) cnt_unmirrored[p*16 +: 16] <= '0;
+      else cnt_unmirrored[p*16 +: 16] <= edm_pkg::sat_add(cnt_unmirrored[p*16 +: 16], {1'b0, issued && !has[p]});
+  end
+endmodule

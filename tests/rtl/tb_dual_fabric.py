@@ -1,0 +1,518 @@
+"""cocotb: the dual switch in RTL (tests/rtl/tb_dual_fabric_top.sv, paper
+§3.3, docs/faults.md §6): two planes, each an edm_switch with a link to every
+host; compute hosts mirror every request on both planes (edm_mirror, an
+engine per plane), memory hosts apply the first copy of each write and RMW
+(edm_dup_filter in front of an engine per plane, both on one memory).
+
+The bench plays the applications, each compute engine's local memory (its
+plane's receive buffer; a write's data is put in both) and each memory
+node's DRAM (the two engines' channels on one byte array). Traffic from
+every compute node to every memory node: reads of a region nobody writes,
+writes each to bytes never written before, and fetch-and-add on a word per
+(compute node, memory node), one at a time per word; at the end every
+written region is read back through the fabric.
+
+Faults (a cut: every block on the wire garbled in both directions, so both
+link guards take the link down, as loss of signal would):
+  * compute_link_cut: compute node 0's plane-0 link is cut with traffic in
+    flight and restored 400 cycles later.
+  * memory_link_cut: memory node 0's plane-1 link, likewise (the compute
+    nodes do not see it).
+  * switch_stopped: plane 1's switch is held in reset (its state lost) and
+    its links cut, for good, with traffic in flight.
+  * no_fault: both planes whole.
+Checks: every request completes exactly once (no hang), with STATUS_OK; every
+read's bytes, from the receive buffer of the plane the completion names,
+equal the model; every DRAM equals the model byte for byte at the end; the
+DRAM word writes equal those of every write and RMW applied exactly once;
+fetch-and-add returns exactly the running sums (each applied once, in
+order); without a fault every write chunk and RMW is marked once as a
+second copy at its memory node and every request's second completion is
+dropped; with one, at most that many.
+Failover figures (logged, and written as JSON to $EDM_DUAL_JSON when set):
+requests in flight at the fault, lost (not completed) and duplicated
+(applied twice), and for the hosts behind the fault the longest time
+without a completion before and after it, and from the fault to the first
+completion of a request issued after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections import deque
+
+import cocotb
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from edm import protocol
+from tbutil import Dram, drive_requests, start_fabric
+
+RBASE = 0x0000_1000_0000_0000
+RSIZE = 32768
+RO_SIZE = 4096            # read-only region [0, RO_SIZE)
+WR_BASE, WR_END = 4096, 28672   # each byte written at most once
+ATOM_BASE = 28672         # the fetch-and-add word of compute node c: ATOM_BASE + 8 c
+LBASE = 0x0000_0040_0000_0000
+LSIZE = 1 << 18
+K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
+OK = protocol.STATUS_OK
+CUT = ((1 << 66) - 1) & ~0b10   # payload garbled, sync header invalid (01 -> 00, 10 -> 11)
+TAGS = 16                        # edm_mirror's TAGS_LOG2 = 4
+CHUNK = protocol.DEFAULT_CHUNK_BYTES
+
+
+def field(bus: int, k: int, w: int) -> int:
+    return (bus >> (k * w)) & ((1 << w) - 1)
+
+
+class Dual:
+    def __init__(self, dut, seed):
+        self.dut = dut
+        self.rng = random.Random(seed)
+        self.nc = len(dut.req_valid)
+        self.nm = len(dut.dram_rd_valid) // 2
+        self.n = self.nc + self.nm
+        rng = self.rng
+        init = [bytes(rng.getrandbits(8) for _ in range(RSIZE)) for _ in range(self.nm)]
+        self.dram = [bytearray(b) for b in init]
+        self.model = [bytearray(b) for b in init]
+        for m in range(self.nm):
+            for c in range(self.nc):
+                o = ATOM_BASE + 8 * c
+                self.dram[m][o:o + 8] = self.model[m][o:o + 8] = bytes(8)
+        self.mem = [[Dram(self.dram[m], RBASE, rng, (1, 4)) for _ in range(2)] for m in range(self.nm)]
+        self.lmem = [[bytearray(LSIZE) for _ in range(2)] for _ in range(self.nc)]
+        self.lrd_q = [[deque() for _ in range(2)] for _ in range(self.nc)]
+        self.lrd_due = [[0, 0] for _ in range(self.nc)]
+        self.lalloc = [0] * self.nc
+        self.wr_next = [WR_BASE] * self.nm
+        self.submit = [deque() for _ in range(self.nc)]
+        self.outstanding = [dict() for _ in range(self.nc)]
+        self.free_tags = [list(range(TAGS)) for _ in range(self.nc)]
+        self.done: list = []
+        self.writes: list = []
+        self.faa: dict = {}                 # (c, m) -> requests in issue order
+        self.faa_busy: set = set()
+        self.dram_words = [0] * self.nm     # word writes the DRAM took
+        self.cuts: set = set()              # (port, plane) cut now
+        self.run_switch = [1, 1]
+        self.cycle = 0
+        self.cpl_cycles = [[] for _ in range(self.nc)]
+        self.to_issue = [0] * self.nc      # random requests still to make
+        self.faults: list = []             # cycles at which a fault began
+        self.extra_words = 0               # DRAM word writes beyond every write and RMW once
+
+    # ---------------------------------------------------------------- requests
+    def request(self, c, kind, m, off, size=8, **kw):
+        r = dict(c=c, kind=kind, m=m, dst=self.nc + m, off=off, len=size, **{"op": 0, "arg0": 0, "arg1": 0, **kw})
+        assert self.lalloc[c] + size <= LSIZE, "local buffers used up: a shorter run"
+        r["loff"] = self.lalloc[c]
+        self.lalloc[c] += (size + 63) // 64 * 64
+        if kind == K_WREQ:
+            data = bytes(self.rng.getrandbits(8) for _ in range(size))
+            for y in range(2):
+                self.lmem[c][y][r["loff"]:r["loff"] + size] = data
+            r["data"] = data
+            self.model[m][off:off + size] = data
+            self.writes.append(r)
+        self.submit[c].append(r)
+        return r
+
+    def random_request(self, c):
+        rng = self.rng
+        m = rng.randrange(self.nm)
+        x = rng.random()
+        if x < 0.15 and (c, m) not in self.faa_busy:
+            self.faa_busy.add((c, m))
+            r = self.request(c, K_RMW, m, ATOM_BASE + 8 * c, op=protocol.RMW_FAA, arg0=rng.randrange(1, 1 << 20))
+            self.faa.setdefault((c, m), []).append(r)
+        elif x < 0.55:
+            size = rng.choice([8, 64, 100, 256, 300, 512])
+            off = rng.randrange(0, RO_SIZE - size)
+            self.request(c, K_RREQ, m, off, size, expect=bytes(self.model[m][off:off + size]))
+        else:
+            size = rng.choice([8, 64, 100, 256, 300, 512])
+            off = self.wr_next[m] + rng.randrange(8)
+            if off + size > WR_END:
+                return
+            self.wr_next[m] = off + size
+            self.request(c, K_WREQ, m, off, size)
+
+    def busy(self):
+        return any(self.submit) or any(self.outstanding) or any(self.to_issue)
+
+    def feed(self):
+        """Random requests are made as the queue empties, so a fetch-and-add can
+        wait for the previous one on its word."""
+        for c in range(self.nc):
+            while self.to_issue[c] and len(self.submit[c]) < 2:
+                self.to_issue[c] -= 1
+                self.random_request(c)
+
+    # ---------------------------------------------------------------- the clock
+    async def start(self, timeout=1500, retry=2000):
+        await start_fabric(self.dut, sw_run=3, cfg_timeout=timeout, cfg_retry=retry, h_enc_block=0, s_enc_block=0)
+
+    async def step(self):
+        d, rng, nc, nm = self.dut, self.rng, self.nc, self.nm
+        await FallingEdge(d.clk)
+        cyc = self.cycle
+        # ---- drive
+        heads = []
+        for c in range(nc):
+            r = self.submit[c][0] if self.submit[c] else None
+            if r is not None and "tag" not in r:
+                if not self.free_tags[c]:
+                    r = None
+                else:
+                    r["tag"] = self.free_tags[c].pop(0)
+            heads.append(r)
+        drive_requests(d, heads, RBASE, LBASE)
+        cpl_ready = sum(1 << c for c in range(nc) if rng.random() < 0.85)
+        d.cpl_ready.value = cpl_ready
+        d.lrd_ready.value = sum(1 << e for e in range(2 * nc) if rng.random() < 0.85)
+        d.lwr_ready.value = (1 << 2 * nc) - 1   # local memories keep up with the links
+        d.dram_rd_ready.value = d.dram_wr_ready.value = (1 << 2 * nm) - 1
+        v = data = 0
+        for c in range(nc):
+            for y in range(2):
+                q = self.lrd_q[c][y]
+                if q and q[0][0] <= cyc:
+                    v |= 1 << (2 * c + y)
+                    data |= q.popleft()[1] << (64 * (2 * c + y))
+        d.lrd_rsp_valid.value, d.lrd_rsp_data.value = v, data
+        v = data = 0
+        for m in range(nm):
+            for y in range(2):
+                answer = self.mem[m][y].answer(cyc)
+                if answer is not None:
+                    v |= 1 << (2 * m + y)
+                    data |= answer << (64 * (2 * m + y))
+        d.dram_rsp_valid.value, d.dram_rsp_data.value = v, data
+        flip = sum(CUT << (66 * (2 * p + y)) for p, y in self.cuts)
+        d.up_flip.value = d.down_flip.value = flip
+        d.sw_run.value = self.run_switch[0] | self.run_switch[1] << 1
+        # ---- sample
+        await ReadOnly()
+        req_ready = int(d.req_ready.value)
+        for c in range(nc):
+            r = heads[c]
+            if r is not None and req_ready >> c & 1:
+                self.submit[c].popleft()
+                r["t_req"] = cyc
+                self.outstanding[c][r["tag"]] = r
+        lrd_v, lrd_a = int(d.lrd_valid.value), int(d.lrd_addr.value)
+        lrd_ready = int(d.lrd_ready.value)
+        lwr_v, lwr_a, lwr_d, lwr_m = (int(d.lwr_valid.value), int(d.lwr_addr.value), int(d.lwr_data.value),
+                                      int(d.lwr_mask.value))
+        for c in range(nc):
+            for y in range(2):
+                e = 2 * c + y
+                if lrd_v >> e & 1 and lrd_ready >> e & 1:
+                    o = field(lrd_a, e, 64) - LBASE
+                    assert 0 <= o < LSIZE, hex(o)
+                    due = max(self.lrd_due[c][y] + 1, cyc + rng.randint(1, 4))
+                    self.lrd_due[c][y] = due
+                    self.lrd_q[c][y].append((due, int.from_bytes(self.lmem[c][y][o:o + 8], "little")))
+                if lwr_v >> e & 1:
+                    o = field(lwr_a, e, 64) - LBASE
+                    w = field(lwr_d, e, 64).to_bytes(8, "little")
+                    mask = field(lwr_m, e, 8)
+                    assert 0 <= o < LSIZE, hex(o)
+                    for k in range(8):
+                        if mask >> k & 1:
+                            self.lmem[c][y][o + k] = w[k]
+        cv = int(d.cpl_valid.value)
+        for c in range(nc):
+            if cv >> c & 1 and cpl_ready >> c & 1:
+                self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
+                              field(int(d.cpl_dst.value), c, 10), int(d.cpl_plane.value) >> c & 1, cyc)
+        rdv, wrv = int(d.dram_rd_valid.value), int(d.dram_wr_valid.value)
+        rda, wra, wrd, wrm = (int(d.dram_rd_addr.value), int(d.dram_wr_addr.value), int(d.dram_wr_data.value),
+                              int(d.dram_wr_mask.value))
+        for m in range(nm):
+            for y in range(2):
+                e = 2 * m + y
+                read, write = rdv >> e & 1, wrv >> e & 1
+                self.mem[m][y].accept(cyc, field(rda, e, 64) if read else None, field(wra, e, 64) if write else None,
+                                      field(wrd, e, 64), field(wrm, e, 8))
+                self.dram_words[m] += write
+        await RisingEdge(d.clk)
+        self.cycle += 1
+
+    def complete(self, c, tag, status, dst, plane, cyc):
+        assert tag in self.outstanding[c], f"cycle {cyc}: compute node {c}: completion for tag {tag} not outstanding"
+        r = self.outstanding[c].pop(tag)
+        self.free_tags[c].append(tag)
+        assert dst == r["dst"], f"compute node {c}: completion names {dst}, want {r['dst']}"
+        # Only an RMW may fail, and only one in flight at a fault: its first copy
+        # was applied, its answer lost with its plane, and the other plane's copy
+        # is a second copy, not executed (docs/faults.md §6).
+        assert status == OK or (r["kind"] == K_RMW and any(r["t_req"] < t < cyc for t in self.faults)), \
+            f"cycle {cyc}: compute node {c}: status {status} for {r}; {self.counters()}"
+        r["t_cpl"], r["plane"], r["status"] = cyc, plane, status
+        self.cpl_cycles[c].append(cyc)
+        if r["kind"] in (K_RREQ, K_RMW) and status == OK:
+            size = r["len"] if r["kind"] == K_RREQ else 8
+            r["got"] = bytes(self.lmem[c][plane][r["loff"]:r["loff"] + size])
+            if r["kind"] == K_RREQ:
+                assert r["got"] == r["expect"], \
+                    f"cycle {cyc}: compute node {c}: read of {size} B at {r['off']:#x} of memory node {r['m']} " \
+                    f"(plane {plane}) differs"
+        if r["kind"] == K_RMW:
+            self.faa_busy.discard((c, r["m"]))
+        self.done.append(r)
+
+    async def run(self, limit=40000, events=()):
+        """Steps until every request is done; events: (cycle, function) to call then."""
+        events = sorted(events, key=lambda e: e[0])
+        start = self.cycle
+        while self.busy() or events:
+            while events and events[0][0] <= self.cycle:
+                events.pop(0)[1]()
+            self.feed()
+            await self.step()
+            if os.environ.get("EDM_DUAL_TRACE") and self.cycle % 100 == 0:
+                cnt = {k: v for k, v in self.counters().items() if any(v)}
+                self.dut._log.info(f"cycle {self.cycle} cuts {sorted(self.cuts)}: {cnt}")
+            assert self.cycle - start < limit, f"the fabric did not finish (hang): {self.status()}"
+
+    def counters(self):
+        d = self.dut
+        out = {}
+        for name, k in (("mirror_cnt_dup", self.nc), ("mirror_cnt_stale", self.nc),
+                        ("mirror_cnt_unmirrored", 2 * self.nc),
+                        ("cn_cnt_dropped", 2 * self.nc), ("cn_cnt_stray", 2 * self.nc),
+                        ("cn_cnt_timeouts", 2 * self.nc), ("cn_cnt_late", 2 * self.nc),
+                        ("cn_cnt_retries", 2 * self.nc),
+                        ("mn_cnt_dropped", 2 * self.nm), ("mn_cnt_stray", 2 * self.nm), ("mn_cnt_overflow", 2 * self.nm),
+                        ("filter_cnt_dup", 2 * self.nm), ("filter_cnt_stale", 2 * self.nm),
+                        ("filter_cnt_untracked", 2 * self.nm),
+                        ("h_cnt_corrupted", 2 * self.n), ("sw_cnt_dropped", 2 * self.n),
+                        ("sw_cnt_lost_grants", 2 * self.n), ("sw_cnt_unknown", 2 * self.n)):
+            v = int(getattr(d, name).value)
+            out[name] = [field(v, i, 16) for i in range(k)]
+        return out
+
+    def status(self):
+        pend = {c: [(r["kind"], r["dst"], r["len"], r.get("t_req")) for r in self.outstanding[c].values()]
+                for c in range(self.nc)}
+        return (f"cycle {self.cycle}; waiting {[len(q) for q in self.submit]}; outstanding {pend}; "
+                f"counters {self.counters()}")
+
+    # ---------------------------------------------------------------- checks
+    def units(self):
+        """The write chunks and RMWs sent: each has at most one second copy."""
+        return sum((r["len"] + CHUNK - 1) // CHUNK for r in self.writes) + sum(len(v) for v in self.faa.values())
+
+    def check_second_copies(self):
+        """With a fault: at most one second copy of each write chunk and RMW is
+        marked at the memory nodes, at most one second completion of each
+        request dropped at the compute nodes, and the restored or surviving
+        plane still marks some."""
+        cnt = self.counters()
+        marked = sum(cnt["filter_cnt_dup"]) + sum(cnt["filter_cnt_stale"])
+        dropped = sum(cnt["mirror_cnt_dup"]) + sum(cnt["mirror_cnt_stale"])
+        assert 0 < marked <= self.units(), (marked, self.units(), cnt)
+        assert 0 < dropped <= len(self.done), (dropped, len(self.done), cnt)
+        assert not any(cnt["filter_cnt_untracked"]), cnt
+
+    def check(self):
+        """Every byte; every write applied once; every fetch-and-add completed OK
+        applied once, in order, and one reported failed at most once. Returns
+        the DRAM word writes beyond those (asserted 0)."""
+        applied = [0] * self.nm
+        for (c, m), reqs in self.faa.items():
+            # The running sums the word may hold, each with the RMWs applied so far.
+            # An OK result must be one of them; a failed RMW may or may not have been
+            # applied (its answer was lost with its plane), never twice.
+            possible = {0: 0}
+            for r in reqs:
+                if r["status"] == OK:
+                    old = int.from_bytes(r["got"], "little")
+                    assert old in possible, f"fetch-and-add of {c} at memory node {m}: old {old}, not a running sum"
+                    possible = {old + r["arg0"]: possible[old] + 1}
+                else:
+                    possible = {**possible, **{t + r["arg0"]: k + 1 for t, k in possible.items()}}
+            o = ATOM_BASE + 8 * c
+            final = int.from_bytes(self.dram[m][o:o + 8], "little")
+            assert final in possible, f"fetch-and-add word of {c} at memory node {m}: {final}, not a running sum"
+            applied[m] += possible[final]
+            self.model[m][o:o + 8] = final.to_bytes(8, "little")
+        for m in range(self.nm):
+            assert self.dram[m] == self.model[m], \
+                f"memory node {m}: DRAM differs from the model at {[k for k in range(RSIZE) if self.dram[m][k] != self.model[m][k]][:8]}"
+            # Each chunk writes the words it touches (a word two chunks share, twice).
+            words = sum(((r["off"] + k) % 8 + min(CHUNK, r["len"] - k) + 7) // 8
+                        for r in self.writes if r["m"] == m for k in range(0, r["len"], CHUNK))
+            words += applied[m]
+            assert self.dram_words[m] == words, \
+                f"memory node {m}: {self.dram_words[m]} DRAM word writes, {words} for every write and RMW once"
+            self.extra_words += self.dram_words[m] - words
+
+    async def read_back(self):
+        for c in range(self.nc):
+            for m in range(self.nm):
+                for r in [w for w in self.writes if w["m"] == m and w["c"] == c]:
+                    self.request(c, K_RREQ, m, r["off"], r["len"], expect=bytes(self.model[m][r["off"]:r["off"] + r["len"]]))
+        await self.run()
+
+
+WINDOW = 2000   # cycles before and after a fault the figures look at
+
+
+def longest_gap(cycles, lo, hi):
+    """The longest time without a completion within [lo, hi)."""
+    marks = [lo] + [c for c in cycles if lo <= c < hi] + [hi]
+    return max(b - a for a, b in zip(marks, marks[1:]))
+
+
+def failover(f, t, hosts, label):
+    """The figures for a fault at cycle t affecting compute nodes `hosts`:
+    requests in flight at t (and the planes that completed them, the latest
+    completion), the first completion after t of any request and of one
+    issued after t, the longest time without a completion in the WINDOW
+    cycles before and after t, and completions in each window."""
+    mine = [r for r in f.done if r["c"] in hosts]
+    start = max(t - WINDOW, min(r["t_req"] for r in mine))   # not before the traffic
+    in_flight = [r for r in mine if r["t_req"] < t < r["t_cpl"]]
+    first_any = min((r["t_cpl"] for r in mine if r["t_cpl"] > t), default=None)
+    first_new = min((r["t_cpl"] for r in mine if r["t_req"] >= t), default=None)
+    cycles = sorted(r["t_cpl"] for r in mine)
+    return dict(fault=label, cycle=t, in_flight=len(in_flight),
+                in_flight_failed=sum(1 for r in in_flight if r["status"] != OK),
+                in_flight_planes=sorted({r["plane"] for r in in_flight}),
+                in_flight_done_by=max((r["t_cpl"] - t for r in in_flight), default=0),
+                first_completion_after=None if first_any is None else first_any - t,
+                first_new_completion_after=None if first_new is None else first_new - t,
+                longest_gap_before=longest_gap(cycles, start, t),
+                longest_gap_after=longest_gap(cycles, t, t + WINDOW),
+                window_before=t - start,
+                completions_before=sum(1 for c in cycles if start <= c < t),
+                completions_after=sum(1 for c in cycles if t <= c < t + WINDOW))
+
+
+async def traffic(f, rounds, events=()):
+    f.to_issue = [rounds] * f.nc
+    await f.run(events=events)
+
+
+def report(f, name, figures):
+    total = len(f.done)
+    lost = sum(len(q) for q in f.submit) + sum(len(o) for o in f.outstanding)
+    failed = sum(1 for r in f.done if r["status"] != OK)
+    summary = dict(test=name, cycles=f.cycle, requests=total, lost=lost, reported_failed=failed,
+                   duplicated_dram_words=f.extra_words,
+                   bytes_checked=sum(r["len"] for r in f.done if r["kind"] == K_RREQ),
+                   writes=len(f.writes), rmw=sum(len(v) for v in f.faa.values()), faults=figures,
+                   counters=f.counters())
+    f.dut._log.info(json.dumps(summary))
+    path = os.environ.get("EDM_DUAL_JSON")
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps(summary) + "\n")
+    return summary
+
+
+def rounds() -> int:
+    return int(os.environ.get("EDM_DUAL_ROUNDS", "100"))
+
+
+def seed(base: int) -> int:
+    """Each test's seed, moved by $EDM_DUAL_SEED (experiments/dual_fabric.py)."""
+    return base + 10 * int(os.environ.get("EDM_DUAL_SEED", "0"))
+
+
+@cocotb.test()
+async def no_fault(dut):
+    """Both planes whole: every write and RMW arrives twice, the second copy marked."""
+    f = Dual(dut, seed(250))
+    await f.start()
+    await traffic(f, rounds())
+    await f.read_back()
+    for _ in range(300):
+        await f.step()
+    f.check()
+    cnt = f.counters()
+    units = f.units()
+    assert sum(cnt["filter_cnt_dup"]) == units, f"second copies marked {cnt['filter_cnt_dup']}, units {units}: {cnt}"
+    for name in ("filter_cnt_stale", "filter_cnt_untracked", "mirror_cnt_unmirrored", "cn_cnt_timeouts",
+                 "cn_cnt_dropped", "mn_cnt_dropped", "mn_cnt_overflow", "sw_cnt_dropped", "sw_cnt_lost_grants",
+                 "h_cnt_corrupted", "sw_cnt_unknown"):
+        assert not any(cnt[name]), f"{name} = {cnt[name]}"
+    # Every request's second completion is dropped (or comes after its tag was
+    # reused), except an RMW's denied second copy that came first and was held.
+    second = sum(cnt["mirror_cnt_dup"]) + sum(cnt["mirror_cnt_stale"])
+    rmw = sum(len(v) for v in f.faa.values())
+    assert len(f.done) - rmw <= second <= len(f.done), (second, len(f.done), rmw, cnt)
+    report(f, "no_fault", [])
+
+
+def cut(f, port, plane, on):
+    def act():
+        (f.cuts.add if on else f.cuts.discard)((port, plane))
+        if on:
+            f.faults.append(f.cycle)
+    return act
+
+
+async def one_link_cut(dut, name, base_seed, port, plane, hosts, label):
+    """Link (port, plane) cut at cycle 1500 with traffic in flight, restored at
+    1900 (the link comes back a clean BER window later); then the run goes on
+    for several thousand cycles."""
+    f = Dual(dut, seed(base_seed))
+    await f.start()
+    t1, t2 = 1500, 1900
+    await traffic(f, rounds(), events=[(t1, cut(f, port, plane, True)), (t2, cut(f, port, plane, False))])
+    assert f.cycle > t2 + 3000, f"the run ended at {f.cycle}, soon after the link was back (at {t2})"
+    await f.read_back()
+    for _ in range(300):
+        await f.step()
+    f.check()
+    f.check_second_copies()
+    fig = failover(f, t1, hosts, label)
+    assert fig["in_flight"] > 0, f"no request in flight at the cut: {fig}"
+    report(f, name, [fig])
+    return f
+
+
+@cocotb.test()
+async def compute_link_cut(dut):
+    """Compute node 0's plane-0 link cut and restored: its requests go on
+    plane 1 at once (its link guard reports the link down to edm_mirror)."""
+    f = await one_link_cut(dut, "compute_link_cut", 251, 0, 0, [0], "compute node 0, plane 0 link cut")
+    assert f.counters()["mirror_cnt_unmirrored"][0] > 0   # compute node 0 went on without plane 0
+
+
+@cocotb.test()
+async def memory_link_cut(dut):
+    """Memory node 0's plane-1 link cut and restored: the compute nodes do not
+    see it; plane 0 carries what plane 1 loses."""
+    f = await one_link_cut(dut, "memory_link_cut", 253, len(dut.req_valid), 1,
+                           list(range(len(dut.req_valid))), "memory node 0, plane 1 link cut")
+    assert sum(f.counters()["filter_cnt_dup"]) > 0
+
+
+@cocotb.test()
+async def switch_stopped(dut):
+    """Plane 1's switch stops for good (state lost, links down) mid-run."""
+    f = Dual(dut, seed(252))
+    await f.start()
+    t1 = 1500
+
+    def stop():
+        f.faults.append(f.cycle)
+        f.run_switch[1] = 0
+        for p in range(f.n):
+            f.cuts.add((p, 1))
+    await traffic(f, rounds(), events=[(t1, stop)])
+    await f.read_back()
+    for _ in range(300):
+        await f.step()
+    f.check()
+    f.check_second_copies()
+    fig = failover(f, t1, list(range(f.nc)), "plane 1 switch stopped")
+    assert fig["in_flight"] > 0, fig
+    report(f, "switch_stopped", [fig])

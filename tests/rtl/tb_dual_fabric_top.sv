@@ -1,0 +1,230 @@
+// Test top for tb_dual_fabric.py: the dual switch in RTL (paper §3.3). Two
+// planes, each its own edm_switch with a link (tb_fabric_port) to every host;
+// NC compute hosts on ports 0..NC-1, NM memory hosts on NC..NC+NM-1, one
+// clock. A compute host gives each request to its two engines
+// (edm_compute_node with EXT_ID, one per plane, each with its own local
+// memory port: the plane's receive buffer) through edm_mirror, which
+// completes it once. A memory host has an engine per plane (edm_mem_node) on
+// two DRAM channel pairs of one memory (the bench merges them), behind
+// edm_dup_filter, which lets only the first copy of a write or RMW be applied.
+// Flattened indices: link (port x, plane y) is x*2 + y; compute engine (c, y)
+// is c*2 + y; memory engine (m, y) is m*2 + y. sw_run[y] low holds plane y's
+// switch in reset (stopped: its state is lost; the bench cuts its links too).
+module tb_dual_fabric_top #(
+    parameter int unsigned NC = 2,
+    parameter int unsigned NM = 2,
+    parameter int unsigned LINK_CYCLES = 19,
+    parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,
+    parameter int unsigned TIMER_W = 20,
+    parameter int unsigned BER_WINDOW_CYCLES = 512,   // a cut link goes down after BER_THRESHOLD bad blocks
+    parameter int unsigned BER_THRESHOLD = 4,
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
+    parameter int unsigned MIRROR_WAIT_CYCLES = 2048
+) (
+    input  logic clk,
+    input  logic rst_n,
+    input  logic [1:0]         sw_run,
+    input  logic [TIMER_W-1:0] cfg_timeout,
+    input  logic [TIMER_W-1:0] cfg_retry,
+    // Compute hosts: requests and completions (one per request).
+    input  logic [NC-1:0]      req_valid,
+    output logic [NC-1:0]      req_ready,
+    input  logic [NC*3-1:0]    req_kind,
+    input  logic [NC*edm_pkg::PORT_BITS-1:0] req_dst,
+    input  logic [NC*64-1:0]   req_raddr,
+    input  logic [NC*16-1:0]   req_len,
+    input  logic [NC*64-1:0]   req_laddr,
+    input  logic [NC*4-1:0]    req_rmw_op,
+    input  logic [NC*64-1:0]   req_arg0,
+    input  logic [NC*64-1:0]   req_arg1,
+    input  logic [NC*8-1:0]    req_tag,
+    output logic [NC-1:0]      cpl_valid,
+    input  logic [NC-1:0]      cpl_ready,
+    output logic [NC*3-1:0]    cpl_kind,
+    output logic [NC*edm_pkg::PORT_BITS-1:0] cpl_dst,
+    output logic [NC*8-1:0]    cpl_tag,
+    output logic [NC*8-1:0]    cpl_status,
+    output logic [NC-1:0]      cpl_plane,
+    output logic [NC*16-1:0]   mirror_cnt_dup,
+    output logic [NC*16-1:0]   mirror_cnt_stale,
+    output logic [NC*2*16-1:0] mirror_cnt_unmirrored,
+    // Compute engines (c, plane): local memory, counters.
+    output logic [NC*2-1:0]    lrd_valid,
+    input  logic [NC*2-1:0]    lrd_ready,
+    output logic [NC*2*64-1:0] lrd_addr,
+    input  logic [NC*2-1:0]    lrd_rsp_valid,
+    input  logic [NC*2*64-1:0] lrd_rsp_data,
+    output logic [NC*2-1:0]    lwr_valid,
+    input  logic [NC*2-1:0]    lwr_ready,
+    output logic [NC*2*64-1:0] lwr_addr,
+    output logic [NC*2*64-1:0] lwr_data,
+    output logic [NC*2*8-1:0]  lwr_mask,
+    output logic [NC*2*16-1:0] cn_cnt_dropped,
+    output logic [NC*2*16-1:0] cn_cnt_stray,
+    output logic [NC*2*16-1:0] cn_cnt_timeouts,
+    output logic [NC*2*16-1:0] cn_cnt_late,
+    output logic [NC*2*16-1:0] cn_cnt_retries,
+    // Memory engines (m, plane): DRAM channels, counters; the filter's per (m, plane).
+    output logic [NM*2-1:0]    dram_rd_valid,
+    input  logic [NM*2-1:0]    dram_rd_ready,
+    output logic [NM*2*64-1:0] dram_rd_addr,
+    input  logic [NM*2-1:0]    dram_rsp_valid,
+    input  logic [NM*2*64-1:0] dram_rsp_data,
+    output logic [NM*2-1:0]    dram_wr_valid,
+    input  logic [NM*2-1:0]    dram_wr_ready,
+    output logic [NM*2*64-1:0] dram_wr_addr,
+    output logic [NM*2*64-1:0] dram_wr_data,
+    output logic [NM*2*8-1:0]  dram_wr_mask,
+    output logic [NM*2*16-1:0] mn_cnt_dropped,
+    output logic [NM*2*16-1:0] mn_cnt_stray,
+    output logic [NM*2*16-1:0] mn_cnt_overflow,
+    output logic [NM*2*16-1:0] filter_cnt_dup,
+    output logic [NM*2*16-1:0] filter_cnt_stale,
+    output logic [NM*2*16-1:0] filter_cnt_untracked,
+    // Links (port, plane): Ethernet frames (host -> switch, switch -> host; the
+    // bench sends none), bit errors on the wire (a cut: every block garbled),
+    // the host's side down, and what the receivers counted.
+    input  logic [(NC+NM)*2-1:0]    h_enc_valid,
+    input  logic [(NC+NM)*2*66-1:0] h_enc_block,
+    input  logic [(NC+NM)*2-1:0]    s_enc_valid,
+    input  logic [(NC+NM)*2*66-1:0] s_enc_block,
+    input  logic [(NC+NM)*2*66-1:0] up_flip,
+    input  logic [(NC+NM)*2*66-1:0] down_flip,
+    output logic [(NC+NM)*2-1:0]    link_down,
+    output logic [(NC+NM)*2*16-1:0] h_cnt_corrupted,
+    output logic [(NC+NM)*2*16-1:0] sw_cnt_dropped,
+    output logic [(NC+NM)*2*16-1:0] sw_cnt_lost_grants,
+    output logic [(NC+NM)*2*16-1:0] sw_cnt_unknown
+);
+  localparam int unsigned N = NC + NM;
+  localparam int unsigned PB = edm_pkg::PORT_BITS;
+
+  // Per link (port x, plane y: x*2 + y), engine side.
+  logic [N*2-1:0]    e_valid, e_ready, e_last;
+  logic [N*2*66-1:0] e_block;
+  logic [N*2-1:0]    r_valid, r_first, r_last, r_error, r_abort, g_valid;
+  logic [N*2*66-1:0] r_block;
+  logic [N*2*PB-1:0] g_dst;
+  logic [N*2*8-1:0]  g_id;
+  logic [N*2*16-1:0] g_size;
+
+  for (genvar y = 0; y < 2; y++) begin : g_plane
+    logic [N*66-1:0] sw_in, sw_out;
+    logic [N*16-1:0] dropped, lost, unknown;
+    edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
+        .clk, .rst_n(rst_n && sw_run[y]),
+        .in_block(sw_in), .out_block(sw_out),
+        .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
+        .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost)
+    );
+    for (genvar x = 0; x < N; x++) begin : g_link
+      localparam int unsigned K = x * 2 + y;
+      assign sw_cnt_dropped[K*16 +: 16] = dropped[x*16 +: 16];
+      assign sw_cnt_lost_grants[K*16 +: 16] = lost[x*16 +: 16];
+      assign sw_cnt_unknown[K*16 +: 16] = unknown[x*16 +: 16];
+      tb_fabric_port #(.LINK_CYCLES(LINK_CYCLES), .BER_WINDOW_CYCLES(BER_WINDOW_CYCLES),
+                       .BER_THRESHOLD(BER_THRESHOLD)) phy (
+          .hclk(clk), .sclk(clk), .rst_n,
+          .e_valid(e_valid[K]), .e_ready(e_ready[K]), .e_block(e_block[K*66 +: 66]), .e_last(e_last[K]),
+          .h_enc_valid(h_enc_valid[K]), .h_enc_ready(), .h_enc_block(h_enc_block[K*66 +: 66]),
+          .s_enc_valid(s_enc_valid[K]), .s_enc_ready(), .s_enc_block(s_enc_block[K*66 +: 66]),
+          .sw_in(sw_in[x*66 +: 66]), .sw_out(sw_out[x*66 +: 66]),
+          .up_flip(up_flip[K*66 +: 66]), .down_flip(down_flip[K*66 +: 66]),
+          .h_tx_line(), .h_rx_line(), .dec_valid(), .dec_block(),
+          .mem_valid(r_valid[K]), .mem_block(r_block[K*66 +: 66]), .mem_first(r_first[K]), .mem_last(r_last[K]),
+          .mem_error(r_error[K]), .mem_abort(r_abort[K]),
+          .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
+          .grant_size(g_size[K*16 +: 16]),
+          .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(), .cnt_paced(),
+          .link_down(link_down[K]),
+          .up_rm_deleted(), .up_rm_inserted(), .up_rm_overflow(), .up_rm_underflow(), .up_rm_starved(),
+          .down_rm_deleted(), .down_rm_inserted(), .down_rm_overflow(), .down_rm_underflow(), .down_rm_starved(),
+          .up_cnt_bad_sync(), .up_cnt_hi_ber(), .up_cnt_discarded(),
+          .down_cnt_bad_sync(), .down_cnt_hi_ber(), .down_cnt_discarded()
+      );
+    end
+  end
+
+  for (genvar c = 0; c < NC; c++) begin : g_cn
+    logic [1:0]    eng_req_valid, eng_req_ready, eng_cpl_valid, eng_cpl_ready;
+    logic [7:0]    eng_msg_id;
+    logic [2*3-1:0]  eng_cpl_kind;
+    logic [2*PB-1:0] eng_cpl_dst;
+    logic [2*8-1:0]  eng_cpl_msg_id, eng_cpl_tag, eng_cpl_status;
+    edm_mirror #(.NP(2), .WAIT_CYCLES(MIRROR_WAIT_CYCLES)) mirror (
+        .clk, .rst_n,
+        .req_valid(req_valid[c]), .req_ready(req_ready[c]), .req_dst(req_dst[c*PB +: PB]), .req_tag(req_tag[c*8 +: 8]),
+        .plane_down(link_down[c*2 +: 2]), .eng_req_valid, .eng_req_ready, .eng_msg_id,
+        .eng_cpl_valid, .eng_cpl_ready, .eng_cpl_kind, .eng_cpl_dst, .eng_cpl_msg_id, .eng_cpl_tag, .eng_cpl_status,
+        .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
+        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_tag(cpl_tag[c*8 +: 8]), .cpl_status(cpl_status[c*8 +: 8]),
+        .cpl_plane(cpl_plane[c]),
+        .cnt_dup(mirror_cnt_dup[c*16 +: 16]), .cnt_stale(mirror_cnt_stale[c*16 +: 16]),
+        .cnt_unmirrored(mirror_cnt_unmirrored[c*32 +: 32])
+    );
+    for (genvar y = 0; y < 2; y++) begin : g_engine
+      localparam int unsigned E = c * 2 + y;   // this engine, and its link
+      edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
+          .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
+          .node_port(PB'(c)),
+          .cfg_timeout, .cfg_retry,
+          .req_valid(eng_req_valid[y]), .req_ready(eng_req_ready[y]),
+          .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
+          .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
+          .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
+          .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]),
+          .req_msg_id(eng_msg_id),
+          .cpl_valid(eng_cpl_valid[y]), .cpl_ready(eng_cpl_ready[y]), .cpl_kind(eng_cpl_kind[y*3 +: 3]),
+          .cpl_dst(eng_cpl_dst[y*PB +: PB]), .cpl_msg_id(eng_cpl_msg_id[y*8 +: 8]), .cpl_tag(eng_cpl_tag[y*8 +: 8]),
+          .cpl_status(eng_cpl_status[y*8 +: 8]),
+          .lmem_rd_valid(lrd_valid[E]), .lmem_rd_ready(lrd_ready[E]), .lmem_rd_addr(lrd_addr[E*64 +: 64]),
+          .lmem_rd_rsp_valid(lrd_rsp_valid[E]), .lmem_rd_rsp_data(lrd_rsp_data[E*64 +: 64]),
+          .lmem_wr_valid(lwr_valid[E]), .lmem_wr_ready(lwr_ready[E]), .lmem_wr_addr(lwr_addr[E*64 +: 64]),
+          .lmem_wr_data(lwr_data[E*64 +: 64]), .lmem_wr_mask(lwr_mask[E*8 +: 8]),
+          .in_valid(r_valid[E]), .in_block(r_block[E*66 +: 66]), .in_first(r_first[E]), .in_last(r_last[E]),
+          .in_error(r_error[E]), .in_abort(r_abort[E]),
+          .grant_valid(g_valid[E]), .grant_dst(g_dst[E*PB +: PB]), .grant_msg_id(g_id[E*8 +: 8]),
+          .grant_size(g_size[E*16 +: 16]),
+          .out_valid(e_valid[E]), .out_ready(e_ready[E]), .out_block(e_block[E*66 +: 66]), .out_last(e_last[E]),
+          .cnt_dropped(cn_cnt_dropped[E*16 +: 16]), .cnt_stray_grants(cn_cnt_stray[E*16 +: 16]),
+          .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
+          .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
+      );
+    end
+  end
+
+  for (genvar m = 0; m < NM; m++) begin : g_mn
+    localparam int unsigned L = (NC + m) * 2;   // the host's plane-0 link; plane 1 is L + 1
+    logic [1:0]    f_valid, f_first, f_last, f_error, f_abort, f_dup;
+    logic [2*66-1:0] f_block;
+    edm_dup_filter #(.NP(2)) filter (
+        .clk, .rst_n,
+        .in_valid(r_valid[L +: 2]), .in_block(r_block[L*66 +: 2*66]), .in_first(r_first[L +: 2]),
+        .in_last(r_last[L +: 2]), .in_error(r_error[L +: 2]), .in_abort(r_abort[L +: 2]),
+        .out_valid(f_valid), .out_block(f_block), .out_first(f_first), .out_last(f_last), .out_error(f_error),
+        .out_abort(f_abort), .out_dup(f_dup),
+        .cnt_dup(filter_cnt_dup[m*32 +: 32]), .cnt_stale(filter_cnt_stale[m*32 +: 32]),
+        .cnt_untracked(filter_cnt_untracked[m*32 +: 32])
+    );
+    for (genvar y = 0; y < 2; y++) begin : g_engine
+      localparam int unsigned E = m * 2 + y;
+      localparam int unsigned K = L + y;
+      edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
+          .clk, .rst_n,
+          .in_valid(f_valid[y]), .in_block(f_block[y*66 +: 66]), .in_first(f_first[y]), .in_last(f_last[y]),
+          .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_room_read(), .in_room_write(),
+          .xl_addr('0), .xl_deny(1'b0),
+          .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
+          .grant_size(g_size[K*16 +: 16]),
+          .dram_rd_valid(dram_rd_valid[E]), .dram_rd_ready(dram_rd_ready[E]), .dram_rd_addr(dram_rd_addr[E*64 +: 64]),
+          .dram_rsp_valid(dram_rsp_valid[E]), .dram_rsp_data(dram_rsp_data[E*64 +: 64]),
+          .dram_wr_valid(dram_wr_valid[E]), .dram_wr_ready(dram_wr_ready[E]), .dram_wr_addr(dram_wr_addr[E*64 +: 64]),
+          .dram_wr_data(dram_wr_data[E*64 +: 64]), .dram_wr_mask(dram_wr_mask[E*8 +: 8]),
+          .out_valid(e_valid[K]), .out_ready(e_ready[K]), .out_block(e_block[K*66 +: 66]), .out_last(e_last[K]),
+          .cnt_rreq(), .cnt_wreq(), .cnt_rmw(),
+          .cnt_dropped(mn_cnt_dropped[E*16 +: 16]), .cnt_overflow(mn_cnt_overflow[E*16 +: 16]),
+          .cnt_rejected(), .cnt_stray_grants(mn_cnt_stray[E*16 +: 16])
+      );
+    end
+  end
+endmodule

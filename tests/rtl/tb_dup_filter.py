@@ -1,0 +1,223 @@
+"""cocotb: edm_dup_filter, the memory side of the dual switch, against a Python
+model of its window rule (rtl/host/edm_dup_filter.sv, docs/faults.md §6).
+
+Each plane carries a copy of every unit (built with the reference codec) as
+edm_rx would deliver it: RREQs, RMWREQs and WREQ messages of 1 to 5 chunks
+(seq 4 is beyond the 4 chunks tracked) from tracked sources and one source
+port beyond them; ids run per source mod 256 from a random start (most
+sources wrap). Each copy's
+fate on its plane: good, lost (never arrives), ends in error, or cut short
+by an abort. The planes are skewed and shuffle neighbouring units (grants
+come out of id order). Plane 1 is cut off for a stretch: those copies are
+held back and sent 200 messages later (a plane that comes back with its
+backlog), where they are stale (each source's ids have moved on by more than
+the window and less than 128, the filter's bound).
+Checks, every cycle: the output is the input, and out_dup is set on the /MT/
+of exactly the copies the model drops. At the end: no WREQ chunk or RMWREQ
+of a tracked source was applied twice; every one with a good copy was
+applied once, except those whose only good copies were in the backlog
+(predicted without the model); the counters equal the model's.
+"""
+
+from __future__ import annotations
+
+import random
+
+import cocotb
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from edm import codec, protocol
+from tbutil import clock_and_reset
+
+NODE = 40
+FILTERED = ("WREQ", "RMWREQ")
+
+
+def pack(block):
+    return block[0] | (block[1] << 2)
+
+
+class Model:
+    """The filter's rule, stated on ids: per source the newest id seen and the
+    (id, seq) recorded among the W ids up to it."""
+
+    def __init__(self, src_log2, window, chunks):
+        self.sources, self.window, self.chunks = 1 << src_log2, window, chunks
+        self.hi = {}
+        self.seen = {}
+
+    def verdict(self, m: codec.Message) -> str:
+        """pass, dup, stale or untracked, and the state updated."""
+        filtered = m.kind in FILTERED
+        if m.src >= self.sources:
+            return "untracked" if filtered else "pass"
+        s, x = m.src, m.msg_id
+        if s not in self.hi or 0 < (x - self.hi[s]) % 256 < 128:
+            self.hi[s] = x
+            self.seen[s] = {(y, q) for y, q in self.seen.get(s, set()) if (x - y) % 256 < self.window}
+        if not filtered:
+            return "pass"
+        if (self.hi[s] - x) % 256 >= self.window:
+            return "stale"
+        if m.seq >= self.chunks:
+            return "untracked"
+        if (x, m.seq) in self.seen[s]:
+            return "dup"
+        self.seen[s].add((x, m.seq))
+        return "pass"
+
+
+def messages(rng, sources, count):
+    """count messages over the sources, each as its list of units (Messages)."""
+    next_id = {s: rng.randrange(256) for s in sources}
+    out = []
+    for _ in range(count):
+        s = rng.choice(sources)
+        i = next_id[s]
+        next_id[s] = (i + 1) % 256
+        kind = rng.choice(["RREQ", "WREQ", "WREQ", "RMWREQ"])
+        if kind == "RREQ":
+            out.append([codec.Message("RREQ", s, NODE, i, rng.randint(1, 512), addr=rng.getrandbits(40))])
+        elif kind == "RMWREQ":
+            out.append([codec.Message("RMWREQ", s, NODE, i, protocol.RMW_OPERAND_BYTES, addr=8 * rng.getrandbits(30),
+                                      op=protocol.RMW_FAA, arg0=rng.getrandbits(64))])
+        else:
+            n = rng.choice([1, 1, 2, 3, 5])
+            out.append([codec.Message("WREQ", s, NODE, i, len(d), addr=rng.getrandbits(40), seq=k, last=k == n - 1,
+                                      data=d)
+                        for k, d in ((k, bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 24))))
+                                     for k in range(n))])
+    return out
+
+
+def shuffled(rng, units):
+    """Neighbours swapped now and then: grants do not come in id order."""
+    units = list(units)
+    for k in range(len(units) - 1):
+        if rng.random() < 0.3:
+            units[k], units[k + 1] = units[k + 1], units[k]
+    return units
+
+
+class Plane:
+    """Drives one plane's mem_* inputs: units with fates, random gaps."""
+
+    def __init__(self, rng, units, start):
+        self.rng, self.units, self.wait = rng, list(units), start
+        self.cur = None   # [blocks, index, fate, message]
+
+    def drive(self):
+        """This cycle's inputs (valid, block, first, last, error, abort) and the
+        message whose good /MT/ it is (else None)."""
+        idle = (0, 0, 0, 0, 0, 0)
+        if self.wait > 0:
+            self.wait -= 1
+            return idle, None
+        if self.cur is None:
+            if not self.units:
+                return idle, None
+            m, fate = self.units.pop(0)
+            blocks = [pack(b) for b in codec.encode_message(m)]
+            if fate == "abort":
+                blocks = blocks[:self.rng.randrange(1, len(blocks))]
+            self.cur = [blocks, 0, fate, m]
+        blocks, k, fate, m = self.cur
+        if k == len(blocks):   # an abort, alone
+            self.cur = None
+            return (0, 0, 0, 0, 0, 1), None
+        if k > 0 and self.rng.random() < 0.15:   # an idle filler edm_rx removed
+            return idle, None
+        self.cur[1] += 1
+        last = fate != "abort" and k == len(blocks) - 1
+        if last:
+            self.cur = None
+        error = last and fate == "error"
+        return (1, blocks[k], int(k == 0), int(last), int(error), 0), (m if last and not error else None)
+
+
+@cocotb.test()
+async def first_copy_kept_second_and_stale_dropped(dut):
+    np_, src_log2 = int(dut.NP.value), int(dut.SRC_LOG2.value)
+    window, chunks = 1 << int(dut.WINDOW_LOG2.value), 1 << int(dut.SEQ_LOG2.value)
+    rng = random.Random(25 + np_)
+    sources = list(range(1 << src_log2)) + [(1 << src_log2) + 3]
+    msgs = messages(rng, sources, 900)
+    cut = range(300, 340)   # plane 1's backlog: these copies come after message 540
+    fates = {}
+    per_plane = [[] for _ in range(np_)]
+    backlog = []
+    for n, units in enumerate(msgs):
+        for m in units:
+            for p in range(np_):
+                fate = rng.choices(["good", "lost", "error", "abort"], [85, 5, 5, 5])[0]
+                if p == 0 and n in cut and rng.random() < 0.3:
+                    fate = "lost"   # some of the backlog's messages have no other copy
+                fates[(m.src, m.msg_id, m.seq, n, p)] = fate
+                if fate == "lost":
+                    continue
+                (backlog if p == 1 and n in cut else per_plane[p]).append((m, fate, n))
+    streams = [[(m, fate) for m, fate, _ in shuffled(rng, units)] for units in per_plane]
+    if np_ > 1:
+        back = next(k for k, (_, _, n) in enumerate(per_plane[1]) if n >= 540)
+        streams[1][back:back] = [(m, fate) for m, fate, _ in backlog]
+    planes = [Plane(rng, units, start=rng.randrange(40)) for units in streams]
+
+    await clock_and_reset(dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0, in_abort=0)
+    model = Model(src_log2, window, chunks)
+    counts = {v: [0] * np_ for v in ("dup", "stale", "untracked")}
+    applied = {}
+    width = 66
+    cycle = 0
+    while any(pl.units or pl.cur or pl.wait for pl in planes):
+        drives, commits = zip(*(pl.drive() for pl in planes))
+        for name, k in (("in_valid", 0), ("in_first", 2), ("in_last", 3), ("in_error", 4), ("in_abort", 5)):
+            getattr(dut, name).value = sum(d[k] << p for p, d in enumerate(drives))
+        dut.in_block.value = sum(d[1] << (width * p) for p, d in enumerate(drives))
+        await ReadOnly()
+        out_dup = int(dut.out_dup.value)
+        for p, (d, m) in enumerate(zip(drives, commits)):
+            verdict = model.verdict(m) if m is not None else "pass"
+            if verdict in counts:
+                counts[verdict][p] += 1
+            dropped = verdict in ("dup", "stale")
+            if m is not None and m.kind in FILTERED and not dropped:
+                key = (m.src, m.msg_id, m.seq, m.addr)
+                applied[key] = applied.get(key, 0) + 1
+            assert (out_dup >> p) & 1 == int(dropped), \
+                f"cycle {cycle} plane {p}: out_dup {(out_dup >> p) & 1}, model {verdict} ({m})"
+        assert int(dut.out_valid.value) == int(dut.in_valid.value) and int(dut.out_block.value) == int(dut.in_block.value)
+        assert int(dut.out_last.value) == int(dut.in_last.value) and int(dut.out_abort.value) == int(dut.in_abort.value)
+        assert int(dut.out_first.value) == int(dut.in_first.value) and int(dut.out_error.value) == int(dut.in_error.value)
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    await ReadOnly()
+
+    # Exactly once, predicted from the fates alone (not from the model).
+    tracked = set(range(1 << src_log2))
+    want_lost = 0
+    for n, units in enumerate(msgs):
+        for m in units:
+            if m.kind not in FILTERED:
+                continue
+            good = [p for p in range(np_) if fates[(m.src, m.msg_id, m.seq, n, p)] == "good"]
+            got = applied.get((m.src, m.msg_id, m.seq, m.addr), 0)
+            if m.src not in tracked:
+                assert got == len(good), (m, good, got)   # unfiltered: every good copy applies
+            elif m.seq >= chunks:   # every good copy applies, but a stale one is still dropped
+                assert got == len(good) - (1 in good and n in cut), (m, good, got)
+            elif good == [1] and n in cut:
+                assert got == 0, f"a backlog copy applied: {m}"
+                want_lost += 1
+            else:
+                assert got == (1 if good else 0), f"applied {got} times with good copies on {good}: {m}"
+    for name, want in counts.items():
+        got = [int(dut.__getattr__(f"cnt_{name}").value) >> (16 * p) & 0xFFFF for p in range(np_)]
+        assert got == want, f"cnt_{name} {got}, model {want}"
+    if np_ > 1:   # the bench made second copies, stale ones and copies with no twin
+        assert sum(counts["dup"]) > 100 and counts["stale"][1] >= want_lost > 0, counts
+    else:
+        assert counts["dup"] == counts["stale"] == [0], counts
+    assert sum(counts["untracked"]) > 0, counts
+    dut._log.info(f"{cycle} cycles, {len(msgs)} messages; dropped: second copies {counts['dup']}, stale "
+                  f"{counts['stale']} ({want_lost} with no other good copy); unfiltered {counts['untracked']}")

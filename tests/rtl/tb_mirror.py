@@ -1,0 +1,210 @@
+"""cocotb: edm_mirror, the compute side of the dual switch, with Python
+stand-ins for the host and for each plane's compute-node engine.
+
+The host issues requests to a few destinations with tags from a pool of 16
+(reused as soon as a completion frees one), and takes completions with a
+random ready. Each plane's engine takes requests with a random ready (plane 1
+is dead for a stretch: it takes nothing, so requests go without it; for half
+of the stretch plane_down says so, for the other half nothing does) and
+completes each one it took after a random delay: OK mostly, a failure
+(timeout) sometimes on either plane, never (a write on a dead plane) or very
+late (after the host has reused the tag) sometimes on plane 1 when plane 0
+answers OK.
+Checks: every plane that takes a request gets the same id, and ids run per
+destination in issue order; a plane is left out only when it is down, when
+the request waited WAIT_CYCLES, or when it lags (was left out by the wait
+and has not taken a request since) and is not ready, and never all of them; a request is issued as
+soon as every plane that is not down has it; the host gets exactly one
+completion per request: OK from the first plane whose OK completion was
+taken, or the last failure when no plane answered OK; every engine
+completion taken is forwarded, held, dropped as a second copy or dropped as
+stale exactly as the rule says, and the counters agree.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+
+import cocotb
+from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+
+from edm import protocol
+from tbutil import clock_and_reset
+
+OK, TIMEOUT = protocol.STATUS_OK, protocol.STATUS_TIMEOUT
+DSTS = [2, 3, 17, 700]
+
+
+def field(v, k, w):
+    return (v >> (k * w)) & ((1 << w) - 1)
+
+
+class Request:
+    def __init__(self, n, dst, kind):
+        self.n, self.dst, self.kind = n, dst, kind
+        self.tag = self.id = self.t_offer = self.t_issue = None
+        self.planes = {}        # plane -> cycle it took the request
+        self.pending = set()    # planes to report
+        self.open = True        # not issued yet: another plane may still take it
+        self.fates = None       # each plane's answer: (status, delay), or None for never
+        self.done = False       # forwarded (expected)
+        self.got = None         # the host's completion (status, plane)
+
+
+@cocotb.test()
+async def one_completion_per_request(dut):
+    np_ = int(dut.NP.value)
+    wait = int(dut.WAIT_CYCLES.value)
+    rng = random.Random(2500 + np_)
+    await clock_and_reset(dut, req_valid=0, req_dst=0, req_tag=0, plane_down=0, eng_req_ready=0, eng_cpl_valid=0,
+                          eng_cpl_kind=0, eng_cpl_dst=0, eng_cpl_msg_id=0, eng_cpl_tag=0, eng_cpl_status=0,
+                          cpl_ready=0)
+    todo = deque(Request(n, rng.choice(DSTS), rng.choice([1, 2, 3])) for n in range(1500))
+    free_tags = list(range(16))
+    occupant = {}                      # tag -> the request holding it
+    engines = [[] for _ in range(np_)]  # (due cycle, request, status) per plane
+    heads = [None] * np_
+    forwards = deque()                 # expected host completions, in order
+    next_id = {d: 0 for d in DSTS}
+    counts = dict(dup=0, stale=0, unmirrored=[0] * np_, late=0, never=0, lag_skips=0, waited=0)
+    lag = [False] * np_
+    all_reqs = []
+    cycle = 0
+    while todo or any(engines) or any(h is not None for h in heads) or forwards or \
+            any(r.got is None for r in all_reqs):
+        assert cycle < 200000, "hang"
+        dead = np_ > 1 and 1200 <= cycle < 2700
+        down = [p == 1 and dead and cycle < 1950 for p in range(np_)]
+        dut.plane_down.value = sum(d << p for p, d in enumerate(down))
+        # ---- drive
+        head = todo[0] if todo and (free_tags or todo[0].tag is not None) else None
+        if head is not None and head.tag is None:
+            head.tag = free_tags.pop(rng.randrange(len(free_tags)))
+            head.t_offer = cycle
+        dut.req_valid.value = head is not None
+        dut.req_dst.value = head.dst if head else 0
+        dut.req_tag.value = head.tag if head else 0
+        ready = [rng.random() < (0.0 if (p == 1 and dead) else 0.6) for p in range(np_)]
+        dut.eng_req_ready.value = sum(r << p for p, r in enumerate(ready))
+        for p in range(np_):
+            if heads[p] is None:
+                due = [e for e in engines[p] if e[0] <= cycle]
+                if due:
+                    heads[p] = min(due, key=lambda e: e[0])
+                    engines[p].remove(heads[p])
+        valid = kind = dst = mid = tag = status = 0
+        for p, h in enumerate(heads):
+            if h is None:
+                continue
+            _, r, st = h
+            valid |= 1 << p
+            kind |= r.kind << (3 * p)
+            dst |= r.dst << (10 * p)
+            mid |= r.id << (8 * p)
+            tag |= r.tag << (8 * p)
+            status |= st << (8 * p)
+        dut.eng_cpl_valid.value, dut.eng_cpl_kind.value, dut.eng_cpl_dst.value = valid, kind, dst
+        dut.eng_cpl_msg_id.value, dut.eng_cpl_tag.value, dut.eng_cpl_status.value = mid, tag, status
+        host_ready = rng.random() < 0.7
+        dut.cpl_ready.value = host_ready
+        # ---- sample
+        await ReadOnly()
+        # Engine completions first: the RTL matches them against its table before this cycle's issue.
+        ecr = int(dut.eng_cpl_ready.value)
+        assert bin(ecr).count("1") <= 1 and ecr & ~valid == 0, f"cycle {cycle}: eng_cpl_ready {ecr:b}"
+        for p in range(np_):
+            if heads[p] is not None:   # a completion waits until its request is issued
+                _, r, st = heads[p]
+                waits = occupant.get(r.tag) is r and p in r.pending and r.open
+                assert not (waits and ecr >> p & 1), f"cycle {cycle}: plane {p}'s completion taken before the issue"
+                counts["waited"] += waits
+            if ecr >> p & 1:
+                _, r, st = heads[p]
+                heads[p] = None
+                if occupant.get(r.tag) is not r or p not in r.pending:
+                    counts["stale"] += 1
+                    continue
+                last = r.pending == {p}
+                r.pending.discard(p)
+                if r.done:
+                    counts["dup"] += 1
+                elif st == OK or last:
+                    r.done = True
+                    forwards.append((r, st, p))
+        ev, taken = int(dut.eng_req_valid.value), int(dut.eng_req_valid.value) & int(dut.eng_req_ready.value)
+        if head is not None:
+            assert ev == sum(1 << p for p in range(np_) if p not in head.planes), f"cycle {cycle}: offered {ev:b}"
+            for p in range(np_):
+                if taken >> p & 1:
+                    assert int(dut.eng_msg_id.value) == next_id[head.dst], f"cycle {cycle}: id"
+                    head.planes[p] = cycle
+                    lag[p] = False
+                    if head.fates is None:   # its first plane: it now holds the tag
+                        head.id = next_id[head.dst]
+                        if occupant.get(head.tag) is not None:
+                            assert occupant[head.tag].got is not None
+                        occupant[head.tag] = head
+                        all_reqs.append(head)
+                        # Plane 0 answers OK mostly; plane 1 may fail, stay silent or answer late.
+                        head.fates = {q: (rng.choices([OK, TIMEOUT], [85, 15])[0],
+                                          rng.choice([rng.randint(1, 4), rng.randint(1, 120)]))
+                                      for q in range(np_)}
+                        if np_ > 1 and head.fates[0][0] == OK and rng.random() < 0.1:
+                            if rng.random() < 0.5:
+                                head.fates[1] = None
+                                counts["never"] += 1
+                            else:   # after the host reused the tag, mostly
+                                head.fates[1] = (head.fates[1][0], rng.randint(300, 800))
+                                counts["late"] += 1
+                    head.pending.add(p)
+                    if head.fates[p] is not None:
+                        engines[p].append((cycle + head.fates[p][1], head, head.fates[p][0]))
+            if int(dut.req_ready.value):
+                todo.popleft()
+                head.t_issue = cycle
+                next_id[head.dst] = (next_id[head.dst] + 1) % 256
+                assert head.planes, "issued to no plane"
+                waited = cycle - head.t_offer >= wait
+                for p in range(np_):
+                    if p not in head.planes and not down[p]:
+                        assert waited or (lag[p] and not ready[p]), \
+                            f"cycle {cycle}: plane {p} left out after {cycle - head.t_offer}"
+                        counts["lag_skips"] += not waited
+                        lag[p] = lag[p] or waited
+                for p in range(np_):
+                    if p not in head.planes:
+                        counts["unmirrored"][p] += 1
+                head.open = False
+            else:
+                assert any(p not in head.planes and not down[p] and not (lag[p] and not ready[p])
+                           for p in range(np_)) or not head.planes, \
+                    f"cycle {cycle}: every plane that is up has it, not issued"
+        else:
+            assert ev == 0
+        if int(dut.cpl_valid.value) and host_ready:
+            assert forwards, f"cycle {cycle}: a completion nobody expected"
+            r, st, p = forwards.popleft()
+            got = (int(dut.cpl_tag.value), int(dut.cpl_status.value), int(dut.cpl_plane.value),
+                   int(dut.cpl_dst.value), int(dut.cpl_kind.value))
+            assert got == (r.tag, st, p, r.dst, r.kind), f"cycle {cycle}: completion {got}, want {(r.tag, st, p)}"
+            assert r.got is None, "completed twice"
+            assert r.t_issue is not None and r.t_issue < cycle, f"cycle {cycle}: completed before it was issued"
+            r.got = (st, p)
+            free_tags.append(r.tag)
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+        cycle += 1
+    await ReadOnly()
+    # Every request completed once; OK exactly when some plane that had it answered OK first.
+    assert all(r.got is not None for r in all_reqs)
+    for name in ("dup", "stale"):
+        assert int(getattr(dut, f"cnt_{name}").value) == counts[name], (name, counts)
+    got = [field(int(dut.cnt_unmirrored.value), p, 16) for p in range(np_)]
+    assert got == counts["unmirrored"], (got, counts)
+    if np_ > 1:
+        assert counts["dup"] > 50 and counts["stale"] > 100 and counts["unmirrored"][1] > 10, counts
+        assert counts["lag_skips"] > 10 and counts["waited"] > 0, counts
+        assert sum(1 for r in all_reqs if r.got[0] == OK and r.got[1] == 1) > 50   # plane 1 answered first
+    oks = sum(1 for r in all_reqs if r.got[0] == OK)
+    dut._log.info(f"{len(all_reqs)} requests in {cycle} cycles, {oks} OK; {counts}")
