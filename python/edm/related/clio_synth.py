@@ -92,6 +92,8 @@ def measure(args: argparse.Namespace) -> dict:
             raise rs.SynthError(f"yosys failed (exit {rc}); the end of {ylog}:\n{rs._tail(ylog)}")
     cells = rs.parse_yosys_stat(_plain_names(json.loads((rs.ROOT / stat).read_text())), MODULE)
     result = {"compute_nodes": args.compute_nodes, "abc": args.abc, "cells": cells, "yosys_s": yosys_s}
+    if args.no_route:
+        return result
     rs._progress(f"nextpnr-ecp5 --{args.device} (log {plog})")
     rc, result["nextpnr_s"] = rs._run(rs.nextpnr_command(netlist, report, args), plog, "nextpnr")
     log = (rs.ROOT / plog).read_text(errors="replace")
@@ -112,17 +114,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--freq", type=float, default=rs.PAPER_CLOCK_MHZ)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--reuse-netlist", action="store_true", help="place and route the last synthesized netlist")
+    p.add_argument("--no-route", action="store_true", help="synthesis only (cells, no placement, no Fmax)")
     args = p.parse_args(argv)
     r = measure(args)
     c = r["cells"]
     print(f"{MODULE} (COMPUTE_NODES = {r['compute_nodes']}, {r['abc']}): {c.get('LUT4', 0)} LUT4, "
           f"{c.get('CCU2C', 0)} CCU2C, {c.get('TRELLIS_FF', 0)} FF, {c.get('TRELLIS_DPR16X4', 0)} DPR16X4, "
-          f"{c.get('DP16KD', 0)} DP16KD; yosys {r['yosys_s']:.0f} s, nextpnr {r['nextpnr_s']:.0f} s; "
-          f"device LUT4s {r['device_luts']}")
-    if "fmax_mhz" in r:
-        print(f"Fmax {r['fmax_mhz']:.1f} MHz (target {args.freq:g}); critical path {r['critical_path']}")
-    else:
-        print(r["fit_note"])
+          f"{c.get('DP16KD', 0)} DP16KD, {c.get('MULT18X18D', 0)} MULT18X18D; yosys {r['yosys_s']:.0f} s")
+    if "nextpnr_s" in r:
+        print(f"nextpnr {r['nextpnr_s']:.0f} s; device LUT4s {r['device_luts']}; " + (
+            f"Fmax {r['fmax_mhz']:.1f} MHz (target {args.freq:g}); critical path {r['critical_path']}"
+            if "fmax_mhz" in r else r["fit_note"]))
     print(json.dumps(r))
     return 0
 
