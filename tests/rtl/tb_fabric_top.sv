@@ -365,7 +365,8 @@ module tb_fabric_port #(
       .clk(sclk), .rst_n, .in_valid(up_matched_valid), .in_block(up_matched),
       .out_valid(up_guarded_valid), .out_block(up_guarded),
       .remote_down(down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
-      .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded)
+      .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded),
+      .cnt_cut_units()
   );
   assign sw_in = up_guarded_valid ? up_guarded : IDLE;   // the switch takes a block every cycle
 
@@ -406,7 +407,8 @@ module tb_fabric_port #(
       .clk(hclk), .rst_n, .in_valid(down_matched_valid), .in_block(down_matched),
       .out_valid(rx_valid), .out_block(h_rx_line),
       .remote_down(up_hi_ber), .hi_ber(down_hi_ber), .link_down,
-      .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded)
+      .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded),
+      .cnt_cut_units()
   );
 
   edm_rx host_rx (
