@@ -7,6 +7,10 @@ how traffic went on after the fault.
 
     .venv/bin/python experiments/dual_fabric.py                  # seeds 0..4, 100 rounds
     .venv/bin/python experiments/dual_fabric.py --seeds 10 --rounds 200
+    .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
+
+--two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
+other, docs/faults.md §6): it still loses a request (the bench fails).
 
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); a
 failing run stops the script. Cycles are 2.56 ns (the PCS clock).
@@ -24,20 +28,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "rtl"))
 
-from test_rtl_faults import run_dual_fabric  # noqa: E402
+from test_rtl_faults import DUAL_TESTS, run_dual_fabric  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (moves every test's seed)")
     parser.add_argument("--rounds", type=int, default=100, help="random requests per compute node")
+    parser.add_argument("--two-cuts", action="store_true", help="the two-cut test instead of the four")
     args = parser.parse_args()
     rows = []
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(args.seeds):
             out = Path(tmp) / f"seed{s}.json"
-            run_dual_fabric(env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
+            run_dual_fabric(testcase="two_link_cuts" if args.two_cuts else DUAL_TESTS,
+                            env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
                                  "EDM_DUAL_JSON": str(out)})
             if not out.exists():
                 sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/tb_dual_fabric/results.xml)")

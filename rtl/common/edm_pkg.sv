@@ -295,6 +295,19 @@ package edm_pkg;
       crc8_implied_seq = {crc8_implied_seq[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_implied_seq[7]}});
   endfunction
 
+  // |M| of a memory unit whose /MS/ header names kind and len (8 for a kind
+  // that is no unit's; an RMWREQ's len is not checked here): it fixes the
+  // unit's layout, (|M| - 1) >> 3 /MD/ blocks (docs/protocol.md §3.2).
+  function automatic [16:0] unit_bytes(input [7:0] kind, input [15:0] len);
+    case (kind)
+      KIND_RREQ:   unit_bytes = 17'd16;
+      KIND_WREQ:   unit_bytes = 17'd16 + {1'b0, len};
+      KIND_RMWREQ: unit_bytes = 17'd32;
+      KIND_RRES:   unit_bytes = 17'd8 + {1'b0, len};
+      default:     unit_bytes = 17'd8;
+    endcase
+  endfunction
+
   // c + inc, saturating at 0xFFFF: the modules' 16-bit status counters.
   function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
     sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};

@@ -34,11 +34,24 @@
 // >= 2^SEQ_LOG2, pass unfiltered and are counted (cnt_untracked).
 // Plane order: units whose verdicts come in the same cycle are taken plane 0
 // first (a tie between the two copies keeps plane 0's).
+// RMW results (so the host gets its result whichever plane's answer survives):
+// per tracked source the filter keeps the last R = 2^RESULTS_LOG2 RMWREQs
+// whose first copy it passed, as (id, result) in a ring. A second copy of an
+// RMWREQ whose entry is there leaves with out_replay as well as out_dup: its
+// engine answers it, without touching memory, with the first copy's result
+// (rmw_done/rmw_ok/rmw_old from the engine that applied it; memo_ready low
+// while that engine has not finished it). An entry is forgotten when its id
+// leaves the window, or after R newer RMWREQs of its source; a second copy
+// then gets no replay (denied), and a replay whose entry went while it
+// waited gets memo_ready with memo_ok low (denied). Bound: a second copy gets
+// its result while it is fewer than W ids and fewer than R RMWREQs of its
+// source late.
 module edm_dup_filter #(
     parameter int unsigned NP = 2,           // planes (switches)
     parameter int unsigned SRC_LOG2 = 2,     // sources tracked: ports 0 .. 2^SRC_LOG2-1
     parameter int unsigned WINDOW_LOG2 = 4,  // ids remembered per source (<= 7)
-    parameter int unsigned SEQ_LOG2 = 2      // chunks tracked per message (>= 1)
+    parameter int unsigned SEQ_LOG2 = 2,     // chunks tracked per message (>= 1)
+    parameter int unsigned RESULTS_LOG2 = 2  // RMW results remembered per source
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -57,6 +70,19 @@ module edm_dup_filter #(
     output logic [NP-1:0]    out_error,
     output logic [NP-1:0]    out_abort,
     output logic [NP-1:0]    out_dup,        // with a good /MT/: not to be applied
+    output logic [NP-1:0]    out_replay,     // with out_dup on an RMWREQ: answer it with the remembered result
+    // From each plane's engine: the RMW (first copy) at its command head is
+    // answered now (rmw_done), with rmw_ok and the old value; the key of its
+    // command head (also the replay it waits to answer).
+    input  logic [NP-1:0]    rmw_done,
+    input  logic [NP-1:0]    rmw_ok,
+    input  logic [NP*64-1:0] rmw_old,
+    input  logic [NP*edm_pkg::PORT_BITS-1:0] rmw_src,
+    input  logic [NP*8-1:0]  rmw_id,
+    // Toward each plane's engine: the result for its key (ready: known, or forgotten: then not ok).
+    output logic [NP-1:0]    memo_ready,
+    output logic [NP-1:0]    memo_ok,
+    output logic [NP*64-1:0] memo_old,
     // Counters per plane (16-bit, saturating).
     output logic [NP*16-1:0] cnt_dup,        // second copies marked
     output logic [NP*16-1:0] cnt_stale,      // copies older than the window marked
@@ -65,6 +91,8 @@ module edm_dup_filter #(
   localparam int unsigned S = 1 << SRC_LOG2;
   localparam int unsigned W = 1 << WINDOW_LOG2;
   localparam int unsigned C = 1 << SEQ_LOG2;
+  localparam int unsigned R = 1 << RESULTS_LOG2;
+  localparam int unsigned PB = edm_pkg::PORT_BITS;
   localparam int unsigned KW = edm_pkg::HDR_KIND_W;
   localparam logic [KW-1:0] K_WREQ = KW'(edm_pkg::KIND_WREQ);
   localparam logic [KW-1:0] K_RMW = KW'(edm_pkg::KIND_RMWREQ);
@@ -105,6 +133,12 @@ module edm_dup_filter #(
   logic [S*8-1:0]   hi, hi_n;
   logic [S*W*C-1:0] seen, seen_n;      // [(s*W + id mod W)*C + seq]
   logic [NP-1:0]    drop, dup, stale, untracked;
+  // The RMW results: entry s*R + r; per source the next entry to take.
+  logic [S*R-1:0]   mv, mv_n, md, md_n, mok, mok_n;   // valid, done, ok
+  logic [S*R*8-1:0] mid, mid_n;
+  logic [S*R*64-1:0] mold, mold_n;
+  logic [S*RESULTS_LOG2-1:0] mnext, mnext_n;
+  logic [NP-1:0]    replay;
 
   always_comb begin
     logic [SRC_LOG2-1:0]    s;
@@ -122,6 +156,22 @@ module edm_dup_filter #(
     dup = '0;
     stale = '0;
     untracked = '0;
+    replay = '0;
+    mv_n = mv;
+    md_n = md;
+    mok_n = mok;
+    mid_n = mid;
+    mold_n = mold;
+    mnext_n = mnext;
+    // An engine's answer to a first copy fills its entry (if it is still there).
+    for (int p = 0; p < NP; p++)
+      for (int e = 0; e < S * R; e++)
+        if (rmw_done[p] && rmw_src[p*PB + SRC_LOG2 +: PB - SRC_LOG2] == '0
+            && SRC_LOG2'(e / R) == rmw_src[p*PB +: SRC_LOG2] && mv[e] && mid[e*8 +: 8] == rmw_id[p*8 +: 8]) begin
+          md_n[e] = 1'b1;
+          mok_n[e] = rmw_ok[p];
+          mold_n[e*64 +: 64] = rmw_old[p*64 +: 64];
+        end
     for (int p = 0; p < NP; p++) begin   // in plane order: later planes see earlier planes' updates
       s = rx_src[p*10 +: SRC_LOG2];
       x = rx_id[p*8 +: 8];
@@ -151,23 +201,61 @@ module edm_dup_filter #(
           untracked[p] = 1'b1;
         end else if (filtered && seen_n[q]) begin
           dup[p] = 1'b1;
+          for (int r = 0; r < R; r++)
+            if (rx_kind[p*KW +: KW] == K_RMW && mv_n[s*R + r] && mid_n[(s*R + r)*8 +: 8] == x) replay[p] = 1'b1;
         end else if (filtered) begin
           seen_n[q] = 1'b1;
+          if (rx_kind[p*KW +: KW] == K_RMW) begin   // a first copy: its result is to come
+            mv_n[s*R + int'(mnext_n[s*RESULTS_LOG2 +: RESULTS_LOG2])] = 1'b1;
+            md_n[s*R + int'(mnext_n[s*RESULTS_LOG2 +: RESULTS_LOG2])] = 1'b0;
+            mid_n[(s*R + int'(mnext_n[s*RESULTS_LOG2 +: RESULTS_LOG2]))*8 +: 8] = x;
+            mnext_n[s*RESULTS_LOG2 +: RESULTS_LOG2] = mnext_n[s*RESULTS_LOG2 +: RESULTS_LOG2] + 1'b1;
+          end
         end
       end
       drop[p] = dup[p] || stale[p];
     end
+    // An entry whose id has left its source's window is forgotten (ids wrap).
+    for (int e = 0; e < S * R; e++)
+      if (8'(hi_n[(e / R)*8 +: 8] - mid_n[e*8 +: 8]) >= 8'(W)) mv_n[e] = 1'b0;
   end
+
+  // The result for each engine's key.
+  always_comb
+    for (int p = 0; p < NP; p++) begin
+      memo_ready[p] = 1'b1;
+      memo_ok[p] = 1'b0;
+      memo_old[p*64 +: 64] = '0;
+      for (int e = 0; e < S * R; e++)
+        if (rmw_src[p*PB + SRC_LOG2 +: PB - SRC_LOG2] == '0 && SRC_LOG2'(e / R) == rmw_src[p*PB +: SRC_LOG2]
+            && mv[e] && mid[e*8 +: 8] == rmw_id[p*8 +: 8]) begin
+          memo_ready[p] = md[e];
+          memo_ok[p] = md[e] && mok[e];
+          memo_old[p*64 +: 64] = mold[e*64 +: 64];
+        end
+    end
 
   always_ff @(posedge clk)
     if (!rst_n) begin
       hv <= '0;
       hi <= '0;
       seen <= '0;
+      mv <= '0;
+      md <= '0;
+      mok <= '0;
+      mid <= '0;
+      mold <= '0;
+      mnext <= '0;
     end else begin
       hv <= hv_n;
       hi <= hi_n;
       seen <= seen_n;
+      mv <= mv_n;
+      md <= md_n;
+      mok <= mok_n;
+      mid <= mid_n;
+      mold <= mold_n;
+      mnext <= mnext_n;
     end
 
   assign out_valid = in_valid;
@@ -176,6 +264,7 @@ module edm_dup_filter #(
   assign out_last = in_last;
   assign out_error = in_error;
   assign out_dup = drop;                // set only with a good /MT/ (commit)
+  assign out_replay = replay;
   assign out_abort = in_abort;
 
   for (genvar p = 0; p < NP; p++) begin : g_cnt

@@ -52,7 +52,15 @@
 // comes with in_dup (edm_dup_filter saw its first copy on the other plane) is
 // handled as a denied one: a WREQ is not written, an RMWREQ is answered with an
 // empty RRES, STATUS_DENIED, without touching memory, so the switch of its
-// plane, which has booked a circuit for the answer, gets one.
+// plane, which has booked a circuit for the answer, gets one. An RMWREQ marked
+// with in_replay as well (the filter keeps its first copy's result) is
+// answered instead with that result, STATUS_OK, 8 bytes, without touching
+// memory: when the engine reaches it, it waits for memo_ready (the other
+// plane's engine may not have applied the first copy yet; memo_ok low: the
+// result was forgotten or failed, answered STATUS_DENIED). The key of the
+// command at the head (rmw_src, rmw_id) goes to the filter for the lookup, and
+// rmw_done reports each RMWREQ answered that is not a second copy, with its
+// result, so the filter can keep it.
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
 // granted) bytes, seq counting from 0, last on the chunk that completes the
@@ -110,6 +118,7 @@ module edm_mem_node #(
     input  logic        in_error,
     input  logic        in_abort,
     input  logic        in_dup,        // with in_last: a second copy (edm_dup_filter), handled as denied
+    input  logic        in_replay,     // with in_dup on an RMWREQ: answered with the first copy's result
     output logic        in_room_read,  // a new RREQ/RMWREQ would be stored
     output logic        in_room_write, // a new WREQ would be stored
     // From edm_rx: good /G/ blocks.
@@ -117,6 +126,15 @@ module edm_mem_node #(
     input  logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     input  logic [7:0]  grant_msg_id,
     input  logic [15:0] grant_size,
+    // RMW results for second copies (edm_dup_filter; tie memo_ready high when unused).
+    output logic        rmw_done,      // an RMWREQ (not a second copy) is answered now
+    output logic        rmw_ok,        // ... with STATUS_OK and the old value rmw_old
+    output logic [63:0] rmw_old,
+    output logic [edm_pkg::PORT_BITS-1:0] rmw_src,  // the key of the command at the head
+    output logic [7:0]  rmw_id,
+    input  logic        memo_ready,    // the result for that key is known (or forgotten)
+    input  logic        memo_ok,       // known and OK: the old value is memo_old
+    input  logic [63:0] memo_old,
     // With TRANSLATE: the translation of the unit whose last block is in_last.
     // A denied RREQ/RMWREQ is answered STATUS_DENIED, a denied WREQ never written.
     input  logic [63:0] xl_addr,
@@ -158,7 +176,7 @@ module edm_mem_node #(
   // WREQ data slots: the unit's blocks as 8-byte words T[i] (see below).
   localparam int unsigned WBW = $clog2(MAX_WRITE_BYTES / 8 + 6);
   localparam int unsigned WS = 1 << WSLOTS_LOG2;               // WREQ data slots
-  localparam int unsigned CMD_W = 1 + 3 + 16 + 4 + 64 + 64 + 64 + READ_SLOTS_LOG2;
+  localparam int unsigned CMD_W = 3 + 3 + 16 + 4 + 64 + 64 + 64 + READ_SLOTS_LOG2;
   localparam int unsigned TAG_W = 1 + RSW + WIW;
   localparam int unsigned GQ_W = 1 + RSW + edm_pkg::PORT_BITS + 8 + 16;  // {token, slot, dst, id, size}
   localparam int unsigned JOB_W = RSW + 16 + 16 + 12 + 1;
@@ -231,9 +249,10 @@ module edm_mem_node #(
 
   // The committed unit's physical address, and whether it is denied.
   logic [63:0] x_addr;
-  logic        x_deny;
+  logic        x_deny, x_replay;
   assign x_addr = TRANSLATE ? xl_addr : nx_addr;
-  assign x_deny = (TRANSLATE && xl_deny) || in_dup;
+  assign x_replay = in_dup && in_replay && rx_kind == K_RMW;
+  assign x_deny = (TRANSLATE && xl_deny) || (in_dup && !x_replay);
   // What a committed RREQ/RMWREQ will answer: x_len bytes, STATUS_ERROR if x_err
   // (STATUS_DENIED if x_deny).
   logic        x_err;
@@ -267,7 +286,7 @@ module edm_mem_node #(
   assign x_wl  = x_w0 + {47'b0, 14'(x_end >> 3)};
   // Accesses memory at all (an empty or rejected request does not).
   logic x_access;
-  assign x_access = rx_kind == K_WREQ ? rx_len != 16'd0 : (x_len != 16'd0 && !x_err);
+  assign x_access = rx_kind == K_WREQ ? rx_len != 16'd0 : (x_len != 16'd0 && !x_err && !x_replay);
 
   // ================================================================ queues
   // Read commands (RREQ, RMWREQ), each holding a response slot, so never full.
@@ -279,7 +298,7 @@ module edm_mem_node #(
   edm_fifo #(.WIDTH(CMD_W), .DEPTH_LOG2(READ_SLOTS_LOG2)) cmd_q (
       .clk, .rst_n,
       .wr_valid(tok_in), .wr_ready(cmd_wr_ready),
-      .wr_data({x_deny, rx_kind, rx_len, nx_op, x_addr, nx_arg0, nx_arg1, free_idx}),
+      .wr_data({in_dup, x_replay, x_deny, rx_kind, rx_len, nx_op, x_addr, nx_arg0, nx_arg1, free_idx}),
       .rd_valid(cmd_valid), .rd_ready(cmd_pop), .rd_data(cmd_data),
       .count(cmd_count)
   );
@@ -364,7 +383,7 @@ module edm_mem_node #(
   end
 
   // ================================================================ read engine
-  localparam logic [2:0] E_IDLE = 3'd0, E_RMW_RD = 3'd3,
+  localparam logic [2:0] E_IDLE = 3'd0, E_REPLAY = 3'd1, E_RMW_RD = 3'd3,
                          E_RMW_WAIT = 3'd4, E_RMW_WR = 3'd5, E_RMW_DONE = 3'd6;
   logic [2:0]  e_state;
   logic [63:0] e_old;       // RMW: the word read
@@ -374,8 +393,8 @@ module edm_mem_node #(
   logic [3:0]  c_op;
   logic [63:0] c_addr, c_arg0, c_arg1;
   logic [RSW-1:0] c_slot;   // its response slot
-  logic        c_deny;
-  assign {c_deny, c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
+  logic        c_deny, c_dup, c_replay;
+  assign {c_dup, c_replay, c_deny, c_kind, c_len, c_op, c_addr, c_arg0, c_arg1, c_slot} = cmd_data;
 
   logic c_read_ok, c_rmw_ok;
   assign c_read_ok = c_len <= MAX_READ;
@@ -422,8 +441,18 @@ module edm_mem_node #(
   assign {t_rmw, t_slot, t_word_idx} = tq_data;
   assign rsp_fire = dram_rsp_valid && tq_valid;
   assign tq_pop   = rsp_fire;
+  // A replayed RMW's result goes to its slot's buffer in a cycle without a
+  // read answer (chunk fetches pause meanwhile, so one comes).
+  logic replay_fill;
+  assign replay_fill = e_state == E_REPLAY && memo_ready && !rsp_fire;
   always_ff @(posedge clk)
     if (rsp_fire) rbuf[RBW'(t_slot) * RBW'(SLOT_WORDS) + RBW'(t_word_idx)] <= dram_rsp_data;
+    else if (replay_fill) rbuf[RBW'(c_slot) * RBW'(SLOT_WORDS)] <= memo_ok ? memo_old : '0;
+  assign rmw_src  = rs_req[c_slot];
+  assign rmw_id   = rs_id[c_slot];
+  assign rmw_done = e_done && c_kind == K_RMW && !c_dup;
+  assign rmw_ok   = !a_err;
+  assign rmw_old  = e_old;
 
   // The engine reaches an RREQ once no earlier write it reads is pending (its
   // words are then fetched chunk by chunk as granted), an RMW once it is done.
@@ -443,7 +472,8 @@ module edm_mem_node #(
       e_old <= '0;
     end else begin
       case (e_state)
-        E_IDLE: if (cmd_valid && c_kind == K_RMW && !a_err) e_state <= E_RMW_RD;
+        E_IDLE: if (cmd_valid && c_kind == K_RMW && !a_err) e_state <= c_replay ? E_REPLAY : E_RMW_RD;
+        E_REPLAY: if (replay_fill) e_state <= E_RMW_DONE;
         E_RMW_RD: if (dram_fire && rmw_rd) e_state <= E_RMW_WAIT;
         E_RMW_WAIT:
           if (rsp_fire && t_rmw) begin
@@ -615,7 +645,7 @@ module edm_mem_node #(
   logic f_more;
   assign f_more  = (rs_reached[f_slot] || (e_push && c_slot == f_slot))
                    && rs_fetched[f_slot] < f_upto && rs_fetched[f_slot] < rs_total[f_slot];
-  assign f_issue = f_valid && f_more && !rmw_rd;
+  assign f_issue = f_valid && f_more && !rmw_rd && !(e_state == E_REPLAY && memo_ready);
   assign fq_pop  = fq_valid && !f_forced && (!f_more || (f_fire && rs_fetched[f_slot] + WIW'(1) == f_upto));
 
   assign dram_rd_valid = (rmw_rd || f_issue) && tq_wr_ready;
@@ -797,12 +827,16 @@ module edm_mem_node #(
         rs_seq[g_slot] <= rs_seq[g_slot] + 12'd1;
       end
       if (rsp_fire) rs_arrived[t_slot] <= rs_arrived[t_slot] + WIW'(1);
+      if (replay_fill) begin
+        rs_arrived[c_slot] <= WIW'(1);
+        rs_denied[c_slot] <= !memo_ok;
+      end
       if (jq_pop && j_last) rs_valid[j_slot] <= 1'b0;
 
       // ---- counters
       cnt_rreq <= edm_pkg::sat_add(cnt_rreq, {1'b0, e_done && c_kind == K_RREQ && !a_err});
       cnt_wreq <= edm_pkg::sat_add(cnt_wreq, {1'b0, w_done});
-      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err});
+      cnt_rmw <= edm_pkg::sat_add(cnt_rmw, {1'b0, e_done && c_kind == K_RMW && !a_err && !c_replay});
       cnt_rejected <= edm_pkg::sat_add(cnt_rejected, {1'b0, e_done && a_err && !c_deny});
       cnt_dropped <= edm_pkg::sat_add(cnt_dropped, {1'b0, bad_end} + {1'b0, fresh && !ms_supported});
       cnt_overflow <= edm_pkg::sat_add(cnt_overflow, {1'b0, fresh && ms_supported && !ms_room}

@@ -92,13 +92,16 @@ module edm_mem_node_xl #(
       .cnt_denied, .cnt_tlb_hit, .cnt_tlb_miss, .cnt_overflow(held_overflow)
   );
 
+  /* verilator lint_off PINCONNECTEMPTY */   // no dual switch: its RMW results go nowhere
   edm_mem_node #(
       .CHUNK_BYTES(CHUNK_BYTES), .MAX_READ_BYTES(MAX_READ_BYTES), .MAX_WRITE_BYTES(MAX_WRITE_BYTES),
       .COMPUTE_NODES(COMPUTE_NODES), .MAX_ACTIVE(MAX_ACTIVE), .TRANSLATE(1'b1)
   ) engine (
       .clk, .rst_n,
       .in_valid(e_valid), .in_block(e_block), .in_first(e_first), .in_last(e_last), .in_error(e_error),
-      .in_abort(e_abort), .in_dup(1'b0), .in_room_read(e_room_read), .in_room_write(e_room_write),
+      .in_abort(e_abort), .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
+      .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),
+      .in_room_read(e_room_read), .in_room_write(e_room_write),
       .grant_valid(e_grant_valid), .grant_dst(e_grant_dst), .grant_msg_id(e_grant_msg_id),
       .grant_size(e_grant_size),
       .xl_addr, .xl_deny,
@@ -109,6 +112,7 @@ module edm_mem_node_xl #(
       .cnt_rreq, .cnt_wreq, .cnt_rmw, .cnt_dropped, .cnt_overflow(engine_overflow), .cnt_rejected,
       .cnt_stray_grants
   );
+  /* verilator lint_on PINCONNECTEMPTY */
   assign in_room_read = e_room_read && !waiting;
   assign in_room_write = e_room_write && !waiting;
   // Both stages' losses in one counter; it saturates like each of them.

@@ -171,22 +171,9 @@ module edm_rx (
 
   assign hdr_kind = {5'b0, p[16 + edm_pkg::HDR_KIND_LSB +: edm_pkg::HDR_KIND_W]};
   assign hdr_len  = p[16 + edm_pkg::HDR_LEN_LSB +: edm_pkg::HDR_LEN_W];
-  always_comb begin
-    ms_ok = 1'b1;
-    case (hdr_kind)
-      edm_pkg::KIND_RREQ:   m_len = 17'd16;
-      edm_pkg::KIND_WREQ:   m_len = 17'd16 + {1'b0, hdr_len};
-      edm_pkg::KIND_RMWREQ: begin
-        m_len = 17'd32;
-        ms_ok = hdr_len == 16'(edm_pkg::RMW_OPERAND_BYTES);
-      end
-      edm_pkg::KIND_RRES:   m_len = 17'd8 + {1'b0, hdr_len};
-      default: begin
-        m_len = 17'd8;
-        ms_ok = 1'b0;
-      end
-    endcase
-  end
+  assign m_len = edm_pkg::unit_bytes(hdr_kind, hdr_len);
+  assign ms_ok = hdr_kind == edm_pkg::KIND_RREQ || hdr_kind == edm_pkg::KIND_WREQ || hdr_kind == edm_pkg::KIND_RRES
+                 || (hdr_kind == edm_pkg::KIND_RMWREQ && hdr_len == 16'(edm_pkg::RMW_OPERAND_BYTES));
   // n_md = ceil((|M| - 8) / 8) = (|M| - 1) >> 3; with b = (|M| - 1) mod 8 the
   // last /MD/ carries b + 3 bytes if b < 6, else 8 bytes and the /MT/ b - 5.
   assign m_len_m1 = m_len - 17'd1;

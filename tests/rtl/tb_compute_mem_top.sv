@@ -156,7 +156,9 @@ module tb_compute_mem_top #(
         .in_block(mn_in_block[i]),
         .in_first(mn_in_first[i]),
         .in_last(mn_in_last[i]),
-        .in_dup(1'b0), .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
+        .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
+        .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),  // no dual switch
+        .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .in_error(mn_in_error[i]),
         .in_abort(mn_in_abort[i]),
         .in_room_read(room_read),

@@ -195,14 +195,20 @@ module tb_dual_fabric_top #(
 
   for (genvar m = 0; m < NM; m++) begin : g_mn
     localparam int unsigned L = (NC + m) * 2;   // the host's plane-0 link; plane 1 is L + 1
-    logic [1:0]    f_valid, f_first, f_last, f_error, f_abort, f_dup;
+    logic [1:0]    f_valid, f_first, f_last, f_error, f_abort, f_dup, f_replay;
     logic [2*66-1:0] f_block;
+    // The engines' RMW results, kept by the filter for second copies.
+    logic [1:0]    rmw_done, rmw_ok, memo_ready, memo_ok;
+    logic [2*64-1:0] rmw_old, memo_old;
+    logic [2*PB-1:0] rmw_src;
+    logic [2*8-1:0]  rmw_id;
     edm_dup_filter #(.NP(2)) filter (
         .clk, .rst_n,
         .in_valid(r_valid[L +: 2]), .in_block(r_block[L*66 +: 2*66]), .in_first(r_first[L +: 2]),
         .in_last(r_last[L +: 2]), .in_error(r_error[L +: 2]), .in_abort(r_abort[L +: 2]),
         .out_valid(f_valid), .out_block(f_block), .out_first(f_first), .out_last(f_last), .out_error(f_error),
-        .out_abort(f_abort), .out_dup(f_dup),
+        .out_abort(f_abort), .out_dup(f_dup), .out_replay(f_replay),
+        .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id, .memo_ready, .memo_ok, .memo_old,
         .cnt_dup(filter_cnt_dup[m*32 +: 32]), .cnt_stale(filter_cnt_stale[m*32 +: 32]),
         .cnt_untracked(filter_cnt_untracked[m*32 +: 32])
     );
@@ -212,7 +218,10 @@ module tb_dual_fabric_top #(
       edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
           .clk, .rst_n,
           .in_valid(f_valid[y]), .in_block(f_block[y*66 +: 66]), .in_first(f_first[y]), .in_last(f_last[y]),
-          .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_room_read(), .in_room_write(),
+          .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_replay(f_replay[y]),
+          .rmw_done(rmw_done[y]), .rmw_ok(rmw_ok[y]), .rmw_old(rmw_old[y*64 +: 64]), .rmw_src(rmw_src[y*PB +: PB]),
+          .rmw_id(rmw_id[y*8 +: 8]), .memo_ready(memo_ready[y]), .memo_ok(memo_ok[y]), .memo_old(memo_old[y*64 +: 64]),
+          .in_room_read(), .in_room_write(),
           .xl_addr('0), .xl_deny(1'b0),
           .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
           .grant_size(g_size[K*16 +: 16]),

@@ -17,6 +17,11 @@ of exactly the copies the model drops. At the end: no WREQ chunk or RMWREQ
 of a tracked source was applied twice; every one with a good copy was
 applied once, except those whose only good copies were in the backlog
 (predicted without the model); the counters equal the model's.
+RMW results: the bench plays the engines: a while after each RMWREQ's first
+copy it reports the result (rmw_done, random ok and old value) on that
+plane, and every cycle each plane asks for a random recent RMW's key;
+out_replay on each second copy and memo_ready/ok/old every cycle equal the
+model's ring of R results per source.
 """
 
 from __future__ import annotations
@@ -41,10 +46,29 @@ class Model:
     """The filter's rule, stated on ids: per source the newest id seen and the
     (id, seq) recorded among the W ids up to it."""
 
-    def __init__(self, src_log2, window, chunks):
+    def __init__(self, src_log2, window, chunks, results):
         self.sources, self.window, self.chunks = 1 << src_log2, window, chunks
         self.hi = {}
         self.seen = {}
+        self.results = results
+        self.ring = {}   # source -> [R entries: None or [id, done, ok, old]], next slot
+        self.replay = False
+
+    def entry(self, s, x):
+        ring, _ = self.ring.get(s, ([None] * self.results, 0))
+        return next((e for e in ring if e is not None and e[0] == x), None)
+
+    def done(self, s, x, ok, old):
+        e = self.entry(s, x)
+        if s < self.sources and e is not None:
+            e[1:] = [True, ok, old]
+
+    def memo(self, s, x):
+        """(ready, ok, old or None) for an engine's key."""
+        e = self.entry(s, x) if s < self.sources else None
+        if e is None:
+            return True, False, None
+        return e[1], e[1] and e[2], e[3] if e[1] else None
 
     def verdict(self, m: codec.Message) -> str:
         """pass, dup, stale or untracked, and the state updated."""
@@ -55,6 +79,9 @@ class Model:
         if s not in self.hi or 0 < (x - self.hi[s]) % 256 < 128:
             self.hi[s] = x
             self.seen[s] = {(y, q) for y, q in self.seen.get(s, set()) if (x - y) % 256 < self.window}
+            ring, nxt = self.ring.get(s, ([None] * self.results, 0))
+            self.ring[s] = ([e if e is not None and (x - e[0]) % 256 < self.window else None for e in ring], nxt)
+        self.replay = False
         if not filtered:
             return "pass"
         if (self.hi[s] - x) % 256 >= self.window:
@@ -62,8 +89,13 @@ class Model:
         if m.seq >= self.chunks:
             return "untracked"
         if (x, m.seq) in self.seen[s]:
+            self.replay = m.kind == "RMWREQ" and self.entry(s, x) is not None
             return "dup"
         self.seen[s].add((x, m.seq))
+        if m.kind == "RMWREQ":   # its result is to come
+            ring, nxt = self.ring.get(s, ([None] * self.results, 0))
+            ring[nxt] = [x, False, False, None]
+            self.ring[s] = (ring, (nxt + 1) % self.results)
         return "pass"
 
 
@@ -162,23 +194,59 @@ async def first_copy_kept_second_and_stale_dropped(dut):
         streams[1][back:back] = [(m, fate) for m, fate, _ in backlog]
     planes = [Plane(rng, units, start=rng.randrange(40)) for units in streams]
 
-    await clock_and_reset(dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0, in_abort=0)
-    model = Model(src_log2, window, chunks)
+    await clock_and_reset(dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0, in_abort=0,
+                          rmw_done=0, rmw_ok=0, rmw_old=0, rmw_src=0, rmw_id=0)
+    model = Model(src_log2, window, chunks, 1 << int(dut.RESULTS_LOG2.value))
+    pb = len(dut.rmw_src) // np_
+    results_due = []   # [cycle, plane, src, id]: an engine's answer to a first copy
+    recent = []        # RMW keys seen, for the lookups
+    replays = answered = 0
     counts = {v: [0] * np_ for v in ("dup", "stale", "untracked")}
     applied = {}
     width = 66
     cycle = 0
-    while any(pl.units or pl.cur or pl.wait for pl in planes):
+    while any(pl.units or pl.cur or pl.wait for pl in planes) or results_due:
         drives, commits = zip(*(pl.drive() for pl in planes))
         for name, k in (("in_valid", 0), ("in_first", 2), ("in_last", 3), ("in_error", 4), ("in_abort", 5)):
             getattr(dut, name).value = sum(d[k] << p for p, d in enumerate(drives))
         dut.in_block.value = sum(d[1] << (width * p) for p, d in enumerate(drives))
+        # the engines: results of first copies come due; each asks for a key
+        done = [None] * np_
+        for r in [r for r in results_due if r[0] <= cycle]:
+            if done[r[1]] is None:
+                done[r[1]] = (r[2], r[3], rng.random() < 0.9, rng.getrandbits(64))
+                results_due.remove(r)
+        keys = [rng.choice(recent[-12:]) if recent else (0, 0) for _ in range(np_)]
+        keys = [d[:2] if d is not None else k for d, k in zip(done, keys)]   # rmw_done: its own key
+        dut.rmw_done.value = sum(int(d is not None) << p for p, d in enumerate(done))
+        dut.rmw_ok.value = sum(int(d is not None and d[2]) << p for p, d in enumerate(done))
+        dut.rmw_old.value = sum((d[3] if d is not None else 0) << (64 * p) for p, d in enumerate(done))
+        dut.rmw_src.value = sum(k[0] << (pb * p) for p, k in enumerate(keys))
+        dut.rmw_id.value = sum(k[1] << (8 * p) for p, k in enumerate(keys))
+        want_memo = [model.memo(*k) for k in keys]
+        for d in done:
+            if d is not None:
+                model.done(*d)
+                answered += 1
         await ReadOnly()
+        for p, (ready, ok, old) in enumerate(want_memo):
+            got = ((int(dut.memo_ready.value) >> p) & 1, (int(dut.memo_ok.value) >> p) & 1)
+            assert got == (int(ready), int(ok)), f"cycle {cycle} plane {p} key {keys[p]}: memo {got}, model {ready, ok}"
+            if ok:
+                assert (int(dut.memo_old.value) >> (64 * p)) & (2**64 - 1) == old, f"cycle {cycle} plane {p}"
         out_dup = int(dut.out_dup.value)
+        out_replay = int(dut.out_replay.value)
         for p, (d, m) in enumerate(zip(drives, commits)):
             verdict = model.verdict(m) if m is not None else "pass"
             if verdict in counts:
                 counts[verdict][p] += 1
+            if m is not None and m.kind == "RMWREQ":
+                recent.append((m.src, m.msg_id))
+                if verdict == "pass" and m.src < model.sources:
+                    results_due.append([cycle + rng.randrange(1, 60), p, m.src, m.msg_id])
+            assert (out_replay >> p) & 1 == int(verdict == "dup" and model.replay), \
+                f"cycle {cycle} plane {p}: out_replay {(out_replay >> p) & 1}, model {model.replay} ({m})"
+            replays += verdict == "dup" and model.replay
             dropped = verdict in ("dup", "stale")
             if m is not None and m.kind in FILTERED and not dropped:
                 key = (m.src, m.msg_id, m.seq, m.addr)
@@ -216,8 +284,10 @@ async def first_copy_kept_second_and_stale_dropped(dut):
         assert got == want, f"cnt_{name} {got}, model {want}"
     if np_ > 1:   # the bench made second copies, stale ones and copies with no twin
         assert sum(counts["dup"]) > 100 and counts["stale"][1] >= want_lost > 0, counts
+        assert replays > 20 and answered > 50, (replays, answered)
     else:
         assert counts["dup"] == counts["stale"] == [0], counts
     assert sum(counts["untracked"]) > 0, counts
     dut._log.info(f"{cycle} cycles, {len(msgs)} messages; dropped: second copies {counts['dup']}, stale "
-                  f"{counts['stale']} ({want_lost} with no other good copy); unfiltered {counts['untracked']}")
+                  f"{counts['stale']} ({want_lost} with no other good copy); unfiltered {counts['untracked']}; "
+                  f"RMW second copies answered from a kept result {replays}")

@@ -239,7 +239,9 @@ module tb_fabric_top #(
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
         .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room_read(), .in_room_write(),
-        .in_dup(1'b0), .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
+        .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
+        .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),  // no dual switch
+        .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*PB +: PB]),
         .grant_msg_id(r_grant_id[P*8 +: 8]), .grant_size(r_grant_size[P*16 +: 16]),
         .dram_rd_valid(dram_rd_valid[m]), .dram_rd_ready(dram_rd_ready[m]),
@@ -363,7 +365,8 @@ module tb_fabric_port #(
       .clk(sclk), .rst_n, .in_valid(up_matched_valid), .in_block(up_matched),
       .out_valid(up_guarded_valid), .out_block(up_guarded),
       .remote_down(down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
-      .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded)
+      .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded),
+      .cnt_cut_units()
   );
   assign sw_in = up_guarded_valid ? up_guarded : IDLE;   // the switch takes a block every cycle
 
@@ -404,7 +407,8 @@ module tb_fabric_port #(
       .clk(hclk), .rst_n, .in_valid(down_matched_valid), .in_block(down_matched),
       .out_valid(rx_valid), .out_block(h_rx_line),
       .remote_down(up_hi_ber), .hi_ber(down_hi_ber), .link_down,
-      .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded)
+      .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded),
+      .cnt_cut_units()
   );
 
   edm_rx host_rx (

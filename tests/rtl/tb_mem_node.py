@@ -5,7 +5,9 @@ The bench plays every neighbour of the engine, cycle by cycle:
     mem_first / mem_last, random gaps; some units end in mem_error (with a
     damaged byte) or are cut short by mem_abort (alone or together with the next
     unit's /MS/); in the second-copies test some good units come with in_dup
-    (edm_dup_filter's mark: handled as denied). A new unit starts only while there is room for its kind
+    (edm_dup_filter's mark: handled as denied), and some RMWREQs with in_dup
+    and in_replay (the filter keeps the first copy's result: answered with it).
+    A new unit starts only while there is room for its kind
     (in_room_read / in_room_write; the switch's pacing), except in the flood test, which predicts the overflow drops.
   * the switch: after an RREQ has arrived, /G/ grants for its next chunks at
     random times and of random sizes (mostly the chunk size), never more bytes
@@ -18,6 +20,10 @@ The bench plays every neighbour of the engine, cycle by cycle:
     accepted. A read and a write accepted in one cycle must not touch the same
     word (the engine's order rule; the memory's order between them is not
     defined).
+  * edm_dup_filter's RMW results: for the key the engine shows (rmw_src,
+    rmw_id), memo_ready after a random wait, then memo_ok and a random old
+    value (or not ok: answered denied); every rmw_done must name a first-copy
+    RMWREQ the model applied (or rejected), with its old value.
   * edm_tx: random out_ready; every unit that leaves goes through the
     reference receiver (edm.codec.RxDemux), which must accept it.
 The reference model applies every good unit in arrival order to a Python byte
@@ -80,6 +86,9 @@ class Bench:
         self.strays_to_give = []       # (key, sizes) of corrupted RREQs: their grants are strays
         self.pending_abort = False
         self.responses_denied = 0      # STATUS_DENIED answers (a translating node's)
+        self.memo = {}                 # replayed RMW key -> [ok, old value, cycles to wait]
+        self.replays = 0               # RMWREQs answered from the memo
+        self.rmw_results = {}          # first-copy RMW key -> (ok, old): its rmw_done to come
 
     async def start(self):
         await clock_and_reset(self.dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0,
@@ -89,6 +98,10 @@ class Bench:
         self.has_dup = hasattr(self.dut, "in_dup")   # edm_mem_node_xl ties it off
         if self.has_dup:
             self.dut.in_dup.value = 0
+            self.dut.in_replay.value = 0
+            self.dut.memo_ready.value = 1
+            self.dut.memo_ok.value = 0
+            self.dut.memo_old.value = 0
 
     # ------------------------------------------------------------ requests
     def new_id(self, req):
@@ -172,6 +185,7 @@ class Bench:
             if m.op not in (protocol.RMW_CAS, protocol.RMW_FAA, protocol.RMW_SWAP) or m.addr % 8:
                 status = protocol.STATUS_ERROR
                 self.expect["rejected"] += 1
+                self.rmw_results[(m.src, m.msg_id)] = (False, None)
             else:
                 old = int.from_bytes(self.model[o:o + 8], "little")
                 new = {protocol.RMW_CAS: m.arg1 if old == m.arg0 else old,
@@ -180,6 +194,7 @@ class Bench:
                 self.model[o:o + 8] = new.to_bytes(8, "little")
                 data = old.to_bytes(8, "little")
                 self.expect["rmw"] += 1
+                self.rmw_results[(m.src, m.msg_id)] = (True, old)
         else:
             self.expect["dropped"] += 1  # RRES at a memory node
             return
@@ -203,6 +218,16 @@ class Bench:
             self.responses_denied += 1
             self.respond(m, b"", protocol.STATUS_DENIED)
 
+    def replayed(self, m: codec.Message):
+        """An RMWREQ marked in_dup and in_replay: answered with the result the
+        filter keeps (8 bytes, OK; if that is not ok, 8 zero bytes, DENIED),
+        once the filter has it; memory untouched."""
+        ok, old = self.rng.random() < 0.8, self.rng.getrandbits(64)
+        self.memo[(m.src, m.msg_id)] = [ok, old, self.rng.choice([0, 0, 3, 40])]
+        self.replays += 1
+        self.respond(m, old.to_bytes(8, "little") if ok else bytes(8),
+                     protocol.STATUS_OK if ok else protocol.STATUS_DENIED)
+
     def bad(self, m: codec.Message):
         """A unit dropped as bad: counted; an RREQ's later grants are strays."""
         self.expect["dropped"] += 1
@@ -219,7 +244,7 @@ class Bench:
         dut, rng = self.dut, self.rng
         await FallingEdge(dut.clk)
         # edm_rx side
-        in_valid = first = last = error = abort = dup = 0
+        in_valid = first = last = error = abort = dup = replay = 0
         block = rng.getrandbits(66)
         pending_abort, self.pending_abort = self.pending_abort, False
         if self.cur is None and self.units and rng.random() >= self.p_gap:
@@ -238,12 +263,14 @@ class Bench:
             self.cur[1] += 1
             if self.cur[1] == len(blocks):
                 self.cur = None
-                if fate in ("good", "error", "dup"):
+                if fate in ("good", "error", "dup", "replay"):
                     last = 1
                     error = int(fate == "error")
-                    dup = int(fate == "dup")
+                    dup = int(fate in ("dup", "replay"))
+                    replay = int(fate == "replay")
                     if stored:
-                        {"good": self.apply, "error": self.bad, "dup": self.second_copy}[fate](m)
+                        {"good": self.apply, "error": self.bad, "dup": self.second_copy,
+                         "replay": self.replayed}[fate](m)
                 else:  # cut short: the abort comes in a later cycle
                     if stored:
                         self.bad(m)
@@ -260,6 +287,15 @@ class Bench:
         dut.in_abort.value = abort
         if self.has_dup:
             dut.in_dup.value = dup
+            dut.in_replay.value = replay
+            # the filter's result for the engine's key (held back a while)
+            entry = self.memo.get((int(dut.rmw_src.value), int(dut.rmw_id.value)))
+            ready = entry is None or entry[2] == 0
+            if entry is not None and entry[2] > 0:
+                entry[2] -= 1
+            dut.memo_ready.value = int(ready)
+            dut.memo_ok.value = int(ready and entry is not None and entry[0])
+            dut.memo_old.value = entry[1] if entry is not None else rng.getrandbits(64)
         # the switch: grants (never with a unit's last block: edm_rx delivers one
         # block's result per cycle, and the grant order must be the wire order)
         gv = 0
@@ -306,6 +342,12 @@ class Bench:
         dut.out_ready.value = out_ready
 
         await ReadOnly()
+        if self.has_dup and int(dut.rmw_done.value):
+            key = (int(dut.rmw_src.value), int(dut.rmw_id.value))
+            assert key in self.rmw_results, f"cycle {self.cycle}: rmw_done for {key}, no first-copy RMW"
+            ok, old = self.rmw_results.pop(key)
+            assert int(dut.rmw_ok.value) == ok, (key, ok)
+            assert not ok or int(dut.rmw_old.value) == old, f"{key}: rmw_old {int(dut.rmw_old.value):#x}, model {old:#x}"
         write = int(dut.dram_wr_valid.value) and wr_ready
         self.mem.accept(self.cycle, int(dut.dram_rd_addr.value) if int(dut.dram_rd_valid.value) and rd_ready else None,
                         int(dut.dram_wr_addr.value) if write else None,
@@ -384,7 +426,10 @@ class Bench:
                for name in ("rreq", "wreq", "rmw", "dropped", "overflow", "rejected")}
         got["stray"] = int(self.dut.cnt_stray_grants.value)
         assert got == self.expect, f"counters {got} != expected {self.expect}"
-        n_resp = self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"] + self.responses_denied
+        n_resp = (self.expect["rreq"] + self.expect["rmw"] + self.expect["rejected"] + self.responses_denied
+                  + self.replays)
+        if self.has_dup:
+            assert not self.rmw_results, f"no rmw_done for {list(self.rmw_results)[:4]}"
         assert len(self.done) == n_resp and not self.pending, (len(self.done), n_resp)
         assert self.rx.counters["corrupted"] == 0 and self.rx.counters["unknown"] == 0
 
@@ -421,11 +466,16 @@ async def second_copies(dut):
     corrupted and aborted units."""
     b = await new_bench(dut, 6)
     for _ in range(400):
-        b.rand_any(b.rng.choices(["good", "dup", "error", "abort"], [65, 25, 5, 5])[0])
+        fate = b.rng.choices(["good", "dup", "replay", "error", "abort"], [60, 20, 10, 5, 5])[0]
+        if fate == "replay":
+            b.rand_rmw(fate=fate)
+        else:
+            b.rand_any(fate)
     await b.run()
     b.check_final()
-    assert b.responses_denied > 30, b.responses_denied
-    dut._log.info("second copies: %d answered denied, %s", b.responses_denied, b.expect)
+    assert b.responses_denied > 30 and b.replays > 20, (b.responses_denied, b.replays)
+    dut._log.info("second copies: %d answered denied, %d from the kept result, %s", b.responses_denied,
+                  b.replays, b.expect)
 
 
 @cocotb.test()
