@@ -23,11 +23,10 @@
 //   t    request: every destination whose port is free takes its best eligible
 //        entry (visible, source port free, oldest of its source-destination
 //        pair): one AND per slot over its queue's precedence matrix.
-//        The N requests are compared pairwise as they are read out
-//        (N(N-1)/2 comparators in parallel, registered with the requests).
-//   t+1  accept: every source keeps its best request: a request wins if no
-//        request to the same source beats it, the paper's per-source ordered
-//        array read by a priority encoder, computed afresh.
+//   t+1  accept: every source keeps its best request. The N requests are
+//        compared pairwise in parallel (N(N-1)/2 comparators, one level) and a
+//        request wins if no request to the same source beats it: the paper's
+//        per-source ordered array read by a priority encoder, computed afresh.
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
 //        removed (its queue recomputes that entry's comparisons the same
 //        cycle), both ports are held for the chunk's wire time.
@@ -223,9 +222,9 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  req_msg;
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
+  logic [N-1:0][TW-1:0]  req_stamp;
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          req_not_best;
-  logic [N-1:0][N-1:0]   req_beats;   // [a][b], a < b: request a outranks request b
   // Accept stage registers (valid for one cycle).
   logic [N-1:0]          acc_v;     // by source
   logic [N-1:0][PW-1:0]  acc_d;     // by source: the accepted destination
@@ -321,7 +320,7 @@ module edm_pim_scheduler #(
   logic [N-1:0]          q_not_best;
   logic [N-1:0][SW-1:0]  g_rem_next;   // by destination
   logic [N-1:0]          g_last;
-  logic [N-1:0][N-1:0]   q_beats;      // [a][b], a < b: queue a's request outranks queue b's
+
 
   for (genvar d = 0; d < N; d++) begin : g_queue
     // The inserted candidate: the one lane (if any) that won this queue,
@@ -358,15 +357,6 @@ module edm_pim_scheduler #(
         .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
   end
 
-  // Every pair of requests is compared once, as the requests are read out of
-  // the queues (a one-hot selection, a short path) rather than in the accept
-  // stage, whose per-source AND and one-hot then start from flip-flops.
-  always_comb
-    for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++)
-        if (a < b) q_beats[a][b] = better(q_rem[a], q_stamp[a], q_rem[b], q_stamp[b]);
-        else q_beats[a][b] = 1'b0;
-
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
   assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || c_v != '0);
@@ -376,10 +366,10 @@ module edm_pim_scheduler #(
   // by an iteration still in flight (it was chosen from ports and a queue
   // those have not updated yet), or (priority hold) a visible entry of its
   // queue is at least HOLD times shorter: the destination waits for it.
-  // Every pair of requests was compared in the request stage (req_beats[a][b]:
-  // request a outranks b); a standing request is accepted when no other one to
-  // its source beats it.
+  // Every pair of requests is compared once (beats[a][b]: request a outranks
+  // b); a standing request is accepted when no other one to its source beats it.
   logic [N-1:0]          stands;
+  logic [N-1:0][N-1:0]   beats;
   logic [N-1:0]          ac_v;
   logic [N-1:0][PW-1:0]  ac_d;
   logic [N-1:0]          ac_by_d;
@@ -387,6 +377,10 @@ module edm_pim_scheduler #(
   logic [N-1:0]          ac_short, ac_short_s;
 
   always_comb begin
+    for (integer a = 0; a < N; a++)
+      for (integer b = 0; b < N; b++)
+        if (a < b) beats[a][b] = better(req_rem[a], req_stamp[a], req_rem[b], req_stamp[b]);
+        else beats[a][b] = 1'b0;
     for (integer d = 0; d < N; d++) begin
       stands[d] = req_v[d];
       if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || acc_v[req_src[d]] || fl2_src[req_src[d]]))
@@ -398,7 +392,7 @@ module edm_pim_scheduler #(
     for (integer a = 0; a < N; a++) begin
       ac_by_d[a] = stands[a];
       for (integer b = 0; b < N; b++)
-        if (b != a && stands[b] && req_src[b] == req_src[a] && ((a < b) ? !req_beats[a][b] : req_beats[b][a]))
+        if (b != a && stands[b] && req_src[b] == req_src[a] && ((a < b) ? !beats[a][b] : beats[b][a]))
           ac_by_d[a] = 1'b0;
     end
     for (integer d = 0; d < N; d++) begin
@@ -500,7 +494,7 @@ module edm_pim_scheduler #(
     req_msg <= q_msg;
     req_rem <= q_rem;
     req_rres <= q_rres;
-    req_beats <= q_beats;
+    req_stamp <= q_stamp;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_d <= ac_d;
