@@ -157,19 +157,10 @@ module edm_switch #(
   logic [N-1:0][65:0] b0;
   logic [N-1:0][7:0] c_implied;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
-  // What stage 1 checks of a /N/ or an /MS/ header that depends on the block
-  // alone, decided here so that stage 1's path to the scheduler's lanes
-  // starts from flip-flops: a /N/ that may be queued (c_n_ok); an /MS/ of a
-  // read whose notification may be queued, room for its blocks aside
-  // (c_rd_ok); an /MS/ of a WREQ/RRES unit (c_wr).
-  logic [N-1:0] c_n_ok, c_rd, c_rd_ok, c_wr;
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic ctrl, edm;
-      logic [2:0]  kind;
-      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
-      logic [15:0] hlen;
       b0[i] = in_block[i*66 +: 66];
       p = b0[i][65:2];
       ctrl = b0[i][1:0] == edm_pkg::SYNC_CTRL;
@@ -177,16 +168,6 @@ module edm_switch #(
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
       c_implied[i] = edm_pkg::crc8_implied_seq(p);
-      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
-      hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
-      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
-      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
-      c_n_ok[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
-      c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
-      // The response's size: the RMW result (never 0), or the read's length.
-      c_rd_ok[i] = c_rd[i] && 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i)
-                   && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
-      c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
@@ -212,14 +193,9 @@ module edm_switch #(
   logic [N-1:0][7:0] r_implied;
   logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ncand, r_ms, r_mt, r_std, r_unk;
   logic [N-1:0] r_data, r_ngood, r_nbad;
-  logic [N-1:0] r_n_ok, r_rd, r_rd_ok, r_wr;
   always_ff @(posedge clk) begin
     b1 <= b0;
     r_implied <= c_implied;
-    r_n_ok <= c_n_ok;
-    r_rd <= c_rd;
-    r_rd_ok <= c_rd_ok;
-    r_wr <= c_wr;
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0; r_ncand <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
@@ -358,11 +334,13 @@ module edm_switch #(
       logic [2:0]  kind;
       logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
       logic [15:0] hlen;
+      logic        rd;
       p = b1[i][65:2];
       kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
       ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      rd = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
       want_req[i] = 1'b0;
@@ -380,22 +358,24 @@ module edm_switch #(
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
       if (r_ngood[i]) begin
-        n_valid[i] = r_n_ok[i];
+        n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
-        if (r_rd[i]) begin
+        if (rd) begin
           // Implicit notification for the response: memory -> requester.
           n_src[i*PW +: PW] = hdst[PW-1:0];
           n_dst[i*PW +: PW] = PW'(i);
           n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
           n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
           n_rres[i] = 1'b1;
-          n_valid[i] = r_rd_ok[i] && rq_count[i][hdst[PW-1:0]] <= (RQ_LOG2+1)'(RQ_ROOM);
+          n_valid[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i) && n_size[i*SW +: SW] != '0
+                       && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
+                       && rq_count[i][hdst[PW-1:0]] <= (RQ_LOG2+1)'(RQ_ROOM);
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
-        end else if (r_wr[i]) begin
+        end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
           if (rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
