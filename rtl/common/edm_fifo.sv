@@ -2,7 +2,12 @@
 // registered storage, first-word fall-through read (rd_data valid with rd_valid).
 module edm_fifo #(
     parameter int unsigned WIDTH = 66,
-    parameter int unsigned DEPTH_LOG2 = 2
+    parameter int unsigned DEPTH_LOG2 = 2,
+    // 1: rd_data from a register (a copy of the head, loaded from the RAM a
+    // cycle ahead), not from the RAM's read port, whose access time would
+    // start every path through the head; same behaviour, cycle for cycle,
+    // for WIDTH more flip-flops.
+    parameter bit          REG_HEAD = 1'b0
 ) (
     input  logic                  clk,
     input  logic                  rst_n,
@@ -19,22 +24,43 @@ module edm_fifo #(
   logic [WIDTH-1:0] mem [DEPTH];
   // One extra pointer bit tells full from empty.
   logic [DEPTH_LOG2:0] wr_ptr, rd_ptr;
+  logic wr_en, rd_en;
 
+  // Full and empty from the pointers' bits, not from the count's subtraction,
+  // so no carry chain is in front of the logic that rd_valid steers.
   assign count    = wr_ptr - rd_ptr;
-  assign wr_ready = count != DEPTH[DEPTH_LOG2:0];
-  assign rd_valid = count != '0;
-  assign rd_data  = mem[rd_ptr[DEPTH_LOG2-1:0]];
+  assign wr_ready = wr_ptr != {~rd_ptr[DEPTH_LOG2], rd_ptr[DEPTH_LOG2-1:0]};
+  assign rd_valid = wr_ptr != rd_ptr;
+  assign wr_en    = wr_valid && wr_ready;
+  assign rd_en    = rd_valid && rd_ready;
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       wr_ptr <= '0;
       rd_ptr <= '0;
     end else begin
-      if (wr_valid && wr_ready) begin
+      if (wr_en) begin
         mem[wr_ptr[DEPTH_LOG2-1:0]] <= wr_data;
         wr_ptr <= wr_ptr + 1'b1;
       end
-      if (rd_valid && rd_ready) rd_ptr <= rd_ptr + 1'b1;
+      if (rd_en) rd_ptr <= rd_ptr + 1'b1;
     end
+  end
+
+  if (REG_HEAD) begin : g_head
+    // The head after this edge is entry rd_ptr + rd_en: the word written now
+    // if that entry is the one being written, else its RAM word (read at a
+    // registered address, rd_ptr + 1, beside the pop rather than after it).
+    logic [WIDTH-1:0]    head;
+    logic [DEPTH_LOG2:0] rd_ptr1;
+    always_ff @(posedge clk) begin
+      if (!rst_n) rd_ptr1 <= 1;
+      else if (rd_en) rd_ptr1 <= rd_ptr1 + 1'b1;
+      if (rd_en) head <= (wr_en && wr_ptr == rd_ptr1) ? wr_data : mem[rd_ptr1[DEPTH_LOG2-1:0]];
+      else if (wr_en && wr_ptr == rd_ptr) head <= wr_data;
+    end
+    assign rd_data = head;
+  end else begin : g_ram_head
+    assign rd_data = mem[rd_ptr[DEPTH_LOG2-1:0]];
   end
 endmodule

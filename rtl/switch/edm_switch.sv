@@ -145,12 +145,18 @@ module edm_switch #(
   // expected next on each uplink and the previous one's number if rejected;
   // the next /G/ number on each egress.
   logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
-  logic [N-1:0]      n_rej_valid, n_any, n_seen, n_accept, n_resync, n_cid, e_is_g;
-  logic [N-1:0][7:0] n_implied;
+  logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
+  // The /N/ sequence check is split across the two stages so that no path
+  // runs from a block's wire through the CRC-8 to the sequence registers:
+  // stage 0 computes the number a /N/ implies (c_implied) and what kind of
+  // /N/ candidate the block is; stage 1 compares it with n_expected, which
+  // it also updates. A /N/ still takes effect one block after the previous
+  // one, and the classification reaches stage 1 in the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0] c_data, c_ms, c_mt, c_ngood, c_nbad, c_idle, c_std, c_unk;
+  logic [N-1:0][7:0] c_implied;
+  logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
@@ -161,17 +167,13 @@ module edm_switch #(
       edm = ctrl && p[7:0] == edm_pkg::BT_EDM;
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
-      n_implied[i] = edm_pkg::crc8_implied_seq(p);
-      n_any[i] = edm && p[15:8] == edm_pkg::SUB_N;
-      n_seen[i] = n_any[i] && p[55:50] == 6'b0;
-      n_accept[i] = n_seen[i] && n_implied[i] == n_expected[i];
-      n_resync[i] = n_seen[i] && !n_accept[i] && n_rej_valid[i] && n_implied[i] == n_rejected[i] + 8'd1;
-      c_ngood[i] = n_accept[i];
-      // A data block that is the expected /N/: a sync-header flip; counted, dropped.
-      n_cid[i] = b0[i][1:0] == edm_pkg::SYNC_DATA && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N
-                 && p[55:50] == 6'b0 && n_implied[i] == n_expected[i];
-      c_nbad[i] = (n_any[i] && !c_ngood[i]) || n_cid[i];
-      c_data[i] = b0[i][1:0] == edm_pkg::SYNC_DATA && !n_cid[i];
+      c_implied[i] = edm_pkg::crc8_implied_seq(p);
+      c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
+      c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
+      c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
+      // A data block shaped as a /N/: if it is the /N/ expected next, a
+      // sync-header flip (stage 1 decides; counted, dropped).
+      c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0;
       c_idle[i] = ctrl && p == {56'b0, edm_pkg::BT_C8};
       case (p[7:0])
         edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
@@ -180,23 +182,38 @@ module edm_switch #(
         edm_pkg::BT_T4, edm_pkg::BT_T5, edm_pkg::BT_T6, edm_pkg::BT_T7: c_std[i] = ctrl && !c_idle[i];
         default: c_std[i] = 1'b0;
       endcase
-      // Bad sync, unknown type, /MST/, unknown subtype, a /G/ sent by a host.
-      c_unk[i] = !c_data[i] && !c_ms[i] && !c_mt[i] && !c_ngood[i] && !c_nbad[i] && !c_idle[i] && !c_std[i];
+      // Bad sync, unknown type, /MST/, unknown subtype, a /G/ sent by a host
+      // (every data block is data or a bad /N/, every /N/ good or bad).
+      c_unk[i] = !c_data_sync[i] && !c_nany[i] && !c_ms[i] && !c_mt[i] && !c_idle[i] && !c_std[i];
     end
   end
 
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
-  logic [N-1:0] r_data, r_ms, r_mt, r_ngood, r_nbad, r_std, r_unk;
+  logic [N-1:0][7:0] r_implied;
+  logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ncand, r_ms, r_mt, r_std, r_unk;
+  logic [N-1:0] r_data, r_ngood, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
+    r_implied <= c_implied;
     if (!rst_n) begin
-      r_data <= '0; r_ms <= '0; r_mt <= '0; r_ngood <= '0; r_nbad <= '0; r_std <= '0; r_unk <= '0;
+      r_data_sync <= '0; r_nany <= '0; r_nseen <= '0; r_ncand <= '0;
+      r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
     end else begin
-      r_data <= c_data; r_ms <= c_ms; r_mt <= c_mt; r_ngood <= c_ngood; r_nbad <= c_nbad;
-      r_std <= c_std; r_unk <= c_unk;
+      r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen; r_ncand <= c_ncand;
+      r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
     end
   end
+  // The /N/ sequence check (docs/protocol.md §5a) against the registered number.
+  always_comb
+    for (integer i = 0; i < N; i++) begin
+      n_accept[i] = r_nseen[i] && r_implied[i] == n_expected[i];
+      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && r_implied[i] == n_rejected[i] + 8'd1;
+      n_cid[i] = r_ncand[i] && r_implied[i] == n_expected[i];
+      r_ngood[i] = n_accept[i];
+      r_nbad[i] = (r_nany[i] && !n_accept[i]) || n_cid[i];
+      r_data[i] = r_data_sync[i] && !n_cid[i];
+    end
 
   // ---------------------------------------------------------------- FIFOs
   // Ingress data FIFO (WREQ/RRES units), per ingress.
@@ -220,15 +237,18 @@ module edm_switch #(
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
 
+  // Every FIFO here keeps its head in a register (REG_HEAD): the egress
+  // multiplexers, the /MT/ checks and the /G/ CRC start from flip-flops, not
+  // from a RAM read (a block RAM's read alone took 5.6 ns of the cycle).
   /* verilator lint_off PINCONNECTEMPTY */
   for (genvar i = 0; i < N; i++) begin : g_port
-    edm_fifo #(.WIDTH(66), .DEPTH_LOG2(DQ_LOG2)) u_dq (
+    edm_fifo #(.WIDTH(66), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
         .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(b1[i]),
         .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
-    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_rxc (
+    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
-    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2)) u_txc (
+    edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
     // Both copies of the oldest circuit are its own while nothing of this
@@ -236,11 +256,11 @@ module edm_switch #(
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
         .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i]), .busy(u_mode[i] == 2'd2 || dq_valid[i]),
         .head_used(rxc_pop[i]), .give_up(lost_grant[i]), .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
-    edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2)) u_fq (
+    edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
     for (genvar m = 0; m < N; m++) begin : g_rq
-      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2)) u_rq (
+      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
           .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(b1[i]),
           .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data(rq_head[i][m]),
           .count(rq_count[i][m]));
@@ -524,10 +544,10 @@ module edm_switch #(
     end else begin
       // The control sequences (docs/protocol.md §5a; edm_rx keeps the same).
       for (integer i = 0; i < N; i++) begin
-        if (n_any[i]) begin
-          n_rej_valid[i] <= n_seen[i] && !n_accept[i] && !n_resync[i];
-          n_rejected[i] <= n_implied[i];
-          if (n_accept[i] || n_resync[i]) n_expected[i] <= n_implied[i] + 8'd1;
+        if (r_nany[i]) begin
+          n_rej_valid[i] <= r_nseen[i] && !n_accept[i] && !n_resync[i];
+          n_rejected[i] <= r_implied[i];
+          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied[i] + 8'd1;
         end
         if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
       end

@@ -30,6 +30,8 @@ async def fifo_matches_a_deque(dut):
         assert int(dut.count.value) == len(model), f"cycle {cycle}: count"
         assert bool(dut.wr_ready.value) == (len(model) < depth), f"cycle {cycle}: wr_ready"
         assert bool(dut.rd_valid.value) == bool(model), f"cycle {cycle}: rd_valid"
+        if model:  # the head is readable whenever valid, popped or not
+            assert int(dut.rd_data.value) == model[0], f"cycle {cycle}: wrong head"
         saw_full |= len(model) == depth
         accept = wr and len(model) < depth
         if rd and model:

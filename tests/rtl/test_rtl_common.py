@@ -52,10 +52,11 @@ def test_every_rtl_file_is_linted():
     assert on_disk == listed, f"add new RTL files to MODULES: {sorted(on_disk - listed)}"
 
 
-@pytest.mark.parametrize("depth_log2", [1, 3])
-def test_fifo(depth_log2):
+@pytest.mark.parametrize("depth_log2,reg_head", [(1, 0), (3, 0), (1, 1), (3, 1)])
+def test_fifo(depth_log2, reg_head):
     simulate("edm_fifo", sources("common/edm_fifo.sv"), "tb_fifo",
-             {"WIDTH": 66, "DEPTH_LOG2": depth_log2}, name=f"edm_fifo_{depth_log2}")
+             {"WIDTH": 66, "DEPTH_LOG2": depth_log2, "REG_HEAD": reg_head},
+             name=f"edm_fifo_{depth_log2}_{reg_head}")
 
 
 @pytest.mark.parametrize("descramble", [0, 1])
