@@ -38,7 +38,8 @@
 //   2. the next block of the unit already open on this egress (forwarded RREQ or
 //      circuit data; an idle filler if its next block is not there yet);
 //   3. between units: a forward at the head of the order, else circuit data
-//      (lowest ingress whose oldest circuit targets this egress), else idle.
+//      (lowest ingress whose oldest circuit targets this egress, its unit not
+//      skipping older circuits: sk_hold), else idle.
 // With no contention a data block takes 3 cycles ingress -> egress. A data
 // block that finds its egress busy waits in its ingress's data FIFO (2^DQ_LOG2
 // blocks; cnt_overflow counts lost blocks); cnt_conflict counts the cycles in
