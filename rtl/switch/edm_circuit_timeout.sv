@@ -5,7 +5,8 @@
 // grant was surplus to a re-sent /N/). Hosts answer grants in order and a
 // unit only starts once its grant arrived, so a circuit that waits idle that
 // long would otherwise hold the ingress's later units (and the egress's
-// copy) for ever. TIMEOUT_CYCLES = 0: never.
+// copy) for ever. TIMEOUT_CYCLES = 0: never. The same reasoning gives the
+// head up at once when a unit for a later circuit has come (stale).
 module edm_circuit_timeout #(
     parameter int unsigned TIMEOUT_CYCLES = 0
 ) (
@@ -14,13 +15,15 @@ module edm_circuit_timeout #(
     input  logic        head_valid,  // a circuit waits for its unit
     input  logic        busy,        // a unit is arriving, or blocks of this ingress are still queued
     input  logic        head_used,   // the circuit's unit ended (popped by the datapath)
+    input  logic        stale,       // a later circuit's unit came: give the head up now
     output logic        give_up,     // pop the circuit (both copies) now
     output logic [15:0] cnt_given_up
 );
   localparam int unsigned W = TIMEOUT_CYCLES > 1 ? $clog2(TIMEOUT_CYCLES + 1) : 1;
   logic [W-1:0] idle;  // cycles the head has waited with nothing of its ingress under way
 
-  assign give_up = TIMEOUT_CYCLES != 0 && head_valid && !busy && !head_used && idle >= W'(TIMEOUT_CYCLES - 1);
+  assign give_up = head_valid && !head_used
+                   && (stale || (TIMEOUT_CYCLES != 0 && !busy && idle >= W'(TIMEOUT_CYCLES - 1)));
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin

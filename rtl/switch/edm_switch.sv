@@ -38,7 +38,8 @@
 //   2. the next block of the unit already open on this egress (forwarded RREQ or
 //      circuit data; an idle filler if its next block is not there yet);
 //   3. between units: a forward at the head of the order, else circuit data
-//      (lowest ingress whose oldest circuit targets this egress), else idle.
+//      (lowest ingress whose oldest circuit targets this egress, its unit not
+//      skipping older circuits: sk_hold), else idle.
 // With no contention a data block takes 3 cycles ingress -> egress. A data
 // block that finds its egress busy waits in its ingress's data FIFO (2^DQ_LOG2
 // blocks; cnt_overflow counts lost blocks); cnt_conflict counts the cycles in
@@ -78,10 +79,19 @@
 // busy with long reads) lets them pile up; one that finds its queue full is lost
 // and counted in cnt_overflow (the fabric then misroutes: size CQ_LOG2 for the
 // reads a memory node can have waiting, X x compute nodes x chunks per read).
-// Lost grants (docs/faults.md §5): a WREQ/RRES unit whose header names another
-// destination than its ingress's oldest circuit is dropped (counted in
-// cnt_dropped), never misrouted; with CIRCUIT_TIMEOUT_CYCLES a circuit whose
-// unit never comes is given up (edm_circuit_timeout, cnt_lost_grants).
+// Lost grants (docs/faults.md §5): hosts answer grants in order (or discard
+// a stray one), so a WREQ/RRES unit whose header names another destination
+// than its ingress's oldest circuit but that of a later one proves the older
+// circuits unused: the unit waits in the data FIFO (sk_pend; not a conflict)
+// until every earlier unit of the ingress has left its egress, the older
+// circuits are given up one a cycle like a timed-out one (both copies, the
+// port's parking released; cnt_lost_grants), and it leaves along the first
+// circuit toward its destination (matched by destination: a circuit keeps
+// no id, and a surplus circuit of a re-sent /N/ has the same id anyway). A
+// unit with no queued circuit toward its destination, or arriving while an
+// earlier one of its ingress still skips, is dropped (cnt_dropped), never
+// misrouted. With CIRCUIT_TIMEOUT_CYCLES a circuit whose unit never comes
+// and that no later unit skips is given up too (edm_circuit_timeout).
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
@@ -231,6 +241,16 @@ module edm_switch #(
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
   logic [N-1:0][CQ_LOG2:0] txc_count;   // circuits queued per ingress (the later popped copy)
+  logic [N-1:0][CQ_LOG2:0] rxc_count;
+  // Skipping lost grants (header, "Lost grants"): rxc_to[i][d] counts ingress
+  // i's queued circuits (rxc copies) toward d; sk_pend: a unit of ingress i
+  // that matched a later circuit (toward sk_dst) waits in the data FIFO while
+  // the older ones are given up; sk_mt: its /MT/ came meanwhile (its rxc pop
+  // is owed); sk_aligned: both copies' heads are one circuit (every earlier
+  // unit has left its egress); sk_hold: the unit waits for that.
+  logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
+  logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
+  logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
   // peer = the requester (forward) or the grant's destination (/G/).
   localparam int unsigned OW = 1 + PW + IW + SW;
@@ -247,15 +267,17 @@ module edm_switch #(
         .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
+        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count(rxc_count[i]));
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
     // Both copies of the oldest circuit are its own while nothing of this
-    // ingress is under way (no unit open here, its data FIFO empty).
+    // ingress is under way (no unit open here, its data FIFO empty), or while
+    // a skipping unit waits with every earlier unit gone (sk_stale).
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
         .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i]), .busy(u_mode[i] == 2'd2 || dq_valid[i]),
-        .head_used(rxc_pop[i]), .give_up(lost_grant[i]), .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
+        .head_used(rxc_pop[i]), .stale(sk_stale[i]), .give_up(lost_grant[i]),
+        .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
@@ -357,6 +379,13 @@ module edm_switch #(
       n_rres[i] = 1'b0;
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
+      sk_aligned[i] = rxc_count[i] == txc_count[i];
+      sk_hold[i] = sk_pend[i] && sk_aligned[i];
+      sk_stale[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] != sk_dst[i];
+      sk_done[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] == sk_dst[i];
+      sk_pend_n[i] = sk_pend[i] && !sk_done[i];
+      sk_mt_n[i] = sk_mt[i];
+      sk_dst_n[i] = sk_dst[i];
       if (r_ngood[i]) begin
         n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
         drop1[i] = !n_valid[i];
@@ -376,10 +405,16 @@ module edm_switch #(
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
-          if (rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
+          if (!sk_pend[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
-          end else drop1[i] = 1'b1;  // data with no circuit, or not the circuit's destination
+          end else if (!sk_pend[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+            // A later circuit matches: the older ones will never be used.
+            mode1[i] = 2'd2;
+            dq_wr[i] = 1'b1;
+            sk_pend_n[i] = 1'b1;
+            sk_dst_n[i] = hdst[PW-1:0];
+          end else drop1[i] = 1'b1;  // no circuit toward the header's destination (or one skip under way)
         end else drop1[i] = 1'b1;
       end else if (r_data[i] || r_mt[i]) begin
         case (u_mode[i])
@@ -389,7 +424,8 @@ module edm_switch #(
           default: if (r_data[i]) i_non_edm[i] = 1'b1; else drop1[i] = 1'b1;  // frame data; stray /MT/
         endcase
         if (r_mt[i]) begin
-          rxc_pop[i] = u_mode[i] == 2'd2;
+          rxc_pop[i] = u_mode[i] == 2'd2 && !sk_pend[i];
+          sk_mt_n[i] = sk_pend[i] && u_mode[i] == 2'd2;
           mode1[i] = 2'd0;
         end
       end else if (r_std[i] && u_mode[i] != 2'd0) begin
@@ -397,9 +433,16 @@ module edm_switch #(
         drop1[i] = 1'b1;
         mode1[i] = 2'd3;
       end
+      // The skip ends with the unit's own circuit at both heads: its owed
+      // rxc pop (its /MT/ came, maybe in this cycle) happens now.
+      if (sk_done[i]) begin
+        rxc_pop[i] = sk_mt_n[i];
+        sk_mt_n[i] = 1'b0;
+      end
     end
   end
   /* verilator lint_on UNUSEDSIGNAL */
+  assign rxc_take = rxc_valid & (rxc_pop | lost_grant);
 
   // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
   always_comb begin
@@ -460,7 +503,7 @@ module edm_switch #(
       e = '0;
       fhead = '0;
       for (integer k = N - 1; k >= 0; k--)
-        if (txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k]) begin
+        if (txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k] && !sk_hold[k]) begin
           found = 1'b1;
           e = PW'(k);
         end
@@ -519,13 +562,16 @@ module edm_switch #(
   // A data block waits: its egress sends something else (every block that
   // can leave is at a FIFO's head: one not popped is held back).
   logic conflict;
-  assign conflict = |(dq_valid & ~dq_pop);
+  assign conflict = |(dq_valid & ~dq_pop & ~sk_hold);  // a skipping unit waits for circuits, not its egress
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       u_mode <= '0;
       e_mode <= '0;
+      sk_pend <= '0;
+      sk_mt <= '0;
+      rxc_to <= '0;
       mid <= '0;
       rq_units <= '0;
       z_open <= '0;
@@ -553,6 +599,12 @@ module edm_switch #(
       end
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
+      sk_pend <= sk_pend_n;
+      sk_mt <= sk_mt_n;
+      for (integer i = 0; i < N; i++)
+        for (integer d = 0; d < N; d++)
+          rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
+                                       - (CQ_LOG2+1)'(rxc_take[i] && rxc_head[i] == PW'(d));
       for (integer m = 0; m < N; m++)
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
       z_release <= z_ended;
@@ -574,5 +626,6 @@ module edm_switch #(
     end
     u_mem <= u_mem_n;
     e_src <= e_src_n;
+    sk_dst <= sk_dst_n;
   end
 endmodule

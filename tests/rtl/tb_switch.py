@@ -12,7 +12,8 @@ in per-pair order, exactly once, with the right bytes; memory = expected at the
 end; no host receiver counts an error; the switch's counters equal the injected
 corrupted /N/, unknown and Ethernet blocks; no overflow or drop; no data
 block waits in the switch (cnt_conflict) under the zero-queue rules, and some
-do without them (ZERO_QUEUE = 0).
+do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
+leaves circuits its later units skip, none dropped.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class Compute(Host):
         self.ids = {}
         self.rres_got = {}    # m -> [(id, seq, len)]
         self.fai = {}         # m -> running fetch-and-add total
+        self.ignored = set()  # (m, id): grants discarded, as for a lost /G/'s re-sent /N/
+        self.grants_ignored = 0
 
     def new_id(self, m):
         i = self.ids.get(m, 0)
@@ -118,6 +121,9 @@ class Compute(Host):
             f"port {self.port}: unexpected {ev} at cycle {cycle}; switch: {self.b.status()}"
         if ev[0] == "grant":
             _, m, mid, size = ev
+            if (m, mid) in self.ignored:   # a stray grant: its circuit brings no data
+                self.grants_ignored += 1
+                return
             w = self.writes.get((m, mid))
             assert w is not None, f"port {self.port}: grant for unknown write {m}/{mid}"
             addr, data, off, seq = w
@@ -379,6 +385,32 @@ async def headers_that_cannot_be_queued(dut):
     h.read(m, 40, b.rng)
     await b.drain()
     assert sum(len(v) for v in b.expect_w.values()) == 1 and sum(len(v) for v in b.expect_r.values()) == 1
+    b.check_end()
+
+
+@cocotb.test()
+async def units_skip_circuits_that_bring_no_data(dut):
+    """A compute host discards every grant of one message (a stray /N/: the
+    circuits bring no data, as after a lost /G/) while it writes to another
+    memory host: each of its units that names a later circuit's destination
+    makes the switch give up the older circuits (cnt_lost_grants; this bench's
+    switch has no timeout) and goes through, never dropped; every byte checked
+    (docs/faults.md §5)."""
+    b = Bench(dut, 11)
+    await b.start()
+    c, m0, m1 = b.compute[0], b.memory[0], b.memory[-1]
+    h = b.hosts[c]
+    h.ignored.add((m0, 200))
+    h.ctrl.append([h.ctl.notification(m0, 200, 3 * b.chunk)])
+    for _ in range(3):
+        h.write(m1, b.chunk, b.rng)
+        await b.drain()
+    assert h.grants_ignored == 3, h.grants_ignored
+    assert b.counters("cnt_lost_grants")[c] == 3, b.counters("cnt_lost_grants")
+    h.write(m0, 2 * b.chunk, b.rng)   # the destination of the circuits given up: still served
+    h.write(m1, 40, b.rng)
+    await b.drain()
+    assert b.counters("cnt_lost_grants") == [3 if p == c else 0 for p in range(b.n)]
     b.check_end()
 
 
