@@ -113,6 +113,13 @@ def test_yosys_stat_counts_a_design_with_its_submodules():
         "LUT4": 40, "TRELLIS_FF": 8, "TRELLIS_DPR16X4": 17}
 
 
+def test_yosys_stat_finds_a_module_named_with_its_parameters():
+    """Yosys's short form puts the parameters after the name (`$paramod\\name\\P=V`)."""
+    stat = {"modules": {"$paramod\\edm_mem_node_xl\\COMPUTE_NODES=s32'00000000000000000000000000000001":
+                        {"num_cells_by_type": {"LUT4": 9}}}}
+    assert rtl_synth.parse_yosys_stat(stat, module="edm_mem_node_xl") == {"LUT4": 9}
+
+
 @pytest.mark.parametrize("design", sorted(rtl_synth.DESIGNS))
 def test_each_wrapper_matches_its_design_ports(design, tmp_path):
     """The generated wrappers connect every port of the design with the right widths (lint -Wall)."""
