@@ -220,28 +220,9 @@ pub struct FaultCounters {
     pub links_disabled: u64,
     /// Messages given up (`give_up_ns`) and reported failed.
     pub failed: u64,
-    /// Dual switch: messages whose second copy arrived too (discarded).
+    /// Dual switch: data units discarded because the other plane's copy of
+    /// their chunk arrived first.
     pub mirror_copies_discarded: u64,
-}
-
-impl FaultCounters {
-    /// Adds `other`'s counts (the two planes of a dual switch).
-    pub fn add(&mut self, o: &FaultCounters) {
-        self.timed_out += o.timed_out;
-        self.late_data += o.late_data;
-        self.control_corrupted += o.control_corrupted;
-        self.data_corrupted += o.data_corrupted;
-        self.undetected += o.undetected;
-        self.notify_retries += o.notify_retries;
-        self.chunk_retries += o.chunk_retries;
-        self.duplicate_notifications += o.duplicate_notifications;
-        self.duplicate_data += o.duplicate_data;
-        self.duplicate_grants += o.duplicate_grants;
-        self.link_down_drops += o.link_down_drops;
-        self.links_disabled += o.links_disabled;
-        self.failed += o.failed;
-        self.mirror_copies_discarded += o.mirror_copies_discarded;
-    }
 }
 
 /// What happened to a unit on its way.

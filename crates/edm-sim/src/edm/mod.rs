@@ -17,6 +17,7 @@ pub mod faults;
 mod hosts;
 pub mod link;
 pub mod placement;
+mod plane;
 pub mod scheduler;
 mod sim;
 mod switch;
@@ -79,6 +80,8 @@ pub struct Transmission {
     pub kind: UnitKind,
     /// The message's index in the workload.
     pub msg: u32,
+    /// The switch plane of the link (0; 1: the dual switch's second).
+    pub plane: u8,
 }
 
 /// The EDM fabric model.
@@ -256,9 +259,6 @@ impl Protocol for Edm {
     }
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
-        if self.cfg.faults.dual_switch {
-            return self.run_dual(messages, progress);
-        }
         Sim::new(self, messages).run(progress).0
     }
 
