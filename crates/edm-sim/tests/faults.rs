@@ -295,7 +295,11 @@ fn without_faults_the_dual_switch_completes_each_message_as_one_plane_does() {
         }
         assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
         let chunk_bytes = EdmConfig::edm_rules().chunk_bytes as u64;
-        assert_eq!(f.mirror_copies_discarded, chunks(&msgs, chunk_bytes), "{f:?}");
+        assert_eq!(
+            f.mirror_copies_discarded,
+            chunks(&msgs, chunk_bytes),
+            "{f:?}"
+        );
         assert_eq!((f.link_down_drops, f.duplicate_data), (0, 0), "{f:?}");
     }
 }
@@ -359,7 +363,10 @@ fn bit_errors_on_both_planes_lose_no_operation_duplicate_none_and_keep_write_ord
         let out = run(rules(faults, zero_queue), &msgs);
         let f = &out.totals.edm.faults;
         assert!(f.data_corrupted > 20 && f.control_corrupted > 20, "{f:?}");
-        assert!(f.duplicate_data > 0 && f.mirror_copies_discarded > 0, "{f:?}");
+        assert!(
+            f.duplicate_data > 0 && f.mirror_copies_discarded > 0,
+            "{f:?}"
+        );
         assert_eq!((f.undetected, f.failed), (0, 0), "{f:?}");
         let expected: u64 = msgs.iter().map(data_bytes).sum();
         assert_eq!(out.totals.delivered_bytes, expected, "{f:?}");

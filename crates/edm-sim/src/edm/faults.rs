@@ -20,7 +20,8 @@
 //!
 //! Here the configuration, the failure events and the counters;
 //! `faults/errors.rs` draws the bit errors (and runs the BER monitor),
-//! `faults/recovery.rs` holds the timers, retries and the dual switch.
+//! `faults/recovery.rs` holds the timers, retries and the receivers' first
+//! copies (from either plane of the dual switch, `plane.rs`).
 use crate::config::Ps;
 
 mod errors;
@@ -56,7 +57,7 @@ pub struct FaultConfig {
     pub monitor_window_ns: u64,
     /// The paper's dual switch (§3.3): every host mirrors its memory
     /// messages on two planes, each a switch with its own links and
-    /// scheduler; the receiver keeps the first copy.
+    /// scheduler, in one run; the receiver keeps each chunk's first copy.
     pub dual_switch: bool,
 }
 

@@ -181,7 +181,8 @@ impl Sim<'_> {
             book.prune(now);
             let start = book.first_fit(ready.max(now), len, false);
             if start + len > now + horizon {
-                self.q.push(start + len - horizon, Ev::HostControl(self.plane.id, h));
+                self.q
+                    .push(start + len - horizon, Ev::HostControl(self.plane.id, h));
                 return;
             }
             book.book(start, len);

@@ -8,7 +8,8 @@
 //! message may go, what hosts do), `switch.rs` (notifications, the
 //! scheduler's iterations, grants), `scheduler/` (the priority-PIM matcher
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
-//! and where circuits go), `link.rs` (a link with /N/ and /G/ insertion),
+//! and where circuits go), `plane.rs` (a switch plane: its links, switch and
+//! scheduler; two with the dual switch), `link.rs` (a link with /N/ and /G/ insertion),
 //! `alone.rs` (a message's latency alone, in closed form), `faults.rs` and
 //! `faults/` (bit errors, read timeouts, and the timers and retries that
 //! recover).

@@ -134,7 +134,14 @@ impl Plane {
             faults: Faults::new(&edm.cfg.faults, id, n),
             heard: per_message(lossy),
             at_switch: per_message(lossy),
-            chunks_granted: vec![0; if edm.cfg.faults.dual_switch { messages } else { 0 }],
+            chunks_granted: vec![
+                0;
+                if edm.cfg.faults.dual_switch {
+                    messages
+                } else {
+                    0
+                }
+            ],
         }
     }
 }
@@ -165,5 +172,4 @@ impl Sim<'_> {
         }
         self.enter(back);
     }
-
 }

@@ -220,12 +220,19 @@ impl<'a> Sim<'a> {
                 link.apply_controls(Ps::MAX);
             }
             let busiest = |a: (f64, f64), b: (f64, f64)| (a.0.max(b.0), a.1.max(b.1));
-            up = busiest(up, utilisation(plane.uplinks.iter().map(|l| l.busy_ps), end));
-            down = busiest(down, utilisation(plane.downlinks.iter().map(|l| l.busy_ps), end));
+            up = busiest(
+                up,
+                utilisation(plane.uplinks.iter().map(|l| l.busy_ps), end),
+            );
+            down = busiest(
+                down,
+                utilisation(plane.downlinks.iter().map(|l| l.busy_ps), end),
+            );
             frames.merge(&frame_stats(&mut plane.uplinks, end));
             frames.merge(&frame_stats(&mut plane.downlinks, end));
-            counters.max_notification_queue =
-                counters.max_notification_queue.max(plane.sched.max_occupancy);
+            counters.max_notification_queue = counters
+                .max_notification_queue
+                .max(plane.sched.max_occupancy);
             counters.scheduler_iterations += plane.sched.iterations;
             counters.faults.links_disabled += plane.faults.links_disabled;
             debug_assert!(plane.up_book.iter().all(|t| t.overlaps == 0));
@@ -233,7 +240,10 @@ impl<'a> Sim<'a> {
             debug_assert!(plane.controls.iter().all(VecDeque::is_empty));
         }
         (self.totals.uplink_util_mean, self.totals.uplink_util_max) = up;
-        (self.totals.downlink_util_mean, self.totals.downlink_util_max) = down;
+        (
+            self.totals.downlink_util_mean,
+            self.totals.downlink_util_max,
+        ) = down;
         self.totals.edm.frames = frames;
         if let Some(memory) = self.memory.take() {
             self.totals.memory = memory.stats;
@@ -430,7 +440,8 @@ impl<'a> Sim<'a> {
                 self.totals.max_switch_data_wait_ps.max(start - offered);
             self.plane.egress_data_until[h as usize] = free;
             if self.edm.cfg.egress_feedback {
-                self.plane.egress_granted_ps[h as usize] -= blocks as Ps * self.edm.fabric.block_ps();
+                self.plane.egress_granted_ps[h as usize] -=
+                    blocks as Ps * self.edm.fabric.block_ps();
                 self.egress_feedback(now, h, free);
             }
         }

@@ -36,7 +36,9 @@ impl Sim<'_> {
             }
         };
         if self.lossy {
-            self.plane.queued_chunk.resize(self.plane.queued.len(), NO_CHUNK);
+            self.plane
+                .queued_chunk
+                .resize(self.plane.queued.len(), NO_CHUNK);
             self.plane.queued_chunk[id as usize] = chunk;
         }
         id
@@ -65,9 +67,10 @@ impl Sim<'_> {
         }
         self.scheduler_tick(now);
         let busy_until = self.plane.scheduler_busy_until;
-        if self.plane.notify_wakes.front().is_some_and(|&t| t < busy_until) {
-            while self.plane.notify_wakes.front().is_some_and(|&t| t <= busy_until) {
-                self.plane.notify_wakes.pop_front();
+        let wakes = &mut self.plane.notify_wakes;
+        if wakes.front().is_some_and(|&t| t < busy_until) {
+            while wakes.front().is_some_and(|&t| t <= busy_until) {
+                wakes.pop_front();
             }
             self.defer_tick(busy_until);
         }
@@ -198,7 +201,8 @@ impl Sim<'_> {
         if self.edm.cfg.egress_feedback {
             // Only the feedback needs what is granted into each egress.
             let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
-            self.plane.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
+            self.plane.egress_granted_ps[g.dst as usize] +=
+                data_blocks * self.edm.fabric.block_ps();
         }
         let at = g.at + self.edm.c(self.edm.cfg.steps.sw_gen_grant);
         if self.lossy {

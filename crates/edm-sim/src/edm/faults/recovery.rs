@@ -30,7 +30,8 @@ impl Sim<'_> {
                 // (it waited behind X active ones) gives up at once, in
                 // time order (an event in the past would turn time back).
                 let issued = self.msgs[unit.msg as usize].issue_ps;
-                self.q.push((issued + give_up).max(at), Ev::GiveUp(unit.msg));
+                self.q
+                    .push((issued + give_up).max(at), Ev::GiveUp(unit.msg));
             }
         }
         if self.read_timeout > 0 && unit.spec.op != Op::Write {
