@@ -7,16 +7,15 @@
 //!
 //! The error model: every bit of every block on every link flips
 //! independently with probability `ber` (or, with `burst_bits`, in bursts at
-//! the same bit rate). A unit of n blocks on one link is hit with
-//! probability 1-(1-ber)^(66n). A hit control unit (/N/, /G/, a request, a
-//! forwarded request) is dropped by its receiver (its CRC-8, the link's
-//! control sequence, docs/protocol.md §5a, or the message CRC-32C); a hit
-//! data unit fails its CRC-32C and is discarded. A hit unit passes
-//! undetected only with the rates of docs/protocol.md §5 and §5a for the
-//! number of bit errors it took (drawn from the binomial law): a control
-//! block with an even number k ≥ 4 of errors with C(42,k)/C(66,k)·2^-7, a
-//! data unit with k ≥ 4 errors with 2^-32 (CRC-32C detects every error of
-//! up to 3 bits at these lengths).
+//! the same bit rate), and the receiver's descrambler (x^58 + x^39 + 1)
+//! triples each line error in a payload bit (copies at +0, +39, +58), so a
+//! unit of n blocks is hit with probability 1-(1-ber)^(66n+58). A hit control
+//! unit (/N/, /G/, a request, a forwarded request) is dropped by its receiver
+//! (its CRC-8, the link's control sequence, docs/protocol.md §5a, or the
+//! message CRC-32C); a hit data unit fails its CRC-32C and is discarded. A
+//! hit unit passes undetected only with the rates of docs/protocol.md §5 and
+//! §5a for the errors the descrambler leaves in it (`errors.rs`,
+//! `Noise::escape`): never for up to 3 errors, so never for one line error.
 //!
 //! Here the configuration, the failure events and the counters;
 //! `faults/errors.rs` draws the bit errors (and runs the BER monitor),
