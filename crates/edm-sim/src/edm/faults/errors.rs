@@ -411,6 +411,32 @@ mod tests {
         }
     }
 
+    #[test]
+    fn one_line_error_lands_as_the_descrambler_places_it() {
+        // One error uniformly over a 4-block unit's exposure (264 + 58 bits):
+        // all three copies in it for payload bits 0..198; two for the 39
+        // payload bits before it past 58 back and its payload bits
+        // 198..217; one for its 8 sync bits, 19 bits further back and its
+        // last 39 payload bits.
+        let mut f = faults(1e-3, 11);
+        let noise = f.noise;
+        let draws = 100_000;
+        let mut seen = [0u32; 4];
+        for _ in 0..draws {
+            let p = f.descrambled(noise, 4, 1);
+            // (Whole: all three copies, or a sync bit, unscrambled.)
+            assert!(!p.whole || p.inside != 2);
+            seen[p.inside as usize] += 1;
+        }
+        for (inside, positions) in [(1, 66.0), (2, 58.0), (3, 198.0)] {
+            let p = positions / 322.0;
+            let sd = (draws as f64 * p * (1.0 - p)).sqrt();
+            let got = seen[inside] as f64;
+            assert!((got - draws as f64 * p).abs() < 4.0 * sd, "{inside}: {got}");
+        }
+        assert_eq!(seen[0], 0);
+    }
+
     /// GF(2) polynomials as bit sets: the remainder of `a` by `b`.
     fn poly_mod(mut a: u128, b: u128) -> u128 {
         let degree = |x: u128| 127 - x.leading_zeros();
