@@ -43,6 +43,13 @@ def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():
     dual = sim.run({**cfg, "dual_switch": 1}).summary
     assert dual["completed"] == dual["messages"] and dual["failed"] == 0
     assert dual["link_down_drops"] > 0 and dual["mirror_copies_discarded"] > 0
+    # One run, the planes coupled: a host stops sending into the dead plane
+    # once the other delivered. With one-chunk messages and no retry needed,
+    # each message's copy there either arrived (a second copy discarded) or
+    # lost exactly one unit, where one plane alone retries until give-up.
+    assert dual["notify_retries"] == dual["chunk_retries"] == 0
+    assert dual["link_down_drops"] + dual["mirror_copies_discarded"] == dual["messages"]
+    assert dual["link_down_drops"] * 10 < one["link_down_drops"]
 
 
 @pytest.mark.parametrize("events", ["switch:2@5", "link:99@5", "link:1@9-3", "link:1@5/2"])

@@ -139,14 +139,19 @@ fn bit_errors_lose_no_operation_duplicate_none_and_keep_write_order() {
         assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
         let expected: u64 = msgs.iter().map(data_bytes).sum();
         assert_eq!(out.totals.delivered_bytes, expected, "{f:?}");
-        // Writes to one address complete in issue order.
-        for (i, a) in msgs.iter().enumerate().filter(|(_, m)| m.op != Op::Read) {
-            for (j, b) in msgs.iter().enumerate().skip(i + 1).take(400) {
-                let same_pair = (a.requester, a.memory) == (b.requester, b.memory);
-                if same_pair && b.op != Op::Read && overlaps(a.range(), b.range()) {
-                    let (ta, tb) = (out.records[i].complete_ps, out.records[j].complete_ps);
-                    assert!(ta < tb, "write {i} after {j}");
-                }
+        assert_writes_in_order(&msgs, &out);
+    }
+}
+
+/// Every operation completed, and writes to one address in issue order.
+fn assert_writes_in_order(msgs: &[MessageSpec], out: &Outcome) {
+    assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
+    for (i, a) in msgs.iter().enumerate().filter(|(_, m)| m.op != Op::Read) {
+        for (j, b) in msgs.iter().enumerate().skip(i + 1).take(400) {
+            let same_pair = (a.requester, a.memory) == (b.requester, b.memory);
+            if same_pair && b.op != Op::Read && overlaps(a.range(), b.range()) {
+                let (ta, tb) = (out.records[i].complete_ps, out.records[j].complete_ps);
+                assert!(ta < tb, "write {i} after {j}");
             }
         }
     }
@@ -245,16 +250,127 @@ fn a_link_down_and_back_loses_nothing() {
 fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over() {
     let msgs = messages(0.5, 4000, 6);
     let end = msgs.last().unwrap().issue_ps / 1000;
-    let events = format!("switch:0@{}", end / 2);
-    let single = run(lossy_rules(failing(&events, false)), &msgs);
+    let single = run(
+        lossy_rules(failing(&format!("switch@{}", end / 2), false)),
+        &msgs,
+    );
     let (done, failed) = accounted(&msgs, &single);
     assert!(failed > msgs.len() as u64 / 3 && done > msgs.len() as u64 / 3);
+    // Whichever plane fails, switch or a link, under both rule sets.
+    for target in ["switch:0", "switch:1", "link:2:0", "link:5:1"] {
+        let events = format!("{target}@{}", end / 2);
+        for zero_queue in [false, true] {
+            let dual = run(rules(failing(&events, true), zero_queue), &msgs);
+            let f = &dual.totals.edm.faults;
+            assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
+            assert!(f.link_down_drops > 0, "{target} {f:?}");
+            // Both planes carried the messages issued before the failure.
+            assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+        }
+    }
+}
+
+/// Data units of the workload: its messages' chunks.
+fn chunks(msgs: &[MessageSpec], chunk_bytes: u64) -> u64 {
+    msgs.iter()
+        .map(|m| data_bytes(m).div_ceil(chunk_bytes))
+        .sum()
+}
+
+#[test]
+fn without_faults_the_dual_switch_completes_each_message_as_one_plane_does() {
+    // Two identical planes see the same demand at the same times: each
+    // copy of each chunk arrives at the same time on both, the first is
+    // kept, so every message completes when it does with one plane (one
+    // whose links can fail, but never do in the run: the same rules for
+    // finishing writes), and every chunk's second copy is discarded.
+    let msgs = messages(0.5, 2000, 10);
+    let never = format!("link:0@{}", msgs.last().unwrap().issue_ps);
     for zero_queue in [false, true] {
-        let dual = run(rules(failing(&events, true), zero_queue), &msgs);
+        let single = run(rules(failing(&never, false), zero_queue), &msgs);
+        let dual = run(rules(failing("", true), zero_queue), &msgs);
         let f = &dual.totals.edm.faults;
+        for (i, (a, b)) in single.records.iter().zip(&dual.records).enumerate() {
+            assert_eq!(a.complete_ps, b.complete_ps, "message {i}");
+        }
         assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
-        // Both planes carried the messages issued before the failure.
-        assert!(f.mirror_copies_discarded > msgs.len() as u64 / 3, "{f:?}");
+        let chunk_bytes = EdmConfig::edm_rules().chunk_bytes as u64;
+        assert_eq!(
+            f.mirror_copies_discarded,
+            chunks(&msgs, chunk_bytes),
+            "{f:?}"
+        );
+        assert_eq!((f.link_down_drops, f.duplicate_data), (0, 0), "{f:?}");
+    }
+}
+
+#[test]
+fn after_a_plane_fails_its_hosts_stop_sending_into_it_once_the_other_delivers() {
+    // One-chunk messages and a retry timeout past every completion: each
+    // message's copy on the failed plane either arrives (one of its two
+    // copies is then discarded) or loses exactly one unit there (its /N/,
+    // request, grant or data), and nothing on that plane is sent again:
+    // the hosts learn of the other plane's delivery. (Were they to retry
+    // until `give_up_ns`, as a plane on its own does, the units into the
+    // down link would be many per message.)
+    let mut msgs = messages(0.5, 3000, 11);
+    for m in &mut msgs {
+        m.size = 64;
+    }
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let retry_timeout_ns = 50_000;
+    for target in ["switch:0", "switch:1", "link:2:0", "link:6:1"] {
+        let events = format!("{target}@{}", end / 3);
+        for zero_queue in [false, true] {
+            let faults = FaultConfig {
+                retry_timeout_ns,
+                ..failing(&events, true)
+            };
+            let out = run(rules(faults, zero_queue), &msgs);
+            let f = &out.totals.edm.faults;
+            let slowest = msgs
+                .iter()
+                .zip(&out.records)
+                .map(|(m, r)| r.complete_ps.unwrap() - m.issue_ps)
+                .max()
+                .unwrap();
+            assert!(slowest < retry_timeout_ns * 1000, "{slowest} ps");
+            assert_eq!((f.notify_retries, f.chunk_retries), (0, 0), "{f:?}");
+            assert!(f.link_down_drops > 0, "{target} {f:?}");
+            assert_eq!(
+                f.link_down_drops + f.mirror_copies_discarded,
+                msgs.len() as u64,
+                "{target} {f:?}"
+            );
+            assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0), "{f:?}");
+        }
+    }
+}
+
+#[test]
+fn bit_errors_on_both_planes_lose_no_operation_duplicate_none_and_keep_write_order() {
+    let msgs = messages(0.6, 3000, 12);
+    for zero_queue in [false, true] {
+        // A retry timeout shorter than many round trips: copies from both
+        // planes and from retries race to every receiver.
+        let faults = FaultConfig {
+            ber: 1e-4,
+            retry_timeout_ns: 100,
+            dual_switch: true,
+            seed: 13,
+            ..FaultConfig::default()
+        };
+        let out = run(rules(faults, zero_queue), &msgs);
+        let f = &out.totals.edm.faults;
+        assert!(f.data_corrupted > 20 && f.control_corrupted > 20, "{f:?}");
+        assert!(
+            f.duplicate_data > 0 && f.mirror_copies_discarded > 0,
+            "{f:?}"
+        );
+        assert_eq!((f.undetected, f.failed), (0, 0), "{f:?}");
+        let expected: u64 = msgs.iter().map(data_bytes).sum();
+        assert_eq!(out.totals.delivered_bytes, expected, "{f:?}");
+        assert_writes_in_order(&msgs, &out);
     }
 }
 

@@ -7,20 +7,20 @@
 //!
 //! The error model: every bit of every block on every link flips
 //! independently with probability `ber` (or, with `burst_bits`, in bursts at
-//! the same bit rate). A unit of n blocks on one link is hit with
-//! probability 1-(1-ber)^(66n). A hit control unit (/N/, /G/, a request, a
-//! forwarded request) is dropped by its receiver (its CRC-8, the link's
-//! control sequence, docs/protocol.md §5a, or the message CRC-32C); a hit
-//! data unit fails its CRC-32C and is discarded. A hit unit passes
-//! undetected only with the rates of docs/protocol.md §5 and §5a for the
-//! number of bit errors it took (drawn from the binomial law): a control
-//! block with an even number k ≥ 4 of errors with C(42,k)/C(66,k)·2^-7, a
-//! data unit with k ≥ 4 errors with 2^-32 (CRC-32C detects every error of
-//! up to 3 bits at these lengths).
+//! the same bit rate), and the receiver's descrambler (x^58 + x^39 + 1)
+//! triples each line error in a payload bit (copies at +0, +39, +58), so a
+//! unit of n blocks is hit with probability 1-(1-ber)^(66n+58). A hit control
+//! unit (/N/, /G/, a request, a forwarded request) is dropped by its receiver
+//! (its CRC-8, the link's control sequence, docs/protocol.md §5a, or the
+//! message CRC-32C); a hit data unit fails its CRC-32C and is discarded. A
+//! hit unit passes undetected only with the rates of docs/protocol.md §5 and
+//! §5a for the errors the descrambler leaves in it (`errors.rs`,
+//! `Noise::escape`): never for up to 3 errors, so never for one line error.
 //!
 //! Here the configuration, the failure events and the counters;
 //! `faults/errors.rs` draws the bit errors (and runs the BER monitor),
-//! `faults/recovery.rs` holds the timers, retries and the dual switch.
+//! `faults/recovery.rs` holds the timers, retries and the receivers' first
+//! copies (from either plane of the dual switch, `plane.rs`).
 use crate::config::Ps;
 
 mod errors;
@@ -56,7 +56,7 @@ pub struct FaultConfig {
     pub monitor_window_ns: u64,
     /// The paper's dual switch (§3.3): every host mirrors its memory
     /// messages on two planes, each a switch with its own links and
-    /// scheduler; the receiver keeps the first copy.
+    /// scheduler, in one run; the receiver keeps each chunk's first copy.
     pub dual_switch: bool,
 }
 
@@ -220,28 +220,9 @@ pub struct FaultCounters {
     pub links_disabled: u64,
     /// Messages given up (`give_up_ns`) and reported failed.
     pub failed: u64,
-    /// Dual switch: messages whose second copy arrived too (discarded).
+    /// Dual switch: data units discarded because the other plane's copy of
+    /// their chunk arrived first.
     pub mirror_copies_discarded: u64,
-}
-
-impl FaultCounters {
-    /// Adds `other`'s counts (the two planes of a dual switch).
-    pub fn add(&mut self, o: &FaultCounters) {
-        self.timed_out += o.timed_out;
-        self.late_data += o.late_data;
-        self.control_corrupted += o.control_corrupted;
-        self.data_corrupted += o.data_corrupted;
-        self.undetected += o.undetected;
-        self.notify_retries += o.notify_retries;
-        self.chunk_retries += o.chunk_retries;
-        self.duplicate_notifications += o.duplicate_notifications;
-        self.duplicate_data += o.duplicate_data;
-        self.duplicate_grants += o.duplicate_grants;
-        self.link_down_drops += o.link_down_drops;
-        self.links_disabled += o.links_disabled;
-        self.failed += o.failed;
-        self.mirror_copies_discarded += o.mirror_copies_discarded;
-    }
 }
 
 /// What happened to a unit on its way.

@@ -130,10 +130,18 @@ impl Sim<'_> {
             last: false,
             blocks: Edm::request_blocks(m),
             chunk: NO_CHUNK,
+            plane: 0,
         };
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
         self.arm_timers(at, unit);
-        self.send_control(now, at, unit);
+        // Mirrored on every plane (the dual switch): same message, same id.
+        self.on_each_plane(|sim| {
+            let unit = Unit {
+                plane: sim.plane.id,
+                ..unit
+            };
+            sim.send_control(now, at, unit)
+        });
     }
 
     /// Sends /N/ or request `unit` from its requester at `at`.
@@ -141,7 +149,7 @@ impl Sim<'_> {
     pub(super) fn send_control(&mut self, now: Ps, at: Ps, unit: Unit) {
         let h = unit.spec.requester;
         if self.zq {
-            let waiting = &mut self.controls[h as usize];
+            let waiting = &mut self.plane.controls[h as usize];
             waiting.push_back((at, unit));
             if waiting.len() == 1 {
                 self.host_controls(now, h);
@@ -149,7 +157,7 @@ impl Sim<'_> {
             return;
         }
         if unit.kind == UnitKind::Notify {
-            if let Some(d) = self.uplinks[h as usize].control_block_at(at) {
+            if let Some(d) = self.plane.uplinks[h as usize].control_block_at(at) {
                 self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
                 return;
@@ -167,20 +175,21 @@ impl Sim<'_> {
         let block = self.edm.fabric.block_ps();
         let horizon = self.edm.booking_horizon();
         let hop = self.edm.fabric.hop_ps();
-        while let Some(&(ready, unit)) = self.controls[h as usize].front() {
+        while let Some(&(ready, unit)) = self.plane.controls[h as usize].front() {
             let len = unit.blocks as Ps * block;
-            let book = &mut self.up_book[h as usize];
+            let book = &mut self.plane.up_book[h as usize];
             book.prune(now);
             let start = book.first_fit(ready.max(now), len, false);
             if start + len > now + horizon {
-                self.q.push(start + len - horizon, Ev::HostControl(h));
+                self.q
+                    .push(start + len - horizon, Ev::HostControl(self.plane.id, h));
                 return;
             }
             book.book(start, len);
             self.totals.edm.max_request_wait_ps =
                 self.totals.edm.max_request_wait_ps.max(start - ready);
-            self.uplinks[h as usize].account(now, start, unit.blocks);
-            self.controls[h as usize].pop_front();
+            self.plane.uplinks[h as usize].account(now, start, unit.blocks);
+            self.plane.controls[h as usize].pop_front();
             self.record(h, true, start, unit.blocks, &unit);
             self.q.push(start + hop, Ev::SwitchIn(h, unit));
         }
@@ -261,6 +270,8 @@ impl Sim<'_> {
                 }
             }
             UnitKind::Data => {
+                // (A write's data comes here only with the dual switch;
+                // it stopped being active at its last /G/.)
                 if self.data_arrives(now, unit) {
                     self.release(now, unit.msg, m);
                     if self.track_finish {
@@ -280,6 +291,10 @@ impl Sim<'_> {
         let i = unit.msg as usize;
         if !self.ended.is_empty() && !self.take_data(&unit) {
             return false;
+        }
+        if unit.spec.op == Op::Write {
+            // (A copy the receiver discarded is not written.)
+            self.write_to_memory(at, &unit);
         }
         if unit.spec.count > 1 {
             return self.batch_data_arrives(at, unit);

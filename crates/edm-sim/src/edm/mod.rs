@@ -8,7 +8,8 @@
 //! message may go, what hosts do), `switch.rs` (notifications, the
 //! scheduler's iterations, grants), `scheduler/` (the priority-PIM matcher
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
-//! and where circuits go), `link.rs` (a link with /N/ and /G/ insertion),
+//! and where circuits go), `plane.rs` (a switch plane: its links, switch and
+//! scheduler; two with the dual switch), `link.rs` (a link with /N/ and /G/ insertion),
 //! `alone.rs` (a message's latency alone, in closed form), `faults.rs` and
 //! `faults/` (bit errors, read timeouts, and the timers and retries that
 //! recover).
@@ -17,6 +18,7 @@ pub mod faults;
 mod hosts;
 pub mod link;
 pub mod placement;
+mod plane;
 pub mod scheduler;
 mod sim;
 mod switch;
@@ -79,6 +81,8 @@ pub struct Transmission {
     pub kind: UnitKind,
     /// The message's index in the workload.
     pub msg: u32,
+    /// The switch plane of the link (0; 1: the dual switch's second).
+    pub plane: u8,
 }
 
 /// The EDM fabric model.
@@ -256,9 +260,6 @@ impl Protocol for Edm {
     }
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
-        if self.cfg.faults.dual_switch {
-            return self.run_dual(messages, progress);
-        }
         Sim::new(self, messages).run(progress).0
     }
 

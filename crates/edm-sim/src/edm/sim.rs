@@ -2,13 +2,12 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
-use super::faults::Faults;
-use super::link::{frame_stats, Link};
-use super::placement::Timeline;
+use super::link::frame_stats;
+use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
 use super::{Edm, Transmission, UnitKind};
+use crate::background::FrameStats;
 use crate::config::{MemoryOrder, Ps};
-use crate::edm::scheduler::{Iteration, Scheduler};
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
@@ -23,56 +22,21 @@ pub(super) struct Sim<'a> {
     pub(super) msgs: &'a [MessageSpec],
     pub(super) n: usize,
     pub(super) q: EventQueue<Ev>,
-    pub(super) uplinks: Vec<Link<Unit>>,
-    pub(super) downlinks: Vec<Link<Unit>>,
-    /// Until when each switch egress is sending a data unit.
-    pub(super) egress_data_until: Vec<Ps>,
-    /// Wire time of the data units granted into each egress that have not
-    /// started there yet (kept only with egress feedback).
-    pub(super) egress_granted_ps: Vec<Ps>,
-    pub(super) sched: Scheduler,
-    pub(super) scheduler_busy_until: Ps,
-    pub(super) last_iteration_at: Option<Ps>,
-    pub(super) deferred_tick: Option<Ps>,
-    /// Iterations in a row that only retried refused requests (capped by
-    /// `max_iterations`), and when the next such retry is due.
-    pub(super) iterations_since_wake: u32,
-    pub(super) retry_at: Option<Ps>,
-    /// Scratch of `scheduler_tick`: the times it asks to look again.
-    pub(super) tick_times: Vec<Ps>,
-    /// Scratch: the last iteration's grants.
-    pub(super) iteration: Iteration,
-    /// When notifications become visible, in order (the delay is fixed),
-    /// and whether a `NotifyTick` for the first is queued: one event per
-    /// distinct time the scheduler is idle at, not one per notification.
-    pub(super) notify_wakes: VecDeque<Ps>,
-    pub(super) notify_tick_queued: bool,
+    /// The switch plane the event being handled belongs to, and with the
+    /// dual switch the other one (`plane.rs`).
+    pub(super) plane: Plane,
+    pub(super) other_plane: Option<Box<Plane>>,
     /// Active notifications per (requester, memory) and the messages waiting behind X.
     pub(super) active: Vec<u8>,
     pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
-    /// The messages in the scheduler, by the id it knows them by: (index,
-    /// what the grant's units need). Ids are reused (`queued_free`), so these
-    /// stay few and in cache where `msgs` (all messages) would miss.
-    pub(super) queued: Vec<(u32, Msg)>,
-    pub(super) queued_free: Vec<u32>,
     pub(super) delivered: Vec<u32>,
     pub(super) records: Vec<Record>,
     /// (message, completion time), in completion order.
     pub(super) completions: Vec<(u32, Ps)>,
     pub(super) totals: Totals,
     pub(super) completed: u64,
-    /// Zero-queue mode (`EdmConfig::zero_queue`; empty otherwise): what each
-    /// uplink and switch egress has booked.
+    /// Zero-queue mode (`EdmConfig::zero_queue`).
     pub(super) zq: bool,
-    pub(super) up_book: Vec<Timeline>,
-    pub(super) down_book: Vec<Timeline>,
-    /// When the data granted so far leaves its uplink, per (source,
-    /// destination) pair.
-    pub(super) pair_data_end: Vec<Ps>,
-    /// Each host's /N/ and requests waiting for a gap, in order, with when
-    /// each is ready. A `HostControl` look is queued exactly while the queue
-    /// is not empty (see `host_controls`).
-    pub(super) controls: Vec<VecDeque<(Ps, Unit)>>,
     /// Each unit sent, when tracing.
     pub(super) trace: Option<Vec<Transmission>>,
     /// Whether messages' finishing at their requester is followed (the
@@ -91,26 +55,19 @@ pub(super) struct Sim<'a> {
     /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
     pub(super) batch_of: Vec<u32>,
     pub(super) batches: Vec<Batch>,
-    /// Faults (`FaultConfig`): the error draws; whether links lose units
-    /// (then the state below is kept) and the read timeout.
-    pub(super) faults: Faults,
+    /// Faults (`FaultConfig`): whether links lose units (then the state
+    /// below and the planes' is kept) and the read timeout.
     pub(super) lossy: bool,
     pub(super) read_timeout: Ps,
-    /// Per message: finished (completed, or timed out); with lossy links,
-    /// whether its requester has heard of a grant, and whether the switch
-    /// holds (or held) its notification.
+    /// Per message: finished (completed, or timed out).
     pub(super) ended: Vec<bool>,
-    pub(super) heard: Vec<bool>,
-    pub(super) at_switch: Vec<bool>,
-    /// Lossy links: every chunk granted (retries share the first grant's).
+    /// Lossy links: every chunk granted (retries share the first grant's,
+    /// and the dual switch's planes each chunk's id).
     pub(super) chunks: Vec<Chunk>,
+    /// Dual switch, per message: its chunks' ids in message order.
+    pub(super) message_chunks: Vec<Vec<u32>>,
     /// Lossy links: per message, whether it stopped being active at its pair.
     pub(super) released: Vec<bool>,
-    /// Dual switch, second plane: when the first plane delivered each message.
-    pub(super) mirror: Option<&'a [Option<Ps>]>,
-    /// Lossy links: per scheduler id, the chunk it grants again (`NO_CHUNK`:
-    /// a message's own notification).
-    pub(super) queued_chunk: Vec<u32>,
     /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency),
     /// and per message the bytes of it handed to memory so far (a write's
     /// chunks go to consecutive addresses).
@@ -126,12 +83,22 @@ pub(super) struct Sim<'a> {
 /// A granted chunk, with lossy links.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Chunk {
-    /// A copy of its data arrived intact (later copies are duplicates).
-    pub(super) delivered: bool,
-    /// A copy of its grant reached the source.
-    pub(super) grant_heard: bool,
+    /// The plane whose copy of its data the receiver kept (`NOT_KEPT`: no
+    /// copy arrived intact yet; later copies are discarded).
+    pub(super) kept_from: u8,
+    /// Per plane, a copy of its grant reached the source.
+    pub(super) grant_heard: [bool; 2],
     /// It is its message's last grant (the write stops being active when it is heard).
     pub(super) last: bool,
+}
+
+/// `Chunk::kept_from` of a chunk no copy of which arrived yet.
+pub(super) const NOT_KEPT: u8 = u8::MAX;
+
+impl Chunk {
+    pub(super) fn delivered(&self) -> bool {
+        self.kept_from != NOT_KEPT
+    }
 }
 
 impl<'a> Sim<'a> {
@@ -139,50 +106,18 @@ impl<'a> Sim<'a> {
         let n = edm.fabric.nodes;
         let f = &edm.fabric;
         let address = edm.cfg.memory_order == MemoryOrder::Address;
+        let faults = &edm.cfg.faults;
         Sim {
             edm,
             msgs,
             n,
             q: EventQueue::default(),
-            uplinks: (0..n).map(|h| edm.link(2 * h as u64)).collect(),
-            downlinks: (0..n).map(|h| edm.link(2 * h as u64 + 1)).collect(),
-            egress_data_until: vec![0; n],
-            egress_granted_ps: vec![0; n],
-            sched: {
-                let mut s = Scheduler::new(
-                    n,
-                    edm.cfg.priority,
-                    edm.cfg.chunk_bytes,
-                    edm.iteration_ps(),
-                    f.block_ps(),
-                );
-                s.hold_for_shorter(edm.cfg.priority_hold);
-                if address {
-                    s.without_pair_order();
-                }
-                if edm.cfg.pipelined_matching {
-                    s.pipeline(f.scheduler_cycle_ps);
-                }
-                if edm.cfg.zero_queue {
-                    // Circuits are booked to start when their ports are free:
-                    // the scheduler may plan one grant-to-egress lag ahead.
-                    s.grant_early(edm.early_grant_ps());
-                }
-                s
-            },
-            scheduler_busy_until: 0,
-            last_iteration_at: None,
-            deferred_tick: None,
-            iterations_since_wake: 0,
-            retry_at: None,
-            tick_times: Vec::new(),
-            iteration: Iteration::default(),
-            notify_wakes: VecDeque::new(),
-            notify_tick_queued: false,
+            plane: Plane::new(edm, 0, msgs.len()),
+            other_plane: faults
+                .dual_switch
+                .then(|| Box::new(Plane::new(edm, 1, msgs.len()))),
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
-            queued: Vec::new(),
-            queued_free: Vec::new(),
             delivered: vec![0; msgs.len()],
             completions: Vec::with_capacity(msgs.len()),
             records: {
@@ -206,10 +141,6 @@ impl<'a> Sim<'a> {
             totals: Totals::default(),
             completed: 0,
             zq: edm.cfg.zero_queue,
-            up_book: vec![edm.uplink_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
-            down_book: vec![edm.egress_timeline(); if edm.cfg.zero_queue { n } else { 0 }],
-            controls: vec![VecDeque::new(); if edm.cfg.zero_queue { n } else { 0 }],
-            pair_data_end: vec![0; if edm.cfg.zero_queue { n * n } else { 0 }],
             trace: None,
             track_finish: address || msgs.iter().any(|m| m.fence),
             unfinished: vec![Vec::new(); if address { n * n } else { 0 }],
@@ -226,44 +157,19 @@ impl<'a> Sim<'a> {
                 }
             ],
             batches: Vec::new(),
-            faults: Faults::new(&edm.cfg.faults, 0, n),
-            lossy: edm.cfg.faults.lossy(),
-            read_timeout: edm.cfg.faults.read_timeout_ns * 1000,
+            lossy: faults.lossy(),
+            read_timeout: faults.read_timeout_ns * 1000,
             ended: vec![
                 false;
-                if edm.cfg.faults.lossy() || edm.cfg.faults.read_timeout_ns > 0 {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            heard: vec![
-                false;
-                if edm.cfg.faults.lossy() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            at_switch: vec![
-                false;
-                if edm.cfg.faults.lossy() {
+                if faults.lossy() || faults.read_timeout_ns > 0 {
                     msgs.len()
                 } else {
                     0
                 }
             ],
             chunks: Vec::new(),
-            released: vec![
-                false;
-                if edm.cfg.faults.lossy() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            mirror: None,
-            queued_chunk: Vec::new(),
+            message_chunks: vec![Vec::new(); if faults.dual_switch { msgs.len() } else { 0 }],
+            released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
             memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
             memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
             protection: Protection::new(&f.protection, n),
@@ -281,6 +187,7 @@ impl<'a> Sim<'a> {
                 blocks,
                 kind: unit.kind,
                 msg: unit.msg,
+                plane: self.plane.id,
             });
         }
     }
@@ -303,17 +210,40 @@ impl<'a> Sim<'a> {
             self.records[i as usize].complete_ps = Some(at);
         }
         let end = self.totals.end_ps;
-        for link in self.uplinks.iter_mut().chain(&mut self.downlinks) {
-            link.apply_controls(Ps::MAX);
+        // Per plane, then the busier plane's utilisation, every frame.
+        let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
+        let mut frames = FrameStats::default();
+        self.enter(0);
+        let counters = &mut self.totals.edm;
+        for plane in std::iter::once(&mut self.plane).chain(self.other_plane.as_deref_mut()) {
+            for link in plane.uplinks.iter_mut().chain(&mut plane.downlinks) {
+                link.apply_controls(Ps::MAX);
+            }
+            let busiest = |a: (f64, f64), b: (f64, f64)| (a.0.max(b.0), a.1.max(b.1));
+            up = busiest(
+                up,
+                utilisation(plane.uplinks.iter().map(|l| l.busy_ps), end),
+            );
+            down = busiest(
+                down,
+                utilisation(plane.downlinks.iter().map(|l| l.busy_ps), end),
+            );
+            frames.merge(&frame_stats(&mut plane.uplinks, end));
+            frames.merge(&frame_stats(&mut plane.downlinks, end));
+            counters.max_notification_queue = counters
+                .max_notification_queue
+                .max(plane.sched.max_occupancy);
+            counters.scheduler_iterations += plane.sched.iterations;
+            counters.faults.links_disabled += plane.faults.links_disabled;
+            debug_assert!(plane.up_book.iter().all(|t| t.overlaps == 0));
+            debug_assert!(plane.down_book.iter().all(|t| t.overlaps == 0));
+            debug_assert!(plane.controls.iter().all(VecDeque::is_empty));
         }
-        (self.totals.uplink_util_mean, self.totals.uplink_util_max) =
-            utilisation(self.uplinks.iter().map(|l| l.busy_ps), end);
+        (self.totals.uplink_util_mean, self.totals.uplink_util_max) = up;
         (
             self.totals.downlink_util_mean,
             self.totals.downlink_util_max,
-        ) = utilisation(self.downlinks.iter().map(|l| l.busy_ps), end);
-        let mut frames = frame_stats(&mut self.uplinks, end);
-        frames.merge(&frame_stats(&mut self.downlinks, end));
+        ) = down;
         self.totals.edm.frames = frames;
         if let Some(memory) = self.memory.take() {
             self.totals.memory = memory.stats;
@@ -321,11 +251,6 @@ impl<'a> Sim<'a> {
         if let Some(protection) = self.protection.take() {
             self.totals.protection = protection.stats;
         }
-        self.totals.edm.max_notification_queue = self.sched.max_occupancy;
-        self.totals.edm.scheduler_iterations = self.sched.iterations;
-        debug_assert!(self.up_book.iter().all(|t| t.overlaps == 0));
-        debug_assert!(self.down_book.iter().all(|t| t.overlaps == 0));
-        debug_assert!(self.controls.iter().all(VecDeque::is_empty));
         (
             Outcome {
                 records: self.records,
@@ -372,28 +297,28 @@ impl<'a> Sim<'a> {
             Ev::Issue(i) => self.issue(now, i),
             Ev::Finished(i) => self.finished(now, i),
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
-                let d = self.uplinks[h as usize].insert_control_block(now);
+                let d = self.plane.uplinks[h as usize].insert_control_block(now);
                 self.record(h, true, d.start, 1, &unit);
                 self.q.push(d.first_block, Ev::SwitchIn(h, unit));
                 self.wake_uplink(h);
             }
             Ev::HostSend(h, unit) => {
                 let high = unit.kind == UnitKind::Data;
-                let link = &mut self.uplinks[h as usize];
+                let link = &mut self.plane.uplinks[h as usize];
                 match link.start_time(now, high) {
                     Some(at) => self.send_up(at, h, unit.blocks, unit),
                     None => link.wait(now, unit.blocks, high, unit),
                 }
                 self.wake_uplink(h);
             }
-            Ev::UplinkFree(h) => {
-                if let Some((blocks, unit, _)) = self.uplinks[h as usize].next(now) {
+            Ev::UplinkFree(_, h) => {
+                if let Some((blocks, unit, _)) = self.plane.uplinks[h as usize].next(now) {
                     self.send_up(now, h, blocks, unit);
                 }
                 self.wake_uplink(h);
             }
-            Ev::DownlinkFree(h) => {
-                if let Some((blocks, unit, offered)) = self.downlinks[h as usize].next(now) {
+            Ev::DownlinkFree(_, h) => {
+                if let Some((blocks, unit, offered)) = self.plane.downlinks[h as usize].next(now) {
                     self.send_down(now, now, h, blocks, unit, offered);
                 }
                 self.wake_downlink(h);
@@ -414,7 +339,7 @@ impl<'a> Sim<'a> {
                             edm.first_response_extra(m)
                         };
                         let id = self.enqueue(unit.msg, m);
-                        self.sched.notify(
+                        self.plane.sched.notify(
                             visible,
                             src,
                             dst,
@@ -431,7 +356,7 @@ impl<'a> Sim<'a> {
                 }
             }
             Ev::SwitchOut(to, unit) if unit.kind == UnitKind::Grant => {
-                let d = self.downlinks[to as usize].insert_control_block(now);
+                let d = self.plane.downlinks[to as usize].insert_control_block(now);
                 self.record(to, false, d.start, 1, &unit);
                 self.q.push(d.last_block, Ev::HostIn(to, unit));
                 self.wake_downlink(to);
@@ -439,10 +364,10 @@ impl<'a> Sim<'a> {
             Ev::SwitchOut(to, unit) => {
                 // Data and forwarded requests (the first grant of a response) first.
                 let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
-                if high && now < self.egress_data_until[to as usize] {
+                if high && now < self.plane.egress_data_until[to as usize] {
                     self.totals.edm.switch_data_conflicts += 1;
                 }
-                let link = &mut self.downlinks[to as usize];
+                let link = &mut self.plane.downlinks[to as usize];
                 let start = link.start_time(now, high);
                 if start.is_none() {
                     link.wait(now, unit.blocks, high, unit);
@@ -457,9 +382,9 @@ impl<'a> Sim<'a> {
                 }
                 self.wake_downlink(to);
             }
-            Ev::SchedulerTick => self.scheduler_tick(now),
-            Ev::HostControl(h) => self.host_controls(now, h),
-            Ev::NotifyTick => self.notify_tick(now),
+            Ev::SchedulerTick(_) => self.scheduler_tick(now),
+            Ev::HostControl(_, h) => self.host_controls(now, h),
+            Ev::NotifyTick(_) => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
             Ev::NotifyCheck(_) | Ev::ChunkCheck(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => {
                 unreachable!("handled by `handle`")
@@ -469,20 +394,20 @@ impl<'a> Sim<'a> {
 
     #[inline]
     fn wake_uplink(&mut self, h: u16) {
-        if let Some(at) = self.uplinks[h as usize].wake_needed() {
-            self.q.push(at, Ev::UplinkFree(h));
+        if let Some(at) = self.plane.uplinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::UplinkFree(self.plane.id, h));
         }
     }
 
     #[inline]
     fn wake_downlink(&mut self, h: u16) {
-        if let Some(at) = self.downlinks[h as usize].wake_needed() {
-            self.q.push(at, Ev::DownlinkFree(h));
+        if let Some(at) = self.plane.downlinks[h as usize].wake_needed() {
+            self.q.push(at, Ev::DownlinkFree(self.plane.id, h));
         }
     }
 
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
-        let (d, _) = self.uplinks[h as usize].start(now, blocks);
+        let (d, _) = self.plane.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
         // (With lossy links a write finishes when its data is in memory.)
         if self.track_finish
@@ -508,14 +433,15 @@ impl<'a> Sim<'a> {
     /// Sends `unit`, offered to the link at `offered`, down to host `h`,
     /// starting at `start` (from `now` on).
     fn send_down(&mut self, now: Ps, start: Ps, h: u16, blocks: u32, unit: Unit, offered: Ps) {
-        let (d, free) = self.downlinks[h as usize].start(start, blocks);
+        let (d, free) = self.plane.downlinks[h as usize].start(start, blocks);
         self.record(h, false, d.start, blocks, &unit);
         if unit.kind == UnitKind::Data {
             self.totals.max_switch_data_wait_ps =
                 self.totals.max_switch_data_wait_ps.max(start - offered);
-            self.egress_data_until[h as usize] = free;
+            self.plane.egress_data_until[h as usize] = free;
             if self.edm.cfg.egress_feedback {
-                self.egress_granted_ps[h as usize] -= blocks as Ps * self.edm.fabric.block_ps();
+                self.plane.egress_granted_ps[h as usize] -=
+                    blocks as Ps * self.edm.fabric.block_ps();
                 self.egress_feedback(now, h, free);
             }
         }
@@ -531,11 +457,10 @@ impl<'a> Sim<'a> {
             if let Some(data) = self.data_sent(unit) {
                 self.q.push(at, Ev::HostSend(h, data));
             }
-        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write {
+        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write && !self.mirrored() {
             // Nothing at the memory node waits on a write's data (the write
             // stopped being active at its last /G/): no event needed.
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
-            self.write_to_memory(d.last_block, &unit);
             if self.data_arrives(d.last_block, unit) && self.lossy && self.track_finish {
                 self.q.push(d.last_block, Ev::Finished(unit.msg));
             }
@@ -575,6 +500,12 @@ impl<'a> Sim<'a> {
             ready
         };
         memory.response_at(arrived, fixed, ready)
+    }
+
+    /// Whether every message goes on two switch planes (the dual switch).
+    #[inline(always)]
+    pub(super) fn mirrored(&self) -> bool {
+        self.other_plane.is_some()
     }
 
     /// A write's data unit reaches its memory node at `at` (posted: only
@@ -650,6 +581,11 @@ impl Simulation for Sim<'_> {
 
     #[inline(always)]
     fn handle(&mut self, now: Ps, ev: Ev) -> bool {
+        if self.mirrored() {
+            if let Some(plane) = ev.plane() {
+                self.enter(plane);
+            }
+        }
         // A timer that finds nothing to do does not extend the run.
         match ev {
             Ev::NotifyCheck(unit) => self.notify_check(now, unit),

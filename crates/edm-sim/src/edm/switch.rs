@@ -25,19 +25,21 @@ impl Sim<'_> {
     /// [`Sim::enqueue`] of a notification that grants `chunk` again
     /// (`NO_CHUNK`: the message's own).
     pub(super) fn enqueue_chunk(&mut self, i: u32, m: Msg, chunk: u32) -> u32 {
-        let id = match self.queued_free.pop() {
+        let id = match self.plane.queued_free.pop() {
             Some(id) => {
-                self.queued[id as usize] = (i, m);
+                self.plane.queued[id as usize] = (i, m);
                 id
             }
             None => {
-                self.queued.push((i, m));
-                (self.queued.len() - 1) as u32
+                self.plane.queued.push((i, m));
+                (self.plane.queued.len() - 1) as u32
             }
         };
         if self.lossy {
-            self.queued_chunk.resize(self.queued.len(), NO_CHUNK);
-            self.queued_chunk[id as usize] = chunk;
+            self.plane
+                .queued_chunk
+                .resize(self.plane.queued.len(), NO_CHUNK);
+            self.plane.queued_chunk[id as usize] = chunk;
         }
         id
     }
@@ -45,12 +47,12 @@ impl Sim<'_> {
     /// A notification turns visible at `at`: the scheduler looks then.
     #[inline]
     pub(super) fn wake_on_notification(&mut self, at: Ps) {
-        self.iterations_since_wake = 0;
-        debug_assert!(self.notify_wakes.back().is_none_or(|&b| b <= at));
-        self.notify_wakes.push_back(at);
-        if !self.notify_tick_queued {
-            self.notify_tick_queued = true;
-            self.q.push(at, Ev::NotifyTick);
+        self.plane.iterations_since_wake = 0;
+        debug_assert!(self.plane.notify_wakes.back().is_none_or(|&b| b <= at));
+        self.plane.notify_wakes.push_back(at);
+        if !self.plane.notify_tick_queued {
+            self.plane.notify_tick_queued = true;
+            self.q.push(at, Ev::NotifyTick(self.plane.id));
         }
     }
 
@@ -59,68 +61,69 @@ impl Sim<'_> {
     /// defer to its end: one tick there stands for all of them.
     #[inline]
     pub(super) fn notify_tick(&mut self, now: Ps) {
-        self.notify_tick_queued = false;
-        while self.notify_wakes.front().is_some_and(|&t| t <= now) {
-            self.notify_wakes.pop_front();
+        self.plane.notify_tick_queued = false;
+        while self.plane.notify_wakes.front().is_some_and(|&t| t <= now) {
+            self.plane.notify_wakes.pop_front();
         }
         self.scheduler_tick(now);
-        let busy_until = self.scheduler_busy_until;
-        if self.notify_wakes.front().is_some_and(|&t| t < busy_until) {
-            while self.notify_wakes.front().is_some_and(|&t| t <= busy_until) {
-                self.notify_wakes.pop_front();
+        let busy_until = self.plane.scheduler_busy_until;
+        let wakes = &mut self.plane.notify_wakes;
+        if wakes.front().is_some_and(|&t| t < busy_until) {
+            while wakes.front().is_some_and(|&t| t <= busy_until) {
+                wakes.pop_front();
             }
             self.defer_tick(busy_until);
         }
-        if let Some(&next) = self.notify_wakes.front() {
-            self.notify_tick_queued = true;
-            self.q.push(next, Ev::NotifyTick);
+        if let Some(&next) = self.plane.notify_wakes.front() {
+            self.plane.notify_tick_queued = true;
+            self.q.push(next, Ev::NotifyTick(self.plane.id));
         }
     }
 
     /// A tick when the iteration in flight ends (once per end).
     fn defer_tick(&mut self, at: Ps) {
-        if self.deferred_tick != Some(at) {
-            self.deferred_tick = Some(at);
-            self.q.push(at, Ev::SchedulerTick);
+        if self.plane.deferred_tick != Some(at) {
+            self.plane.deferred_tick = Some(at);
+            self.q.push(at, Ev::SchedulerTick(self.plane.id));
         }
     }
 
     pub(super) fn scheduler_tick(&mut self, now: Ps) {
-        if now < self.scheduler_busy_until {
+        if now < self.plane.scheduler_busy_until {
             // An iteration is in flight: look again when it ends.
-            self.defer_tick(self.scheduler_busy_until);
+            self.defer_tick(self.plane.scheduler_busy_until);
             return;
         }
-        if self.last_iteration_at == Some(now) || self.sched.is_empty() {
+        if self.plane.last_iteration_at == Some(now) || self.plane.sched.is_empty() {
             return;
         }
         // Anything but a retry of refused requests is a change (a port
         // released, a notification visible): the count starts again.
         let max = self.edm.cfg.max_iterations;
-        let since = self.last_iteration_at.unwrap_or(0);
-        if self.retry_at != Some(now)
+        let since = self.plane.last_iteration_at.unwrap_or(0);
+        if self.plane.retry_at != Some(now)
             || (max > 0
-                && self.iterations_since_wake >= max
-                && self.sched.released_between(since, now))
+                && self.plane.iterations_since_wake >= max
+                && self.plane.sched.released_between(since, now))
         {
-            self.iterations_since_wake = 0;
+            self.plane.iterations_since_wake = 0;
         }
-        if max > 0 && self.iterations_since_wake >= max {
+        if max > 0 && self.plane.iterations_since_wake >= max {
             return;
         }
-        self.iterations_since_wake += 1;
-        let mut it = std::mem::take(&mut self.iteration);
-        self.sched.iterate_into(now, &mut it);
-        self.last_iteration_at = Some(now);
-        let iteration = self.sched.issue_interval_ps();
-        self.scheduler_busy_until = now + iteration;
+        self.plane.iterations_since_wake += 1;
+        let mut it = std::mem::take(&mut self.plane.iteration);
+        self.plane.sched.iterate_into(now, &mut it);
+        self.plane.last_iteration_at = Some(now);
+        let iteration = self.plane.sched.issue_interval_ps();
+        self.plane.scheduler_busy_until = now + iteration;
         // The scheduler looks again when a granted port is released (or may
         // be used early by a read's first chunk), and at once if a request
         // was refused: one tick per distinct time (many grants share one).
-        let mut ticks = std::mem::take(&mut self.tick_times);
+        let mut ticks = std::mem::take(&mut self.plane.tick_times);
         ticks.clear();
         for g in &it.grants {
-            prefetch(&self.queued[g.msg as usize]);
+            prefetch(&self.plane.queued[g.msg as usize]);
         }
         for g in &it.grants {
             let release = if self.zq {
@@ -129,12 +132,12 @@ impl Sim<'_> {
                 self.issue_grant(g);
                 g.release
             };
-            let early = release.saturating_sub(self.sched.lookahead_ps(g.src, g.dst));
+            let early = release.saturating_sub(self.plane.sched.lookahead_ps(g.src, g.dst));
             // Pipelined, its ports are masked while this iteration is in
             // flight: nothing can use them before it ends. (Otherwise the
             // next iteration cannot start before then anyway.)
             let masked = if self.edm.cfg.pipelined_matching {
-                now + self.sched.iteration_ps()
+                now + self.plane.sched.iteration_ps()
             } else {
                 0
             };
@@ -148,7 +151,7 @@ impl Sim<'_> {
         }
         if it.refused {
             ticks.push(now + iteration);
-            self.retry_at = Some(now + iteration);
+            self.plane.retry_at = Some(now + iteration);
         }
         if it.masked_until > now {
             ticks.push(it.masked_until);
@@ -156,18 +159,18 @@ impl Sim<'_> {
         ticks.sort_unstable();
         ticks.dedup();
         for &at in &ticks {
-            self.q.push(at, Ev::SchedulerTick);
+            self.q.push(at, Ev::SchedulerTick(self.plane.id));
         }
-        self.tick_times = ticks;
-        self.iteration = it;
+        self.plane.tick_times = ticks;
+        self.plane.iteration = it;
     }
 
     /// The /G/ (or forwarded request, a read's first grant) grant `g` sends;
     /// the scheduler's id of its message is free again after its last grant.
     fn grant_unit(&mut self, g: &Grant) -> Unit {
-        let (msg, m) = self.queued[g.msg as usize];
+        let (msg, m) = self.plane.queued[g.msg as usize];
         if g.last {
-            self.queued_free.push(g.msg);
+            self.plane.queued_free.push(g.msg);
         }
         let forwarded = g.first && m.op != Op::Write;
         let (chunk, last) = if self.lossy {
@@ -187,6 +190,7 @@ impl Sim<'_> {
             last,
             blocks: if forwarded { Edm::request_blocks(m) } else { 1 },
             chunk,
+            plane: self.plane.id,
         }
     }
 
@@ -197,7 +201,8 @@ impl Sim<'_> {
         if self.edm.cfg.egress_feedback {
             // Only the feedback needs what is granted into each egress.
             let data_blocks = message_blocks(Edm::data_kind(m), g.bytes as u16) as Ps;
-            self.egress_granted_ps[g.dst as usize] += data_blocks * self.edm.fabric.block_ps();
+            self.plane.egress_granted_ps[g.dst as usize] +=
+                data_blocks * self.edm.fabric.block_ps();
         }
         let at = g.at + self.edm.c(self.edm.cfg.steps.sw_gen_grant);
         if self.lossy {
@@ -205,7 +210,7 @@ impl Sim<'_> {
             self.q.push(check, Ev::ChunkCheck(unit));
         }
         if !forwarded {
-            let link = &mut self.downlinks[g.src as usize];
+            let link = &mut self.plane.downlinks[g.src as usize];
             if let Some(d) = link.control_block_at(at) {
                 self.record(g.src, false, d.start, 1, &unit);
                 self.q.push(d.last_block, Ev::HostIn(g.src, unit));
@@ -234,13 +239,13 @@ impl Sim<'_> {
         let (to_data, to_egress) = edm.circuit_delays(grant.blocks, forwarded);
         let generated = g.at + edm.c(edm.cfg.steps.sw_gen_grant);
         let (src, dst) = (g.src as usize, g.dst as usize);
-        self.down_book[src].prune(now);
-        self.down_book[dst].prune(now);
-        self.up_book[src].prune(now);
+        self.plane.down_book[src].prune(now);
+        self.plane.down_book[dst].prune(now);
+        self.plane.up_book[src].prune(now);
         // A pair's data goes in grant order (per-pair order; a later grant
         // could otherwise take an earlier gap).
         let pair = src * self.n + dst;
-        let mut not_before = self.pair_data_end[pair];
+        let mut not_before = self.plane.pair_data_end[pair];
         // With the DRAM model a response's data cannot leave before its
         // memory node can stream it: the circuit moves until it fits the
         // DRAM (each try moves it later; two settle it, a few more are
@@ -257,9 +262,9 @@ impl Sim<'_> {
         };
         let place = |sim: &Self, not_before: Ps, delay| {
             place_circuit(
-                &sim.down_book[src],
-                &sim.up_book[src],
-                &sim.down_book[dst],
+                &sim.plane.down_book[src],
+                &sim.plane.up_book[src],
+                &sim.plane.down_book[dst],
                 generated,
                 not_before,
                 control_len,
@@ -293,25 +298,25 @@ impl Sim<'_> {
         // What the source sends on the circuit (booked whole either way): a
         // denied read's memory node sends an empty response, then nothing.
         let sent = self.data_sent(grant);
-        self.pair_data_end[pair] = data_up + wire;
+        self.plane.pair_data_end[pair] = data_up + wire;
         // (With lossy links a write finishes when its data is in memory.)
         if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
             self.q.push(data_up + wire, Ev::Finished(grant.msg));
         }
-        self.down_book[src].book(grant_at, control_len);
-        self.downlinks[src].account(now, grant_at, grant.blocks);
+        self.plane.down_book[src].book(grant_at, control_len);
+        self.plane.downlinks[src].account(now, grant_at, grant.blocks);
         self.record(g.src, false, grant_at, grant.blocks, &grant);
-        let up_clear = self.up_book[src].book_data(data_up, wire);
+        let up_clear = self.plane.up_book[src].book_data(data_up, wire);
         debug_assert!(up_clear, "data overlaps on uplink {src}");
-        if !self.down_book[dst].book_data(data_egress, wire) {
+        if !self.plane.down_book[dst].book_data(data_egress, wire) {
             self.totals.edm.switch_data_conflicts += 1;
         }
         let data = sent.unwrap_or(data);
         let arrives = data_egress + hop + data.blocks as Ps * block - block;
         if sent.is_some() {
-            self.uplinks[src].account(now, data_up, data.blocks);
+            self.plane.uplinks[src].account(now, data_up, data.blocks);
             self.record(g.src, true, data_up, data.blocks, &data);
-            self.downlinks[dst].account(now, data_egress, data.blocks);
+            self.plane.downlinks[dst].account(now, data_egress, data.blocks);
             self.record(g.dst, false, data_egress, data.blocks, &data);
             self.totals.end_ps = self.totals.end_ps.max(arrives);
         }
@@ -333,13 +338,12 @@ impl Sim<'_> {
         if grant.last && m.op == Op::Write && grant_heard {
             self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
         }
-        // (A denied read's empty response is its last.)
-        if data_intact && (g.last || self.denied(grant.msg)) && m.op != Op::Write {
+        // (A denied read's empty response is its last. The dual switch's
+        // copies race: which one is first is known only when they arrive.)
+        let waited_for = (g.last || self.denied(grant.msg)) && m.op != Op::Write;
+        if data_intact && (waited_for || self.mirrored()) {
             self.q.push(arrives, Ev::HostIn(g.dst, data));
         } else if data_intact {
-            if m.op == Op::Write {
-                self.write_to_memory(arrives, &data);
-            }
             // Nothing waits on it at its destination (a write's memory node,
             // or a response chunk before the last): count it now.
             let done = self.data_arrives(arrives, data);
@@ -351,8 +355,8 @@ impl Sim<'_> {
             self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
         let release =
             edm.zero_queue_release(undelayed_egress.unwrap_or(data_egress) + wire, g.release);
-        self.sched.hold_src_until(g.src, release);
-        self.sched.hold_dst_until(g.dst, release);
+        self.plane.sched.hold_src_until(g.src, release);
+        self.plane.sched.hold_dst_until(g.dst, release);
         release
     }
 
@@ -363,13 +367,13 @@ impl Sim<'_> {
     /// circuits on time that is the port's release already). If later, the
     /// release moves there and the scheduler looks again then.
     pub(super) fn egress_feedback(&mut self, now: Ps, h: u16, free: Ps) {
-        let busy_until = free + self.egress_granted_ps[h as usize];
+        let busy_until = free + self.plane.egress_granted_ps[h as usize];
         let release = busy_until.saturating_sub(self.edm.circuit_lag());
-        if self.sched.hold_dst_until(h, release) {
-            let early = release.saturating_sub(self.sched.dst_lookahead_ps(h));
+        if self.plane.sched.hold_dst_until(h, release) {
+            let early = release.saturating_sub(self.plane.sched.dst_lookahead_ps(h));
             for at in [early, release] {
                 if at > now {
-                    self.q.push(at, Ev::SchedulerTick);
+                    self.q.push(at, Ev::SchedulerTick(self.plane.id));
                 }
             }
         }

@@ -53,6 +53,8 @@ pub(super) struct Unit {
     /// With lossy links: the chunk it grants or carries (`Sim::chunks`,
     /// retries keep the first grant's); else `NO_CHUNK`.
     pub(super) chunk: u32,
+    /// The switch plane it travels on (0; 1: the dual switch's second).
+    pub(super) plane: u8,
 }
 
 /// A unit that is no granted chunk (or links that lose nothing).
@@ -62,23 +64,27 @@ pub(super) const NO_CHUNK: u32 = u32::MAX;
 pub(super) enum Ev {
     Issue(u32),
     HostSend(u16, Unit),
-    UplinkFree(u16),
-    DownlinkFree(u16),
+    /// Plane `.0`'s link of host `.1` (up, or the switch egress down to it)
+    /// may send its next unit.
+    UplinkFree(u8, u16),
+    DownlinkFree(u8, u16),
     /// First block of a unit at the switch from host `.0`.
     SwitchIn(u16, Unit),
     /// A unit ready at the switch egress toward host `.0`.
     SwitchOut(u16, Unit),
     /// Last block of a unit at host `.0`.
     HostIn(u16, Unit),
-    SchedulerTick,
-    /// Zero-queue mode: host `.0` looks again at its waiting /N/ and requests.
-    HostControl(u16),
+    /// Plane `.0`'s scheduler looks for an iteration to run.
+    SchedulerTick(u8),
+    /// Zero-queue mode: host `.1` looks again at its /N/ and requests
+    /// waiting for plane `.0`.
+    HostControl(u8, u16),
     /// Message (or mega-message) `.0` has finished at its requester: a
     /// write's last data block has left it, a read's response has arrived.
     Finished(u32),
-    /// The scheduler looks at notifications that became visible (see
-    /// `Sim::notify_wakes`).
-    NotifyTick,
+    /// Plane `.0`'s scheduler looks at notifications that became visible
+    /// (see `Plane::notify_wakes`).
+    NotifyTick(u8),
     /// Lossy links: the requester looks whether the /N/ or request `.0`
     /// has been granted, else sends it again.
     NotifyCheck(Unit),
@@ -89,4 +95,25 @@ pub(super) enum Ev {
     ReadTimeout(u32),
     /// Lossy links: message `.0` is given up unless completed.
     GiveUp(u32),
+}
+
+impl Ev {
+    /// The switch plane the event happens on (None: at a host, on none).
+    #[inline(always)]
+    pub(super) fn plane(&self) -> Option<u8> {
+        match *self {
+            Ev::HostSend(_, u)
+            | Ev::SwitchIn(_, u)
+            | Ev::SwitchOut(_, u)
+            | Ev::HostIn(_, u)
+            | Ev::NotifyCheck(u)
+            | Ev::ChunkCheck(u) => Some(u.plane),
+            Ev::UplinkFree(p, _)
+            | Ev::DownlinkFree(p, _)
+            | Ev::HostControl(p, _)
+            | Ev::SchedulerTick(p)
+            | Ev::NotifyTick(p) => Some(p),
+            Ev::Issue(_) | Ev::Finished(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => None,
+        }
+    }
 }

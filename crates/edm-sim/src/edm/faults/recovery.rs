@@ -1,96 +1,37 @@
 //! What the hosts and the switch do about faults: the timers and
 //! idempotent retries, read timeouts and give-up, failed links, and the
-//! dual switch's two planes.
-use super::{Fate, Faults};
+//! receivers that keep a chunk's first copy, from either plane of a dual
+//! switch.
+use super::Fate;
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Sim};
+use crate::edm::sim::{Chunk, Sim, NOT_KEPT};
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::edm::{Edm, UnitKind};
-use crate::engine::{Outcome, Record};
-use crate::workload::{MessageSpec, Op};
-
-impl Edm {
-    /// The dual switch (paper §3.3): each host mirrors every memory message
-    /// on two planes, each with its own links, switch and scheduler seeing
-    /// the same demand; the receiver keeps the first copy. Modelled as two
-    /// runs: the first plane on its own, then the second, whose hosts stop
-    /// retrying a message once the first plane delivered it. (Each plane's
-    /// hosts apply their rules to their own copies: a message held back on
-    /// one plane is not released by the other's earlier delivery, which
-    /// can only make the model slower than the design.)
-    pub(in crate::edm) fn run_dual(
-        &self,
-        messages: &[MessageSpec],
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome {
-        let first = Sim::new(self, messages).run(progress).0;
-        let delivered: Vec<Option<Ps>> = first.records.iter().map(|r| r.complete_ps).collect();
-        let mut sim = Sim::new(self, messages);
-        sim.faults = Faults::new(&self.cfg.faults, 1, self.fabric.nodes);
-        sim.mirror = Some(&delivered);
-        let second = sim.run(progress).0;
-        merge_planes(messages, first, second)
-    }
-}
-
-/// One outcome of a dual switch's two planes: each message at its first
-/// copy; counters added, utilisation the busier plane's.
-fn merge_planes(messages: &[MessageSpec], first: Outcome, second: Outcome) -> Outcome {
-    let mut totals = first.totals.clone();
-    let other = &second.totals;
-    totals.events += other.events;
-    totals.end_ps = totals.end_ps.max(other.end_ps);
-    totals.uplink_util_max = totals.uplink_util_max.max(other.uplink_util_max);
-    totals.uplink_util_mean = totals.uplink_util_mean.max(other.uplink_util_mean);
-    totals.downlink_util_max = totals.downlink_util_max.max(other.downlink_util_max);
-    totals.downlink_util_mean = totals.downlink_util_mean.max(other.downlink_util_mean);
-    totals.edm.faults.add(&other.edm.faults);
-    totals.delivered_bytes = 0;
-    let records = first
-        .records
-        .iter()
-        .zip(&second.records)
-        .zip(messages)
-        .map(|((a, b), m)| {
-            let complete_ps = match (a.complete_ps, b.complete_ps) {
-                (Some(x), Some(y)) => {
-                    totals.edm.faults.mirror_copies_discarded += 1;
-                    Some(x.min(y))
-                }
-                (x, y) => x.or(y),
-            };
-            if complete_ps.is_some() {
-                totals.delivered_bytes += Edm::data_bytes(Msg::of(m)) as u64;
-            }
-            Record {
-                complete_ps,
-                alone_ps: a.alone_ps,
-                timed_out: complete_ps.is_none() && (a.timed_out || b.timed_out),
-            }
-        })
-        .collect::<Vec<Record>>();
-    // A plane's give-ups and timeouts are not losses if the other plane
-    // delivered: what counts is what neither delivered.
-    totals.edm.faults.timed_out = 0;
-    totals.edm.faults.failed = records.iter().filter(|r| r.complete_ps.is_none()).count() as u64;
-    Outcome { records, totals }
-}
+use crate::workload::Op;
 
 impl Sim<'_> {
     /// The timers of a message whose /N/ or request its host sends at `at`:
     /// the retry of an ungranted notification, a read's timeout.
+    /// (A retry per plane, the others once per message.)
     pub(in crate::edm) fn arm_timers(&mut self, at: Ps, unit: Unit) {
         if self.lossy {
             let check = at + self.edm.cfg.faults.retry_timeout_ps();
-            self.q.push(check, Ev::NotifyCheck(unit));
+            self.on_each_plane(|sim| {
+                let unit = Unit {
+                    plane: sim.plane.id,
+                    ..unit
+                };
+                sim.q.push(check, Ev::NotifyCheck(unit))
+            });
             let give_up = self.edm.cfg.faults.give_up_ns * 1000;
             if give_up > 0 {
                 // Not before now: a message activated after its deadline
                 // (it waited behind X active ones) gives up at once, in
                 // time order (an event in the past would turn time back).
                 let issued = self.msgs[unit.msg as usize].issue_ps;
-                self.q.push((issued + give_up).max(at), Ev::GiveUp(unit.msg));
+                self.q
+                    .push((issued + give_up).max(at), Ev::GiveUp(unit.msg));
             }
         }
         if self.read_timeout > 0 && unit.spec.op != Op::Write {
@@ -106,7 +47,7 @@ impl Sim<'_> {
         if !self.crosses(unit.spec.requester, now, unit.blocks, true) {
             return false;
         }
-        let seen = &mut self.at_switch[unit.msg as usize];
+        let seen = &mut self.plane.at_switch[unit.msg as usize];
         if *seen {
             self.totals.edm.faults.duplicate_notifications += 1;
             return false;
@@ -117,14 +58,13 @@ impl Sim<'_> {
 
     /// One link's errors on a unit: false if its receiver drops it.
     fn crosses(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> bool {
-        let fate = self.faults.cross_link(host, at, blocks, control);
+        let fate = self.plane.faults.cross_link(host, at, blocks, control);
         self.count(fate, control)
     }
 
     /// Counts a unit's fate: false if it is lost.
     fn count(&mut self, fate: Fate, control: bool) -> bool {
         let counters = &mut self.totals.edm.faults;
-        counters.links_disabled = self.faults.links_disabled;
         match fate {
             Fate::Intact => true,
             Fate::LinkDown => {
@@ -157,8 +97,8 @@ impl Sim<'_> {
                 // well (the switch forwards cut-through): one draw per link;
                 // the worse fate counts.
                 let (src, _) = Edm::data_path(unit.spec);
-                let up = self.faults.cross_link(src, at, unit.blocks, false);
-                let down = self.faults.cross_link(to, at, unit.blocks, false);
+                let up = self.plane.faults.cross_link(src, at, unit.blocks, false);
+                let down = self.plane.faults.cross_link(to, at, unit.blocks, false);
                 let worst = [Fate::LinkDown, Fate::Dropped, Fate::Undetected]
                     .into_iter()
                     .find(|f| up == *f || down == *f)
@@ -177,11 +117,12 @@ impl Sim<'_> {
         }
         if unit.kind == UnitKind::Grant {
             // (A forwarded request reaches the memory node, not the requester.)
-            self.heard[unit.msg as usize] = true;
+            self.plane.heard[unit.msg as usize] = true;
         }
+        let plane = self.plane.id as usize;
         let chunk = &mut self.chunks[unit.chunk as usize];
-        let first = !chunk.grant_heard;
-        chunk.grant_heard = true;
+        let first = !chunk.grant_heard[plane];
+        chunk.grant_heard[plane] = true;
         if !first {
             self.totals.edm.faults.duplicate_grants += 1;
         }
@@ -189,23 +130,30 @@ impl Sim<'_> {
     }
 
     /// Whether a data unit arriving at its destination is taken: not for a
-    /// message that ended (timed out), not a second copy of a chunk.
+    /// message that ended (timed out), not a second copy of a chunk (from
+    /// this plane: a retry; from the other: the dual switch's mirror).
     pub(in crate::edm) fn take_data(&mut self, unit: &Unit) -> bool {
         let i = unit.msg as usize;
         if self.lossy {
-            self.heard[i] = true;
+            self.plane.heard[i] = true;
+        }
+        let kept_from = self.chunks.get(unit.chunk as usize).map(|c| c.kept_from);
+        let mirrored = kept_from.is_some_and(|p| p != NOT_KEPT && p != unit.plane);
+        let counters = &mut self.totals.edm.faults;
+        if mirrored {
+            counters.mirror_copies_discarded += 1;
+            return false;
         }
         if self.ended[i] {
-            self.totals.edm.faults.late_data += 1;
+            counters.late_data += 1;
             return false;
         }
         if self.lossy {
-            let chunk = &mut self.chunks[unit.chunk as usize];
-            if chunk.delivered {
-                self.totals.edm.faults.duplicate_data += 1;
+            if kept_from != Some(NOT_KEPT) {
+                counters.duplicate_data += 1;
                 return false;
             }
-            chunk.delivered = true;
+            self.chunks[unit.chunk as usize].kept_from = unit.plane;
         }
         true
     }
@@ -213,15 +161,26 @@ impl Sim<'_> {
     /// The chunk grant `g` grants, with its `last` flag: a new chunk, or the
     /// one its notification grants again (then `last` only if no copy of
     /// that chunk's last grant reached the source yet).
+    /// With the dual switch a plane's k-th chunk of a message is the other
+    /// plane's k-th (same demand, same chunk size): one chunk, one id.
     pub(in crate::edm) fn grant_chunk(&mut self, g: &Grant) -> (u32, bool) {
-        let again = self.queued_chunk[g.msg as usize];
+        let again = self.plane.queued_chunk[g.msg as usize];
         if again != NO_CHUNK {
             let c = self.chunks[again as usize];
-            return (again, c.last && !c.grant_heard);
+            return (again, c.last && !c.grant_heard[self.plane.id as usize]);
+        }
+        let i = self.plane.queued[g.msg as usize].0 as usize;
+        if !self.message_chunks.is_empty() {
+            let k = self.plane.chunks_granted[i] as usize;
+            self.plane.chunks_granted[i] += 1;
+            if let Some(&mirrored) = self.message_chunks[i].get(k) {
+                return (mirrored, g.last);
+            }
+            self.message_chunks[i].push(self.chunks.len() as u32);
         }
         self.chunks.push(Chunk {
-            delivered: false,
-            grant_heard: false,
+            kept_from: NOT_KEPT,
+            grant_heard: [false; 2],
             last: g.last,
         });
         ((self.chunks.len() - 1) as u32, g.last)
@@ -231,7 +190,7 @@ impl Sim<'_> {
     /// sent again (the switch ignores it if it holds the message already).
     pub(in crate::edm) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if self.ended[i] || self.heard[i] || self.mirror_done(i, now) {
+        if self.ended[i] || self.plane.heard[i] {
             return false;
         }
         self.totals.edm.faults.notify_retries += 1;
@@ -250,8 +209,8 @@ impl Sim<'_> {
     /// message, same chunk.
     pub(in crate::edm) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
         let i = grant.msg as usize;
-        if self.chunks[grant.chunk as usize].delivered || self.ended[i] || self.mirror_done(i, now)
-        {
+        // (A copy from either plane: the dual switch's planes stop at once.)
+        if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
             return false;
         }
         self.totals.edm.faults.chunk_retries += 1;
@@ -264,7 +223,7 @@ impl Sim<'_> {
         } else {
             self.edm.first_response_extra(m)
         };
-        self.sched.notify(
+        self.plane.sched.notify(
             visible,
             src,
             dst,
@@ -294,9 +253,7 @@ impl Sim<'_> {
             return false;
         }
         self.ended[i as usize] = true;
-        if self.mirror_done(i as usize, now) {
-            // Delivered by the other plane: its host is done with it.
-        } else if give_up {
+        if give_up {
             self.records[i as usize].timed_out = true;
             self.totals.edm.faults.failed += 1;
         } else {
@@ -321,12 +278,5 @@ impl Sim<'_> {
             *released = true;
         }
         self.deactivate(now, m);
-    }
-
-    /// Dual switch, second plane: whether the first plane delivered
-    /// message `i` by `at` (its receiver keeps that copy).
-    pub(in crate::edm) fn mirror_done(&self, i: usize, at: Ps) -> bool {
-        self.mirror
-            .is_some_and(|done| done[i].is_some_and(|t| t <= at))
     }
 }
