@@ -20,6 +20,8 @@ link guards take the link down, as loss of signal would):
     nodes do not see it).
   * switch_stopped: plane 1's switch is held in reset (its state lost) and
     its links cut, for good, with traffic in flight.
+  * two_link_cuts: compute_link_cut, then, once that plane is whole again,
+    memory node 0's plane-1 link (a fault on each plane in turn).
   * no_fault: both planes whole.
 Checks: every request completes exactly once (no hang), with STATUS_OK (an
 RMW whose answer was lost with its plane gets the result kept for its second
@@ -499,8 +501,7 @@ async def two_link_cuts(dut):
     """Compute node 0's plane-0 link cut (1500-1900), then, once it is back,
     memory node 0's plane-1 link (6000-6400), 150 rounds: plane 0 must be
     whole again by then (no request left out of it in the 1000 cycles before
-    the second cut), so the second cut loses nothing either. Not in `make
-    test`: it still loses a request (docs/faults.md §6)."""
+    the second cut), so the second cut loses nothing either."""
     nc = len(dut.req_valid)
     unmirrored = {}
 
