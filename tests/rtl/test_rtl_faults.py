@@ -117,6 +117,14 @@ def test_dual_fabric_two_cuts():
     run_dual_fabric(testcase=TWO_CUTS_TEST)
 
 
+def test_dual_fabric_shared_word():
+    """Both compute nodes write and fetch-and-add one word, its first copies
+    applied by either memory engine: one sequential order explains every old
+    value and the end (the engines' order rule; without it, tb_dual_fabric_top
+    ENGINE_ORDER = 0, updates are lost: docs/faults.md §6)."""
+    run_dual_fabric(testcase="shared_word")
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
