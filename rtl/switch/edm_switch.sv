@@ -258,6 +258,7 @@ module edm_switch #(
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
   logic [N-1:0][CQ_LOG2:0] fq_count;   // control units not yet sent: those of ingress i's newest circuits
   logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/ or forward) last cycle
+  always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | fq_pop : '0;
 
   // Every FIFO here keeps its head in a register (REG_HEAD): the egress
   // multiplexers, the /MT/ checks and the /G/ CRC start from flip-flops, not
@@ -581,7 +582,6 @@ module edm_switch #(
       rq_units <= '0;
       z_open <= '0;
       z_release <= '0;
-      ctl_left <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
       cnt_unknown <= '0;
@@ -614,7 +614,6 @@ module edm_switch #(
       for (integer m = 0; m < N; m++)
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
       z_release <= z_ended;
-      ctl_left <= e_is_g | fq_pop;
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++)
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
