@@ -280,7 +280,7 @@ module edm_switch #(
     // waited for only once its control unit has left (fq holds those of the
     // newest circuits); one leaving restarts the wait (for the later circuits).
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
-        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i] && rxc_count[i] > fq_count[i]),
+        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i] && txc_count[i] > fq_count[i]),
         .busy(u_mode[i] == 2'd2 || dq_valid[i] || ctl_left[i]),
         .head_used(rxc_pop[i]), .stale(sk_stale[i]), .give_up(lost_grant[i]),
         .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
