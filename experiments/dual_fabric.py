@@ -10,7 +10,7 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
-other, docs/faults.md §6): it still loses a request (the bench fails).
+other, docs/faults.md §6).
 
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); a
 failing run stops the script. Cycles are 2.56 ns (the PCS clock).
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "rtl"))
 
-from test_rtl_faults import DUAL_TESTS, run_dual_fabric  # noqa: E402
+from test_rtl_faults import DUAL_TESTS, TWO_CUTS_TEST, run_dual_fabric  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(args.seeds):
             out = Path(tmp) / f"seed{s}.json"
-            run_dual_fabric(testcase="two_link_cuts" if args.two_cuts else DUAL_TESTS,
+            run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
                                  "EDM_DUAL_JSON": str(out)})
             if not out.exists():

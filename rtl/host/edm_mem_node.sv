@@ -61,6 +61,11 @@
 // command at the head (rmw_src, rmw_id) goes to the filter for the lookup, and
 // rmw_done reports each RMWREQ answered that is not a second copy, with its
 // result, so the filter can keep it.
+// Order across the engines (PEER, the dual switch's two engines on one
+// memory): each engine applies the first copies its plane brought; a first
+// copy of a write or RMW also waits for the peer's overlapping ones that
+// were committed before it (ord_* out, peer_* in; "order across a dual
+// node's engines" below), so the memory sees one commit order.
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
 // granted) bytes, seq counting from 0, last on the chunk that completes the
@@ -106,7 +111,13 @@ module edm_mem_node #(
     // Request addresses are translated in front of the engine (edm_mem_translate
     // in edm_mem_node_xl): each unit's physical address and verdict arrive on
     // xl_addr / xl_deny with its last block. 0: the address is physical.
-    parameter bit TRANSLATE = 1'b0
+    parameter bit TRANSLATE = 1'b0,
+    // A peer engine on the same memory (the dual switch: one engine per plane
+    // behind edm_dup_filter): each first copy of a write or RMW is applied
+    // after the peer's overlapping ones committed before it (peer_*). PEER_FIRST:
+    // the peer's commits in the same cycle come first (the filter's plane order).
+    parameter bit PEER = 1'b0,
+    parameter bit PEER_FIRST = 1'b0
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -135,6 +146,18 @@ module edm_mem_node #(
     input  logic        memo_ready,    // the result for that key is known (or forgotten)
     input  logic        memo_ok,       // known and OK: the old value is memo_old
     input  logic [63:0] memo_old,
+    // The order across a dual node's two engines (PEER): the writes and RMWs this
+    // engine has still to apply (ord_*, to the peer's peer_*), as slot masks:
+    // busy, committed now (new), finished now (done), and the 8-byte words they
+    // touch. Tie peer_* to 0 without a peer.
+    output logic [(1 << WSLOTS_LOG2)-1:0]      ord_wr_busy, ord_wr_new, ord_wr_done,
+    output logic [(1 << WSLOTS_LOG2)*61-1:0]   ord_wr_w0, ord_wr_wl,
+    output logic [(1 << READ_SLOTS_LOG2)-1:0]  ord_rmw_busy, ord_rmw_new, ord_rmw_done,
+    output logic [(1 << READ_SLOTS_LOG2)*61-1:0] ord_rmw_word,
+    input  logic [(1 << WSLOTS_LOG2)-1:0]      peer_wr_busy, peer_wr_new, peer_wr_done,
+    input  logic [(1 << WSLOTS_LOG2)*61-1:0]   peer_wr_w0, peer_wr_wl,
+    input  logic [(1 << READ_SLOTS_LOG2)-1:0]  peer_rmw_busy, peer_rmw_new, peer_rmw_done,
+    input  logic [(1 << READ_SLOTS_LOG2)*61-1:0] peer_rmw_word,
     // With TRANSLATE: the translation of the unit whose last block is in_last.
     // A denied RREQ/RMWREQ is answered STATUS_DENIED, a denied WREQ never written.
     input  logic [63:0] xl_addr,
@@ -432,7 +455,7 @@ module edm_mem_node #(
   assign rmw_wr = e_state == E_RMW_WR && rmw_write;
   // The RMW's read: it has the read channel before the chunk fetches.
   logic rmw_rd, dram_fire;
-  assign rmw_rd = e_state == E_RMW_RD && !r_hazard && rmw_war == '0;
+  assign rmw_rd = e_state == E_RMW_RD && !r_hazard && rmw_war == '0 && !r_peer_hazard;
 
   // Read answers go to the response buffer.
   logic           rsp_fire, t_rmw;
@@ -523,7 +546,7 @@ module edm_mem_node #(
     for (integer b = 0; b < 8; b++) w_mask[b] = 3'(b) >= w_first_lane && 3'(b) <= w_last_lane;
 
   // The write channel: an RMW's write first, else the WREQ's next word.
-  assign w_issue = ws_busy[w_head] && ws_access[w_head] && !w_hazard && !rmw_wr;
+  assign w_issue = ws_busy[w_head] && ws_access[w_head] && !w_hazard && !w_peer_hazard && !rmw_wr;
   always_comb begin
     dram_wr_valid = rmw_wr || w_issue;
     dram_wr_addr  = {ws_addr[w_head][63:3] + 61'(w_j), 3'b000};
@@ -557,6 +580,72 @@ module edm_mem_node #(
       w_head <= w_head + 1'b1;
       w_j <= '0;
     end else if (w_fire) w_j <= w_j + 14'd1;
+  end
+
+  // ================================================================ order across a dual node's engines
+  // Each first copy of a write or RMW keeps the peer's writes and RMWs that
+  // were committed before it and are not finished (cleared as they finish; a
+  // slot is reused only after), and waits while one of them touches its words:
+  // both engines then apply the first copies in commit order, overlapping ones
+  // never at once, as one engine would (RMWs atomic against each other). Every
+  // wait is for a command committed earlier, so none can close a cycle. Reads
+  // keep the order of their own engine only (a read's two copies may differ).
+  logic [RS-1:0]         rs_rmw_w;      // an RMW that writes, not done
+  logic [WS-1:0][WS-1:0] ws_peer_wr;    // per WREQ slot: the peer's earlier writes
+  logic [WS-1:0][RS-1:0] ws_peer_rmw;   // ... and RMWs
+  logic [RS-1:0][WS-1:0] rs_peer_wr;    // per RMW slot, likewise
+  logic [RS-1:0][RS-1:0] rs_peer_rmw;
+  logic [WS-1:0] peer_wr_before, wr_commit_slot;
+  logic [RS-1:0] peer_rmw_before, rmw_commit_w, rmw_finish;
+  assign peer_wr_before  = PEER ? (peer_wr_busy & ~peer_wr_done) | (PEER_FIRST ? peer_wr_new : '0) : '0;
+  assign peer_rmw_before = PEER ? (peer_rmw_busy & ~peer_rmw_done) | (PEER_FIRST ? peer_rmw_new : '0) : '0;
+  assign wr_commit_slot = w_commit ? WS'(1) << rx_wslot : '0;
+  assign rmw_commit_w = (tok_in && rx_kind == K_RMW && x_access) ? RS'(1) << free_idx : '0;
+  assign rmw_finish   = (e_done && c_kind == K_RMW) ? RS'(1) << c_slot : '0;
+  assign ord_wr_busy  = ws_busy & ws_access;
+  assign ord_wr_new   = x_access ? wr_commit_slot : '0;
+  assign ord_wr_done  = wr_finish;
+  assign ord_wr_w0    = ws_w0;
+  assign ord_wr_wl    = ws_wl;
+  assign ord_rmw_busy = rs_rmw_w;
+  assign ord_rmw_new  = rmw_commit_w;
+  assign ord_rmw_done = rmw_finish;
+  assign ord_rmw_word = rs_w0;
+  logic w_peer_hazard, r_peer_hazard;
+  always_comb begin
+    logic [60:0] pw0, pwl, pword;
+    w_peer_hazard = 1'b0;
+    r_peer_hazard = 1'b0;
+    for (integer k = 0; k < WS; k++) begin
+      pw0 = peer_wr_w0[k*61 +: 61];
+      pwl = peer_wr_wl[k*61 +: 61];
+      if (ws_peer_wr[w_head][k] && pw0 <= ws_wl[w_head] && ws_w0[w_head] <= pwl) w_peer_hazard = 1'b1;
+      if (rs_peer_wr[c_slot][k] && pw0 <= rs_w0[c_slot] && rs_w0[c_slot] <= pwl) r_peer_hazard = 1'b1;
+    end
+    for (integer i = 0; i < RS; i++) begin
+      pword = peer_rmw_word[i*61 +: 61];
+      if (ws_peer_rmw[w_head][i] && ws_w0[w_head] <= pword && pword <= ws_wl[w_head]) w_peer_hazard = 1'b1;
+      if (rs_peer_rmw[c_slot][i] && pword == rs_w0[c_slot]) r_peer_hazard = 1'b1;
+    end
+  end
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      rs_rmw_w <= '0;
+      ws_peer_wr <= '0;
+      ws_peer_rmw <= '0;
+      rs_peer_wr <= '0;
+      rs_peer_rmw <= '0;
+    end else begin
+      rs_rmw_w <= (rs_rmw_w | rmw_commit_w) & ~rmw_finish;
+      for (integer k = 0; k < WS; k++) begin
+        ws_peer_wr[k] <= wr_commit_slot[k] ? peer_wr_before : ws_peer_wr[k] & ~peer_wr_done;
+        ws_peer_rmw[k] <= wr_commit_slot[k] ? peer_rmw_before : ws_peer_rmw[k] & ~peer_rmw_done;
+      end
+      for (integer i = 0; i < RS; i++) begin
+        rs_peer_wr[i] <= rmw_commit_w[i] ? peer_wr_before : rs_peer_wr[i] & ~peer_wr_done;
+        rs_peer_rmw[i] <= rmw_commit_w[i] ? peer_rmw_before : rs_peer_rmw[i] & ~peer_rmw_done;
+      end
+    end
   end
 
   // ================================================================ grants

@@ -92,7 +92,7 @@ module edm_mem_node_xl #(
       .cnt_denied, .cnt_tlb_hit, .cnt_tlb_miss, .cnt_overflow(held_overflow)
   );
 
-  /* verilator lint_off PINCONNECTEMPTY */   // no dual switch: its RMW results go nowhere
+  /* verilator lint_off PINCONNECTEMPTY */   // no dual switch: its RMW results and order go nowhere
   edm_mem_node #(
       .CHUNK_BYTES(CHUNK_BYTES), .MAX_READ_BYTES(MAX_READ_BYTES), .MAX_WRITE_BYTES(MAX_WRITE_BYTES),
       .COMPUTE_NODES(COMPUTE_NODES), .MAX_ACTIVE(MAX_ACTIVE), .TRANSLATE(1'b1)
@@ -101,6 +101,10 @@ module edm_mem_node_xl #(
       .in_valid(e_valid), .in_block(e_block), .in_first(e_first), .in_last(e_last), .in_error(e_error),
       .in_abort(e_abort), .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
       .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),
+      .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
+      .ord_rmw_busy(), .ord_rmw_new(), .ord_rmw_done(), .ord_rmw_word(),
+      .peer_wr_busy('0), .peer_wr_new('0), .peer_wr_done('0), .peer_wr_w0('0), .peer_wr_wl('0),
+      .peer_rmw_busy('0), .peer_rmw_new('0), .peer_rmw_done('0), .peer_rmw_word('0),  // one engine
       .in_room_read(e_room_read), .in_room_write(e_room_write),
       .grant_valid(e_grant_valid), .grant_dst(e_grant_dst), .grant_msg_id(e_grant_msg_id),
       .grant_size(e_grant_size),

@@ -256,6 +256,9 @@ module edm_switch #(
   localparam int unsigned OW = 1 + PW + IW + SW;
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
+  logic [N-1:0][CQ_LOG2:0] fq_count;   // control units not yet sent: those of ingress i's newest circuits
+  logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/ or forward) last cycle
+  always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | fq_pop : '0;
 
   // Every FIFO here keeps its head in a register (REG_HEAD): the egress
   // multiplexers, the /MT/ checks and the /G/ CRC start from flip-flops, not
@@ -273,14 +276,17 @@ module edm_switch #(
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
     // Both copies of the oldest circuit are its own while nothing of this
     // ingress is under way (no unit open here, its data FIFO empty), or while
-    // a skipping unit waits with every earlier unit gone (sk_stale).
+    // a skipping unit waits with every earlier unit gone (sk_stale). It is
+    // waited for only once its control unit has left (fq holds those of the
+    // newest circuits); one leaving restarts the wait (for the later circuits).
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
-        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i]), .busy(u_mode[i] == 2'd2 || dq_valid[i]),
+        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i] && txc_count[i] > fq_count[i]),
+        .busy(u_mode[i] == 2'd2 || dq_valid[i] || ctl_left[i]),
         .head_used(rxc_pop[i]), .stale(sk_stale[i]), .give_up(lost_grant[i]),
         .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
-        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
+        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
           .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(b1[i]),

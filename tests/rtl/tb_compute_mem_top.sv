@@ -158,6 +158,10 @@ module tb_compute_mem_top #(
         .in_last(mn_in_last[i]),
         .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
         .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),  // no dual switch
+        .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
+        .ord_rmw_busy(), .ord_rmw_new(), .ord_rmw_done(), .ord_rmw_word(),
+        .peer_wr_busy('0), .peer_wr_new('0), .peer_wr_done('0), .peer_wr_w0('0), .peer_wr_wl('0),
+        .peer_rmw_busy('0), .peer_rmw_new('0), .peer_rmw_done('0), .peer_rmw_word('0),  // one engine
         .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .in_error(mn_in_error[i]),
         .in_abort(mn_in_abort[i]),

@@ -20,6 +20,8 @@ link guards take the link down, as loss of signal would):
     nodes do not see it).
   * switch_stopped: plane 1's switch is held in reset (its state lost) and
     its links cut, for good, with traffic in flight.
+  * two_link_cuts: compute_link_cut, then, once that plane is whole again,
+    memory node 0's plane-1 link (a fault on each plane in turn).
   * no_fault: both planes whole.
 Checks: every request completes exactly once (no hang), with STATUS_OK (an
 RMW whose answer was lost with its plane gets the result kept for its second
@@ -56,6 +58,7 @@ RSIZE = 32768
 RO_SIZE = 4096            # read-only region [0, RO_SIZE)
 WR_BASE, WR_END = 4096, 28672   # each byte written at most once
 ATOM_BASE = 28672         # the fetch-and-add word of compute node c: ATOM_BASE + 8 c
+SHARED = ATOM_BASE + 64   # the word every compute node writes and adds to (shared_word)
 LBASE = 0x0000_0040_0000_0000
 LSIZE = 1 << 18
 K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
@@ -81,8 +84,7 @@ class Dual:
         self.dram = [bytearray(b) for b in init]
         self.model = [bytearray(b) for b in init]
         for m in range(self.nm):
-            for c in range(self.nc):
-                o = ATOM_BASE + 8 * c
+            for o in [ATOM_BASE + 8 * c for c in range(self.nc)] + [SHARED]:
                 self.dram[m][o:o + 8] = self.model[m][o:o + 8] = bytes(8)
         self.mem = [[Dram(self.dram[m], RBASE, rng, (1, 4)) for _ in range(2)] for m in range(self.nm)]
         self.lmem = [[bytearray(LSIZE) for _ in range(2)] for _ in range(self.nc)]
@@ -105,6 +107,7 @@ class Dual:
         self.to_issue = [0] * self.nc      # random requests still to make
         self.faults: list = []             # cycles at which a fault began
         self.extra_words = 0               # DRAM word writes beyond every write and RMW once
+        self.shared: list = []             # shared_word: its requests, checked by serialize()
 
     # ---------------------------------------------------------------- requests
     def request(self, c, kind, m, off, size=8, **kw):
@@ -336,6 +339,13 @@ class Dual:
             applied[m] += len(reqs)
             self.model[m][o:o + 8] = final.to_bytes(8, "little")
         for m in range(self.nm):
+            mine = [r for r in self.shared if r["m"] == m]
+            if mine:
+                final = int.from_bytes(self.dram[m][SHARED:SHARED + 8], "little")
+                serialize(mine, final)
+                applied[m] += sum(1 for r in mine if r["kind"] == K_RMW)
+                self.model[m][SHARED:SHARED + 8] = self.dram[m][SHARED:SHARED + 8]
+        for m in range(self.nm):
             assert self.dram[m] == self.model[m], \
                 f"memory node {m}: DRAM differs from the model at {[k for k in range(RSIZE) if self.dram[m][k] != self.model[m][k]][:8]}"
             # Each chunk writes the words it touches (a word two chunks share, twice).
@@ -352,6 +362,33 @@ class Dual:
                 for r in [w for w in self.writes if w["m"] == m and w["c"] == c]:
                     self.request(c, K_RREQ, m, r["off"], r["len"], expect=bytes(self.model[m][r["off"]:r["off"] + r["len"]]))
         await self.run()
+
+
+def serialize(reqs, final, start=0):
+    """Asserts that the writes and fetch-and-adds of one word (all completed)
+    have a sequential order that explains every add's old value and the final
+    value, the word starting at `start`. Arguments and written values are
+    random 60- and 64-bit numbers, so each value the word held is reached
+    one way only: from the start, and from each write, the adds follow in a
+    chain (the add whose old value is the word's value comes next); a
+    sequential order is the start's chain, then the writes' chains in any
+    order, so every add must be on a chain and the word must end where the
+    last chain ends (where the start's does if nothing was written). Two adds
+    that saw one value (an update lost) cannot both be on a chain."""
+    adds: dict = {}
+    for r in reqs:
+        if r["kind"] == K_RMW:
+            old = int.from_bytes(r["got"], "little")
+            assert old not in adds, f"two fetch-and-adds saw {old:#x}: one update was lost"
+            adds[old] = r["arg0"]
+    writes = [int.from_bytes(r["data"], "little") for r in reqs if r["kind"] == K_WREQ]
+    ends = []
+    for value in [start] + writes:
+        while value in adds:
+            value = (value + adds.pop(value)) % (1 << 64)
+        ends.append(value)
+    assert not adds, f"{len(adds)} fetch-and-adds saw values no sequential order gives: {sorted(map(hex, adds))[:4]}"
+    assert final in (ends[1:] or ends), f"final value {final:#x}: no sequential order ends there"
 
 
 WINDOW = 2000   # cycles before and after a fault the figures look at
@@ -499,8 +536,7 @@ async def two_link_cuts(dut):
     """Compute node 0's plane-0 link cut (1500-1900), then, once it is back,
     memory node 0's plane-1 link (6000-6400), 150 rounds: plane 0 must be
     whole again by then (no request left out of it in the 1000 cycles before
-    the second cut), so the second cut loses nothing either. Not in `make
-    test`: it still loses a request (docs/faults.md §6)."""
+    the second cut), so the second cut loses nothing either."""
     nc = len(dut.req_valid)
     unmirrored = {}
 
@@ -539,3 +575,28 @@ async def switch_stopped(dut):
     fig = failover(f, t1, list(range(f.nc)), "plane 1 switch stopped")
     assert fig["in_flight"] > 0, fig
     report(f, "switch_stopped", [fig])
+
+
+@cocotb.test()
+async def shared_word(dut):
+    """Both compute nodes write and fetch-and-add one word of memory node 0,
+    several requests in flight each, with both planes whole: the first copies
+    come on either plane and are applied by either engine. The adds' old
+    values and the final value must come from one sequential order (no add
+    lost or reordered against a write), every request once."""
+    f = Dual(dut, seed(254))
+    await f.start()
+    rng = f.rng
+    n = int(os.environ.get("EDM_DUAL_SHARED", "100"))   # each; without the order: lost updates
+    for k in range(n):
+        for c in range(f.nc):
+            if rng.random() < 0.7:
+                r = f.request(c, K_RMW, 0, SHARED, op=protocol.RMW_FAA, arg0=rng.getrandbits(60))
+            else:
+                r = f.request(c, K_WREQ, 0, SHARED, 8)
+            f.shared.append(r)
+    await f.run()
+    for _ in range(300):
+        await f.step()
+    f.check()
+    report(f, "shared_word", [])

@@ -19,7 +19,8 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_WINDOW_CYCLES = 512,   // a cut link goes down after BER_THRESHOLD bad blocks
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
-    parameter int unsigned MIRROR_WAIT_CYCLES = 2048
+    parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
+    parameter bit          ENGINE_ORDER = 1'b1   // a memory host's engines keep one order (0: each its own)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -212,15 +213,38 @@ module tb_dual_fabric_top #(
         .cnt_dup(filter_cnt_dup[m*32 +: 32]), .cnt_stale(filter_cnt_stale[m*32 +: 32]),
         .cnt_untracked(filter_cnt_untracked[m*32 +: 32])
     );
+    // The engines' order across planes (edm_mem_node PEER): each sees the
+    // other's write and response slots, sized here (as the engine's defaults
+    // would: docs/hardware.md, "Memory node sizing") so the buses match.
+    localparam int unsigned MWS_LOG2 = $clog2((CHUNK_BYTES / 8 + 2 + 3) / 4 + 2);
+    localparam int unsigned MRS_LOG2 = $clog2(NC * edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS);
+    localparam int unsigned MWS = 1 << MWS_LOG2;
+    localparam int unsigned MRS = 1 << MRS_LOG2;
+    logic [2*MWS-1:0]    o_wr_busy, o_wr_new, o_wr_done;
+    logic [2*MWS*61-1:0] o_wr_w0, o_wr_wl;
+    logic [2*MRS-1:0]    o_rmw_busy, o_rmw_new, o_rmw_done;
+    logic [2*MRS*61-1:0] o_rmw_word;
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = m * 2 + y;
       localparam int unsigned K = L + y;
-      edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
+      localparam int unsigned Q = 1 - y;   // the peer engine
+      edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
+                     .READ_SLOTS_LOG2(MRS_LOG2), .WSLOTS_LOG2(MWS_LOG2), .PEER(ENGINE_ORDER), .PEER_FIRST(y == 1)) mn (
           .clk, .rst_n,
           .in_valid(f_valid[y]), .in_block(f_block[y*66 +: 66]), .in_first(f_first[y]), .in_last(f_last[y]),
           .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_replay(f_replay[y]),
           .rmw_done(rmw_done[y]), .rmw_ok(rmw_ok[y]), .rmw_old(rmw_old[y*64 +: 64]), .rmw_src(rmw_src[y*PB +: PB]),
           .rmw_id(rmw_id[y*8 +: 8]), .memo_ready(memo_ready[y]), .memo_ok(memo_ok[y]), .memo_old(memo_old[y*64 +: 64]),
+          .ord_wr_busy(o_wr_busy[y*MWS +: MWS]), .ord_wr_new(o_wr_new[y*MWS +: MWS]),
+          .ord_wr_done(o_wr_done[y*MWS +: MWS]), .ord_wr_w0(o_wr_w0[y*MWS*61 +: MWS*61]),
+          .ord_wr_wl(o_wr_wl[y*MWS*61 +: MWS*61]), .ord_rmw_busy(o_rmw_busy[y*MRS +: MRS]),
+          .ord_rmw_new(o_rmw_new[y*MRS +: MRS]), .ord_rmw_done(o_rmw_done[y*MRS +: MRS]),
+          .ord_rmw_word(o_rmw_word[y*MRS*61 +: MRS*61]),
+          .peer_wr_busy(o_wr_busy[Q*MWS +: MWS]), .peer_wr_new(o_wr_new[Q*MWS +: MWS]),
+          .peer_wr_done(o_wr_done[Q*MWS +: MWS]), .peer_wr_w0(o_wr_w0[Q*MWS*61 +: MWS*61]),
+          .peer_wr_wl(o_wr_wl[Q*MWS*61 +: MWS*61]), .peer_rmw_busy(o_rmw_busy[Q*MRS +: MRS]),
+          .peer_rmw_new(o_rmw_new[Q*MRS +: MRS]), .peer_rmw_done(o_rmw_done[Q*MRS +: MRS]),
+          .peer_rmw_word(o_rmw_word[Q*MRS*61 +: MRS*61]),
           .in_room_read(), .in_room_write(),
           .xl_addr('0), .xl_deny(1'b0),
           .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
