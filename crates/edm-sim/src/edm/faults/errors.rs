@@ -75,7 +75,9 @@ impl Faults {
 
     /// Whether host `host`'s link is down at `at` (failed or disabled).
     pub fn link_down(&self, host: u16, at: Ps) -> bool {
-        self.disabled_at.get(host as usize).is_some_and(Option::is_some)
+        self.disabled_at
+            .get(host as usize)
+            .is_some_and(Option::is_some)
             || self
                 .cfg
                 .failures
