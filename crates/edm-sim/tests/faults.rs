@@ -491,7 +491,11 @@ fn the_ber_monitor_disables_a_noisy_link_and_the_second_plane_carries_on() {
         let f = &out.totals.edm.faults;
         assert!(f.data_corrupted > 0, "{f:?}");
         // A dual-switch host sees its disabled link and leaves that plane out.
-        assert_eq!(f.unmirrored > 0, dual_switch && f.links_disabled > 0, "{f:?}");
+        assert_eq!(
+            f.unmirrored > 0,
+            dual_switch && f.links_disabled > 0,
+            "{f:?}"
+        );
         (f.links_disabled, failed)
     };
     // Without the monitor the retries get everything through the noise.
