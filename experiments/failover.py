@@ -10,7 +10,9 @@ those whose requester or memory node is the failed link's host (all of them
 for a switch). Recovery time: from the failure to the first completion of an
 affected operation issued at or after it (new traffic flowing again).
 Stalled: the longest time past the failure an affected operation in flight
-at the failure took to complete. Prints a markdown table; seeded.
+at the failure took to complete. Sent on one plane: dual-switch messages
+whose requester saw its link to a plane down (`link_detect_ns`, default
+100 ns) and left that plane out. Prints a markdown table; seeded.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ def measure(res, host, fail_ps):
         "duplicates delivered": extra,
         "second copies discarded": s["duplicate_data"] + s["mirror_copies_discarded"],
         "units into a down link": s["link_down_drops"],
+        "sent on one plane": s["unmirrored"],
         "units hit": s["control_corrupted"] + s["data_corrupted"],
         "links disabled": s["links_disabled"],
         "recovery (ns)": recovery,
@@ -75,6 +78,8 @@ def main() -> None:
         ("one plane, link 3 down 20 us", False, f"link:{host}@{fail_ns}-{fail_ns + outage_ns}", host),
         ("one plane, switch down 20 us", False, f"switch@{fail_ns}-{fail_ns + outage_ns}", None),
         ("one plane, switch down for good", False, f"switch@{fail_ns}", None),
+        ("dual switch, link 3 of plane 0 down 20 us", True,
+         f"link:{host}:0@{fail_ns}-{fail_ns + outage_ns}", host),
         ("dual switch, link 3 of plane 0 down for good", True, f"link:{host}:0@{fail_ns}", host),
         ("dual switch, switch 0 down for good", True, f"switch:0@{fail_ns}", None),
         ("dual switch, switch 1 down for good", True, f"switch:1@{fail_ns}", None),

@@ -44,12 +44,37 @@ def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():
     assert dual["completed"] == dual["messages"] and dual["failed"] == 0
     assert dual["link_down_drops"] > 0 and dual["mirror_copies_discarded"] > 0
     # One run, the planes coupled: a host stops sending into the dead plane
-    # once the other delivered. With one-chunk messages and no retry needed,
-    # each message's copy there either arrived (a second copy discarded) or
-    # lost exactly one unit, where one plane alone retries until give-up.
+    # once the other delivered, and sends new messages on the other plane
+    # only once it sees its link go dark (link_detect_ns). With one-chunk
+    # messages and no retry needed, each message sent on both either had a
+    # second copy discarded or lost exactly one unit on the dead plane,
+    # where one plane alone retries until give-up.
     assert dual["notify_retries"] == dual["chunk_retries"] == 0
-    assert dual["link_down_drops"] + dual["mirror_copies_discarded"] == dual["messages"]
+    assert dual["unmirrored"] > 0
+    assert (dual["link_down_drops"] + dual["mirror_copies_discarded"] + dual["unmirrored"]
+            == dual["messages"])
     assert dual["link_down_drops"] * 10 < one["link_down_drops"]
+
+
+def test_messages_left_on_one_plane_are_lost_if_it_fails_too():
+    # (The messages are issued in 3.3 us.) Switch 0 fails at 0.5 us for
+    # good: every host sees it and sends on plane 1 only. Then host 2's
+    # plane-1 link fails too: for 2 us, the retries bring everything
+    # through; for good, the messages touching host 2 in flight on plane 1
+    # alone are lost with it, reported failed, and no other.
+    cfg = {**BASE, "zero_queue": 0, "retry_timeout_ns": 2000, "give_up_ns": 20_000,
+           "dual_switch": 1}
+    back = sim.run({**cfg, "failures": "switch:0@500,link:2:1@2000-4000"}).summary
+    assert back["unmirrored"] > 0 and back["link_down_drops"] > 0
+    assert back["completed"] == back["messages"] and back["failed"] == 0
+    lost = sim.run({**cfg, "failures": "switch:0@500,link:2:1@2000"})
+    s, df = lost.summary, lost.messages
+    assert s["unmirrored"] > 0 and s["failed"] > 0
+    assert s["completed"] + s["failed"] == s["messages"]
+    failed = df[df["complete_ps"] < 0]
+    assert len(failed) == s["failed"]
+    assert ((failed["requester"] == 2) | (failed["memory"] == 2)).all()
+    assert (failed["issue_ps"] < 2_000_000).any()
 
 
 @pytest.mark.parametrize("events", ["switch:2@5", "link:99@5", "link:1@9-3", "link:1@5/2"])

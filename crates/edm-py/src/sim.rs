@@ -421,6 +421,7 @@ fn run<'py>(
         links_disabled: t.edm.faults.links_disabled,
         failed: t.edm.faults.failed,
         mirror_copies_discarded: t.edm.faults.mirror_copies_discarded,
+        unmirrored: t.edm.faults.unmirrored,
         delivered_bytes: t.delivered_bytes,
         drops: t.packet.drops,
         ecn_marks: t.packet.ecn_marks,

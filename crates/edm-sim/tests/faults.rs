@@ -304,28 +304,48 @@ fn without_faults_the_dual_switch_completes_each_message_as_one_plane_does() {
     }
 }
 
+/// Messages of `msgs` (with their records) for which `pick` holds.
+fn count(msgs: &[MessageSpec], out: &Outcome, pick: impl Fn(&MessageSpec, u64) -> bool) -> u64 {
+    msgs.iter()
+        .zip(&out.records)
+        .filter(|(m, r)| pick(m, r.complete_ps.unwrap_or(u64::MAX)))
+        .count() as u64
+}
+
 #[test]
-fn after_a_plane_fails_its_hosts_stop_sending_into_it_once_the_other_delivers() {
-    // One-chunk messages and a retry timeout past every completion: each
+fn after_a_plane_fails_its_hosts_stop_sending_into_it_once_they_see_it_or_the_other_delivers() {
+    // One-chunk messages and a retry timeout past every completion. A
+    // requester that sees its link to the failed plane down (`link_detect_ns`
+    // after the failure: every host for a switch, host H for H's link) sends
+    // new messages on the other plane only (`unmirrored`). Every other
     // message's copy on the failed plane either arrives (one of its two
     // copies is then discarded) or loses exactly one unit there (its /N/,
-    // request, grant or data), and nothing on that plane is sent again:
-    // the hosts learn of the other plane's delivery. (Were they to retry
-    // until `give_up_ns`, as a plane on its own does, the units into the
-    // down link would be many per message.)
+    // request, grant or data), and nothing on that plane is sent again: the
+    // hosts learn of the other plane's delivery. So the units into the down
+    // link are at most the messages in flight at the failure or sent before
+    // it was seen, plus, for a link, those of requesters that cannot see it
+    // (its host the memory node: the RTL's `memory_link_cut`).
     let mut msgs = messages(0.5, 3000, 11);
     for m in &mut msgs {
         m.size = 64;
     }
     let end = msgs.last().unwrap().issue_ps / 1000;
     let retry_timeout_ns = 50_000;
-    for target in ["switch:0", "switch:1", "link:2:0", "link:6:1"] {
+    for (target, failed_host) in [
+        ("switch:0", None),
+        ("switch:1", None),
+        ("link:2:0", Some(2)),
+        ("link:6:1", Some(6)),
+    ] {
         let events = format!("{target}@{}", end / 3);
-        for zero_queue in [false, true] {
+        let down = end / 3 * 1000;
+        for (link_detect_ns, zero_queue) in [(100, false), (100, true), (0, false), (3_000, true)] {
             let faults = FaultConfig {
                 retry_timeout_ns,
+                link_detect_ns,
                 ..failing(&events, true)
             };
+            let seen = down + link_detect_ns * 1000;
             let out = run(rules(faults, zero_queue), &msgs);
             let f = &out.totals.edm.faults;
             let slowest = msgs
@@ -336,14 +356,96 @@ fn after_a_plane_fails_its_hosts_stop_sending_into_it_once_the_other_delivers() 
                 .unwrap();
             assert!(slowest < retry_timeout_ns * 1000, "{slowest} ps");
             assert_eq!((f.notify_retries, f.chunk_retries), (0, 0), "{f:?}");
-            assert!(f.link_down_drops > 0, "{target} {f:?}");
             assert_eq!(
-                f.link_down_drops + f.mirror_copies_discarded,
+                f.link_down_drops + f.mirror_copies_discarded + f.unmirrored,
                 msgs.len() as u64,
                 "{target} {f:?}"
             );
+            let sees = |m: &MessageSpec| failed_host.is_none_or(|h| m.requester == h);
+            let unseen = |m: &MessageSpec| failed_host.is_some_and(|h| m.memory == h && !sees(m));
+            // Left out: every message of a host that sees the failure issued
+            // after it saw it, and none that ended before.
+            let after = count(&msgs, &out, |m, _| sees(m) && m.issue_ps >= seen);
+            let may = count(&msgs, &out, |m, done| sees(m) && done >= seen);
+            assert!(
+                after > 0 && after <= f.unmirrored && f.unmirrored <= may,
+                "{target} {after} {may} {f:?}"
+            );
+            let in_flight = count(&msgs, &out, |m, done| {
+                done >= down && ((sees(m) && m.issue_ps < seen) || unseen(m))
+            });
+            assert!(
+                f.link_down_drops > 0 && f.link_down_drops <= in_flight,
+                "{target} {in_flight} {f:?}"
+            );
+            // Tight: nearly every one of them lost its unit there (the
+            // seed's runs: all but at most one).
+            assert!(
+                f.link_down_drops + in_flight / 20 + 1 >= in_flight,
+                "{target} {in_flight} {f:?}"
+            );
             assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0), "{f:?}");
         }
+    }
+}
+
+#[test]
+fn a_link_down_and_back_is_left_out_while_its_host_sees_it_down_then_mirrored_again() {
+    use edm_sim::edm::UnitKind;
+    let msgs = messages(0.5, 4000, 14);
+    let end = msgs.last().unwrap().issue_ps / 1000;
+    let (host, plane) = (3, 1);
+    let (down, up) = (end / 4 * 1000, end / 2 * 1000);
+    let events = format!("link:{host}:{plane}@{}-{}", down / 1000, up / 1000);
+    let fabric = FabricConfig {
+        nodes: NODES,
+        ..FabricConfig::default()
+    };
+    for zero_queue in [false, true] {
+        // A retry timeout shorter than many round trips: the host must not
+        // re-send into the link while it sees it down either.
+        let faults = FaultConfig {
+            retry_timeout_ns: 300,
+            ..failing(&events, true)
+        };
+        let detect = faults.link_detect_ps();
+        let (out, trace) = Edm::new(fabric.clone(), rules(faults, zero_queue)).run_traced(&msgs);
+        let f = &out.totals.edm.faults;
+        assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0), "{f:?}");
+        let mine = |m: &MessageSpec| m.requester == host;
+        let may = count(&msgs, &out, |m, done| {
+            mine(m) && m.issue_ps < up + detect && done >= down + detect
+        });
+        assert!(f.unmirrored > 0 && f.unmirrored <= may, "{may} {f:?}");
+        // The host's /N/ and requests on each plane, by message.
+        let mut sent_on = vec![[false; 2]; msgs.len()];
+        let mut latest_while_seen_down = 0;
+        for t in &trace {
+            if t.up && t.host == host && matches!(t.kind, UnitKind::Notify | UnitKind::Request) {
+                sent_on[t.msg as usize][t.plane as usize] = true;
+                if t.plane == plane && (down + detect..up + detect).contains(&t.start) {
+                    latest_while_seen_down = latest_while_seen_down.max(t.start - down - detect);
+                }
+            }
+        }
+        // Into the down link only what was decided before the host saw it
+        // (generated, and in zero-queue mode waiting for a gap): nothing,
+        // not even a retry, decided later.
+        let generated = fabric.cycles(EdmConfig::edm_rules().steps.gen_req);
+        let waited = out.totals.edm.max_request_wait_ps;
+        assert!(
+            latest_while_seen_down <= generated + waited,
+            "{latest_while_seen_down} ps"
+        );
+        let later: Vec<usize> = (0..msgs.len())
+            .filter(|&i| mine(&msgs[i]) && msgs[i].issue_ps >= up + detect)
+            .collect();
+        assert!(later.len() > 100);
+        assert!(later.iter().all(|&i| sent_on[i] == [true, true]));
+        let left_out = (0..msgs.len())
+            .filter(|&i| mine(&msgs[i]) && sent_on[i] == [plane == 1, plane == 0])
+            .count() as u64;
+        assert_eq!(left_out, f.unmirrored, "{f:?}");
     }
 }
 
@@ -388,6 +490,12 @@ fn the_ber_monitor_disables_a_noisy_link_and_the_second_plane_carries_on() {
         let (_, failed) = accounted(&msgs, &out);
         let f = &out.totals.edm.faults;
         assert!(f.data_corrupted > 0, "{f:?}");
+        // A dual-switch host sees its disabled link and leaves that plane out.
+        assert_eq!(
+            f.unmirrored > 0,
+            dual_switch && f.links_disabled > 0,
+            "{f:?}"
+        );
         (f.links_disabled, failed)
     };
     // Without the monitor the retries get everything through the noise.

@@ -58,6 +58,10 @@ pub struct FaultConfig {
     /// messages on two planes, each a switch with its own links and
     /// scheduler, in one run; the receiver keeps each chunk's first copy.
     pub dual_switch: bool,
+    /// Dual switch: how long a host takes to see its link to a plane go
+    /// down or come back (its PHY losing or regaining lock); from then on
+    /// it leaves that plane out of new messages, or mirrors again.
+    pub link_detect_ns: u64,
 }
 
 /// A link (both directions of a host's link to a switch) or a whole switch
@@ -172,6 +176,10 @@ impl Default for FaultConfig {
             monitor_threshold: 0,
             monitor_window_ns: 125_000,
             dual_switch: false,
+            // The RTL's link guard takes a cut link down after 16 invalid
+            // sync headers (41 ns at its 2.56 ns clock) and tells the
+            // partner two flops later: 100 ns covers both.
+            link_detect_ns: 100,
         }
     }
 }
@@ -185,6 +193,10 @@ impl FaultConfig {
 
     pub fn retry_timeout_ps(&self) -> Ps {
         self.retry_timeout_ns * 1000
+    }
+
+    pub fn link_detect_ps(&self) -> Ps {
+        self.link_detect_ns * 1000
     }
 }
 
@@ -223,6 +235,10 @@ pub struct FaultCounters {
     /// Dual switch: data units discarded because the other plane's copy of
     /// their chunk arrived first.
     pub mirror_copies_discarded: u64,
+    /// Dual switch: messages whose /N/ or request went on one plane only,
+    /// their requester seeing its link to the other down (the RTL's
+    /// `cnt_unmirrored`); lost if that plane fails too.
+    pub unmirrored: u64,
 }
 
 /// What happened to a unit on its way.

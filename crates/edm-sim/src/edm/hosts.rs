@@ -1,6 +1,7 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
+use super::plane::ALL_PLANES;
 use super::sim::Sim;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
 use super::{Edm, UnitKind};
@@ -133,9 +134,14 @@ impl Sim<'_> {
             plane: 0,
         };
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
-        self.arm_timers(at, unit);
-        // Mirrored on every plane (the dual switch): same message, same id.
-        self.on_each_plane(|sim| {
+        // Mirrored on every plane (the dual switch): same message, same id;
+        // not into a plane whose link its host sees down.
+        let planes = self.mirror_planes(m.requester, now);
+        if planes != ALL_PLANES {
+            self.totals.edm.faults.unmirrored += 1;
+        }
+        self.arm_timers(at, unit, planes);
+        self.on_planes(planes, |sim| {
             let unit = Unit {
                 plane: sim.plane.id,
                 ..unit

@@ -17,6 +17,9 @@ use crate::config::{MemoryOrder, Ps};
 use crate::edm::scheduler::{Iteration, Scheduler};
 use std::collections::VecDeque;
 
+/// Every plane, as a set of plane ids (`Sim::on_planes`).
+pub(super) const ALL_PLANES: u8 = 0b11;
+
 pub(super) struct Plane {
     /// 0, or 1 for a dual switch's second plane (events name it).
     pub(super) id: u8,
@@ -159,17 +162,38 @@ impl Sim<'_> {
         }
     }
 
-    /// Runs `act` on every plane in turn (a host mirroring a message), and
-    /// returns to the plane it was on.
-    pub(super) fn on_each_plane(&mut self, mut act: impl FnMut(&mut Self)) {
+    /// Runs `act` on each plane of `planes` (a bit per plane id) in turn (a
+    /// host mirroring a message), and returns to the plane it was on.
+    pub(super) fn on_planes(&mut self, planes: u8, mut act: impl FnMut(&mut Self)) {
         if self.other_plane.is_none() {
             return act(self);
         }
         let back = self.plane.id;
-        for id in 0..2 {
+        for id in (0..2).filter(|id| planes & 1 << id != 0) {
             self.enter(id);
             act(self);
         }
         self.enter(back);
+    }
+
+    /// The planes host `h` sends a message's /N/ or request on at `at`
+    /// (a bit per plane id): with the dual switch, those whose link it does
+    /// not see down (docs/faults.md §4), as the RTL's `edm_mirror` leaves
+    /// out a plane whose link guard reports it down; every plane if it sees
+    /// them all down (it has nothing better: the retries and `give_up_ns`
+    /// take over).
+    pub(super) fn mirror_planes(&self, h: u16, at: Ps) -> u8 {
+        let Some(other) = self.other_plane.as_deref() else {
+            return ALL_PLANES;
+        };
+        let seen_up = [&self.plane, other]
+            .into_iter()
+            .filter(|p| !p.faults.seen_down(h, at))
+            .fold(0, |mask, p| mask | 1 << p.id);
+        if seen_up == 0 {
+            ALL_PLANES
+        } else {
+            seen_up
+        }
     }
 }

@@ -13,10 +13,10 @@ pub struct Faults {
     /// The switch plane this run models (0; 1: a dual switch's second).
     plane: u8,
     /// BER monitor, per host link: when its window started, the units
-    /// dropped for bit errors in it, and whether it disabled the link.
+    /// dropped for bit errors in it, and when it disabled the link.
     window_start: Vec<Ps>,
     window_drops: Vec<u32>,
-    disabled: Vec<bool>,
+    disabled_at: Vec<Option<Ps>>,
     /// Links disabled so far (for the counters).
     pub links_disabled: u64,
 }
@@ -68,14 +68,16 @@ impl Faults {
             plane,
             window_start: vec![0; nodes],
             window_drops: vec![0; nodes],
-            disabled: vec![false; nodes],
+            disabled_at: vec![None; nodes],
             links_disabled: 0,
         }
     }
 
     /// Whether host `host`'s link is down at `at` (failed or disabled).
     pub fn link_down(&self, host: u16, at: Ps) -> bool {
-        self.disabled.get(host as usize).is_some_and(|&d| d)
+        self.disabled_at
+            .get(host as usize)
+            .is_some_and(Option::is_some)
             || self
                 .cfg
                 .failures
@@ -83,11 +85,28 @@ impl Faults {
                 .any(|f| f.ber.is_none() && f.covers(self.plane, host, at))
     }
 
+    /// Whether host `host` sees its link down at `at`: it has been down
+    /// (failed or disabled) for `link_detect_ns`, and is not back for as
+    /// long (the host's PHY takes that to lose lock and to regain it).
+    pub fn seen_down(&self, host: u16, at: Ps) -> bool {
+        let Some(since) = at.checked_sub(self.cfg.link_detect_ps()) else {
+            return false;
+        };
+        self.disabled_at
+            .get(host as usize)
+            .is_some_and(|d| d.is_some_and(|d| d <= since))
+            || self
+                .cfg
+                .failures
+                .iter()
+                .any(|f| f.ber.is_none() && f.covers(self.plane, host, since))
+    }
+
     /// The BER monitor counts a unit dropped for bit errors on `host`'s link.
     fn monitor(&mut self, host: u16, at: Ps) {
         let threshold = self.cfg.monitor_threshold;
         let h = host as usize;
-        if threshold == 0 || self.disabled[h] {
+        if threshold == 0 || self.disabled_at[h].is_some() {
             return;
         }
         if at >= self.window_start[h] + self.cfg.monitor_window_ns * 1000 {
@@ -96,7 +115,7 @@ impl Faults {
         }
         self.window_drops[h] += 1;
         if self.window_drops[h] >= threshold {
-            self.disabled[h] = true;
+            self.disabled_at[h] = Some(at);
             self.links_disabled += 1;
         }
     }

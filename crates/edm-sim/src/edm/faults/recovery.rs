@@ -13,11 +13,11 @@ use crate::workload::Op;
 impl Sim<'_> {
     /// The timers of a message whose /N/ or request its host sends at `at`:
     /// the retry of an ungranted notification, a read's timeout.
-    /// (A retry per plane, the others once per message.)
-    pub(in crate::edm) fn arm_timers(&mut self, at: Ps, unit: Unit) {
+    /// (A retry per plane of `planes`, the others once per message.)
+    pub(in crate::edm) fn arm_timers(&mut self, at: Ps, unit: Unit, planes: u8) {
         if self.lossy {
             let check = at + self.edm.cfg.faults.retry_timeout_ps();
-            self.on_each_plane(|sim| {
+            self.on_planes(planes, |sim| {
                 let unit = Unit {
                     plane: sim.plane.id,
                     ..unit
@@ -193,12 +193,18 @@ impl Sim<'_> {
         if self.ended[i] || self.plane.heard[i] {
             return false;
         }
+        let check = now + self.edm.cfg.faults.retry_timeout_ps();
+        if self.mirror_planes(unit.spec.requester, now) & 1 << self.plane.id == 0 {
+            // Its host sees this plane's link down (the other carries the
+            // message): not sent into it, looked at again while unfinished.
+            self.q.push(check, Ev::NotifyCheck(unit));
+            return false;
+        }
         self.totals.edm.faults.notify_retries += 1;
         // Generated again, as a new one is (so the uplink's control blocks
         // stay in time order behind those of messages issued just before).
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
         self.send_control(now, at, unit);
-        let check = now + self.edm.cfg.faults.retry_timeout_ps();
         self.q.push(check, Ev::NotifyCheck(unit));
         true
     }
