@@ -114,6 +114,7 @@ class Dual:
         self.races = 0                     # a word read by one engine and written by the other in one cycle
         self.stale_reads: list = []        # reads whose bytes differ from the commit-order model
         self.region_start = bytes(self.dram[0][REGION:REGION + REGION_SIZE])
+        self.dram_ready = 1.0              # how often each DRAM channel takes a request
 
     # ---------------------------------------------------------------- requests
     def request(self, c, kind, m, off, size=8, **kw):
@@ -185,7 +186,11 @@ class Dual:
         d.cpl_ready.value = cpl_ready
         d.lrd_ready.value = sum(1 << e for e in range(2 * nc) if rng.random() < 0.85)
         d.lwr_ready.value = (1 << 2 * nc) - 1   # local memories keep up with the links
-        d.dram_rd_ready.value = d.dram_wr_ready.value = (1 << 2 * nm) - 1
+        dram_rd_ready = dram_wr_ready = (1 << 2 * nm) - 1
+        if self.dram_ready < 1:   # (no draws otherwise: the other tests' traffic stays as it was)
+            dram_rd_ready = sum(1 << e for e in range(2 * nm) if rng.random() < self.dram_ready)
+            dram_wr_ready = sum(1 << e for e in range(2 * nm) if rng.random() < self.dram_ready)
+        d.dram_rd_ready.value, d.dram_wr_ready.value = dram_rd_ready, dram_wr_ready
         v = data = 0
         for c in range(nc):
             for y in range(2):
@@ -249,7 +254,7 @@ class Dual:
             for y in range(2):   # memory node 0's engines
                 if commit >> y & 1:
                     self.commits.append((cyc, y, field(src, y, 10), field(mid, y, 8), field(kind, y, 3), dup >> y & 1))
-        rdv, wrv = int(d.dram_rd_valid.value), int(d.dram_wr_valid.value)
+        rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
         rda, wra, wrd, wrm = (int(d.dram_rd_addr.value), int(d.dram_wr_addr.value), int(d.dram_wr_data.value),
                               int(d.dram_wr_mask.value))
         for m in range(nm):
@@ -680,7 +685,8 @@ async def shared_word(dut):
 async def shared_reads(dut):
     """Both compute nodes read, write and fetch-and-add the words of one
     32-byte region of memory node 0, several requests in flight each, with
-    both planes whole: reads of 1 to 32 bytes at any offset, writes likewise,
+    both planes whole and a DRAM that takes a request on each channel 30 %
+    of the time: reads of 1 to 32 bytes at any offset, writes likewise,
     fetch-and-add of a random 60-bit number on one word. The first copies come
     on either plane and each read is answered on both. Every read must return
     the region as the commit order leaves it at the copy whose answer the host
@@ -691,6 +697,7 @@ async def shared_reads(dut):
     them instead (and asserts there is one)."""
     f = Dual(dut, seed(255))
     f.commits = []
+    f.dram_ready = 0.3   # a busy memory: writes wait longer, and reads with them
     await f.start()
     rng = f.rng
     n = int(os.environ.get("EDM_DUAL_SHARED", "100"))   # each
