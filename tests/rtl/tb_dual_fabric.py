@@ -23,6 +23,10 @@ link guards take the link down, as loss of signal would):
   * two_link_cuts: compute_link_cut, then, once that plane is whole again,
     memory node 0's plane-1 link (a fault on each plane in turn).
   * no_fault: both planes whole.
+Order across a memory node's two engines (no fault): shared_word (writes and
+fetch-and-adds of one word: one sequential order explains them) and
+shared_reads (reads, writes and adds of a region, each checked against the
+engines' commit order).
 Checks: every request completes exactly once (no hang), with STATUS_OK (an
 RMW whose answer was lost with its plane gets the result kept for its second
 copy); every
