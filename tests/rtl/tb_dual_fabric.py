@@ -513,7 +513,7 @@ async def traffic(f, rounds, events=()):
     await f.run(events=events)
 
 
-def report(f, name, figures):
+def report(f, name, figures, **extra):
     total = len(f.done)
     lost = sum(len(q) for q in f.submit) + sum(len(o) for o in f.outstanding)
     failed = sum(1 for r in f.done if r["status"] != OK)
@@ -521,7 +521,7 @@ def report(f, name, figures):
                    duplicated_dram_words=f.extra_words,
                    bytes_checked=sum(r["len"] for r in f.done if r["kind"] == K_RREQ),
                    writes=len(f.writes), rmw=sum(len(v) for v in f.faa.values()), faults=figures,
-                   counters=f.counters())
+                   counters=f.counters(), **extra)
     f.dut._log.info(json.dumps(summary))
     path = os.environ.get("EDM_DUAL_JSON")
     if path:
@@ -722,14 +722,13 @@ async def shared_reads(dut):
         await f.step()
     f.check()
     reads = [r for r in f.ordered if r["kind"] == K_RREQ]
-    second = sum(1 for r in reads if r["plane"] != r["first"])
-    differ = sum(1 for r in reads if r["views"][0] != r["views"][1])
     on_plane1 = sum(r["first"] for r in f.ordered)
-    dut._log.info(f"shared_reads: {len(f.ordered)} requests ({len(reads)} reads) in {f.cycle} cycles; first "
-                  f"copies on plane 0 / 1: {len(f.ordered) - on_plane1} / {on_plane1}; reads whose copies saw "
-                  f"different bytes {differ}, answered by the later copy {second}; stale reads "
-                  f"{len(f.stale_reads)}; a word read and written by the two engines in one cycle {f.races}")
+    order = dict(ordered=len(f.ordered), reads=len(reads), first_on_plane=[len(f.ordered) - on_plane1, on_plane1],
+                 answered_by_later_copy=sum(1 for r in reads if r["plane"] != r["first"]),
+                 copies_differ=sum(1 for r in reads if r["views"][0] != r["views"][1]),
+                 stale_reads=len(f.stale_reads), races=f.races)
+    dut._log.info(f"shared_reads: {order}")
     if os.environ.get("EDM_DUAL_UNORDERED"):
         assert f.stale_reads, "no read returned stale bytes"
-    report(f, "shared_reads", [])
+    report(f, "shared_reads", [], order=order)
 
