@@ -409,7 +409,8 @@ class Dual:
         events = []
         for r in self.ordered:
             mine = sorted(copies.pop((r["c"], r["id"]), []))
-            assert len(mine) == 2 and {y for _, y, _, _ in mine} == {0, 1} and all(k == r["kind"] for *_, k, _ in mine), \
+            planes, kinds = {copy[1] for copy in mine}, {copy[2] for copy in mine}
+            assert len(mine) == 2 and planes == {0, 1} and kinds == {r["kind"]}, \
                 f"{r['kind']} of compute node {r['c']}, id {r['id']}: committed {mine}"
             r["first"] = mine[0][1]
             if r["kind"] != K_RREQ:   # the filter marks the later copy
