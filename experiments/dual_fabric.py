@@ -10,7 +10,12 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
-other, docs/faults.md §6).
+other, docs/faults.md §6). --shared-reads runs `shared_reads` (reads, writes
+and adds of one region, each read checked against the memory engines' commit
+order) and prints its figures; with --read-order 0 on a top built without the
+order for reads, where the bench counts stale reads (and fails if none).
+
+    .venv/bin/python experiments/dual_fabric.py --shared-reads --seeds 5 [--read-order 0]
 
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); a
 failing run stops the script. Cycles are 2.56 ns (the PCS clock).
@@ -36,7 +41,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (moves every test's seed)")
     parser.add_argument("--rounds", type=int, default=100, help="random requests per compute node")
     parser.add_argument("--two-cuts", action="store_true", help="the two-cut test instead of the four")
+    parser.add_argument("--shared-reads", action="store_true", help="the shared_reads test instead")
+    parser.add_argument("--read-order", type=int, default=1, choices=(0, 1),
+                        help="with --shared-reads: tb_dual_fabric_top READ_ORDER")
     args = parser.parse_args()
+    if args.shared_reads:
+        shared_reads(args.seeds, args.read_order)
+        return
     rows = []
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,6 +80,29 @@ def main() -> None:
                   f"| {f['longest_gap_before']} / {f['longest_gap_after']} "
                   f"| {f['completions_before']} / {f['completions_after']} |")
     print(f"\n{len(rows)} runs in {time.time() - start:.0f} s")
+
+
+def shared_reads(seeds: int, read_order: int) -> None:
+    start = time.time()
+    print("| seed | READ_ORDER | cycles | requests (reads) | first copies on plane 0 / 1 | reads answered by "
+          "the later copy | reads whose copies differ | stale reads | word read and written in one cycle |")
+    print("|---:|---:|---:|---|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in range(seeds):
+            out = Path(tmp) / f"seed{s}.json"
+            env = {"EDM_DUAL_SEED": str(s), "EDM_DUAL_JSON": str(out)}
+            if not read_order:
+                env["EDM_DUAL_UNORDERED"] = "1"
+            run_dual_fabric(testcase="shared_reads", env=env,
+                            parameters=None if read_order else {"READ_ORDER": 0})
+            if not out.exists():
+                sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/ results.xml)")
+            r = json.loads(out.read_text())
+            o = r["order"]
+            print(f"| {s} | {read_order} | {r['cycles']} | {o['ordered']} ({o['reads']}) "
+                  f"| {o['first_on_plane'][0]} / {o['first_on_plane'][1]} | {o['answered_by_later_copy']} "
+                  f"| {o['copies_differ']} | {o['stale_reads']} | {o['races']} |")
+    print(f"\n{seeds} runs in {time.time() - start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -63,9 +63,10 @@
 // result, so the filter can keep it.
 // Order across the engines (PEER, the dual switch's two engines on one
 // memory): each engine applies the first copies its plane brought; a first
-// copy of a write or RMW also waits for the peer's overlapping ones that
-// were committed before it (ord_* out, peer_* in; "order across a dual
-// node's engines" below), so the memory sees one commit order.
+// copy of a write or RMW, and a read (PEER_READS), also waits for the peer's
+// overlapping commands that were committed before it, as it would for its own
+// (ord_* out, peer_* in; "order across a dual node's engines" below), so the
+// memory sees one commit order.
 // Grants (/G/ for message (grant_dst, grant_msg_id) of this node): queued; each
 // one releases the next chunk of its message, of min(grant_size, bytes not yet
 // granted) bytes, seq counting from 0, last on the chunk that completes the
@@ -116,8 +117,11 @@ module edm_mem_node #(
     // behind edm_dup_filter): each first copy of a write or RMW is applied
     // after the peer's overlapping ones committed before it (peer_*). PEER_FIRST:
     // the peer's commits in the same cycle come first (the filter's plane order).
+    // PEER_READS: reads take part too (a read after the peer's earlier writes and
+    // RMWs, a write or RMW after its earlier reads); 0 leaves them out.
     parameter bit PEER = 1'b0,
-    parameter bit PEER_FIRST = 1'b0
+    parameter bit PEER_FIRST = 1'b0,
+    parameter bit PEER_READS = 1'b1
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -146,18 +150,21 @@ module edm_mem_node #(
     input  logic        memo_ready,    // the result for that key is known (or forgotten)
     input  logic        memo_ok,       // known and OK: the old value is memo_old
     input  logic [63:0] memo_old,
-    // The order across a dual node's two engines (PEER): the writes and RMWs this
+    // The order across a dual node's two engines (PEER): the commands this
     // engine has still to apply (ord_*, to the peer's peer_*), as slot masks:
     // busy, committed now (new), finished now (done), and the 8-byte words they
-    // touch. Tie peer_* to 0 without a peer.
+    // touch: writes (wr, per WREQ slot), and per response slot (rs) RMWs
+    // (rs_rmw) and, with PEER_READS, reads not all fetched. ord_rd_wait: the
+    // peer's reads this engine's next write or RMW waits for (the peer fetches
+    // them at once). Tie peer_* to 0 without a peer.
     output logic [(1 << WSLOTS_LOG2)-1:0]      ord_wr_busy, ord_wr_new, ord_wr_done,
     output logic [(1 << WSLOTS_LOG2)*61-1:0]   ord_wr_w0, ord_wr_wl,
-    output logic [(1 << READ_SLOTS_LOG2)-1:0]  ord_rmw_busy, ord_rmw_new, ord_rmw_done,
-    output logic [(1 << READ_SLOTS_LOG2)*61-1:0] ord_rmw_word,
+    output logic [(1 << READ_SLOTS_LOG2)-1:0]  ord_rs_busy, ord_rs_new, ord_rs_done, ord_rs_rmw, ord_rd_wait,
+    output logic [(1 << READ_SLOTS_LOG2)*61-1:0] ord_rs_w0, ord_rs_wl,
     input  logic [(1 << WSLOTS_LOG2)-1:0]      peer_wr_busy, peer_wr_new, peer_wr_done,
     input  logic [(1 << WSLOTS_LOG2)*61-1:0]   peer_wr_w0, peer_wr_wl,
-    input  logic [(1 << READ_SLOTS_LOG2)-1:0]  peer_rmw_busy, peer_rmw_new, peer_rmw_done,
-    input  logic [(1 << READ_SLOTS_LOG2)*61-1:0] peer_rmw_word,
+    input  logic [(1 << READ_SLOTS_LOG2)-1:0]  peer_rs_busy, peer_rs_new, peer_rs_done, peer_rs_rmw, peer_rd_wait,
+    input  logic [(1 << READ_SLOTS_LOG2)*61-1:0] peer_rs_w0, peer_rs_wl,
     // With TRANSLATE: the translation of the unit whose last block is in_last.
     // A denied RREQ/RMWREQ is answered STATUS_DENIED, a denied WREQ never written.
     input  logic [63:0] xl_addr,
@@ -484,7 +491,8 @@ module edm_mem_node #(
   // (e_push: the engine has reached the command; its first chunk goes when its
   // token reaches the head of the grant queue.)
   assign e_push = (e_state == E_IDLE && cmd_valid
-                   && ((c_kind == K_RREQ && !(rs_pend[c_slot] && r_hazard)) || (c_kind == K_RMW && a_err)))
+                   && ((c_kind == K_RREQ && !(rs_pend[c_slot] && (r_hazard || r_peer_hazard)))
+                       || (c_kind == K_RMW && a_err)))
                   || e_state == E_RMW_DONE;
   assign e_done = e_push;
   assign cmd_pop = e_done;
@@ -583,67 +591,88 @@ module edm_mem_node #(
   end
 
   // ================================================================ order across a dual node's engines
-  // Each first copy of a write or RMW keeps the peer's writes and RMWs that
-  // were committed before it and are not finished (cleared as they finish; a
-  // slot is reused only after), and waits while one of them touches its words:
-  // both engines then apply the first copies in commit order, overlapping ones
-  // never at once, as one engine would (RMWs atomic against each other). Every
-  // wait is for a command committed earlier, so none can close a cycle. Reads
-  // keep the order of their own engine only (a read's two copies may differ).
+  // Each first copy of a write or RMW, and each read (PEER_READS), keeps the
+  // peer's commands that were committed before it and are not finished
+  // (cleared as they finish; a slot is reused only after) and waits while one
+  // it must follow touches its words, as within one engine: a read follows
+  // writes and RMWs, a write or RMW follows all three. The memory then sees
+  // one commit order, as one engine would give it (RMWs atomic against each
+  // other, a read a snapshot at its commit). A peer read that a waiting write
+  // or RMW needs is fetched to its end at once (ord_rd_wait, as f_force here),
+  // so no write waits for a grant. Every wait is for a command committed
+  // earlier, so none can close a cycle.
   logic [RS-1:0]         rs_rmw_w;      // an RMW that writes, not done
   logic [WS-1:0][WS-1:0] ws_peer_wr;    // per WREQ slot: the peer's earlier writes
-  logic [WS-1:0][RS-1:0] ws_peer_rmw;   // ... and RMWs
-  logic [RS-1:0][WS-1:0] rs_peer_wr;    // per RMW slot, likewise
-  logic [RS-1:0][RS-1:0] rs_peer_rmw;
+  logic [WS-1:0][RS-1:0] ws_peer_rs;    // ... and reads and RMWs
+  logic [RS-1:0][WS-1:0] rs_peer_wr;    // per response slot, likewise
+  logic [RS-1:0][RS-1:0] rs_peer_rs;
   logic [WS-1:0] peer_wr_before, wr_commit_slot;
-  logic [RS-1:0] peer_rmw_before, rmw_commit_w, rmw_finish;
-  assign peer_wr_before  = PEER ? (peer_wr_busy & ~peer_wr_done) | (PEER_FIRST ? peer_wr_new : '0) : '0;
-  assign peer_rmw_before = PEER ? (peer_rmw_busy & ~peer_rmw_done) | (PEER_FIRST ? peer_rmw_new : '0) : '0;
+  logic [RS-1:0] peer_rs_before, rs_commit_slot, rmw_commit_w;
+  logic          rs_ordered;            // the response slot committed now takes part
+  assign peer_wr_before = PEER ? (peer_wr_busy & ~peer_wr_done) | (PEER_FIRST ? peer_wr_new : '0) : '0;
+  assign peer_rs_before = PEER ? (peer_rs_busy & ~peer_rs_done) | (PEER_FIRST ? peer_rs_new : '0) : '0;
   assign wr_commit_slot = w_commit ? WS'(1) << rx_wslot : '0;
-  assign rmw_commit_w = (tok_in && rx_kind == K_RMW && x_access) ? RS'(1) << free_idx : '0;
-  assign rmw_finish   = (e_done && c_kind == K_RMW) ? RS'(1) << c_slot : '0;
-  assign ord_wr_busy  = ws_busy & ws_access;
-  assign ord_wr_new   = x_access ? wr_commit_slot : '0;
-  assign ord_wr_done  = wr_finish;
-  assign ord_wr_w0    = ws_w0;
-  assign ord_wr_wl    = ws_wl;
-  assign ord_rmw_busy = rs_rmw_w;
-  assign ord_rmw_new  = rmw_commit_w;
-  assign ord_rmw_done = rmw_finish;
-  assign ord_rmw_word = rs_w0;
+  assign rs_commit_slot = tok_in ? RS'(1) << free_idx : '0;
+  assign rs_ordered     = x_access && (rx_kind == K_RMW || PEER_READS);
+  assign rmw_commit_w   = rx_kind == K_RMW && x_access ? rs_commit_slot : '0;
+  assign ord_wr_busy = ws_busy & ws_access;
+  assign ord_wr_new  = x_access ? wr_commit_slot : '0;
+  assign ord_wr_done = wr_finish;
+  assign ord_wr_w0   = ws_w0;
+  assign ord_wr_wl   = ws_wl;
+  assign ord_rs_busy = PEER_READS ? rs_pend : rs_rmw_w;   // rs_pend: reads not all fetched, RMWs not done
+  assign ord_rs_new  = rs_ordered ? rs_commit_slot : '0;
+  assign ord_rs_done = rd_finish;
+  assign ord_rs_rmw  = rs_rmw_w;
+  assign ord_rs_w0   = rs_w0;
+  assign ord_rs_wl   = rs_wl;
   logic w_peer_hazard, r_peer_hazard;
+  logic [RS-1:0] peer_rs_needed;   // the peer's reads and RMWs the next write or RMW waits for
   always_comb begin
-    logic [60:0] pw0, pwl, pword;
+    logic [60:0] pw0, pwl;
     w_peer_hazard = 1'b0;
     r_peer_hazard = 1'b0;
+    peer_rs_needed = '0;
     for (integer k = 0; k < WS; k++) begin
       pw0 = peer_wr_w0[k*61 +: 61];
       pwl = peer_wr_wl[k*61 +: 61];
       if (ws_peer_wr[w_head][k] && pw0 <= ws_wl[w_head] && ws_w0[w_head] <= pwl) w_peer_hazard = 1'b1;
-      if (rs_peer_wr[c_slot][k] && pw0 <= rs_w0[c_slot] && rs_w0[c_slot] <= pwl) r_peer_hazard = 1'b1;
+      if (rs_peer_wr[c_slot][k] && pw0 <= rs_wl[c_slot] && rs_w0[c_slot] <= pwl) r_peer_hazard = 1'b1;
     end
     for (integer i = 0; i < RS; i++) begin
-      pword = peer_rmw_word[i*61 +: 61];
-      if (ws_peer_rmw[w_head][i] && ws_w0[w_head] <= pword && pword <= ws_wl[w_head]) w_peer_hazard = 1'b1;
-      if (rs_peer_rmw[c_slot][i] && pword == rs_w0[c_slot]) r_peer_hazard = 1'b1;
+      pw0 = peer_rs_w0[i*61 +: 61];
+      pwl = peer_rs_wl[i*61 +: 61];
+      if (ws_peer_rs[w_head][i] && pw0 <= ws_wl[w_head] && ws_w0[w_head] <= pwl) begin
+        w_peer_hazard = 1'b1;
+        peer_rs_needed[i] = ws_busy[w_head] && ws_access[w_head];
+      end
+      // (a read does not wait for the peer's reads)
+      if (rs_peer_rs[c_slot][i] && (c_kind == K_RMW || peer_rs_rmw[i])
+          && pw0 <= rs_wl[c_slot] && rs_w0[c_slot] <= pwl) begin
+        r_peer_hazard = 1'b1;
+        if (e_state == E_RMW_RD) peer_rs_needed[i] = 1'b1;
+      end
     end
   end
+  assign ord_rd_wait = peer_rs_needed & ~peer_rs_rmw;
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       rs_rmw_w <= '0;
       ws_peer_wr <= '0;
-      ws_peer_rmw <= '0;
+      ws_peer_rs <= '0;
       rs_peer_wr <= '0;
-      rs_peer_rmw <= '0;
+      rs_peer_rs <= '0;
     end else begin
-      rs_rmw_w <= (rs_rmw_w | rmw_commit_w) & ~rmw_finish;
+      rs_rmw_w <= (rs_rmw_w | rmw_commit_w) & ~rd_finish;
       for (integer k = 0; k < WS; k++) begin
         ws_peer_wr[k] <= wr_commit_slot[k] ? peer_wr_before : ws_peer_wr[k] & ~peer_wr_done;
-        ws_peer_rmw[k] <= wr_commit_slot[k] ? peer_rmw_before : ws_peer_rmw[k] & ~peer_rmw_done;
+        ws_peer_rs[k] <= wr_commit_slot[k] ? peer_rs_before : ws_peer_rs[k] & ~peer_rs_done;
       end
+      // A command that takes no part starts with empty masks (its slot's last
+      // ones may still name unfinished commands).
       for (integer i = 0; i < RS; i++) begin
-        rs_peer_wr[i] <= rmw_commit_w[i] ? peer_wr_before : rs_peer_wr[i] & ~peer_wr_done;
-        rs_peer_rmw[i] <= rmw_commit_w[i] ? peer_rmw_before : rs_peer_rmw[i] & ~peer_rmw_done;
+        rs_peer_wr[i] <= rs_commit_slot[i] ? (rs_ordered ? peer_wr_before : '0) : rs_peer_wr[i] & ~peer_wr_done;
+        rs_peer_rs[i] <= rs_commit_slot[i] ? (rs_ordered ? peer_rs_before : '0) : rs_peer_rs[i] & ~peer_rs_done;
       end
     end
   end
@@ -708,7 +737,8 @@ module edm_mem_node #(
   );
   always_comb
     for (integer i = 0; i < RS; i++)
-      f_force[i] = rmw_war[i] || (w_hazard_rs[i] && rs_reached[i]);
+      f_force[i] = rmw_war[i] || (w_hazard_rs[i] && rs_reached[i])
+                   || (PEER && peer_rd_wait[i] && rs_reached[i] && rs_pend[i]);
   always_comb begin
     f_forced = 1'b0;
     f_slot = fq_slot;

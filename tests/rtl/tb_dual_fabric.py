@@ -23,6 +23,10 @@ link guards take the link down, as loss of signal would):
   * two_link_cuts: compute_link_cut, then, once that plane is whole again,
     memory node 0's plane-1 link (a fault on each plane in turn).
   * no_fault: both planes whole.
+Order across a memory node's two engines (no fault): shared_word (writes and
+fetch-and-adds of one word: one sequential order explains them) and
+shared_reads (reads, writes and adds of a region, each checked against the
+engines' commit order).
 Checks: every request completes exactly once (no hang), with STATUS_OK (an
 RMW whose answer was lost with its plane gets the result kept for its second
 copy); every
@@ -59,6 +63,7 @@ RO_SIZE = 4096            # read-only region [0, RO_SIZE)
 WR_BASE, WR_END = 4096, 28672   # each byte written at most once
 ATOM_BASE = 28672         # the fetch-and-add word of compute node c: ATOM_BASE + 8 c
 SHARED = ATOM_BASE + 64   # the word every compute node writes and adds to (shared_word)
+REGION, REGION_SIZE = ATOM_BASE + 128, 32   # the words every compute node reads, writes and adds to (shared_reads)
 LBASE = 0x0000_0040_0000_0000
 LSIZE = 1 << 18
 K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
@@ -108,6 +113,12 @@ class Dual:
         self.faults: list = []             # cycles at which a fault began
         self.extra_words = 0               # DRAM word writes beyond every write and RMW once
         self.shared: list = []             # shared_word: its requests, checked by serialize()
+        self.ordered: list = []            # shared_reads: its requests, checked by replay_commits()
+        self.commits: list | None = None   # (cycle, plane, src, id, kind, dup) of memory node 0's engines
+        self.races = 0                     # a word read by one engine and written by the other in one cycle
+        self.stale_reads: list = []        # reads whose bytes differ from the commit-order model
+        self.region_start = bytes(self.dram[0][REGION:REGION + REGION_SIZE])
+        self.dram_ready = 1.0              # how often each DRAM channel takes a request
 
     # ---------------------------------------------------------------- requests
     def request(self, c, kind, m, off, size=8, **kw):
@@ -179,7 +190,11 @@ class Dual:
         d.cpl_ready.value = cpl_ready
         d.lrd_ready.value = sum(1 << e for e in range(2 * nc) if rng.random() < 0.85)
         d.lwr_ready.value = (1 << 2 * nc) - 1   # local memories keep up with the links
-        d.dram_rd_ready.value = d.dram_wr_ready.value = (1 << 2 * nm) - 1
+        dram_rd_ready = dram_wr_ready = (1 << 2 * nm) - 1
+        if self.dram_ready < 1:   # (no draws otherwise: the other tests' traffic stays as it was)
+            dram_rd_ready = sum(1 << e for e in range(2 * nm) if rng.random() < self.dram_ready)
+            dram_wr_ready = sum(1 << e for e in range(2 * nm) if rng.random() < self.dram_ready)
+        d.dram_rd_ready.value, d.dram_wr_ready.value = dram_rd_ready, dram_wr_ready
         v = data = 0
         for c in range(nc):
             for y in range(2):
@@ -207,6 +222,8 @@ class Dual:
             if r is not None and req_ready >> c & 1:
                 self.submit[c].popleft()
                 r["t_req"] = cyc
+                if self.commits is not None:
+                    r["id"] = field(int(d.req_msg_id.value), c, 8)   # edm_mirror's message id
                 self.outstanding[c][r["tag"]] = r
         lrd_v, lrd_a = int(d.lrd_valid.value), int(d.lrd_addr.value)
         lrd_ready = int(d.lrd_ready.value)
@@ -234,10 +251,23 @@ class Dual:
             if cv >> c & 1 and cpl_ready >> c & 1:
                 self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
                               field(int(d.cpl_dst.value), c, 10), int(d.cpl_plane.value) >> c & 1, cyc)
-        rdv, wrv = int(d.dram_rd_valid.value), int(d.dram_wr_valid.value)
+        if self.commits is not None:
+            commit, src, mid, kind, dup = (int(d.mn_commit.value), int(d.mn_commit_src.value),
+                                           int(d.mn_commit_id.value), int(d.mn_commit_kind.value),
+                                           int(d.mn_commit_dup.value))
+            for y in range(2):   # memory node 0's engines
+                if commit >> y & 1:
+                    self.commits.append((cyc, y, field(src, y, 10), field(mid, y, 8), field(kind, y, 3), dup >> y & 1))
+        rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
         rda, wra, wrd, wrm = (int(d.dram_rd_addr.value), int(d.dram_wr_addr.value), int(d.dram_wr_data.value),
                               int(d.dram_wr_mask.value))
         for m in range(nm):
+            # The two engines' channels on one memory: their order within a cycle
+            # is not defined, so the order rule must keep a word's read and write apart.
+            for y in range(2):
+                e, q = 2 * m + y, 2 * m + 1 - y
+                if rdv >> e & 1 and wrv >> q & 1 and field(rda, e, 64) == field(wra, q, 64):
+                    self.races += 1
             for y in range(2):
                 e = 2 * m + y
                 read, write = rdv >> e & 1, wrv >> e & 1
@@ -260,7 +290,7 @@ class Dual:
         if r["kind"] in (K_RREQ, K_RMW) and status == OK:
             size = r["len"] if r["kind"] == K_RREQ else 8
             r["got"] = bytes(self.lmem[c][plane][r["loff"]:r["loff"] + size])
-            if r["kind"] == K_RREQ:
+            if r["kind"] == K_RREQ and "expect" in r:
                 assert r["got"] == r["expect"], \
                     f"cycle {cyc}: compute node {c}: read of {size} B at {r['off']:#x} of memory node {r['m']} " \
                     f"(plane {plane}) differs"
@@ -345,6 +375,14 @@ class Dual:
                 serialize(mine, final)
                 applied[m] += sum(1 for r in mine if r["kind"] == K_RMW)
                 self.model[m][SHARED:SHARED + 8] = self.dram[m][SHARED:SHARED + 8]
+        if self.ordered:
+            final = self.replay_commits()
+            assert self.dram[0][REGION:REGION + REGION_SIZE] == final, \
+                f"shared region {self.dram[0][REGION:REGION + REGION_SIZE].hex()}, commit order gives {final.hex()}"
+            self.model[0][REGION:REGION + REGION_SIZE] = final
+            applied[0] += sum(1 for r in self.ordered if r["kind"] == K_RMW)
+        if not os.environ.get("EDM_DUAL_UNORDERED"):
+            assert self.races == 0, f"{self.races} words read by one engine and written by the other in one cycle"
         for m in range(self.nm):
             assert self.dram[m] == self.model[m], \
                 f"memory node {m}: DRAM differs from the model at {[k for k in range(RSIZE) if self.dram[m][k] != self.model[m][k]][:8]}"
@@ -355,6 +393,52 @@ class Dual:
             assert self.dram_words[m] == words, \
                 f"memory node {m}: {self.dram_words[m]} DRAM word writes, {words} for every write and RMW once"
             self.extra_words += self.dram_words[m] - words
+
+    def replay_commits(self):
+        """The shared region replayed in the order the memory node's engines
+        committed the units (by cycle, plane 0 first in a cycle: the filter's
+        order): writes and fetch-and-adds at their first copy (the one the
+        filter did not mark), each read at the copy whose answer the host kept
+        (the plane its completion names). Asserts every add's old value; a read
+        whose bytes differ from its copy's view is kept in stale_reads (and
+        asserted against unless $EDM_DUAL_UNORDERED). Returns the region's
+        final bytes."""
+        copies: dict = {}
+        for cyc, y, src, mid, kind, dup in self.commits:
+            copies.setdefault((src, mid), []).append((cyc, y, kind, dup))
+        events = []
+        for r in self.ordered:
+            mine = sorted(copies.pop((r["c"], r["id"]), []))
+            planes, kinds = {copy[1] for copy in mine}, {copy[2] for copy in mine}
+            assert len(mine) == 2 and planes == {0, 1} and kinds == {r["kind"]}, \
+                f"{r['kind']} of compute node {r['c']}, id {r['id']}: committed {mine}"
+            r["first"] = mine[0][1]
+            if r["kind"] != K_RREQ:   # the filter marks the later copy
+                assert [dup for *_, dup in mine] == [0, 1], f"copies {mine} of {r}"
+                events.append((mine[0][:2], r))
+            else:
+                r["views"] = {}
+                events += [(copy[:2], r) for copy in mine]
+        region = bytearray(self.region_start)
+        for (_, y), r in sorted(events, key=lambda e: e[0]):
+            o = r["off"] - REGION
+            if r["kind"] == K_WREQ:
+                region[o:o + r["len"]] = r["data"]
+            elif r["kind"] == K_RMW:
+                old = int.from_bytes(region[o:o + 8], "little")
+                got = int.from_bytes(r["got"], "little")
+                assert got == old, f"fetch-and-add of compute node {r['c']} at {r['off']:#x}: old {got:#x}, " \
+                                   f"commit order gives {old:#x}"
+                region[o:o + 8] = ((old + r["arg0"]) % (1 << 64)).to_bytes(8, "little")
+            else:
+                r["views"][y] = bytes(region[o:o + r["len"]])
+        for r in self.ordered:
+            if r["kind"] == K_RREQ and r["got"] != r["views"][r["plane"]]:
+                self.stale_reads.append(r)
+        if not os.environ.get("EDM_DUAL_UNORDERED"):
+            assert not self.stale_reads, \
+                f"{len(self.stale_reads)} reads differ from the commit order, e.g. {self.stale_reads[0]}"
+        return region
 
     async def read_back(self):
         for c in range(self.nc):
@@ -430,7 +514,7 @@ async def traffic(f, rounds, events=()):
     await f.run(events=events)
 
 
-def report(f, name, figures):
+def report(f, name, figures, **extra):
     total = len(f.done)
     lost = sum(len(q) for q in f.submit) + sum(len(o) for o in f.outstanding)
     failed = sum(1 for r in f.done if r["status"] != OK)
@@ -438,7 +522,7 @@ def report(f, name, figures):
                    duplicated_dram_words=f.extra_words,
                    bytes_checked=sum(r["len"] for r in f.done if r["kind"] == K_RREQ),
                    writes=len(f.writes), rmw=sum(len(v) for v in f.faa.values()), faults=figures,
-                   counters=f.counters())
+                   counters=f.counters(), **extra)
     f.dut._log.info(json.dumps(summary))
     path = os.environ.get("EDM_DUAL_JSON")
     if path:
@@ -600,3 +684,52 @@ async def shared_word(dut):
         await f.step()
     f.check()
     report(f, "shared_word", [])
+
+
+@cocotb.test()
+async def shared_reads(dut):
+    """Both compute nodes read, write and fetch-and-add the words of one
+    32-byte region of memory node 0, several requests in flight each, with
+    both planes whole and a DRAM that takes a request on each channel 30 %
+    of the time: reads of 1 to 32 bytes at any offset, writes likewise,
+    fetch-and-add of a random 60-bit number on one word. The first copies come
+    on either plane and each read is answered on both. Every read must return
+    the region as the commit order leaves it at the copy whose answer the host
+    kept (replay_commits; with the rule, that copy sees every write and add
+    committed before it on either plane and none after), every add's old
+    value the commit order's. Without the rule for reads (tb_dual_fabric_top
+    READ_ORDER = 0) reads return stale bytes; $EDM_DUAL_UNORDERED then counts
+    them instead (and asserts there is one)."""
+    f = Dual(dut, seed(255))
+    f.commits = []
+    f.dram_ready = 0.3   # a busy memory: writes wait longer, and reads with them
+    await f.start()
+    rng = f.rng
+    n = int(os.environ.get("EDM_DUAL_SHARED", "100"))   # each
+    assert n <= 120, "message ids would wrap (8 bits per destination)"
+    for _ in range(n):
+        for c in range(f.nc):
+            x = rng.random()
+            if x < 0.3:
+                r = f.request(c, K_RMW, 0, REGION + 8 * rng.randrange(REGION_SIZE // 8), op=protocol.RMW_FAA,
+                              arg0=rng.getrandbits(60))
+            else:
+                off = rng.randrange(REGION_SIZE)
+                size = rng.randint(1, REGION_SIZE - off)
+                r = f.request(c, K_WREQ if x < 0.6 else K_RREQ, 0, REGION + off, size)
+            f.ordered.append(r)
+    await f.run()
+    for _ in range(300):
+        await f.step()
+    f.check()
+    reads = [r for r in f.ordered if r["kind"] == K_RREQ]
+    on_plane1 = sum(r["first"] for r in f.ordered)
+    order = dict(ordered=len(f.ordered), reads=len(reads), first_on_plane=[len(f.ordered) - on_plane1, on_plane1],
+                 answered_by_later_copy=sum(1 for r in reads if r["plane"] != r["first"]),
+                 copies_differ=sum(1 for r in reads if r["views"][0] != r["views"][1]),
+                 stale_reads=len(f.stale_reads), races=f.races)
+    dut._log.info(f"shared_reads: {order}")
+    if os.environ.get("EDM_DUAL_UNORDERED"):
+        assert f.stale_reads, "no read returned stale bytes"
+    report(f, "shared_reads", [], order=order)
+

@@ -20,7 +20,8 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
-    parameter bit          ENGINE_ORDER = 1'b1   // a memory host's engines keep one order (0: each its own)
+    parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
+    parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -46,6 +47,7 @@ module tb_dual_fabric_top #(
     output logic [NC*8-1:0]    cpl_tag,
     output logic [NC*8-1:0]    cpl_status,
     output logic [NC-1:0]      cpl_plane,
+    output logic [NC*8-1:0]    req_msg_id,     // the message id edm_mirror gives the request offered now
     output logic [NC*16-1:0]   mirror_cnt_dup,
     output logic [NC*16-1:0]   mirror_cnt_stale,
     output logic [NC*2*16-1:0] mirror_cnt_unmirrored,
@@ -82,6 +84,13 @@ module tb_dual_fabric_top #(
     output logic [NM*2*16-1:0] filter_cnt_dup,
     output logic [NM*2*16-1:0] filter_cnt_stale,
     output logic [NM*2*16-1:0] filter_cnt_untracked,
+    // Memory engines (m, plane): a unit committed now (its /MT/, good), its
+    // source, message id and kind, and whether the filter marked it a second copy.
+    output logic [NM*2-1:0]    mn_commit,
+    output logic [NM*2*edm_pkg::PORT_BITS-1:0] mn_commit_src,
+    output logic [NM*2*8-1:0]  mn_commit_id,
+    output logic [NM*2*3-1:0]  mn_commit_kind,
+    output logic [NM*2-1:0]    mn_commit_dup,
     // Links (port, plane): Ethernet frames (host -> switch, switch -> host; the
     // bench sends none), bit errors on the wire (a cut: every block garbled),
     // the host's side down, and what the receivers counted.
@@ -163,6 +172,7 @@ module tb_dual_fabric_top #(
         .cnt_dup(mirror_cnt_dup[c*16 +: 16]), .cnt_stale(mirror_cnt_stale[c*16 +: 16]),
         .cnt_unmirrored(mirror_cnt_unmirrored[c*32 +: 32])
     );
+    assign req_msg_id[c*8 +: 8] = eng_msg_id;
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = c * 2 + y;   // this engine, and its link
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
@@ -222,14 +232,15 @@ module tb_dual_fabric_top #(
     localparam int unsigned MRS = 1 << MRS_LOG2;
     logic [2*MWS-1:0]    o_wr_busy, o_wr_new, o_wr_done;
     logic [2*MWS*61-1:0] o_wr_w0, o_wr_wl;
-    logic [2*MRS-1:0]    o_rmw_busy, o_rmw_new, o_rmw_done;
-    logic [2*MRS*61-1:0] o_rmw_word;
+    logic [2*MRS-1:0]    o_rs_busy, o_rs_new, o_rs_done, o_rs_rmw, o_rd_wait;
+    logic [2*MRS*61-1:0] o_rs_w0, o_rs_wl;
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = m * 2 + y;
       localparam int unsigned K = L + y;
       localparam int unsigned Q = 1 - y;   // the peer engine
       edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
-                     .READ_SLOTS_LOG2(MRS_LOG2), .WSLOTS_LOG2(MWS_LOG2), .PEER(ENGINE_ORDER), .PEER_FIRST(y == 1)) mn (
+                     .READ_SLOTS_LOG2(MRS_LOG2), .WSLOTS_LOG2(MWS_LOG2), .PEER(ENGINE_ORDER), .PEER_FIRST(y == 1),
+                     .PEER_READS(READ_ORDER)) mn (
           .clk, .rst_n,
           .in_valid(f_valid[y]), .in_block(f_block[y*66 +: 66]), .in_first(f_first[y]), .in_last(f_last[y]),
           .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_replay(f_replay[y]),
@@ -237,14 +248,16 @@ module tb_dual_fabric_top #(
           .rmw_id(rmw_id[y*8 +: 8]), .memo_ready(memo_ready[y]), .memo_ok(memo_ok[y]), .memo_old(memo_old[y*64 +: 64]),
           .ord_wr_busy(o_wr_busy[y*MWS +: MWS]), .ord_wr_new(o_wr_new[y*MWS +: MWS]),
           .ord_wr_done(o_wr_done[y*MWS +: MWS]), .ord_wr_w0(o_wr_w0[y*MWS*61 +: MWS*61]),
-          .ord_wr_wl(o_wr_wl[y*MWS*61 +: MWS*61]), .ord_rmw_busy(o_rmw_busy[y*MRS +: MRS]),
-          .ord_rmw_new(o_rmw_new[y*MRS +: MRS]), .ord_rmw_done(o_rmw_done[y*MRS +: MRS]),
-          .ord_rmw_word(o_rmw_word[y*MRS*61 +: MRS*61]),
+          .ord_wr_wl(o_wr_wl[y*MWS*61 +: MWS*61]), .ord_rs_busy(o_rs_busy[y*MRS +: MRS]),
+          .ord_rs_new(o_rs_new[y*MRS +: MRS]), .ord_rs_done(o_rs_done[y*MRS +: MRS]),
+          .ord_rs_rmw(o_rs_rmw[y*MRS +: MRS]), .ord_rd_wait(o_rd_wait[y*MRS +: MRS]),
+          .ord_rs_w0(o_rs_w0[y*MRS*61 +: MRS*61]), .ord_rs_wl(o_rs_wl[y*MRS*61 +: MRS*61]),
           .peer_wr_busy(o_wr_busy[Q*MWS +: MWS]), .peer_wr_new(o_wr_new[Q*MWS +: MWS]),
           .peer_wr_done(o_wr_done[Q*MWS +: MWS]), .peer_wr_w0(o_wr_w0[Q*MWS*61 +: MWS*61]),
-          .peer_wr_wl(o_wr_wl[Q*MWS*61 +: MWS*61]), .peer_rmw_busy(o_rmw_busy[Q*MRS +: MRS]),
-          .peer_rmw_new(o_rmw_new[Q*MRS +: MRS]), .peer_rmw_done(o_rmw_done[Q*MRS +: MRS]),
-          .peer_rmw_word(o_rmw_word[Q*MRS*61 +: MRS*61]),
+          .peer_wr_wl(o_wr_wl[Q*MWS*61 +: MWS*61]), .peer_rs_busy(o_rs_busy[Q*MRS +: MRS]),
+          .peer_rs_new(o_rs_new[Q*MRS +: MRS]), .peer_rs_done(o_rs_done[Q*MRS +: MRS]),
+          .peer_rs_rmw(o_rs_rmw[Q*MRS +: MRS]), .peer_rd_wait(o_rd_wait[Q*MRS +: MRS]),
+          .peer_rs_w0(o_rs_w0[Q*MRS*61 +: MRS*61]), .peer_rs_wl(o_rs_wl[Q*MRS*61 +: MRS*61]),
           .in_room_read(), .in_room_write(),
           .xl_addr('0), .xl_deny(1'b0),
           .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
@@ -258,6 +271,12 @@ module tb_dual_fabric_top #(
           .cnt_dropped(mn_cnt_dropped[E*16 +: 16]), .cnt_overflow(mn_cnt_overflow[E*16 +: 16]),
           .cnt_rejected(), .cnt_stray_grants(mn_cnt_stray[E*16 +: 16])
       );
+      // (the engine's own view, through its hierarchy: the bench's commit order)
+      assign mn_commit[E] = mn.commit;
+      assign mn_commit_src[E*PB +: PB] = mn.rx_src;
+      assign mn_commit_id[E*8 +: 8] = mn.rx_id;
+      assign mn_commit_kind[E*3 +: 3] = mn.rx_kind;
+      assign mn_commit_dup[E] = f_dup[y];
     end
   end
 endmodule

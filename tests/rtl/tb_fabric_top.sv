@@ -242,9 +242,10 @@ module tb_fabric_top #(
         .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
         .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),  // no dual switch
         .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
-        .ord_rmw_busy(), .ord_rmw_new(), .ord_rmw_done(), .ord_rmw_word(),
+        .ord_rs_busy(), .ord_rs_new(), .ord_rs_done(), .ord_rs_rmw(), .ord_rd_wait(), .ord_rs_w0(), .ord_rs_wl(),
         .peer_wr_busy('0), .peer_wr_new('0), .peer_wr_done('0), .peer_wr_w0('0), .peer_wr_wl('0),
-        .peer_rmw_busy('0), .peer_rmw_new('0), .peer_rmw_done('0), .peer_rmw_word('0),  // one engine
+        .peer_rs_busy('0), .peer_rs_new('0), .peer_rs_done('0), .peer_rs_rmw('0), .peer_rd_wait('0),
+        .peer_rs_w0('0), .peer_rs_wl('0),  // one engine
         .xl_addr('0), .xl_deny(1'b0),  // TRANSLATE = 0: physical addresses
         .grant_valid(r_grant_valid[P]), .grant_dst(r_grant_dst[P*PB +: PB]),
         .grant_msg_id(r_grant_id[P*8 +: 8]), .grant_size(r_grant_size[P*16 +: 16]),

@@ -88,12 +88,14 @@ def test_mirror(planes):
              name=f"edm_mirror_{planes}")
 
 
-def run_dual_fabric(testcase=None, env=None):
+def run_dual_fabric(testcase=None, env=None, parameters=None):
     """Builds (or reuses) the dual-switch fabric (tests/rtl/tb_dual_fabric_top.sv)
-    and runs tb_dual_fabric; `env` adds EDM_DUAL_ROUNDS, EDM_DUAL_JSON."""
+    and runs tb_dual_fabric; `env` adds EDM_DUAL_ROUNDS, EDM_DUAL_JSON;
+    `parameters` (e.g. READ_ORDER=0) builds a model of its own."""
     files = sources(*FILES, "host/edm_mirror.sv", "host/edm_dup_filter.sv") + [
         TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
-    simulate("tb_dual_fabric_top", files, "tb_dual_fabric", name="tb_dual_fabric", extra_env=env or {},
+    name = "_".join(["tb_dual_fabric"] + [f"{k}{v}" for k, v in sorted((parameters or {}).items())])
+    simulate("tb_dual_fabric_top", files, "tb_dual_fabric", parameters or {}, name=name, extra_env=env or {},
              testcase=testcase)
 
 
@@ -123,6 +125,19 @@ def test_dual_fabric_shared_word():
     value and the end (the engines' order rule; without it, tb_dual_fabric_top
     ENGINE_ORDER = 0, updates are lost: docs/faults.md §6)."""
     run_dual_fabric(testcase="shared_word")
+
+
+def test_dual_fabric_shared_reads():
+    """Both compute nodes read, write and fetch-and-add the words of one
+    region: every read returns the bytes the engines' commit order gives at
+    its answered copy, every add the old value it gives (docs/faults.md §6)."""
+    run_dual_fabric(testcase="shared_reads")
+
+
+def test_dual_fabric_reads_unordered():
+    """The same traffic with reads left out of the order across the engines
+    (READ_ORDER = 0): the bench must find reads that return stale bytes."""
+    run_dual_fabric(testcase="shared_reads", env={"EDM_DUAL_UNORDERED": "1"}, parameters={"READ_ORDER": 0})
 
 
 class TestFaultsFabric:
