@@ -15,6 +15,8 @@
 // Order: older[j][k] = "j arrived before k". SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
 // prio = older and no comparator is built. Pair order: same[j][k] = "same
 // source"; an entry is its pair's head when no valid older entry has its source.
+// Across queues the scheduler keeps the arrival order itself, from wr_slot
+// (where each insert is written) and rq_win (the request's slot, one-hot).
 //
 // Request (combinational from registers): the best entry that is valid,
 // visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
@@ -32,8 +34,7 @@ module edm_notif_queue #(
     parameter int unsigned N = 4,            // notification lanes = ports
     parameter int unsigned DEPTH = 8,        // slots
     parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
-    parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
-    parameter int unsigned TW = 8            // arrival stamp width (carried, not compared here)
+    parameter bit          PAIR_ORDER = 1'b1   // only a pair's oldest entry may be granted
 ) (
     input  logic                              clk,
     input  logic                              rst_n,
@@ -45,7 +46,9 @@ module edm_notif_queue #(
     input  logic [edm_pkg::NG_ID_W-1:0]       ins_msg,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
     input  logic                              ins_rres,
-    input  logic [TW-1:0]                     ins_stamp,
+    // The slot an insert is written into this cycle (one-hot; the insert of
+    // the cycle before): the scheduler orders entries across queues by it.
+    output logic [DEPTH-1:0]                  wr_slot,
     // Request: the best eligible entry, the ports being free as given in
     // the cycle before (src_free_next, dst_free_next: free next cycle).
     input  logic [N-1:0]                      src_free_next,
@@ -57,7 +60,7 @@ module edm_notif_queue #(
     output logic [edm_pkg::NG_ID_W-1:0]       rq_msg,
     output logic [edm_pkg::NG_SIZE_W-1:0]     rq_rem,
     output logic                              rq_rres,
-    output logic [TW-1:0]                     rq_stamp,
+    output logic [DEPTH-1:0]                  rq_win,      // the request's slot, one-hot
     // The best visible pair head whatever the ports (priority hold compares
     // the request with it): its remaining bytes, and whether it is not the
     // request's entry.
@@ -87,7 +90,6 @@ module edm_notif_queue #(
   logic [DEPTH-1:0][IW-1:0]          s_msg;
   logic [DEPTH-1:0][SW-1:0]          s_rem;
   logic [DEPTH-1:0]                  s_rres;
-  logic [DEPTH-1:0][TW-1:0]          s_stamp;
   logic [DEPTH-1:0][DEPTH-1:0]       older_q, prio_q, same_q;  // j < k bits are registers
   logic [DEPTH-1:0][DEPTH-1:0]       older, prio;        // whole matrices
 
@@ -107,7 +109,6 @@ module edm_notif_queue #(
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
-  logic [TW-1:0]    p_stamp;
   logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
   // Registered from the next state: the lowest free slot (one-hot), whether
   // one and whether two slots are free.
@@ -115,6 +116,7 @@ module edm_notif_queue #(
   logic             one_free, two_free, one_free_n, two_free_n;
 
   assign ins_hit = p_v ? low_free : '0;
+  assign wr_slot = ins_hit;
   assign room = p_v ? two_free : one_free;
 
   // ---------------------------------------------------------------- next keys and order
@@ -197,7 +199,7 @@ module edm_notif_queue #(
     rq_msg = '0;
     rq_rem = '0;
     rq_rres = 1'b0;
-    rq_stamp = '0;
+    rq_win = win;
     for (integer j = 0; j < DEPTH; j++)
       if (win[j]) begin
         rq_j = rq_j | JW'(j);
@@ -205,7 +207,6 @@ module edm_notif_queue #(
         rq_msg = rq_msg | s_msg[j];
         rq_rem = rq_rem | s_rem[j];
         rq_rres = rq_rres | s_rres[j];
-        rq_stamp = rq_stamp | s_stamp[j];
       end
   end
 
@@ -235,7 +236,6 @@ module edm_notif_queue #(
       p_msg <= ins_msg;
       p_size <= ins_size;
       p_rres <= ins_rres;
-      p_stamp <= ins_stamp;
     end
     for (integer j = 0; j < DEPTH; j++) begin
       s_src[j] <= n_src[j];
@@ -244,7 +244,6 @@ module edm_notif_queue #(
         s_age[j] <= '0;
         s_msg[j] <= p_msg;
         s_rres[j] <= p_rres;
-        s_stamp[j] <= p_stamp;
       end else if (s_age[j] != VIS) begin
         s_age[j] <= s_age[j] + 1'b1;
       end

@@ -24,9 +24,10 @@
 //        entry (visible, source port free, oldest of its source-destination
 //        pair): one AND per slot over its queue's precedence matrix.
 //   t+1  accept: every source keeps its best request. The N requests are
-//        compared pairwise in parallel (N(N-1)/2 comparators, one level) and a
-//        request wins if no request to the same source beats it: the paper's
-//        per-source ordered array read by a priority encoder, computed afresh.
+//        compared pairwise in parallel (SRPT: N(N-1)/2 comparators of bytes;
+//        arrival order read from registered bits, x_older) and a request wins
+//        if no request to the same source beats it: the paper's per-source
+//        ordered array read by a priority encoder, computed afresh.
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
 //        removed (its queue recomputes that entry's comparisons the same
 //        cycle), both ports are held for the chunk's wire time.
@@ -47,10 +48,12 @@
 // rules) these inputs are ignored.
 //
 // Age across queues: the model orders entries by a global arrival counter. Here
-// each entry carries an arrival stamp {cycle mod 2^STAMP_W, lane}, compared
-// modulo 2^(STAMP_W + log2 N): exact while no notification waits 2^(STAMP_W-1)
-// cycles or more (21 ms at 390.625 MHz with the default 24 bits). Within a queue
-// the order is exact whatever the wait (edm_notif_queue's age matrix).
+// an age matrix over every pair of slots in different queues (x_older) is set
+// when a slot is written (the new entry is younger than every stored one;
+// entries written in one cycle are ordered by lane), so the accept stage reads
+// registered bits through the requests' one-hot slots instead of comparing
+// wide arrival stamps; exact whatever the wait. Within a queue the order is
+// edm_notif_queue's own age matrix.
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
 // request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
@@ -62,7 +65,6 @@ module edm_pim_scheduler #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,
     parameter int unsigned BLOCK_PS = edm_pkg::BLOCK_PS_100G,  // line rate
     parameter int unsigned CYCLE_PS = edm_pkg::CYCLE_PS,       // scheduler clock
-    parameter int unsigned STAMP_W = 24,     // arrival stamp: cycle bits (see above)
     parameter int unsigned STAGE_LOG2 = 2,   // notifications waiting per lane: 2^STAGE_LOG2
     // EDM's rules (docs/simulator.md) beside the paper's (the defaults):
     parameter bit          PAIR_ORDER = 1'b1,  // 0: any entry of a pair may be granted (memory-order rule at the hosts)
@@ -115,7 +117,6 @@ module edm_pim_scheduler #(
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  localparam int unsigned TW = STAMP_W + PW;         // arrival stamp {cycle, lane}
   localparam int unsigned M = N * DEPTH;             // slots in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
   localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
@@ -184,18 +185,10 @@ module edm_pim_scheduler #(
     else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
-  // Whether stamp a is older than stamp b (a != b), modulo 2^TW.
-  function automatic stamp_older(input [TW-1:0] a, input [TW-1:0] b);
-    logic [TW-1:0] diff;
-    diff = a - b;
-    stamp_older = diff[TW-1];
-  endfunction
-
-  // Whether request a outranks request b (keys are unique: stamps are).
-  function automatic better(input [SW-1:0] a_rem, input [TW-1:0] a_stamp,
-                            input [SW-1:0] b_rem, input [TW-1:0] b_stamp);
-    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && stamp_older(a_stamp, b_stamp));
-    else better = stamp_older(a_stamp, b_stamp);
+  // Whether request a outranks request b (keys are unique: arrivals are).
+  function automatic better(input [SW-1:0] a_rem, input [SW-1:0] b_rem, input a_older);
+    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && a_older);
+    else better = a_older;
   endfunction
 
   // ---------------------------------------------------------------- state
@@ -213,7 +206,11 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
-  logic [STAMP_W-1:0]    now_stamp;            // cycle counter for arrival stamps
+  // Age across queues: [a][b][j][k] (a < b): slot j of queue a arrived before
+  // slot k of queue b (meaningful while both are valid).
+  logic [N-1:0][N-1:0][DEPTH-1:0][DEPTH-1:0] x_older;
+  logic [N-1:0][DEPTH-1:0] q_wr_slot;          // by queue: the slot an insert writes this cycle
+  logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of that insert
 
   // Request stage registers (loaded when an iteration starts; valid for one cycle).
   logic [N-1:0]          req_v;
@@ -222,7 +219,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  req_msg;
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
-  logic [N-1:0][TW-1:0]  req_stamp;
+  logic [N-1:0][DEPTH-1:0] req_win;   // the request's slot, one-hot
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          req_not_best;
   // Accept stage registers (valid for one cycle).
@@ -315,7 +312,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  q_msg;
   logic [N-1:0][SW-1:0]  q_rem;
   logic [N-1:0]          q_rres;
-  logic [N-1:0][TW-1:0]  q_stamp;
+  logic [N-1:0][DEPTH-1:0] q_win;
   logic [N-1:0][SW-1:0]  q_best_rem;
   logic [N-1:0]          q_not_best;
   logic [N-1:0][SW-1:0]  g_rem_next;   // by destination
@@ -346,16 +343,30 @@ module edm_pim_scheduler #(
           ins_rres = ins_rres | c_rres[i];
         end
     end
-    edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER), .TW(TW)) u_q (
+    edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
         .clk, .rst_n,
         .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
-        .ins_size, .ins_rres, .ins_stamp({now_stamp, ins_lane}),
+        .ins_size, .ins_rres, .wr_slot(q_wr_slot[d]),
         .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
-        .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
+        .rq_rres(q_rres[d]), .rq_win(q_win[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
         .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
+    // The insert is written into its slot the next cycle (wr_slot).
+    always_ff @(posedge clk) wr_lane[d] <= ins_lane;
   end
+
+  // Age across queues, set as slots are written: a written entry is younger
+  // than every stored one, two written in one cycle go by lane.
+  always_ff @(posedge clk)
+    for (integer a = 0; a < N; a++)
+      for (integer b = 0; b < N; b++)
+        for (integer j = 0; j < DEPTH; j++)
+          for (integer k = 0; k < DEPTH; k++)
+            if (a >= b) x_older[a][b][j][k] <= 1'b0;
+            else if (q_wr_slot[a][j] && q_wr_slot[b][k]) x_older[a][b][j][k] <= wr_lane[a] < wr_lane[b];
+            else if (q_wr_slot[a][j]) x_older[a][b][j][k] <= 1'b0;
+            else if (q_wr_slot[b][k]) x_older[a][b][j][k] <= 1'b1;
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
@@ -370,6 +381,7 @@ module edm_pim_scheduler #(
   // b); a standing request is accepted when no other one to its source beats it.
   logic [N-1:0]          stands;
   logic [N-1:0][N-1:0]   beats;
+  logic [N-1:0][N-1:0]   req_older;   // [a][b], a < b: request a arrived before request b
   logic [N-1:0]          ac_v;
   logic [N-1:0][PW-1:0]  ac_d;
   logic [N-1:0]          ac_by_d;
@@ -378,9 +390,14 @@ module edm_pim_scheduler #(
 
   always_comb begin
     for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++)
-        if (a < b) beats[a][b] = better(req_rem[a], req_stamp[a], req_rem[b], req_stamp[b]);
-        else beats[a][b] = 1'b0;
+      for (integer b = 0; b < N; b++) begin
+        req_older[a][b] = 1'b0;
+        if (a < b)
+          for (integer j = 0; j < DEPTH; j++)
+            for (integer k = 0; k < DEPTH; k++)
+              if (req_win[a][j] && req_win[b][k] && x_older[a][b][j][k]) req_older[a][b] = 1'b1;
+        beats[a][b] = (a < b) ? better(req_rem[a], req_rem[b], req_older[a][b]) : 1'b0;
+      end
     for (integer d = 0; d < N; d++) begin
       stands[d] = req_v[d];
       if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || acc_v[req_src[d]] || fl2_src[req_src[d]]))
@@ -456,7 +473,6 @@ module edm_pim_scheduler #(
       dst_ends <= '1;
       park_cnt <= '0;
       iter_wait <= '0;
-      now_stamp <= '0;
       req_v <= '0;
       acc_v <= '0;
       acc_by_d <= '0;
@@ -466,7 +482,6 @@ module edm_pim_scheduler #(
     end else begin
       rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
-      now_stamp <= now_stamp + 1'b1;
 
       // Iteration grid and pipeline.
       iter_wait <= start ? IWW'(ITER - 1) : (iter_wait != '0 ? iter_wait - 1'b1 : '0);
@@ -494,7 +509,7 @@ module edm_pim_scheduler #(
     req_msg <= q_msg;
     req_rem <= q_rem;
     req_rres <= q_rres;
-    req_stamp <= q_stamp;
+    req_win <= q_win;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_d <= ac_d;
