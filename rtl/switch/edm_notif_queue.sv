@@ -4,8 +4,9 @@
 //
 // The paper keeps each queue as a hardware ordered list (shift-register
 // insertion with parallel compare). We keep the same order as bits instead:
-// prio[j][k] = "slot j ranks before slot k", written when a key changes (every
-// pair compared in parallel, one comparator per pair) and read by the request
+// prio[j][k] = "slot j ranks before slot k", written when a key changes (the
+// changed key compared with every slot's in parallel: 2*DEPTH + 1 comparators
+// between registers, selected by which slot changed) and read by the request
 // stage as one AND over DEPTH terms per slot (an age matrix, as in CPU issue
 // queues). Nothing moves when an entry enters or leaves, so an insert and a
 // grant update take one cycle each (one of each per cycle, as the paper's
@@ -124,13 +125,23 @@ module edm_notif_queue #(
   logic [DEPTH-1:0][PW-1:0]    n_src;
   logic [DEPTH-1:0][SW-1:0]    n_rem;
   logic [DEPTH-1:0][DEPTH-1:0] n_older, n_prio, n_same;
+  // SRPT: the comparisons a key change needs, all between registers (the
+  // pending insert's bytes, the granted entry's next bytes, the slots'), so
+  // that which slot changes (g_hit, g_j) only selects among them.
+  logic [DEPTH-1:0]            ins_lt;    // the insert is shorter than slot k
+  logic [DEPTH-1:0]            g_lt, g_eq;  // the granted entry's next bytes <, = slot k's
+  logic                        ins_lt_g;  // the insert is shorter than the granted entry
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++) begin
       g_slot[j] = g_hit && g_j == JW'(j);
       n_rem[j] = ins_hit[j] ? p_size : (g_slot[j] ? g_rem_next : s_rem[j]);
       n_src[j] = ins_hit[j] ? p_src : s_src[j];
+      ins_lt[j] = p_size < s_rem[j];
+      g_lt[j] = g_rem_next < s_rem[j];
+      g_eq[j] = g_rem_next == s_rem[j];
     end
+    ins_lt_g = p_size < g_rem_next;
     for (integer j = 0; j < DEPTH; j++)
       for (integer k = 0; k < DEPTH; k++) begin
         // A new entry is younger than every stored one.
@@ -139,9 +150,12 @@ module edm_notif_queue #(
         else n_older[j][k] = older_q[j][k];
         n_same[j][k] = (ins_hit[j] || ins_hit[k]) ? n_src[j] == n_src[k] : same_q[j][k];
         // Only a changed key needs its comparisons redone; SRPT ties go to
-        // the older entry, as the reference model's (remaining, arrival) key.
-        if (SRPT && (ins_hit[j] || ins_hit[k] || g_slot[j] || g_slot[k]))
-          n_prio[j][k] = n_rem[j] < n_rem[k] || (n_rem[j] == n_rem[k] && n_older[j][k]);
+        // the older entry, as the reference model's (remaining, arrival) key
+        // (an insert is the youngest: it goes first only when shorter).
+        if (ins_hit[j]) n_prio[j][k] = g_slot[k] ? ins_lt_g : ins_lt[k];
+        else if (ins_hit[k]) n_prio[j][k] = !(g_slot[j] ? ins_lt_g : ins_lt[j]);
+        else if (g_slot[j]) n_prio[j][k] = g_lt[k] || (g_eq[k] && older[j][k]);
+        else if (g_slot[k]) n_prio[j][k] = !(g_lt[j] || (g_eq[j] && older[k][j]));
         else n_prio[j][k] = prio_q[j][k];
       end
   end
