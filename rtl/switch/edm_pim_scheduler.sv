@@ -52,8 +52,9 @@
 // when a slot is written (the new entry is younger than every stored one;
 // entries written in one cycle are ordered by lane), so the accept stage reads
 // registered bits through the requests' one-hot slots instead of comparing
-// wide arrival stamps; exact whatever the wait. Within a queue the order is
-// edm_notif_queue's own age matrix.
+// wide arrival stamps (half of that read in the request stage, beside the
+// queues' read-out, half in the accept stage); exact whatever the wait.
+// Within a queue the order is edm_notif_queue's own age matrix.
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
 // request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
@@ -220,6 +221,10 @@ module edm_pim_scheduler #(
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
   logic [N-1:0][DEPTH-1:0] req_win;   // the request's slot, one-hot
+  // Age across queues, half read: for a < b, one request's row of x_older
+  // [a][b] (queue a's when a + b is even, else queue b's column), selected by
+  // its slot in the request stage; the accept stage selects the other's bit.
+  logic [N-1:0][N-1:0][DEPTH-1:0] q_age_row, req_age_row;
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          req_not_best;
   // Accept stage registers (valid for one cycle).
@@ -356,6 +361,18 @@ module edm_pim_scheduler #(
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
   end
 
+  // Half of the age read: each pair's row (or column) at one request's slot.
+  always_comb
+    for (integer a = 0; a < N; a++)
+      for (integer b = 0; b < N; b++)
+        for (integer x = 0; x < DEPTH; x++) begin
+          q_age_row[a][b][x] = 1'b0;
+          if (a < b)
+            for (integer y = 0; y < DEPTH; y++)
+              if ((a + b) % 2 == 0 ? (q_win[a][y] && x_older[a][b][y][x]) : (q_win[b][y] && x_older[a][b][x][y]))
+                q_age_row[a][b][x] = 1'b1;
+        end
+
   // Age across queues, set as slots are written: a written entry is younger
   // than every stored one, two written in one cycle go by lane.
   always_ff @(posedge clk)
@@ -393,9 +410,8 @@ module edm_pim_scheduler #(
       for (integer b = 0; b < N; b++) begin
         req_older[a][b] = 1'b0;
         if (a < b)
-          for (integer j = 0; j < DEPTH; j++)
-            for (integer k = 0; k < DEPTH; k++)
-              if (req_win[a][j] && req_win[b][k] && x_older[a][b][j][k]) req_older[a][b] = 1'b1;
+          for (integer k = 0; k < DEPTH; k++)
+            if (req_win[((a + b) % 2 == 0) ? b : a][k] && req_age_row[a][b][k]) req_older[a][b] = 1'b1;
         beats[a][b] = (a < b) ? better(req_rem[a], req_rem[b], req_older[a][b]) : 1'b0;
       end
     for (integer d = 0; d < N; d++) begin
@@ -510,6 +526,7 @@ module edm_pim_scheduler #(
     req_rem <= q_rem;
     req_rres <= q_rres;
     req_win <= q_win;
+    req_age_row <= q_age_row;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_d <= ac_d;
