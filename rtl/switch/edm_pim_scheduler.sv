@@ -228,8 +228,6 @@ module edm_pim_scheduler #(
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          req_not_best;
   // Accept stage registers (valid for one cycle).
-  logic [N-1:0]          acc_v;     // by source
-  logic [N-1:0][PW-1:0]  acc_d;     // by source: the accepted destination
   logic [N-1:0]          acc_by_d;  // by destination: its request was accepted
   // The accepted requests' entries, by destination (the request registers
   // already hold the next iteration's when pipelined).
@@ -240,7 +238,6 @@ module edm_pim_scheduler #(
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
   logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
   logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
-  logic [N-1:0]          acc_short_s;  // by source: the accepted chunk is short
   logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
@@ -254,6 +251,8 @@ module edm_pim_scheduler #(
   localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
+  logic [N-1:0][STAGE_LOG2:0] st_count;
+  logic                  st_any;        // registered: a lane FIFO holds a notification (= |st_valid)
   logic [N-1:0]          c_v;           // a candidate
   logic [N-1:0][PW-1:0]  c_src, c_dst;
   logic [N-1:0][IW-1:0]  c_msg;
@@ -271,11 +270,9 @@ module edm_pim_scheduler #(
   for (genvar i = 0; i < N; i++) begin : g_stage
     assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
                          notif_size[i*SW +: SW], notif_rres[i]};
-    /* verilator lint_off PINCONNECTEMPTY */
     edm_fifo #(.WIDTH(NOTIF_W), .DEPTH_LOG2(STAGE_LOG2)) u_stage (
         .clk, .rst_n, .wr_valid(st_push[i]), .wr_ready(st_ready[i]), .wr_data(lane_in[i]),
-        .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count());
-    /* verilator lint_on PINCONNECTEMPTY */
+        .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count(st_count[i]));
   end
 
   always_comb
@@ -387,7 +384,8 @@ module edm_pim_scheduler #(
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || c_v != '0);
+  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
+  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept
   // A request stands unless (pipelined) its source or destination was matched
@@ -399,11 +397,14 @@ module edm_pim_scheduler #(
   logic [N-1:0]          stands;
   logic [N-1:0][N-1:0]   beats;
   logic [N-1:0][N-1:0]   req_older;   // [a][b], a < b: request a arrived before request b
-  logic [N-1:0]          ac_v;
-  logic [N-1:0][PW-1:0]  ac_d;
   logic [N-1:0]          ac_by_d;
   logic [N-1:0][CW-1:0]  ac_hold;
-  logic [N-1:0]          ac_short, ac_short_s;
+  logic [N-1:0]          ac_short;
+  // The grant stage's view by source (from the accept registers, so the
+  // accept stage ends at its per-destination decision).
+  logic [N-1:0]          g_v;          // source s was granted
+  logic [N-1:0][PW-1:0]  g_d;          // its destination
+  logic [N-1:0]          g_short_s;    // its chunk is short
 
   always_comb begin
     for (integer a = 0; a < N; a++)
@@ -416,7 +417,7 @@ module edm_pim_scheduler #(
       end
     for (integer d = 0; d < N; d++) begin
       stands[d] = req_v[d];
-      if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || acc_v[req_src[d]] || fl2_src[req_src[d]]))
+      if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || g_v[req_src[d]] || fl2_src[req_src[d]]))
         stands[d] = 1'b0;
       if (SRPT && HOLD > 0 && req_not_best[d]
           && (XW'(req_best_rem[d]) * XW'(HOLD)) <= XW'(req_rem[d]))
@@ -432,20 +433,22 @@ module edm_pim_scheduler #(
       ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
       ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
     end
-    for (integer s = 0; s < N; s++) begin
-      ac_v[s] = 1'b0;
-      ac_d[s] = '0;
-      ac_short_s[s] = 1'b0;
-      for (integer d = 0; d < N; d++)
-        if (ac_by_d[d] && req_src[d] == PW'(s)) begin
-          ac_v[s] = 1'b1;
-          ac_d[s] = ac_d[s] | PW'(d);
-          ac_short_s[s] = ac_short_s[s] | ac_short[d];
-        end
-    end
   end
 
   // ---------------------------------------------------------------- stage 3: grant
+  always_comb
+    for (integer s = 0; s < N; s++) begin
+      g_v[s] = 1'b0;
+      g_d[s] = '0;
+      g_short_s[s] = 1'b0;
+      for (integer d = 0; d < N; d++)
+        if (acc_by_d[d] && acc_src[d] == PW'(s)) begin
+          g_v[s] = 1'b1;
+          g_d[s] = g_d[s] | PW'(d);
+          g_short_s[s] = g_short_s[s] | acc_short[d];
+        end
+    end
+
   logic [N-1:0][SW-1:0]  g_bytes;   // by destination
   logic [N-1:0][CW-1:0]  g_hold;
 
@@ -461,12 +464,12 @@ module edm_pim_scheduler #(
   // Ports: hold for the chunk's wire time, count down a cycle at a time.
   always_comb begin
     for (integer s = 0; s < N; s++)
-      src_hold_n[s] = acc_v[s] ? g_hold[acc_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
+      src_hold_n[s] = g_v[s] ? g_hold[g_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
     // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
-      src_free_next[p] = acc_v[p] ? acc_short_s[p] : src_ends[p];
+      src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
       dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
     end
     for (integer d = 0; d < N; d++) begin
@@ -483,6 +486,7 @@ module edm_pim_scheduler #(
     if (!rst_n) begin
       rest <= '0;
       lane_take_q <= '0;
+      st_any <= 1'b0;
       src_hold <= '0;
       dst_hold <= '0;
       src_ends <= '1;
@@ -490,7 +494,6 @@ module edm_pim_scheduler #(
       park_cnt <= '0;
       iter_wait <= '0;
       req_v <= '0;
-      acc_v <= '0;
       acc_by_d <= '0;
       fl2_src <= '0;
       fl2_dst <= '0;
@@ -498,15 +501,18 @@ module edm_pim_scheduler #(
     end else begin
       rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
+      st_any <= 1'b0;
+      for (integer i = 0; i < N; i++)
+        if (st_push[i] || st_count[i] > (STAGE_LOG2 + 1)'(1) || (st_count[i] == (STAGE_LOG2 + 1)'(1) && !st_pop[i]))
+          st_any <= 1'b1;
 
       // Iteration grid and pipeline.
       iter_wait <= start ? IWW'(ITER - 1) : (iter_wait != '0 ? iter_wait - 1'b1 : '0);
       req_v <= start ? q_v : '0;
-      acc_v <= ac_v;
       acc_by_d <= ac_by_d;
-      fl2_src <= acc_v;
+      fl2_src <= g_v;
       fl2_dst <= acc_by_d;
-      grant_valid <= acc_v;
+      grant_valid <= g_v;
 
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
@@ -529,7 +535,6 @@ module edm_pim_scheduler #(
     req_age_row <= q_age_row;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
-    acc_d <= ac_d;
     acc_j <= req_j;
     acc_src <= req_src;
     park_src <= park_src_n;
@@ -538,13 +543,12 @@ module edm_pim_scheduler #(
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
     acc_hold <= ac_hold;
     acc_short <= ac_short;
-    acc_short_s <= ac_short_s;
     for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
     for (integer s = 0; s < N; s++) begin
-      grant_dst[s*PW +: PW] <= acc_d[s];
-      grant_msg_id[s*IW +: IW] <= acc_msg[acc_d[s]];
-      grant_bytes[s*SW +: SW] <= g_bytes[acc_d[s]];
-      grant_last[s] <= g_last[acc_d[s]];
+      grant_dst[s*PW +: PW] <= g_d[s];
+      grant_msg_id[s*IW +: IW] <= acc_msg[g_d[s]];
+      grant_bytes[s*SW +: SW] <= g_bytes[g_d[s]];
+      grant_last[s] <= g_last[g_d[s]];
     end
   end
 
