@@ -186,6 +186,21 @@ module edm_pim_scheduler #(
     else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
+  // The ones in v: per 4 bits in logic, then the groups' counts added (an
+  // increment per bit would chain N carry chains: N = 8's critical path).
+  function automatic [$clog2(N + 1)-1:0] count_ones(input [N-1:0] v);
+    logic [3:0] g;
+    logic [2:0] c;
+    count_ones = '0;
+    for (integer i = 0; i < N; i += 4) begin
+      for (integer b = 0; b < 4; b++) g[b] = (i + b < N) ? v[(i + b) % N] : 1'b0;
+      c[0] = ^g;
+      c[2] = &g;
+      c[1] = !c[2] && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
+      count_ones = count_ones + $bits(count_ones)'(c);
+    end
+  endfunction
+
   // Whether request a outranks request b (keys are unique: arrivals are).
   function automatic better(input [SW-1:0] a_rem, input [SW-1:0] b_rem, input a_older);
     if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && a_older);
@@ -299,10 +314,8 @@ module edm_pim_scheduler #(
       notif_ready[i] = st_ready[i];
       st_push[i] = notif_valid[i] && (st_valid[i] || !lane_take[i]);
     end
-    n_removed = '0;
-    for (integer d = 0; d < N; d++) if (removed[d]) n_removed = n_removed + 1'b1;
-    taken_q = '0;
-    for (integer i = 0; i < N; i++) if (lane_take_q[i]) taken_q = taken_q + 1'b1;
+    n_removed = LW'(count_ones(removed));
+    taken_q = count_ones(lane_take_q);
   end
 
   // ---------------------------------------------------------------- stage 1: request (the queues)
