@@ -4,8 +4,9 @@
 //
 // The paper keeps each queue as a hardware ordered list (shift-register
 // insertion with parallel compare). We keep the same order as bits instead:
-// prio[j][k] = "slot j ranks before slot k", written when a key changes (every
-// pair compared in parallel, one comparator per pair) and read by the request
+// prio[j][k] = "slot j ranks before slot k", written when a key changes (the
+// changed key compared with every slot's in parallel: 2*DEPTH + 1 comparators
+// between registers, selected by which slot changed) and read by the request
 // stage as one AND over DEPTH terms per slot (an age matrix, as in CPU issue
 // queues). Nothing moves when an entry enters or leaves, so an insert and a
 // grant update take one cycle each (one of each per cycle, as the paper's
@@ -15,6 +16,8 @@
 // Order: older[j][k] = "j arrived before k". SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
 // prio = older and no comparator is built. Pair order: same[j][k] = "same
 // source"; an entry is its pair's head when no valid older entry has its source.
+// Across queues the scheduler keeps the arrival order itself, from wr_slot
+// (where each insert is written) and rq_win (the request's slot, one-hot).
 //
 // Request (combinational from registers): the best entry that is valid,
 // visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
@@ -32,8 +35,7 @@ module edm_notif_queue #(
     parameter int unsigned N = 4,            // notification lanes = ports
     parameter int unsigned DEPTH = 8,        // slots
     parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
-    parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
-    parameter int unsigned TW = 8            // arrival stamp width (carried, not compared here)
+    parameter bit          PAIR_ORDER = 1'b1   // only a pair's oldest entry may be granted
 ) (
     input  logic                              clk,
     input  logic                              rst_n,
@@ -45,7 +47,9 @@ module edm_notif_queue #(
     input  logic [edm_pkg::NG_ID_W-1:0]       ins_msg,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
     input  logic                              ins_rres,
-    input  logic [TW-1:0]                     ins_stamp,
+    // The slot an insert is written into this cycle (one-hot; the insert of
+    // the cycle before): the scheduler orders entries across queues by it.
+    output logic [DEPTH-1:0]                  wr_slot,
     // Request: the best eligible entry, the ports being free as given in
     // the cycle before (src_free_next, dst_free_next: free next cycle).
     input  logic [N-1:0]                      src_free_next,
@@ -57,7 +61,7 @@ module edm_notif_queue #(
     output logic [edm_pkg::NG_ID_W-1:0]       rq_msg,
     output logic [edm_pkg::NG_SIZE_W-1:0]     rq_rem,
     output logic                              rq_rres,
-    output logic [TW-1:0]                     rq_stamp,
+    output logic [DEPTH-1:0]                  rq_win,      // the request's slot, one-hot
     // The best visible pair head whatever the ports (priority hold compares
     // the request with it): its remaining bytes, and whether it is not the
     // request's entry.
@@ -87,7 +91,6 @@ module edm_notif_queue #(
   logic [DEPTH-1:0][IW-1:0]          s_msg;
   logic [DEPTH-1:0][SW-1:0]          s_rem;
   logic [DEPTH-1:0]                  s_rres;
-  logic [DEPTH-1:0][TW-1:0]          s_stamp;
   logic [DEPTH-1:0][DEPTH-1:0]       older_q, prio_q, same_q;  // j < k bits are registers
   logic [DEPTH-1:0][DEPTH-1:0]       older, prio;        // whole matrices
 
@@ -107,7 +110,6 @@ module edm_notif_queue #(
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
-  logic [TW-1:0]    p_stamp;
   logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
   // Registered from the next state: the lowest free slot (one-hot), whether
   // one and whether two slots are free.
@@ -115,6 +117,7 @@ module edm_notif_queue #(
   logic             one_free, two_free, one_free_n, two_free_n;
 
   assign ins_hit = p_v ? low_free : '0;
+  assign wr_slot = ins_hit;
   assign room = p_v ? two_free : one_free;
 
   // ---------------------------------------------------------------- next keys and order
@@ -122,13 +125,23 @@ module edm_notif_queue #(
   logic [DEPTH-1:0][PW-1:0]    n_src;
   logic [DEPTH-1:0][SW-1:0]    n_rem;
   logic [DEPTH-1:0][DEPTH-1:0] n_older, n_prio, n_same;
+  // SRPT: the comparisons a key change needs, all between registers (the
+  // pending insert's bytes, the granted entry's next bytes, the slots'), so
+  // that which slot changes (g_hit, g_j) only selects among them.
+  logic [DEPTH-1:0]            ins_lt;    // the insert is shorter than slot k
+  logic [DEPTH-1:0]            g_lt, g_eq;  // the granted entry's next bytes <, = slot k's
+  logic                        ins_lt_g;  // the insert is shorter than the granted entry
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++) begin
       g_slot[j] = g_hit && g_j == JW'(j);
       n_rem[j] = ins_hit[j] ? p_size : (g_slot[j] ? g_rem_next : s_rem[j]);
       n_src[j] = ins_hit[j] ? p_src : s_src[j];
+      ins_lt[j] = p_size < s_rem[j];
+      g_lt[j] = g_rem_next < s_rem[j];
+      g_eq[j] = g_rem_next == s_rem[j];
     end
+    ins_lt_g = p_size < g_rem_next;
     for (integer j = 0; j < DEPTH; j++)
       for (integer k = 0; k < DEPTH; k++) begin
         // A new entry is younger than every stored one.
@@ -137,9 +150,12 @@ module edm_notif_queue #(
         else n_older[j][k] = older_q[j][k];
         n_same[j][k] = (ins_hit[j] || ins_hit[k]) ? n_src[j] == n_src[k] : same_q[j][k];
         // Only a changed key needs its comparisons redone; SRPT ties go to
-        // the older entry, as the reference model's (remaining, arrival) key.
-        if (SRPT && (ins_hit[j] || ins_hit[k] || g_slot[j] || g_slot[k]))
-          n_prio[j][k] = n_rem[j] < n_rem[k] || (n_rem[j] == n_rem[k] && n_older[j][k]);
+        // the older entry, as the reference model's (remaining, arrival) key
+        // (an insert is the youngest: it goes first only when shorter).
+        if (ins_hit[j]) n_prio[j][k] = g_slot[k] ? ins_lt_g : ins_lt[k];
+        else if (ins_hit[k]) n_prio[j][k] = !(g_slot[j] ? ins_lt_g : ins_lt[j]);
+        else if (g_slot[j]) n_prio[j][k] = g_lt[k] || (g_eq[k] && older[j][k]);
+        else if (g_slot[k]) n_prio[j][k] = !(g_lt[j] || (g_eq[j] && older[k][j]));
         else n_prio[j][k] = prio_q[j][k];
       end
   end
@@ -197,7 +213,7 @@ module edm_notif_queue #(
     rq_msg = '0;
     rq_rem = '0;
     rq_rres = 1'b0;
-    rq_stamp = '0;
+    rq_win = win;
     for (integer j = 0; j < DEPTH; j++)
       if (win[j]) begin
         rq_j = rq_j | JW'(j);
@@ -205,7 +221,6 @@ module edm_notif_queue #(
         rq_msg = rq_msg | s_msg[j];
         rq_rem = rq_rem | s_rem[j];
         rq_rres = rq_rres | s_rres[j];
-        rq_stamp = rq_stamp | s_stamp[j];
       end
   end
 
@@ -235,7 +250,6 @@ module edm_notif_queue #(
       p_msg <= ins_msg;
       p_size <= ins_size;
       p_rres <= ins_rres;
-      p_stamp <= ins_stamp;
     end
     for (integer j = 0; j < DEPTH; j++) begin
       s_src[j] <= n_src[j];
@@ -244,7 +258,6 @@ module edm_notif_queue #(
         s_age[j] <= '0;
         s_msg[j] <= p_msg;
         s_rres[j] <= p_rres;
-        s_stamp[j] <= p_stamp;
       end else if (s_age[j] != VIS) begin
         s_age[j] <= s_age[j] + 1'b1;
       end

@@ -24,9 +24,10 @@
 //        entry (visible, source port free, oldest of its source-destination
 //        pair): one AND per slot over its queue's precedence matrix.
 //   t+1  accept: every source keeps its best request. The N requests are
-//        compared pairwise in parallel (N(N-1)/2 comparators, one level) and a
-//        request wins if no request to the same source beats it: the paper's
-//        per-source ordered array read by a priority encoder, computed afresh.
+//        compared pairwise in parallel (SRPT: N(N-1)/2 comparators of bytes;
+//        arrival order read from registered bits, x_older) and a request wins
+//        if no request to the same source beats it: the paper's per-source
+//        ordered array read by a priority encoder, computed afresh.
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
 //        removed (its queue recomputes that entry's comparisons the same
 //        cycle), both ports are held for the chunk's wire time.
@@ -47,10 +48,13 @@
 // rules) these inputs are ignored.
 //
 // Age across queues: the model orders entries by a global arrival counter. Here
-// each entry carries an arrival stamp {cycle mod 2^STAMP_W, lane}, compared
-// modulo 2^(STAMP_W + log2 N): exact while no notification waits 2^(STAMP_W-1)
-// cycles or more (21 ms at 390.625 MHz with the default 24 bits). Within a queue
-// the order is exact whatever the wait (edm_notif_queue's age matrix).
+// an age matrix over every pair of slots in different queues (x_older) is set
+// when a slot is written (the new entry is younger than every stored one;
+// entries written in one cycle are ordered by lane), so the accept stage reads
+// registered bits through the requests' one-hot slots instead of comparing
+// wide arrival stamps (half of that read in the request stage, beside the
+// queues' read-out, half in the accept stage); exact whatever the wait.
+// Within a queue the order is edm_notif_queue's own age matrix.
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
 // request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
@@ -62,7 +66,6 @@ module edm_pim_scheduler #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,
     parameter int unsigned BLOCK_PS = edm_pkg::BLOCK_PS_100G,  // line rate
     parameter int unsigned CYCLE_PS = edm_pkg::CYCLE_PS,       // scheduler clock
-    parameter int unsigned STAMP_W = 24,     // arrival stamp: cycle bits (see above)
     parameter int unsigned STAGE_LOG2 = 2,   // notifications waiting per lane: 2^STAGE_LOG2
     // EDM's rules (docs/simulator.md) beside the paper's (the defaults):
     parameter bit          PAIR_ORDER = 1'b1,  // 0: any entry of a pair may be granted (memory-order rule at the hosts)
@@ -115,7 +118,6 @@ module edm_pim_scheduler #(
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  localparam int unsigned TW = STAMP_W + PW;         // arrival stamp {cycle, lane}
   localparam int unsigned M = N * DEPTH;             // slots in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
   localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
@@ -184,18 +186,25 @@ module edm_pim_scheduler #(
     else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
-  // Whether stamp a is older than stamp b (a != b), modulo 2^TW.
-  function automatic stamp_older(input [TW-1:0] a, input [TW-1:0] b);
-    logic [TW-1:0] diff;
-    diff = a - b;
-    stamp_older = diff[TW-1];
+  // The ones in v: per 4 bits in logic, then the groups' counts added (an
+  // increment per bit would chain N carry chains: N = 8's critical path).
+  function automatic [$clog2(N + 1)-1:0] count_ones(input [N-1:0] v);
+    logic [3:0] g;
+    logic [2:0] c;
+    count_ones = '0;
+    for (integer i = 0; i < N; i += 4) begin
+      for (integer b = 0; b < 4; b++) g[b] = (i + b < N) ? v[(i + b) % N] : 1'b0;
+      c[0] = ^g;
+      c[2] = &g;
+      c[1] = !c[2] && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
+      count_ones = count_ones + $bits(count_ones)'(c);
+    end
   endfunction
 
-  // Whether request a outranks request b (keys are unique: stamps are).
-  function automatic better(input [SW-1:0] a_rem, input [TW-1:0] a_stamp,
-                            input [SW-1:0] b_rem, input [TW-1:0] b_stamp);
-    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && stamp_older(a_stamp, b_stamp));
-    else better = stamp_older(a_stamp, b_stamp);
+  // Whether request a outranks request b (keys are unique: arrivals are).
+  function automatic better(input [SW-1:0] a_rem, input [SW-1:0] b_rem, input a_older);
+    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && a_older);
+    else better = a_older;
   endfunction
 
   // ---------------------------------------------------------------- state
@@ -213,7 +222,11 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
-  logic [STAMP_W-1:0]    now_stamp;            // cycle counter for arrival stamps
+  // Age across queues: [a][b][j][k] (a < b): slot j of queue a arrived before
+  // slot k of queue b (meaningful while both are valid).
+  logic [N-1:0][N-1:0][DEPTH-1:0][DEPTH-1:0] x_older;
+  logic [N-1:0][DEPTH-1:0] q_wr_slot;          // by queue: the slot an insert writes this cycle
+  logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of that insert
 
   // Request stage registers (loaded when an iteration starts; valid for one cycle).
   logic [N-1:0]          req_v;
@@ -222,12 +235,14 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  req_msg;
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
-  logic [N-1:0][TW-1:0]  req_stamp;
+  logic [N-1:0][DEPTH-1:0] req_win;   // the request's slot, one-hot
+  // Age across queues, half read: for a < b, one request's row of x_older
+  // [a][b] (queue a's when a + b is even, else queue b's column), selected by
+  // its slot in the request stage; the accept stage selects the other's bit.
+  logic [N-1:0][N-1:0][DEPTH-1:0] q_age_row, req_age_row;
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          req_not_best;
   // Accept stage registers (valid for one cycle).
-  logic [N-1:0]          acc_v;     // by source
-  logic [N-1:0][PW-1:0]  acc_d;     // by source: the accepted destination
   logic [N-1:0]          acc_by_d;  // by destination: its request was accepted
   // The accepted requests' entries, by destination (the request registers
   // already hold the next iteration's when pipelined).
@@ -238,7 +253,6 @@ module edm_pim_scheduler #(
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
   logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
   logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
-  logic [N-1:0]          acc_short_s;  // by source: the accepted chunk is short
   logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
@@ -252,6 +266,8 @@ module edm_pim_scheduler #(
   localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
+  logic [N-1:0][STAGE_LOG2:0] st_count;
+  logic                  st_any;        // registered: a lane FIFO holds a notification (= |st_valid)
   logic [N-1:0]          c_v;           // a candidate
   logic [N-1:0][PW-1:0]  c_src, c_dst;
   logic [N-1:0][IW-1:0]  c_msg;
@@ -269,11 +285,12 @@ module edm_pim_scheduler #(
   for (genvar i = 0; i < N; i++) begin : g_stage
     assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
                          notif_size[i*SW +: SW], notif_rres[i]};
-    /* verilator lint_off PINCONNECTEMPTY */
-    edm_fifo #(.WIDTH(NOTIF_W), .DEPTH_LOG2(STAGE_LOG2)) u_stage (
+    // The head in a register: the lane arbitration starts from flip-flops,
+    // not from the distributed RAM's read (N = 4's path: a lane's head RAM
+    // -> its destination -> another lane's FIFO write, 11.3 ns).
+    edm_fifo #(.WIDTH(NOTIF_W), .DEPTH_LOG2(STAGE_LOG2), .REG_HEAD(1'b1)) u_stage (
         .clk, .rst_n, .wr_valid(st_push[i]), .wr_ready(st_ready[i]), .wr_data(lane_in[i]),
-        .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count());
-    /* verilator lint_on PINCONNECTEMPTY */
+        .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count(st_count[i]));
   end
 
   always_comb
@@ -300,10 +317,8 @@ module edm_pim_scheduler #(
       notif_ready[i] = st_ready[i];
       st_push[i] = notif_valid[i] && (st_valid[i] || !lane_take[i]);
     end
-    n_removed = '0;
-    for (integer d = 0; d < N; d++) if (removed[d]) n_removed = n_removed + 1'b1;
-    taken_q = '0;
-    for (integer i = 0; i < N; i++) if (lane_take_q[i]) taken_q = taken_q + 1'b1;
+    n_removed = LW'(count_ones(removed));
+    taken_q = count_ones(lane_take_q);
   end
 
   // ---------------------------------------------------------------- stage 1: request (the queues)
@@ -315,7 +330,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  q_msg;
   logic [N-1:0][SW-1:0]  q_rem;
   logic [N-1:0]          q_rres;
-  logic [N-1:0][TW-1:0]  q_stamp;
+  logic [N-1:0][DEPTH-1:0] q_win;
   logic [N-1:0][SW-1:0]  q_best_rem;
   logic [N-1:0]          q_not_best;
   logic [N-1:0][SW-1:0]  g_rem_next;   // by destination
@@ -346,20 +361,47 @@ module edm_pim_scheduler #(
           ins_rres = ins_rres | c_rres[i];
         end
     end
-    edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER), .TW(TW)) u_q (
+    edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
         .clk, .rst_n,
         .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
-        .ins_size, .ins_rres, .ins_stamp({now_stamp, ins_lane}),
+        .ins_size, .ins_rres, .wr_slot(q_wr_slot[d]),
         .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
-        .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
+        .rq_rres(q_rres[d]), .rq_win(q_win[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
         .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
+    // The insert is written into its slot the next cycle (wr_slot).
+    always_ff @(posedge clk) wr_lane[d] <= ins_lane;
   end
+
+  // Half of the age read: each pair's row (or column) at one request's slot.
+  always_comb
+    for (integer a = 0; a < N; a++)
+      for (integer b = 0; b < N; b++)
+        for (integer x = 0; x < DEPTH; x++) begin
+          q_age_row[a][b][x] = 1'b0;
+          if (a < b)
+            for (integer y = 0; y < DEPTH; y++)
+              if ((a + b) % 2 == 0 ? (q_win[a][y] && x_older[a][b][y][x]) : (q_win[b][y] && x_older[a][b][x][y]))
+                q_age_row[a][b][x] = 1'b1;
+        end
+
+  // Age across queues, set as slots are written: a written entry is younger
+  // than every stored one, two written in one cycle go by lane.
+  always_ff @(posedge clk)
+    for (integer a = 0; a < N; a++)
+      for (integer b = 0; b < N; b++)
+        for (integer j = 0; j < DEPTH; j++)
+          for (integer k = 0; k < DEPTH; k++)
+            if (a >= b) x_older[a][b][j][k] <= 1'b0;
+            else if (q_wr_slot[a][j] && q_wr_slot[b][k]) x_older[a][b][j][k] <= wr_lane[a] < wr_lane[b];
+            else if (q_wr_slot[a][j]) x_older[a][b][j][k] <= 1'b0;
+            else if (q_wr_slot[b][k]) x_older[a][b][j][k] <= 1'b1;
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || c_v != '0);
+  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
+  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept
   // A request stands unless (pipelined) its source or destination was matched
@@ -370,20 +412,28 @@ module edm_pim_scheduler #(
   // b); a standing request is accepted when no other one to its source beats it.
   logic [N-1:0]          stands;
   logic [N-1:0][N-1:0]   beats;
-  logic [N-1:0]          ac_v;
-  logic [N-1:0][PW-1:0]  ac_d;
+  logic [N-1:0][N-1:0]   req_older;   // [a][b], a < b: request a arrived before request b
   logic [N-1:0]          ac_by_d;
   logic [N-1:0][CW-1:0]  ac_hold;
-  logic [N-1:0]          ac_short, ac_short_s;
+  logic [N-1:0]          ac_short;
+  // The grant stage's view by source (from the accept registers, so the
+  // accept stage ends at its per-destination decision).
+  logic [N-1:0]          g_v;          // source s was granted
+  logic [N-1:0][PW-1:0]  g_d;          // its destination
+  logic [N-1:0]          g_short_s;    // its chunk is short
 
   always_comb begin
     for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++)
-        if (a < b) beats[a][b] = better(req_rem[a], req_stamp[a], req_rem[b], req_stamp[b]);
-        else beats[a][b] = 1'b0;
+      for (integer b = 0; b < N; b++) begin
+        req_older[a][b] = 1'b0;
+        if (a < b)
+          for (integer k = 0; k < DEPTH; k++)
+            if (req_win[((a + b) % 2 == 0) ? b : a][k] && req_age_row[a][b][k]) req_older[a][b] = 1'b1;
+        beats[a][b] = (a < b) ? better(req_rem[a], req_rem[b], req_older[a][b]) : 1'b0;
+      end
     for (integer d = 0; d < N; d++) begin
       stands[d] = req_v[d];
-      if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || acc_v[req_src[d]] || fl2_src[req_src[d]]))
+      if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || g_v[req_src[d]] || fl2_src[req_src[d]]))
         stands[d] = 1'b0;
       if (SRPT && HOLD > 0 && req_not_best[d]
           && (XW'(req_best_rem[d]) * XW'(HOLD)) <= XW'(req_rem[d]))
@@ -399,20 +449,22 @@ module edm_pim_scheduler #(
       ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
       ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
     end
-    for (integer s = 0; s < N; s++) begin
-      ac_v[s] = 1'b0;
-      ac_d[s] = '0;
-      ac_short_s[s] = 1'b0;
-      for (integer d = 0; d < N; d++)
-        if (ac_by_d[d] && req_src[d] == PW'(s)) begin
-          ac_v[s] = 1'b1;
-          ac_d[s] = ac_d[s] | PW'(d);
-          ac_short_s[s] = ac_short_s[s] | ac_short[d];
-        end
-    end
   end
 
   // ---------------------------------------------------------------- stage 3: grant
+  always_comb
+    for (integer s = 0; s < N; s++) begin
+      g_v[s] = 1'b0;
+      g_d[s] = '0;
+      g_short_s[s] = 1'b0;
+      for (integer d = 0; d < N; d++)
+        if (acc_by_d[d] && acc_src[d] == PW'(s)) begin
+          g_v[s] = 1'b1;
+          g_d[s] = g_d[s] | PW'(d);
+          g_short_s[s] = g_short_s[s] | acc_short[d];
+        end
+    end
+
   logic [N-1:0][SW-1:0]  g_bytes;   // by destination
   logic [N-1:0][CW-1:0]  g_hold;
 
@@ -428,12 +480,12 @@ module edm_pim_scheduler #(
   // Ports: hold for the chunk's wire time, count down a cycle at a time.
   always_comb begin
     for (integer s = 0; s < N; s++)
-      src_hold_n[s] = acc_v[s] ? g_hold[acc_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
+      src_hold_n[s] = g_v[s] ? g_hold[g_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
     // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
-      src_free_next[p] = acc_v[p] ? acc_short_s[p] : src_ends[p];
+      src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
       dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
     end
     for (integer d = 0; d < N; d++) begin
@@ -450,15 +502,14 @@ module edm_pim_scheduler #(
     if (!rst_n) begin
       rest <= '0;
       lane_take_q <= '0;
+      st_any <= 1'b0;
       src_hold <= '0;
       dst_hold <= '0;
       src_ends <= '1;
       dst_ends <= '1;
       park_cnt <= '0;
       iter_wait <= '0;
-      now_stamp <= '0;
       req_v <= '0;
-      acc_v <= '0;
       acc_by_d <= '0;
       fl2_src <= '0;
       fl2_dst <= '0;
@@ -466,16 +517,18 @@ module edm_pim_scheduler #(
     end else begin
       rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
-      now_stamp <= now_stamp + 1'b1;
+      st_any <= 1'b0;
+      for (integer i = 0; i < N; i++)
+        if (st_push[i] || st_count[i] > (STAGE_LOG2 + 1)'(1) || (st_count[i] == (STAGE_LOG2 + 1)'(1) && !st_pop[i]))
+          st_any <= 1'b1;
 
       // Iteration grid and pipeline.
       iter_wait <= start ? IWW'(ITER - 1) : (iter_wait != '0 ? iter_wait - 1'b1 : '0);
       req_v <= start ? q_v : '0;
-      acc_v <= ac_v;
       acc_by_d <= ac_by_d;
-      fl2_src <= acc_v;
+      fl2_src <= g_v;
       fl2_dst <= acc_by_d;
-      grant_valid <= acc_v;
+      grant_valid <= g_v;
 
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
@@ -494,10 +547,10 @@ module edm_pim_scheduler #(
     req_msg <= q_msg;
     req_rem <= q_rem;
     req_rres <= q_rres;
-    req_stamp <= q_stamp;
+    req_win <= q_win;
+    req_age_row <= q_age_row;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
-    acc_d <= ac_d;
     acc_j <= req_j;
     acc_src <= req_src;
     park_src <= park_src_n;
@@ -506,13 +559,12 @@ module edm_pim_scheduler #(
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
     acc_hold <= ac_hold;
     acc_short <= ac_short;
-    acc_short_s <= ac_short_s;
     for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
     for (integer s = 0; s < N; s++) begin
-      grant_dst[s*PW +: PW] <= acc_d[s];
-      grant_msg_id[s*IW +: IW] <= acc_msg[acc_d[s]];
-      grant_bytes[s*SW +: SW] <= g_bytes[acc_d[s]];
-      grant_last[s] <= g_last[acc_d[s]];
+      grant_dst[s*PW +: PW] <= g_d[s];
+      grant_msg_id[s*IW +: IW] <= acc_msg[g_d[s]];
+      grant_bytes[s*SW +: SW] <= g_bytes[g_d[s]];
+      grant_last[s] <= g_last[g_d[s]];
     end
   end
 

@@ -6,7 +6,8 @@ takes the lowest free slot) and ranks them the way the reference scheduler
 does: SRPT by (remaining bytes, arrival), FCFS by arrival. Each cycle it checks
 the outputs against the model: room (a slot is free), nonempty, the request
 (the best visible entry that is its pair's head, with pair order, and whose
-source and destination ports are free: slot, source, id, bytes, kind, stamp)
+source and destination ports are free: slot, also one-hot, source, id, bytes,
+kind), the slot an insert is written into (wr_slot, one-hot)
 and the best visible pair head whatever the ports (priority hold's view). The
 ports are given a cycle ahead (src_free_next, dst_free_next), as the scheduler
 does. Then it applies the cycle's insert and grant update (a chunk of an entry,
@@ -58,16 +59,20 @@ class Model:
         win = min(elig, key=lambda j: self.key(self.slots[j]), default=None)
         return win, best
 
-    def insert(self, cycle: int, src: int, msg: int, size: int, rres: int, stamp: int) -> None:
+    def insert(self, cycle: int, src: int, msg: int, size: int, rres: int) -> None:
         """An insert decided this cycle: it takes its slot (the lowest free one
         then) at the next clock edge, as the RTL writes it from a register."""
-        self.pending = {"src": src, "msg": msg, "rem": size, "rres": rres, "stamp": stamp,
+        self.pending = {"src": src, "msg": msg, "rem": size, "rres": rres,
                         "order": self.order, "cycle": cycle}
         self.order += 1
 
+    def pending_slot(self) -> int | None:
+        """The slot the pending insert is written into at the next clock edge."""
+        return None if self.pending is None else self.slots.index(None)
+
     def place_pending(self) -> None:
         if self.pending is not None:
-            self.slots[self.slots.index(None)] = self.pending
+            self.slots[self.pending_slot()] = self.pending
             self.pending = None
 
 
@@ -76,16 +81,14 @@ class Bench:
         self.dut = dut
         self.n = int(dut.N.value)
         self.depth = int(dut.DEPTH.value)
-        self.tw = int(dut.TW.value)
         self.model = Model(self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
         self.cycle = 0
         self.ports = (0, False)   # (source ports, destination port) free this cycle
-        self.stamp = 0
         self.grants = self.inserts = self.removals = 0
 
     async def start(self):
         await clock_and_reset(self.dut, ins_v=0, ins_src=0, ins_msg=0, ins_size=0, ins_rres=0,
-                              ins_stamp=0, src_free_next=0, dst_free_next=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
+                              src_free_next=0, dst_free_next=0, g_hit=0, g_j=0, g_last=0, g_rem_next=0)
 
     def free(self) -> int:
         """Slots an insert may still take (the pending insert has one)."""
@@ -99,16 +102,12 @@ class Bench:
         dut, n = self.dut, self.n
         src_free = (1 << n) - 1 if src_free is None else src_free
         room = self.free() > 0
-        stamp = 0
         if ins is not None:
-            self.stamp += 1
-            stamp = self.stamp & ((1 << self.tw) - 1)
             s, m, b, r = ins
             dut.ins_src.value = s
             dut.ins_msg.value = m
             dut.ins_size.value = b
             dut.ins_rres.value = r
-            dut.ins_stamp.value = stamp
         dut.ins_v.value = int(ins is not None and room)
         dut.src_free_next.value = src_free
         dut.dst_free_next.value = int(dst_free)
@@ -129,14 +128,18 @@ class Bench:
         assert int(dut.room.value) == room, f"cycle {c}: room"
         queued = self.model.pending is not None or any(self.model.slots)
         assert int(dut.nonempty.value) == queued, f"cycle {c}: nonempty"
+        written = self.model.pending_slot()
+        assert int(dut.wr_slot.value) == (0 if written is None else 1 << written), f"cycle {c}: wr_slot"
         win, best = self.model.request(c, *self.ports)
         self.ports = (src_free, dst_free)
         assert int(dut.rq_v.value) == (win is not None), f"cycle {c}: rq_v, model slot {win}"
+        if win is None:
+            assert int(dut.rq_win.value) == 0, f"cycle {c}: rq_win without a request"
         if win is not None:
             e = self.model.slots[win]
             got = (int(dut.rq_j.value), int(dut.rq_src.value), int(dut.rq_msg.value), int(dut.rq_rem.value),
-                   int(dut.rq_rres.value), int(dut.rq_stamp.value))
-            assert got == (win, e["src"], e["msg"], e["rem"], e["rres"], e["stamp"]), \
+                   int(dut.rq_rres.value), int(dut.rq_win.value))
+            assert got == (win, e["src"], e["msg"], e["rem"], e["rres"], 1 << win), \
                 f"cycle {c}: request {got}, model slot {win} {e}"
             if best is not None:
                 assert int(dut.rq_best_rem.value) == self.model.slots[best]["rem"], f"cycle {c}: best_rem"
@@ -145,7 +148,7 @@ class Bench:
         # registered, then the grant update.
         self.model.place_pending()
         if ins is not None and room:
-            self.model.insert(c, *ins, stamp)
+            self.model.insert(c, *ins)
             self.inserts += 1
         if grant is not None:
             j, b = grant

@@ -151,7 +151,7 @@ def test_compute_node_with_mem_nodes():
 @pytest.mark.parametrize("srpt,pair_order", [(1, 1), (0, 1), (1, 0)])
 def test_notif_queue(srpt, pair_order):
     simulate("edm_notif_queue", sources(*MODULES["edm_notif_queue"]), "tb_notif_queue",
-             {"N": 4, "DEPTH": 6, "SRPT": srpt, "PAIR_ORDER": pair_order, "TW": 12},
+             {"N": 4, "DEPTH": 6, "SRPT": srpt, "PAIR_ORDER": pair_order},
              name=f"edm_notif_queue_{srpt}{pair_order}")
 
 
