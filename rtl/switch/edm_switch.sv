@@ -165,12 +165,25 @@ module edm_switch #(
   // it also updates. A /N/ still takes effect one block after the previous
   // one, and the classification reaches stage 1 in the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0][7:0] c_implied;
+  logic [N-1:0][7:0] c_implied, r_implied;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
+  // The number's comparisons, made here against each register's value and
+  // against the one that the /N/ now in stage 1 may leave in it (r_implied
+  // + 1, both as the expected number and as the rejected one's successor);
+  // stage 1 picks one with a flip-flop, so the scheduler's notification
+  // valid starts from registers.
+  logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ;
+  // Header checks made here (the block's own fields): a /N/ names another
+  // port and some bytes (c_n_ok); an /MS/ opens an RREQ/RMWREQ (c_rd) whose
+  // notification is well formed (c_rd_ok), or a WREQ/RRES (c_wr).
+  logic [N-1:0] c_n_ok, c_rd, c_rd_ok, c_wr;
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic ctrl, edm;
+      logic [2:0]  kind;
+      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
+      logic [15:0] hlen;
       b0[i] = in_block[i*66 +: 66];
       p = b0[i][65:2];
       ctrl = b0[i][1:0] == edm_pkg::SYNC_CTRL;
@@ -178,6 +191,19 @@ module edm_switch #(
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
       c_implied[i] = edm_pkg::crc8_implied_seq(p);
+      c_eq_exp[i] = c_implied[i] == n_expected[i];
+      c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
+      c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
+      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      c_n_ok[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
+      hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
+      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
+      c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
+      c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
+      // An RMWREQ's response has a fixed size (never 0); an RREQ's is its len.
+      c_rd_ok[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i)
+                   && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
@@ -200,26 +226,36 @@ module edm_switch #(
 
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
-  logic [N-1:0][7:0] r_implied;
   logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ncand, r_ms, r_mt, r_std, r_unk;
-  logic [N-1:0] r_data, r_ngood, r_nbad;
+  logic [N-1:0] r_eq_exp, r_eq_rej_succ, r_eq_succ, r_n_ok, r_rd, r_rd_ok, r_wr;
+  // The block ahead (stage 1 last cycle) was a /N/ (n_rejected now holds its
+  // number) that moved n_expected to its successor.
+  logic [N-1:0] r_prev_nany, r_prev_moved;
+  logic [N-1:0] r_data, r_ngood, r_nbad, eq_exp, eq_rej_succ;
   always_ff @(posedge clk) begin
     b1 <= b0;
     r_implied <= c_implied;
+    r_eq_exp <= c_eq_exp; r_eq_rej_succ <= c_eq_rej_succ; r_eq_succ <= c_eq_succ;
+    r_n_ok <= c_n_ok; r_rd <= c_rd; r_rd_ok <= c_rd_ok; r_wr <= c_wr;
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0; r_ncand <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
+      r_prev_nany <= '0; r_prev_moved <= '0;
     end else begin
       r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen; r_ncand <= c_ncand;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
+      r_prev_nany <= r_nany; r_prev_moved <= r_nany & (n_accept | n_resync);
     end
   end
-  // The /N/ sequence check (docs/protocol.md §5a) against the registered number.
+  // The /N/ sequence check (docs/protocol.md §5a): the registered comparisons
+  // against the registers' current values.
   always_comb
     for (integer i = 0; i < N; i++) begin
-      n_accept[i] = r_nseen[i] && r_implied[i] == n_expected[i];
-      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && r_implied[i] == n_rejected[i] + 8'd1;
-      n_cid[i] = r_ncand[i] && r_implied[i] == n_expected[i];
+      eq_exp[i] = r_prev_moved[i] ? r_eq_succ[i] : r_eq_exp[i];            // r_implied == n_expected
+      eq_rej_succ[i] = r_prev_nany[i] ? r_eq_succ[i] : r_eq_rej_succ[i];   // r_implied == n_rejected + 1
+      n_accept[i] = r_nseen[i] && eq_exp[i];
+      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && eq_rej_succ[i];
+      n_cid[i] = r_ncand[i] && eq_exp[i];
       r_ngood[i] = n_accept[i];
       r_nbad[i] = (r_nany[i] && !n_accept[i]) || n_cid[i];
       r_data[i] = r_data_sync[i] && !n_cid[i];
@@ -236,6 +272,7 @@ module edm_switch #(
   logic [N-1:0][N-1:0]       rq_wr, rq_valid, rq_pop;
   logic [N-1:0][N-1:0][65:0] rq_head;
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
+  logic [N-1:0][N-1:0]       rq_room;   // room for one more unit (a registered rq_count <= RQ_ROOM)
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
@@ -354,15 +391,12 @@ module edm_switch #(
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic [2:0]  kind;
-      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
+      logic [edm_pkg::PORT_BITS-1:0] hdst;
       logic [15:0] hlen;
-      logic        rd;
       p = b1[i][65:2];
       kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
-      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
-      rd = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
       want_req[i] = 1'b0;
@@ -372,11 +406,20 @@ module edm_switch #(
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
       n_valid[i] = 1'b0;
-      n_src[i*PW +: PW] = PW'(i);
-      n_dst[i*PW +: PW] = ndst[PW-1:0];
-      n_id[i*IW +: IW] = p[edm_pkg::NG_ID_LSB +: IW];
-      n_size[i*SW +: SW] = p[edm_pkg::NG_SIZE_LSB +: SW];
-      n_rres[i] = 1'b0;
+      // The notification's fields: the /N/'s, or for an /MS/ the implicit
+      // notification of an RREQ/RMWREQ's response (memory -> requester).
+      if (r_ms[i]) begin
+        n_src[i*PW +: PW] = hdst[PW-1:0];
+        n_dst[i*PW +: PW] = PW'(i);
+        n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
+        n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
+      end else begin
+        n_src[i*PW +: PW] = PW'(i);
+        n_dst[i*PW +: PW] = p[edm_pkg::NG_DST_LSB +: PW];
+        n_id[i*IW +: IW] = p[edm_pkg::NG_ID_LSB +: IW];
+        n_size[i*SW +: SW] = p[edm_pkg::NG_SIZE_LSB +: SW];
+      end
+      n_rres[i] = r_ms[i];
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
       sk_aligned[i] = rxc_count[i] == txc_count[i];
@@ -387,24 +430,16 @@ module edm_switch #(
       sk_mt_n[i] = sk_mt[i];
       sk_dst_n[i] = sk_dst[i];
       if (r_ngood[i]) begin
-        n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+        n_valid[i] = r_n_ok[i];
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
-        if (rd) begin
-          // Implicit notification for the response: memory -> requester.
-          n_src[i*PW +: PW] = hdst[PW-1:0];
-          n_dst[i*PW +: PW] = PW'(i);
-          n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
-          n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
-          n_rres[i] = 1'b1;
-          n_valid[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i) && n_size[i*SW +: SW] != '0
-                       && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
-                       && rq_count[i][hdst[PW-1:0]] <= (RQ_LOG2+1)'(RQ_ROOM);
+        if (r_rd[i]) begin
+          n_valid[i] = r_rd_ok[i] && rq_room[i][hdst[PW-1:0]];
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
-        end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
+        end else if (r_wr[i]) begin
           if (!sk_pend[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
@@ -574,6 +609,7 @@ module edm_switch #(
       rxc_to <= '0;
       mid <= '0;
       rq_units <= '0;
+      rq_room <= '1;
       z_open <= '0;
       z_release <= '0;
       out_block <= {N{IDLE}};
@@ -609,8 +645,17 @@ module edm_switch #(
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
       z_release <= z_ended;
       for (integer c = 0; c < N; c++)
-        for (integer m = 0; m < N; m++)
+        for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
+          // The count after this edge, compared with constants beside the
+          // pop rather than after it (a write into a full store is ignored:
+          // its count is then far above RQ_ROOM either way).
+          case ({rq_wr[c][m], rq_pop[c][m]})
+            2'b10: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM - 1);
+            2'b01: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM + 1);
+            default: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM);
+          endcase
+        end
       for (integer s = 0; s < N; s++)
         if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
       for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
