@@ -138,12 +138,6 @@ module edm_switch #(
     sat_inc = (inc && c != 16'hFFFF) ? c + 16'd1 : c;
   endfunction
 
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic is_mt(input [65:0] b);
-    is_mt = b[1:0] == edm_pkg::SYNC_CTRL && b[9:2] == edm_pkg::BT_EDM && b[17:10] == edm_pkg::SUB_MT;
-  endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
-
   function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
                                         input [7:0] seq);
     logic [55:0] low;
@@ -265,12 +259,16 @@ module edm_switch #(
   // Ingress data FIFO (WREQ/RRES units), per ingress.
   logic [N-1:0]       dq_wr, dq_wready, dq_valid, dq_pop;
   logic [N-1:0][65:0] dq_head;
+  // Each stored block carries its /MT/ test (stage 1's r_mt) beside it, so the
+  // egress learns that a unit ends from a flip-flop, not from its multiplexer.
+  logic [N-1:0]       dq_head_mt;
   // Stored RREQs, per (requester c, memory m) at [c][m]. Two indices, not
   // c*N + m: a run-time product as an index makes Yosys build a full barrel
   // shifter (and a DSP multiplier) whenever its shift-multiply peephole misses,
   // which tripled the switch's LUTs in one flow (docs/hardware.md).
   logic [N-1:0][N-1:0]       rq_wr, rq_valid, rq_pop;
   logic [N-1:0][N-1:0][65:0] rq_head;
+  logic [N-1:0][N-1:0]       rq_head_mt;
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
   logic [N-1:0][N-1:0]       rq_room;   // room for one more unit (a registered rq_count <= RQ_ROOM)
   // Circuits per ingress: destination egress, in grant order; one copy is
@@ -278,13 +276,18 @@ module edm_switch #(
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
   logic [N-1:0][CQ_LOG2:0] txc_count;   // circuits queued per ingress (the later popped copy)
-  logic [N-1:0][CQ_LOG2:0] rxc_count;
+  logic [N-1:0]          rxc_push, txc_push, txc_take;   // what each copy's FIFO takes in / gives up
+  // txc_count - rxc_count (units of the ingress past its /MT/ but not yet past
+  // the egress's), kept as a register beside the FIFOs and its next value's
+  // zero test registered as sk_aligned, so no pointer subtraction sits in
+  // front of the egress multiplexers.
+  logic [N-1:0][CQ_LOG2:0] circ_gap, circ_gap_n;
   // Skipping lost grants (header, "Lost grants"): rxc_to[i][d] counts ingress
   // i's queued circuits (rxc copies) toward d; sk_pend: a unit of ingress i
   // that matched a later circuit (toward sk_dst) waits in the data FIFO while
   // the older ones are given up; sk_mt: its /MT/ came meanwhile (its rxc pop
   // is owed); sk_aligned: both copies' heads are one circuit (every earlier
-  // unit has left its egress); sk_hold: the unit waits for that.
+  // unit has left its egress; a register); sk_hold: the unit waits for that.
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
@@ -299,12 +302,12 @@ module edm_switch #(
   // from a RAM read (a block RAM's read alone took 5.6 ns of the cycle).
   /* verilator lint_off PINCONNECTEMPTY */
   for (genvar i = 0; i < N; i++) begin : g_port
-    edm_fifo #(.WIDTH(66), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
-        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(b1[i]),
-        .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
+    edm_fifo #(.WIDTH(67), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
+        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data({r_mt[i], b1[i]}),
+        .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data({dq_head_mt[i], dq_head[i]}), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count(rxc_count[i]));
+        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
@@ -319,9 +322,9 @@ module edm_switch #(
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
     for (genvar m = 0; m < N; m++) begin : g_rq
-      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
-          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(b1[i]),
-          .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data(rq_head[i][m]),
+      edm_fifo #(.WIDTH(67), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
+          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data({r_mt[i], b1[i]}),
+          .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data({rq_head_mt[i][m], rq_head[i][m]}),
           .count(rq_count[i][m]));
     end
   end
@@ -345,6 +348,7 @@ module edm_switch #(
   // (z_ctl_ok).
   logic [N-1:0][CQ_LOG2:0] z_open;
   logic [N-1:0] z_started, e_data_end, z_release, z_ctl_ok, z_pause_src, z_pause_dst;
+  localparam int unsigned CQ_PAUSE = (1 << CQ_LOG2) - 4;  // z_pause_src: txc_count >= CQ_PAUSE
   // A circuit ends with its /MT/ at the egress, or when it is given up
   // (edm_circuit_timeout): its data never came, and its port must not stay
   // parked. Both cannot meet at one port in one cycle: a port's open circuits
@@ -355,11 +359,7 @@ module edm_switch #(
     for (integer i = 0; i < N; i++)
       if (lost_grant[i]) z_ended[txc_head[i]] = 1'b1;
   end
-  always_comb
-    for (integer p = 0; p < N; p++) begin
-      z_pause_src[p] = txc_count[p] >= (CQ_LOG2+1)'((1 << CQ_LOG2) - 4);
-      z_pause_dst[p] = fq_valid[p];
-    end
+  assign z_pause_dst = fq_valid;
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                       .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
                       .PARK_W(CQ_LOG2 + 1)) u_sched (
@@ -422,7 +422,6 @@ module edm_switch #(
       n_rres[i] = r_ms[i];
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
-      sk_aligned[i] = rxc_count[i] == txc_count[i];
       sk_hold[i] = sk_pend[i] && sk_aligned[i];
       sk_stale[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] != sk_dst[i];
       sk_done[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] == sk_dst[i];
@@ -478,6 +477,13 @@ module edm_switch #(
   end
   /* verilator lint_on UNUSEDSIGNAL */
   assign rxc_take = rxc_valid & (rxc_pop | lost_grant);
+  assign txc_take = txc_valid & (txc_pop | lost_grant);
+  assign rxc_push = circ_push & rxc_wready;
+  assign txc_push = circ_push & txc_wready;
+  always_comb
+    for (integer i = 0; i < N; i++)
+      circ_gap_n[i] = circ_gap[i] + (CQ_LOG2+1)'(txc_push[i]) - (CQ_LOG2+1)'(rxc_push[i])
+                      - (CQ_LOG2+1)'(txc_take[i]) + (CQ_LOG2+1)'(rxc_take[i]);
 
   // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
   always_comb begin
@@ -562,13 +568,13 @@ module edm_switch #(
         if (rq_valid[e_src[m]][m]) begin
           e_out[m] = rq_head[e_src[m]][m];
           rq_pop[e_src[m]][m] = 1'b1;
-          if (is_mt(e_out[m])) e_mode_n[m] = 2'd0;
+          if (rq_head_mt[e_src[m]][m]) e_mode_n[m] = 2'd0;
         end
       end else if (e_mode[m] == 2'd2) begin
         if (dq_valid[e_src[m]]) begin
           e_out[m] = dq_head[e_src[m]];
           dq_pop[e_src[m]] = 1'b1;
-          if (is_mt(e_out[m])) begin
+          if (dq_head_mt[e_src[m]]) begin
             e_mode_n[m] = 2'd0;
             txc_pop[e_src[m]] = 1'b1;
             e_data_end[m] = 1'b1;
@@ -607,6 +613,9 @@ module edm_switch #(
       sk_pend <= '0;
       sk_mt <= '0;
       rxc_to <= '0;
+      circ_gap <= '0;
+      sk_aligned <= '1;
+      z_pause_src <= '0;
       mid <= '0;
       rq_units <= '0;
       rq_room <= '1;
@@ -644,6 +653,16 @@ module edm_switch #(
       for (integer m = 0; m < N; m++)
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
       z_release <= z_ended;
+      for (integer i = 0; i < N; i++) begin
+        circ_gap[i] <= circ_gap_n[i];
+        sk_aligned[i] <= circ_gap_n[i] == '0;
+        // z_pause_src from the count after this edge, as rq_room.
+        case ({txc_push[i], txc_take[i]})
+          2'b10: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE - 1);
+          2'b01: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE + 1);
+          default: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE);
+        endcase
+      end
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
