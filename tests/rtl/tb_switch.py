@@ -395,6 +395,28 @@ async def headers_that_cannot_be_queued(dut):
 
 
 @cocotb.test()
+async def lost_notification_resynchronises_the_uplink(dut):
+    """A /N/ lost on the uplink (its number taken, the block never sent):
+    the next /N/ is rejected, the one after it (a second rejected number
+    that follows the first) resynchronises the uplink, also rejected, and
+    the write behind them is accepted and completes (docs/protocol.md §5a).
+    Twice in a row, with a write completing between the losses."""
+    b = Bench(dut, 13)
+    await b.start()
+    c, m = b.compute[0], b.memory[0]
+    h = b.hosts[c]
+    for _ in range(2):
+        h.ctl.notification(m, 250, 64)                       # lost
+        h.ctrl.append([h.ctl.notification(m, 251, 64)])      # rejected: out of sequence
+        h.ctrl.append([h.ctl.notification(m, 252, 64)])      # rejected: resynchronises
+        b.injected["bad_notif"][c] += 2
+        h.write(m, 40, b.rng)
+        await b.drain()
+    assert sum(len(v) for v in b.expect_w.values()) == 2
+    b.check_end()
+
+
+@cocotb.test()
 async def units_skip_circuits_that_bring_no_data(dut):
     """A compute host discards every grant of one message (a stray /N/: the
     circuits bring no data, as after a lost /G/) while it writes to another
