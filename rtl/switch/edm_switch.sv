@@ -138,6 +138,15 @@ module edm_switch #(
     sat_inc = (inc && c != 16'hFFFF) ? c + 16'd1 : c;
   endfunction
 
+  // Whether a FIFO's count after an edge that writes `inc` and reads `dec`
+  // (0 or 1 each) is at most `limit`: the count is compared with constants
+  // beside inc and dec rather than after the sum (for registered flags).
+  function automatic next_at_most(input [7:0] count, input inc, input dec, input int limit);
+    if (inc && !dec) next_at_most = int'(count) <= limit - 1;
+    else if (dec && !inc) next_at_most = int'(count) <= limit + 1;
+    else next_at_most = int'(count) <= limit;
+  endfunction
+
   function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
                                         input [7:0] seq);
     logic [55:0] low;
@@ -149,7 +158,7 @@ module edm_switch #(
   // expected next on each uplink and the previous one's number if rejected;
   // the next /G/ number on each egress.
   logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
-  logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, e_is_g;
+  logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, n_moves, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
   // The /N/ sequence check is split across the two stages so that no path
@@ -162,15 +171,22 @@ module edm_switch #(
   logic [N-1:0][7:0] c_implied, r_implied;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   // The number's comparisons, made here against each register's value and
-  // against the one that the /N/ now in stage 1 may leave in it (r_implied
-  // + 1, both as the expected number and as the rejected one's successor);
-  // stage 1 picks one with a flip-flop, so the scheduler's notification
-  // valid starts from registers.
-  logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ;
-  // Header checks made here (the block's own fields): a /N/ names another
-  // port and some bytes (c_n_ok); an /MS/ opens an RREQ/RMWREQ (c_rd) whose
-  // notification is well formed (c_rd_ok), or a WREQ/RRES (c_wr).
-  logic [N-1:0] c_n_ok, c_rd, c_rd_ok, c_wr;
+  // against the one that the /N/ now in stage 1 leaves in it if it moves
+  // the sequence (r_implied + 1, both as the expected number and as the
+  // rejected one's successor), picked by stage 1's decision of this cycle:
+  // the /N/ is accepted (c_ngood) with a flip-flop in stage 1.
+  logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ, c_eq_exp_next, c_eq_rej_next, c_ngood, c_cid;
+  // Header checks made here (the block's own fields): an /MS/ opens an
+  // RREQ/RMWREQ (c_rd) or a WREQ/RRES (c_wr). The notification the block
+  // makes is built here too, registered for the scheduler: a good /N/ that
+  // names another port and some bytes (c_nv_n), or an RREQ/RMWREQ's implicit
+  // one if well formed (c_rd_pair: one-hot by memory node; stage 1 adds
+  // the pair's room), and its fields (c_n_*).
+  logic [N-1:0] c_nv_n, c_rd, c_wr;
+  logic [N-1:0][N-1:0] c_rd_pair;
+  logic [N-1:0][PW-1:0] c_n_src, c_n_dst;
+  logic [N-1:0][IW-1:0] c_n_id;
+  logic [N-1:0][SW-1:0] c_n_size;
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
@@ -188,22 +204,40 @@ module edm_switch #(
       c_eq_exp[i] = c_implied[i] == n_expected[i];
       c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
       c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
+      c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
+      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rejected + 1 next cycle
+      c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
+      c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
+      c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
+      // A data block shaped as a /N/: if it is the /N/ expected next, a
+      // sync-header flip (counted, dropped).
+      c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0;
+      c_ngood[i] = c_nseen[i] && c_eq_exp_next[i];
+      c_cid[i] = c_ncand[i] && c_eq_exp_next[i];
       ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
-      c_n_ok[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+      c_nv_n[i] = c_ngood[i] && 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
       kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
       c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
       // An RMWREQ's response has a fixed size (never 0); an RREQ's is its len.
-      c_rd_ok[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i)
-                   && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
-      c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
-      c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
-      c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
-      // A data block shaped as a /N/: if it is the /N/ expected next, a
-      // sync-header flip (stage 1 decides; counted, dropped).
-      c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0;
+      for (integer m = 0; m < N; m++)
+        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && hdst == edm_pkg::PORT_BITS'(m) && m != i
+                          && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
+      // The notification's fields: the /N/'s, or for an /MS/ the implicit
+      // notification of an RREQ/RMWREQ's response (memory -> requester).
+      if (c_ms[i]) begin
+        c_n_src[i] = hdst[PW-1:0];
+        c_n_dst[i] = PW'(i);
+        c_n_id[i] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
+        c_n_size[i] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
+      end else begin
+        c_n_src[i] = PW'(i);
+        c_n_dst[i] = ndst[PW-1:0];
+        c_n_id[i] = p[edm_pkg::NG_ID_LSB +: IW];
+        c_n_size[i] = p[edm_pkg::NG_SIZE_LSB +: SW];
+      end
       c_idle[i] = ctrl && p == {56'b0, edm_pkg::BT_C8};
       case (p[7:0])
         edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
@@ -220,37 +254,35 @@ module edm_switch #(
 
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
-  logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ncand, r_ms, r_mt, r_std, r_unk;
-  logic [N-1:0] r_eq_exp, r_eq_rej_succ, r_eq_succ, r_n_ok, r_rd, r_rd_ok, r_wr;
-  // The block ahead (stage 1 last cycle) was a /N/ (n_rejected now holds its
-  // number) that moved n_expected to its successor.
-  logic [N-1:0] r_prev_nany, r_prev_moved;
-  logic [N-1:0] r_data, r_ngood, r_nbad, eq_exp, eq_rej_succ;
+  logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ms, r_mt, r_std, r_unk;
+  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr, r_nv_n;
+  logic [N-1:0][N-1:0] r_rd_pair;
+  logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
+  logic [N-1:0][IW-1:0] r_n_id;
+  logic [N-1:0][SW-1:0] r_n_size;
+  logic [N-1:0] r_data, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
     r_implied <= c_implied;
-    r_eq_exp <= c_eq_exp; r_eq_rej_succ <= c_eq_rej_succ; r_eq_succ <= c_eq_succ;
-    r_n_ok <= c_n_ok; r_rd <= c_rd; r_rd_ok <= c_rd_ok; r_wr <= c_wr;
+    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
+    r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
-      r_data_sync <= '0; r_nany <= '0; r_nseen <= '0; r_ncand <= '0;
+      r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
-      r_prev_nany <= '0; r_prev_moved <= '0;
+      r_ngood <= '0; r_cid <= '0; r_nv_n <= '0; r_rd_pair <= '0;
     end else begin
-      r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen; r_ncand <= c_ncand;
+      r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
-      r_prev_nany <= r_nany; r_prev_moved <= r_nany & (n_accept | n_resync);
+      r_ngood <= c_ngood; r_cid <= c_cid; r_nv_n <= c_nv_n; r_rd_pair <= c_rd_pair;
     end
   end
-  // The /N/ sequence check (docs/protocol.md §5a): the registered comparisons
-  // against the registers' current values.
+  // The /N/ sequence check (docs/protocol.md §5a), its comparisons registered.
   always_comb
     for (integer i = 0; i < N; i++) begin
-      eq_exp[i] = r_prev_moved[i] ? r_eq_succ[i] : r_eq_exp[i];            // r_implied == n_expected
-      eq_rej_succ[i] = r_prev_nany[i] ? r_eq_succ[i] : r_eq_rej_succ[i];   // r_implied == n_rejected + 1
-      n_accept[i] = r_nseen[i] && eq_exp[i];
-      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && eq_rej_succ[i];
-      n_cid[i] = r_ncand[i] && eq_exp[i];
-      r_ngood[i] = n_accept[i];
+      n_accept[i] = r_ngood[i];
+      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && r_eq_rej[i];
+      n_cid[i] = r_cid[i];
+      n_moves[i] = r_nany[i] && (n_accept[i] || n_resync[i]);
       r_nbad[i] = (r_nany[i] && !n_accept[i]) || n_cid[i];
       r_data[i] = r_data_sync[i] && !n_cid[i];
     end
@@ -390,13 +422,9 @@ module edm_switch #(
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
-      logic [2:0]  kind;
       logic [edm_pkg::PORT_BITS-1:0] hdst;
-      logic [15:0] hlen;
       p = b1[i][65:2];
-      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
-      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
       want_req[i] = 1'b0;
@@ -405,20 +433,12 @@ module edm_switch #(
       i_unk[i] = r_unk[i];
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
-      n_valid[i] = 1'b0;
-      // The notification's fields: the /N/'s, or for an /MS/ the implicit
-      // notification of an RREQ/RMWREQ's response (memory -> requester).
-      if (r_ms[i]) begin
-        n_src[i*PW +: PW] = hdst[PW-1:0];
-        n_dst[i*PW +: PW] = PW'(i);
-        n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
-        n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
-      end else begin
-        n_src[i*PW +: PW] = PW'(i);
-        n_dst[i*PW +: PW] = p[edm_pkg::NG_DST_LSB +: PW];
-        n_id[i*IW +: IW] = p[edm_pkg::NG_ID_LSB +: IW];
-        n_size[i*SW +: SW] = p[edm_pkg::NG_SIZE_LSB +: SW];
-      end
+      // The notification (built in stage 0); an RREQ's needs room in its pair's store.
+      n_valid[i] = r_nv_n[i] || (r_rd_pair[i] & rq_room[i]) != '0;
+      n_src[i*PW +: PW] = r_n_src[i];
+      n_dst[i*PW +: PW] = r_n_dst[i];
+      n_id[i*IW +: IW] = r_n_id[i];
+      n_size[i*SW +: SW] = r_n_size[i];
       n_rres[i] = r_ms[i];
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
@@ -429,13 +449,11 @@ module edm_switch #(
       sk_mt_n[i] = sk_mt[i];
       sk_dst_n[i] = sk_dst[i];
       if (r_ngood[i]) begin
-        n_valid[i] = r_n_ok[i];
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
         if (r_rd[i]) begin
-          n_valid[i] = r_rd_ok[i] && rq_room[i][hdst[PW-1:0]];
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (r_wr[i]) begin
@@ -656,24 +674,14 @@ module edm_switch #(
       for (integer i = 0; i < N; i++) begin
         circ_gap[i] <= circ_gap_n[i];
         sk_aligned[i] <= circ_gap_n[i] == '0;
-        // z_pause_src from the count after this edge, as rq_room.
-        case ({txc_push[i], txc_take[i]})
-          2'b10: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE - 1);
-          2'b01: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE + 1);
-          default: z_pause_src[i] <= txc_count[i] >= (CQ_LOG2+1)'(CQ_PAUSE);
-        endcase
+        z_pause_src[i] <= !next_at_most(8'(txc_count[i]), txc_push[i], txc_take[i], int'(CQ_PAUSE) - 1);
       end
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
-          // The count after this edge, compared with constants beside the
-          // pop rather than after it (a write into a full store is ignored:
-          // its count is then far above RQ_ROOM either way).
-          case ({rq_wr[c][m], rq_pop[c][m]})
-            2'b10: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM - 1);
-            2'b01: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM + 1);
-            default: rq_room[c][m] <= rq_count[c][m] <= (RQ_LOG2+1)'(RQ_ROOM);
-          endcase
+          // (A write into a full store is ignored: its count is then far
+          // above RQ_ROOM either way.)
+          rq_room[c][m] <= next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
         end
       for (integer s = 0; s < N; s++)
         if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
