@@ -313,7 +313,8 @@ module edm_switch #(
   // the egress's), kept as a register beside the FIFOs and its next value's
   // zero test registered as sk_aligned, so no pointer subtraction sits in
   // front of the egress multiplexers.
-  logic [N-1:0][CQ_LOG2:0] circ_gap, circ_gap_n;
+  logic [N-1:0][CQ_LOG2:0] circ_gap, circ_gap_n, circ_gap_pushed;
+  logic [N-1:0]          sk_aligned_n;
   // Skipping lost grants (header, "Lost grants"): rxc_to[i][d] counts ingress
   // i's queued circuits (rxc copies) toward d; sk_pend: a unit of ingress i
   // that matched a later circuit (toward sk_dst) waits in the data FIFO while
@@ -379,6 +380,7 @@ module edm_switch #(
   // (e_data_end; registered: z_release); the egress may start a control unit
   // (z_ctl_ok).
   logic [N-1:0][CQ_LOG2:0] z_open;
+  logic [N-1:0] z_idle;   // z_open == 0, a register loaded from its next value
   logic [N-1:0] z_started, e_data_end, z_release, z_ctl_ok, z_pause_src, z_pause_dst;
   localparam int unsigned CQ_PAUSE = (1 << CQ_LOG2) - 4;  // z_pause_src: txc_count >= CQ_PAUSE
   // A circuit ends with its /MT/ at the egress, or when it is given up
@@ -499,9 +501,15 @@ module edm_switch #(
   assign rxc_push = circ_push & rxc_wready;
   assign txc_push = circ_push & txc_wready;
   always_comb
-    for (integer i = 0; i < N; i++)
-      circ_gap_n[i] = circ_gap[i] + (CQ_LOG2+1)'(txc_push[i]) - (CQ_LOG2+1)'(rxc_push[i])
-                      - (CQ_LOG2+1)'(txc_take[i]) + (CQ_LOG2+1)'(rxc_take[i]);
+    for (integer i = 0; i < N; i++) begin
+      circ_gap_pushed[i] = circ_gap[i] + (CQ_LOG2+1)'(txc_push[i]) - (CQ_LOG2+1)'(rxc_push[i]);
+      circ_gap_n[i] = circ_gap_pushed[i] - (CQ_LOG2+1)'(txc_take[i]) + (CQ_LOG2+1)'(rxc_take[i]);
+      // circ_gap_n == 0 with the takes (the egress's and the ingress's
+      // decisions, late in the cycle) selecting among constant compares.
+      if (txc_take[i] && !rxc_take[i]) sk_aligned_n[i] = circ_gap_pushed[i] == (CQ_LOG2+1)'(1);
+      else if (rxc_take[i] && !txc_take[i]) sk_aligned_n[i] = circ_gap_pushed[i] == '1;
+      else sk_aligned_n[i] = circ_gap_pushed[i] == '0;
+    end
 
   // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
   always_comb begin
@@ -523,14 +531,20 @@ module edm_switch #(
 
 
   // ---------------------------------------------------------------- grants
-  logic [N-1:0][N-1:0] mid;          // [src][dst]: a message of the pair is part-granted
+  logic [N-1:0][N-1:0] mid, mid_n;    // [src][dst]: a message of the pair is part-granted
+  // [src][dst]: a grant of the pair now is a read's first (no message of the
+  // pair part-granted, an RREQ of dst to src stored): a register loaded from
+  // mid's and rq_units' next values, so a grant's kind is a 4:1 multiplexer.
+  logic [N-1:0][N-1:0] first_ok;
   logic [N-1:0]        g_first_read, g_gblk;
   always_comb begin
     rq_granted = '0;
+    mid_n = mid;
     for (integer s = 0; s < N; s++) begin
       logic [PW-1:0] d;
       d = g_dst[s*PW +: PW];
-      g_first_read[s] = g_valid[s] && !mid[s][d] && rq_units[d][s] != 4'd0;
+      g_first_read[s] = g_valid[s] && first_ok[s][d];
+      if (g_valid[s]) mid_n[s][d] = !g_last[s];
       g_gblk[s] = g_valid[s] && !g_first_read[s];
       circ_push[s] = g_valid[s];
       circ_dst[s] = d;
@@ -553,7 +567,7 @@ module edm_switch #(
     for (integer m = 0; m < N; m++) begin
       logic          found;
       logic [PW-1:0] e, fhead;
-      z_ctl_ok[m] = !ZERO_QUEUE || z_open[m] == '0;
+      z_ctl_ok[m] = !ZERO_QUEUE || z_idle[m];
       e_mode_n[m] = e_mode[m];
       e_src_n[m] = e_src[m];
       e_out[m] = IDLE;
@@ -635,9 +649,11 @@ module edm_switch #(
       sk_aligned <= '1;
       z_pause_src <= '0;
       mid <= '0;
+      first_ok <= '0;
       rq_units <= '0;
       rq_room <= '1;
       z_open <= '0;
+      z_idle <= '1;
       z_release <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
@@ -668,12 +684,14 @@ module edm_switch #(
         for (integer d = 0; d < N; d++)
           rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
                                        - (CQ_LOG2+1)'(rxc_take[i] && rxc_head[i] == PW'(d));
-      for (integer m = 0; m < N; m++)
+      for (integer m = 0; m < N; m++) begin
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
+        z_idle[m] <= next_at_most(8'(z_open[m]), z_started[m], z_ended[m], 0);
+      end
       z_release <= z_ended;
       for (integer i = 0; i < N; i++) begin
         circ_gap[i] <= circ_gap_n[i];
-        sk_aligned[i] <= circ_gap_n[i] == '0;
+        sk_aligned[i] <= sk_aligned_n[i];
         z_pause_src[i] <= !next_at_most(8'(txc_count[i]), txc_push[i], txc_take[i], int'(CQ_PAUSE) - 1);
       end
       for (integer c = 0; c < N; c++)
@@ -683,8 +701,10 @@ module edm_switch #(
           // above RQ_ROOM either way.)
           rq_room[c][m] <= next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
         end
+      mid <= mid_n;
       for (integer s = 0; s < N; s++)
-        if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
+        for (integer d = 0; d < N; d++)
+          first_ok[s][d] <= !mid_n[s][d] && !next_at_most(8'(rq_units[d][s]), rq_new[d][s], rq_granted[d][s], 0);
       for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
       for (integer i = 0; i < N; i++) begin
         cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], i_bad_n[i]);
