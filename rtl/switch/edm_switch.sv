@@ -557,6 +557,11 @@ module edm_switch #(
   logic [N-1:0][1:0]    e_mode, e_mode_n;   // open unit: 0 none, 1 forward, 2 data
   logic [N-1:0][PW-1:0] e_src, e_src_n;     // requester (forward) or ingress (data)
   logic [N-1:0][65:0]   e_out;
+  // Each egress decides what it sends as one-hot selects, computed side by
+  // side, and its block is an AND-OR of the candidates (a /G/ from the grant
+  // lane or from the control queue, a stored RREQ block or a data block of
+  // any port, idle), so no candidate passes through a chain of multiplexers
+  // behind the decisions that rank it below the others.
   always_comb begin
     dq_pop = '0;
     txc_pop = '0;
@@ -565,69 +570,81 @@ module edm_switch #(
     e_data_end = '0;
     z_started = '0;
     for (integer m = 0; m < N; m++) begin
-      logic          found;
-      logic [PW-1:0] e, fhead;
+      logic          sel_g, sel_fqg, open_fwd, open_data, try_fwd, try_data, start_fwd, start_data;
+      logic [N-1:0]  cand, found_oh, rq_sel, dq_sel;
+      logic [PW-1:0] fpeer;   // the control queue head's requester (forward) or destination (/G/)
+      logic [65:0]   blk;
       z_ctl_ok[m] = !ZERO_QUEUE || z_idle[m];
+      fpeer = fq_head[m][IW+SW +: PW];
+      // Data at the head of an ingress whose oldest circuit targets this
+      // egress, its unit not skipping older circuits; the lowest ingress wins.
+      for (integer k = 0; k < N; k++)
+        cand[k] = txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k] && !sk_hold[k];
+      for (integer k = 0; k < N; k++) begin
+        found_oh[k] = cand[k];
+        for (integer j = 0; j < k; j++)
+          if (cand[j]) found_oh[k] = 1'b0;
+      end
+      // Priority: 1. a /G/ with nothing queued before it leaves at once (even
+      // inside a data unit, as a filler), else the control queue's head if it
+      // is a /G/ (both only outside a forward, and under the zero-queue rules
+      // only in gaps); every control operation waits its turn, so a host
+      // receives its grants and forwarded requests in grant order; 2. the
+      // open unit's next block (idle if not there yet); 3. between units, a
+      // forward at the head of the control queue (once its first block is
+      // stored), else circuit data.
+      sel_g = g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m];
+      sel_fqg = fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m];
+      open_fwd = e_mode[m] == 2'd1;
+      open_data = e_mode[m] == 2'd2 && !sel_g && !sel_fqg;
+      try_fwd = e_mode[m] == 2'd0 && fq_valid[m] && fq_head[m][OW-1] && z_ctl_ok[m];
+      try_data = e_mode[m] == 2'd0 && !sel_g && !sel_fqg && !(fq_valid[m] && z_ctl_ok[m]);
+      start_fwd = try_fwd && rq_valid[fpeer][m];
+      start_data = try_data && cand != '0;
+      for (integer k = 0; k < N; k++) begin
+        rq_sel[k] = rq_valid[k][m] && ((open_fwd && e_src[m] == PW'(k)) || (try_fwd && fpeer == PW'(k)));
+        dq_sel[k] = (open_data && e_src[m] == PW'(k) && dq_valid[k]) || (try_data && found_oh[k]);
+      end
+      blk = '0;
+      if (sel_g)
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
+                                e_gseq[m]);
+      if (sel_fqg)
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0], e_gseq[m]);
+      for (integer k = 0; k < N; k++) begin
+        if (rq_sel[k]) blk = blk | rq_head[k][m];
+        if (dq_sel[k]) blk = blk | dq_head[k];
+      end
+      if (!sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0) blk = IDLE;
+      e_out[m] = blk;
+      e_is_g[m] = sel_g || sel_fqg;
+      fq_push[m] = g_valid[m] && !sel_g;
+      fq_pop[m] = sel_fqg || start_fwd;
+      if (sel_g) z_started[g_dst[m*PW +: PW]] = 1'b1;
+      if (sel_fqg) z_started[fpeer] = 1'b1;
+      if (start_fwd) z_started[fpeer] = 1'b1;
+      for (integer k = 0; k < N; k++) begin
+        rq_pop[k][m] = rq_sel[k];
+        if (dq_sel[k]) dq_pop[k] = 1'b1;
+      end
+      // The open unit ends with its /MT/ (the stored flag); a new one opens.
       e_mode_n[m] = e_mode[m];
       e_src_n[m] = e_src[m];
-      e_out[m] = IDLE;
-      e_is_g[m] = 1'b0;
-      found = 1'b0;
-      e = '0;
-      fhead = '0;
-      for (integer k = N - 1; k >= 0; k--)
-        if (txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k] && !sk_hold[k]) begin
-          found = 1'b1;
-          e = PW'(k);
-        end
-      // A /G/ with nothing queued before it leaves at once (even inside a data
-      // unit, as a filler); otherwise every control operation waits its turn,
-      // so a host receives its grants and forwarded requests in grant order.
-      fq_push[m] = g_valid[m];
-      if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
-        fq_push[m] = 1'b0;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
-                               e_gseq[m]);
-        e_is_g[m] = 1'b1;
-        z_started[g_dst[m*PW +: PW]] = 1'b1;
-      end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
-        fq_pop[m] = 1'b1;
-        z_started[fq_head[m][IW+SW +: PW]] = 1'b1;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0],
-                               e_gseq[m]);
-        e_is_g[m] = 1'b1;
-      end else if (e_mode[m] == 2'd1) begin
-        if (rq_valid[e_src[m]][m]) begin
-          e_out[m] = rq_head[e_src[m]][m];
-          rq_pop[e_src[m]][m] = 1'b1;
-          if (rq_head_mt[e_src[m]][m]) e_mode_n[m] = 2'd0;
-        end
-      end else if (e_mode[m] == 2'd2) begin
-        if (dq_valid[e_src[m]]) begin
-          e_out[m] = dq_head[e_src[m]];
-          dq_pop[e_src[m]] = 1'b1;
-          if (dq_head_mt[e_src[m]]) begin
-            e_mode_n[m] = 2'd0;
-            txc_pop[e_src[m]] = 1'b1;
-            e_data_end[m] = 1'b1;
-          end
-        end
-      end else if (fq_valid[m] && z_ctl_ok[m]) begin
-        // A forward at the head: starts between units (it waits for its first block).
-        fhead = fq_head[m][IW+SW +: PW];
-        if (rq_valid[fhead][m]) begin
-          fq_pop[m] = 1'b1;
-          e_out[m] = rq_head[fhead][m];
-          rq_pop[fhead][m] = 1'b1;
-          e_mode_n[m] = 2'd1;
-          e_src_n[m] = fhead;
-          z_started[fhead] = 1'b1;
-        end
-      end else if (found) begin
-        e_out[m] = dq_head[e];
-        dq_pop[e] = 1'b1;
+      if (open_fwd && rq_valid[e_src[m]][m] && rq_head_mt[e_src[m]][m]) e_mode_n[m] = 2'd0;
+      if (open_data && dq_valid[e_src[m]] && dq_head_mt[e_src[m]]) begin
+        e_mode_n[m] = 2'd0;
+        txc_pop[e_src[m]] = 1'b1;
+        e_data_end[m] = 1'b1;
+      end
+      if (start_fwd) begin
+        e_mode_n[m] = 2'd1;
+        e_src_n[m] = fpeer;
+      end
+      if (start_data) begin
         e_mode_n[m] = 2'd2;
-        e_src_n[m] = e;
+        e_src_n[m] = '0;
+        for (integer k = 0; k < N; k++)
+          if (found_oh[k]) e_src_n[m] = e_src_n[m] | PW'(k);
       end
     end
   end
