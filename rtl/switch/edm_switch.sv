@@ -22,7 +22,8 @@
 //     host) -> cnt_unknown; standard Ethernet blocks other than idle -> cnt_non_edm
 //     (out of scope: a real switch hands them to its L2 pipeline); units that
 //     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
-//     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating.
+//     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating,
+//     one cycle behind their events.
 // Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
 // (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
 // RREQ forwarded to egress s. Either way a circuit s -> d is queued.
@@ -652,6 +653,10 @@ module edm_switch #(
   // A data block waits: its egress sends something else (every block that
   // can leave is at a FIFO's head: one not popped is held back).
   logic conflict;
+  // Counted events are registered before their counters (a counter lags its
+  // event by one cycle), so no decision of the cycle fans out to 16 enables.
+  logic [N-1:0] ev_bad_n, ev_unk, ev_non_edm, ev_drop;
+  logic         ev_conflict, ev_overflow;
   assign conflict = |(dq_valid & ~dq_pop & ~sk_hold);  // a skipping unit waits for circuits, not its egress
 
   // ---------------------------------------------------------------- registers
@@ -678,6 +683,12 @@ module edm_switch #(
       cnt_non_edm <= '0;
       cnt_dropped <= '0;
       cnt_conflict <= '0;
+      ev_bad_n <= '0;
+      ev_unk <= '0;
+      ev_non_edm <= '0;
+      ev_drop <= '0;
+      ev_conflict <= 1'b0;
+      ev_overflow <= 1'b0;
       cnt_overflow <= '0;
       n_expected <= '0;
       n_rejected <= '0;
@@ -724,14 +735,19 @@ module edm_switch #(
           first_ok[s][d] <= !mid_n[s][d] && !next_at_most(8'(rq_units[d][s]), rq_new[d][s], rq_granted[d][s], 0);
       for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
       for (integer i = 0; i < N; i++) begin
-        cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], i_bad_n[i]);
-        cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], i_unk[i]);
-        cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], i_non_edm[i]);
-        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], i_drop[i]);
+        cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], ev_bad_n[i]);
+        cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], ev_unk[i]);
+        cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], ev_non_edm[i]);
+        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], ev_drop[i]);
       end
-      cnt_conflict <= sat_inc(cnt_conflict, conflict);
-      cnt_overflow <= sat_inc(cnt_overflow, |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready))
-                                            | |(fq_push & ~fq_wready));
+      cnt_conflict <= sat_inc(cnt_conflict, ev_conflict);
+      cnt_overflow <= sat_inc(cnt_overflow, ev_overflow);
+      ev_bad_n <= i_bad_n;
+      ev_unk <= i_unk;
+      ev_non_edm <= i_non_edm;
+      ev_drop <= i_drop;
+      ev_conflict <= conflict;
+      ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready);
     end
     u_mem <= u_mem_n;
     e_src <= e_src_n;
