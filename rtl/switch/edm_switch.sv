@@ -148,20 +148,17 @@ module edm_switch #(
     else next_at_most = int'(count) <= limit;
   endfunction
 
-  // A /G/'s payload bytes 0..6, and its CRC-8 with the register started at 0.
-  // The CRC is linear: crc8_seq(seq, low) = crc8_seq(seq, 0) ^ crc8_56(low),
-  // so each egress keeps its sequence number's part in a register (e_gcrc)
-  // and a queued /G/ carries its fields' part, computed when it is queued.
-  function automatic [55:0] grant_low(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size);
-    grant_low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
+  function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
+                                        input [7:0] seq);
+    logic [55:0] low;
+    low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
+    grant_block = {edm_pkg::crc8_seq(seq, low), low, edm_pkg::SYNC_CTRL};
   endfunction
 
   // Control sequence per link direction (docs/protocol.md §5a): the /N/
   // expected next on each uplink and the previous one's number if rejected;
-  // the next /G/ number on each egress and its part of the /G/'s CRC-8. The
-  // rejected number is kept as its successor (n_rej_succ), the only value
-  // it is compared with.
-  logic [N-1:0][7:0] n_expected, n_rej_succ, e_gseq, e_gcrc;
+  // the next /G/ number on each egress.
+  logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
   logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, n_moves, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
@@ -172,11 +169,11 @@ module edm_switch #(
   // it also updates. A /N/ still takes effect one block after the previous
   // one, and the classification reaches stage 1 in the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0][7:0] c_implied, c_implied_succ, r_implied_succ;   // the number a /N/ implies, + 1
+  logic [N-1:0][7:0] c_implied, r_implied;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   // The number's comparisons, made here against each register's value and
   // against the one that the /N/ now in stage 1 leaves in it if it moves
-  // the sequence (r_implied_succ, both as the expected number and as the
+  // the sequence (r_implied + 1, both as the expected number and as the
   // rejected one's successor), picked by stage 1's decision of this cycle:
   // the /N/ is accepted (c_ngood) with a flip-flop in stage 1.
   logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ, c_eq_exp_next, c_eq_rej_next, c_ngood, c_cid;
@@ -206,9 +203,8 @@ module edm_switch #(
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
       c_implied[i] = edm_pkg::crc8_implied_seq(p);
       c_eq_exp[i] = c_implied[i] == n_expected[i];
-      c_implied_succ[i] = c_implied[i] + 8'd1;
-      c_eq_rej_succ[i] = c_implied[i] == n_rej_succ[i];
-      c_eq_succ[i] = c_implied[i] == r_implied_succ[i];
+      c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
+      c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
       c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
       c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rejected + 1 next cycle
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
@@ -268,7 +264,7 @@ module edm_switch #(
   logic [N-1:0] r_data, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
-    r_implied_succ <= c_implied_succ;
+    r_implied <= c_implied;
     r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
     r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
@@ -329,11 +325,9 @@ module edm_switch #(
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
-  // Control operations per egress, in grant order: {crc, forward, peer, id,
-  // bytes}. peer = the requester (forward) or the grant's destination (/G/);
-  // crc = crc8_56 of the /G/'s payload (see grant_low).
-  localparam int unsigned OW = 8 + 1 + PW + IW + SW;
-  localparam int unsigned FWD_BIT = OW - 9;
+  // Control operations per egress, in grant order: {forward, peer, id, bytes}.
+  // peer = the requester (forward) or the grant's destination (/G/).
+  localparam int unsigned OW = 1 + PW + IW + SW;
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
 
@@ -544,8 +538,6 @@ module edm_switch #(
   // mid's and rq_units' next values, so a grant's kind is a 4:1 multiplexer.
   logic [N-1:0][N-1:0] first_ok;
   logic [N-1:0]        g_first_read, g_gblk;
-  logic [N-1:0][55:0]  g_low;           // the grant's /G/ payload bytes 0..6
-  logic [N-1:0][7:0]   g_crc;           // and their CRC-8 from 0
   always_comb begin
     rq_granted = '0;
     mid_n = mid;
@@ -557,9 +549,7 @@ module edm_switch #(
       g_gblk[s] = g_valid[s] && !g_first_read[s];
       circ_push[s] = g_valid[s];
       circ_dst[s] = d;
-      g_low[s] = grant_low(edm_pkg::PORT_BITS'(d), g_id[s*IW +: IW], g_bytes[s*SW +: SW]);
-      g_crc[s] = edm_pkg::crc8_56(g_low[s]);
-      fq_in[s] = {g_crc[s], g_first_read[s], d, g_id[s*IW +: IW], g_bytes[s*SW +: SW]};
+      fq_in[s] = {g_first_read[s], d, g_id[s*IW +: IW], g_bytes[s*SW +: SW]};
       if (g_first_read[s]) rq_granted[d][s] = 1'b1;
     end
   end
@@ -605,10 +595,10 @@ module edm_switch #(
       // forward at the head of the control queue (once its first block is
       // stored), else circuit data.
       sel_g = g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m];
-      sel_fqg = fq_valid[m] && !fq_head[m][FWD_BIT] && e_mode[m] != 2'd1 && z_ctl_ok[m];
+      sel_fqg = fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m];
       open_fwd = e_mode[m] == 2'd1;
       open_data = e_mode[m] == 2'd2 && !sel_g && !sel_fqg;
-      try_fwd = e_mode[m] == 2'd0 && fq_valid[m] && fq_head[m][FWD_BIT] && z_ctl_ok[m];
+      try_fwd = e_mode[m] == 2'd0 && fq_valid[m] && fq_head[m][OW-1] && z_ctl_ok[m];
       try_data = e_mode[m] == 2'd0 && !sel_g && !sel_fqg && !(fq_valid[m] && z_ctl_ok[m]);
       start_fwd = try_fwd && rq_valid[fpeer][m];
       start_data = try_data && cand != '0;
@@ -618,10 +608,10 @@ module edm_switch #(
       end
       blk = '0;
       if (sel_g)
-        blk = blk | {g_crc[m] ^ e_gcrc[m], g_low[m], edm_pkg::SYNC_CTRL};
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
+                                e_gseq[m]);
       if (sel_fqg)
-        blk = blk | {fq_head[m][OW-1 -: 8] ^ e_gcrc[m],
-                     grant_low(edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0]), edm_pkg::SYNC_CTRL};
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0], e_gseq[m]);
       for (integer k = 0; k < N; k++) begin
         if (rq_sel[k]) blk = blk | rq_head[k][m];
         if (dq_sel[k]) blk = blk | dq_head[k];
@@ -701,22 +691,18 @@ module edm_switch #(
       ev_overflow <= 1'b0;
       cnt_overflow <= '0;
       n_expected <= '0;
-      n_rej_succ <= {N{8'd1}};
+      n_rejected <= '0;
       n_rej_valid <= '0;
       e_gseq <= '0;
-      e_gcrc <= '0;   // crc8_seq(0, 0)
     end else begin
       // The control sequences (docs/protocol.md §5a; edm_rx keeps the same).
       for (integer i = 0; i < N; i++) begin
         if (r_nany[i]) begin
           n_rej_valid[i] <= r_nseen[i] && !n_accept[i] && !n_resync[i];
-          n_rej_succ[i] <= r_implied_succ[i];
-          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied_succ[i];
+          n_rejected[i] <= r_implied[i];
+          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied[i] + 8'd1;
         end
-        if (e_is_g[i]) begin
-          e_gseq[i] <= e_gseq[i] + 8'd1;
-          e_gcrc[i] <= edm_pkg::crc8_seq(e_gseq[i] + 8'd1, 56'b0);
-        end
+        if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
       end
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
