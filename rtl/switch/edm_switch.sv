@@ -22,7 +22,8 @@
 //     host) -> cnt_unknown; standard Ethernet blocks other than idle -> cnt_non_edm
 //     (out of scope: a real switch hands them to its L2 pipeline); units that
 //     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
-//     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating.
+//     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating,
+//     one cycle behind their events.
 // Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
 // (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
 // RREQ forwarded to egress s. Either way a circuit s -> d is queued.
@@ -138,11 +139,14 @@ module edm_switch #(
     sat_inc = (inc && c != 16'hFFFF) ? c + 16'd1 : c;
   endfunction
 
-  /* verilator lint_off UNUSEDSIGNAL */
-  function automatic is_mt(input [65:0] b);
-    is_mt = b[1:0] == edm_pkg::SYNC_CTRL && b[9:2] == edm_pkg::BT_EDM && b[17:10] == edm_pkg::SUB_MT;
+  // Whether a FIFO's count after an edge that writes `inc` and reads `dec`
+  // (0 or 1 each) is at most `limit`: the count is compared with constants
+  // beside inc and dec rather than after the sum (for registered flags).
+  function automatic next_at_most(input [7:0] count, input inc, input dec, input int limit);
+    if (inc && !dec) next_at_most = int'(count) <= limit - 1;
+    else if (dec && !inc) next_at_most = int'(count) <= limit + 1;
+    else next_at_most = int'(count) <= limit;
   endfunction
-  /* verilator lint_on UNUSEDSIGNAL */
 
   function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
                                         input [7:0] seq);
@@ -155,7 +159,7 @@ module edm_switch #(
   // expected next on each uplink and the previous one's number if rejected;
   // the next /G/ number on each egress.
   logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
-  logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, e_is_g;
+  logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, n_moves, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
   // The /N/ sequence check is split across the two stages so that no path
@@ -165,12 +169,32 @@ module edm_switch #(
   // it also updates. A /N/ still takes effect one block after the previous
   // one, and the classification reaches stage 1 in the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0][7:0] c_implied;
+  logic [N-1:0][7:0] c_implied, r_implied;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
+  // The number's comparisons, made here against each register's value and
+  // against the one that the /N/ now in stage 1 leaves in it if it moves
+  // the sequence (r_implied + 1, both as the expected number and as the
+  // rejected one's successor), picked by stage 1's decision of this cycle:
+  // the /N/ is accepted (c_ngood) with a flip-flop in stage 1.
+  logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ, c_eq_exp_next, c_eq_rej_next, c_ngood, c_cid;
+  // Header checks made here (the block's own fields): an /MS/ opens an
+  // RREQ/RMWREQ (c_rd) or a WREQ/RRES (c_wr). The notification the block
+  // makes is built here too, registered for the scheduler: a good /N/ that
+  // names another port and some bytes (c_nv_n), or an RREQ/RMWREQ's implicit
+  // one if well formed (c_rd_pair: one-hot by memory node; stage 1 adds
+  // the pair's room), and its fields (c_n_*).
+  logic [N-1:0] c_nv_n, c_rd, c_wr;
+  logic [N-1:0][N-1:0] c_rd_pair;
+  logic [N-1:0][PW-1:0] c_n_src, c_n_dst;
+  logic [N-1:0][IW-1:0] c_n_id;
+  logic [N-1:0][SW-1:0] c_n_size;
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic ctrl, edm;
+      logic [2:0]  kind;
+      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
+      logic [15:0] hlen;
       b0[i] = in_block[i*66 +: 66];
       p = b0[i][65:2];
       ctrl = b0[i][1:0] == edm_pkg::SYNC_CTRL;
@@ -178,12 +202,43 @@ module edm_switch #(
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
       c_implied[i] = edm_pkg::crc8_implied_seq(p);
+      c_eq_exp[i] = c_implied[i] == n_expected[i];
+      c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
+      c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
+      c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
+      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rejected + 1 next cycle
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
       // A data block shaped as a /N/: if it is the /N/ expected next, a
-      // sync-header flip (stage 1 decides; counted, dropped).
+      // sync-header flip (counted, dropped).
       c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0;
+      c_ngood[i] = c_nseen[i] && c_eq_exp_next[i];
+      c_cid[i] = c_ncand[i] && c_eq_exp_next[i];
+      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      c_nv_n[i] = c_ngood[i] && 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
+      hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
+      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
+      c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
+      c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
+      // An RMWREQ's response has a fixed size (never 0); an RREQ's is its len.
+      for (integer m = 0; m < N; m++)
+        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && hdst == edm_pkg::PORT_BITS'(m) && m != i
+                          && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
+      // The notification's fields: the /N/'s, or for an /MS/ the implicit
+      // notification of an RREQ/RMWREQ's response (memory -> requester).
+      if (c_ms[i]) begin
+        c_n_src[i] = hdst[PW-1:0];
+        c_n_dst[i] = PW'(i);
+        c_n_id[i] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
+        c_n_size[i] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
+      end else begin
+        c_n_src[i] = PW'(i);
+        c_n_dst[i] = ndst[PW-1:0];
+        c_n_id[i] = p[edm_pkg::NG_ID_LSB +: IW];
+        c_n_size[i] = p[edm_pkg::NG_SIZE_LSB +: SW];
+      end
       c_idle[i] = ctrl && p == {56'b0, edm_pkg::BT_C8};
       case (p[7:0])
         edm_pkg::BT_C8, edm_pkg::BT_C4_O4, edm_pkg::BT_C4_S4, edm_pkg::BT_O0_S4,
@@ -200,27 +255,35 @@ module edm_switch #(
 
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
-  logic [N-1:0][7:0] r_implied;
-  logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ncand, r_ms, r_mt, r_std, r_unk;
-  logic [N-1:0] r_data, r_ngood, r_nbad;
+  logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ms, r_mt, r_std, r_unk;
+  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr, r_nv_n;
+  logic [N-1:0][N-1:0] r_rd_pair;
+  logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
+  logic [N-1:0][IW-1:0] r_n_id;
+  logic [N-1:0][SW-1:0] r_n_size;
+  logic [N-1:0] r_data, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
     r_implied <= c_implied;
+    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
+    r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
-      r_data_sync <= '0; r_nany <= '0; r_nseen <= '0; r_ncand <= '0;
+      r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
+      r_ngood <= '0; r_cid <= '0; r_nv_n <= '0; r_rd_pair <= '0;
     end else begin
-      r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen; r_ncand <= c_ncand;
+      r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
+      r_ngood <= c_ngood; r_cid <= c_cid; r_nv_n <= c_nv_n; r_rd_pair <= c_rd_pair;
     end
   end
-  // The /N/ sequence check (docs/protocol.md §5a) against the registered number.
+  // The /N/ sequence check (docs/protocol.md §5a), its comparisons registered.
   always_comb
     for (integer i = 0; i < N; i++) begin
-      n_accept[i] = r_nseen[i] && r_implied[i] == n_expected[i];
-      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && r_implied[i] == n_rejected[i] + 8'd1;
-      n_cid[i] = r_ncand[i] && r_implied[i] == n_expected[i];
-      r_ngood[i] = n_accept[i];
+      n_accept[i] = r_ngood[i];
+      n_resync[i] = r_nseen[i] && !n_accept[i] && n_rej_valid[i] && r_eq_rej[i];
+      n_cid[i] = r_cid[i];
+      n_moves[i] = r_nany[i] && (n_accept[i] || n_resync[i]);
       r_nbad[i] = (r_nany[i] && !n_accept[i]) || n_cid[i];
       r_data[i] = r_data_sync[i] && !n_cid[i];
     end
@@ -229,25 +292,36 @@ module edm_switch #(
   // Ingress data FIFO (WREQ/RRES units), per ingress.
   logic [N-1:0]       dq_wr, dq_wready, dq_valid, dq_pop;
   logic [N-1:0][65:0] dq_head;
+  // Each stored block carries its /MT/ test (stage 1's r_mt) beside it, so the
+  // egress learns that a unit ends from a flip-flop, not from its multiplexer.
+  logic [N-1:0]       dq_head_mt;
   // Stored RREQs, per (requester c, memory m) at [c][m]. Two indices, not
   // c*N + m: a run-time product as an index makes Yosys build a full barrel
   // shifter (and a DSP multiplier) whenever its shift-multiply peephole misses,
   // which tripled the switch's LUTs in one flow (docs/hardware.md).
   logic [N-1:0][N-1:0]       rq_wr, rq_valid, rq_pop;
   logic [N-1:0][N-1:0][65:0] rq_head;
+  logic [N-1:0][N-1:0]       rq_head_mt;
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
+  logic [N-1:0][N-1:0]       rq_room;   // room for one more unit (a registered rq_count <= RQ_ROOM)
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
   logic [N-1:0][PW-1:0]  circ_dst, rxc_head, txc_head;
   logic [N-1:0][CQ_LOG2:0] txc_count;   // circuits queued per ingress (the later popped copy)
-  logic [N-1:0][CQ_LOG2:0] rxc_count;
+  logic [N-1:0]          rxc_push, txc_push, txc_take;   // what each copy's FIFO takes in / gives up
+  // txc_count - rxc_count (units of the ingress past its /MT/ but not yet past
+  // the egress's), kept as a register beside the FIFOs and its next value's
+  // zero test registered as sk_aligned, so no pointer subtraction sits in
+  // front of the egress multiplexers.
+  logic [N-1:0][CQ_LOG2:0] circ_gap, circ_gap_n, circ_gap_pushed;
+  logic [N-1:0]          sk_aligned_n;
   // Skipping lost grants (header, "Lost grants"): rxc_to[i][d] counts ingress
   // i's queued circuits (rxc copies) toward d; sk_pend: a unit of ingress i
   // that matched a later circuit (toward sk_dst) waits in the data FIFO while
   // the older ones are given up; sk_mt: its /MT/ came meanwhile (its rxc pop
   // is owed); sk_aligned: both copies' heads are one circuit (every earlier
-  // unit has left its egress); sk_hold: the unit waits for that.
+  // unit has left its egress; a register); sk_hold: the unit waits for that.
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
@@ -265,12 +339,12 @@ module edm_switch #(
   // from a RAM read (a block RAM's read alone took 5.6 ns of the cycle).
   /* verilator lint_off PINCONNECTEMPTY */
   for (genvar i = 0; i < N; i++) begin : g_port
-    edm_fifo #(.WIDTH(66), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
-        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(b1[i]),
-        .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data(dq_head[i]), .count());
+    edm_fifo #(.WIDTH(67), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
+        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data({r_mt[i], b1[i]}),
+        .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data({dq_head_mt[i], dq_head[i]}), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
-        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count(rxc_count[i]));
+        .rd_valid(rxc_valid[i]), .rd_ready(rxc_pop[i] || lost_grant[i]), .rd_data(rxc_head[i]), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_txc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(txc_wready[i]), .wr_data(circ_dst[i]),
         .rd_valid(txc_valid[i]), .rd_ready(txc_pop[i] || lost_grant[i]), .rd_data(txc_head[i]), .count(txc_count[i]));
@@ -288,9 +362,9 @@ module edm_switch #(
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
     for (genvar m = 0; m < N; m++) begin : g_rq
-      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
-          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(b1[i]),
-          .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data(rq_head[i][m]),
+      edm_fifo #(.WIDTH(67), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
+          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data({r_mt[i], b1[i]}),
+          .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data({rq_head_mt[i][m], rq_head[i][m]}),
           .count(rq_count[i][m]));
     end
   end
@@ -313,7 +387,9 @@ module edm_switch #(
   // (e_data_end; registered: z_release); the egress may start a control unit
   // (z_ctl_ok).
   logic [N-1:0][CQ_LOG2:0] z_open;
+  logic [N-1:0] z_idle;   // z_open == 0, a register loaded from its next value
   logic [N-1:0] z_started, e_data_end, z_release, z_ctl_ok, z_pause_src, z_pause_dst;
+  localparam int unsigned CQ_PAUSE = (1 << CQ_LOG2) - 4;  // z_pause_src: txc_count >= CQ_PAUSE
   // A circuit ends with its /MT/ at the egress, or when it is given up
   // (edm_circuit_timeout): its data never came, and its port must not stay
   // parked. Both cannot meet at one port in one cycle: a port's open circuits
@@ -324,11 +400,7 @@ module edm_switch #(
     for (integer i = 0; i < N; i++)
       if (lost_grant[i]) z_ended[txc_head[i]] = 1'b1;
   end
-  always_comb
-    for (integer p = 0; p < N; p++) begin
-      z_pause_src[p] = txc_count[p] >= (CQ_LOG2+1)'((1 << CQ_LOG2) - 4);
-      z_pause_dst[p] = fq_valid[p];
-    end
+  assign z_pause_dst = fq_valid;
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                       .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
                       .PARK_W(CQ_LOG2 + 1)) u_sched (
@@ -359,16 +431,9 @@ module edm_switch #(
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
-      logic [2:0]  kind;
-      logic [edm_pkg::PORT_BITS-1:0] hdst, ndst;
-      logic [15:0] hlen;
-      logic        rd;
+      logic [edm_pkg::PORT_BITS-1:0] hdst;
       p = b1[i][65:2];
-      kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
-      hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
-      ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
-      rd = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
       want_req[i] = 1'b0;
@@ -377,15 +442,15 @@ module edm_switch #(
       i_unk[i] = r_unk[i];
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
-      n_valid[i] = 1'b0;
-      n_src[i*PW +: PW] = PW'(i);
-      n_dst[i*PW +: PW] = ndst[PW-1:0];
-      n_id[i*IW +: IW] = p[edm_pkg::NG_ID_LSB +: IW];
-      n_size[i*SW +: SW] = p[edm_pkg::NG_SIZE_LSB +: SW];
-      n_rres[i] = 1'b0;
+      // The notification (built in stage 0); an RREQ's needs room in its pair's store.
+      n_valid[i] = r_nv_n[i] || (r_rd_pair[i] & rq_room[i]) != '0;
+      n_src[i*PW +: PW] = r_n_src[i];
+      n_dst[i*PW +: PW] = r_n_dst[i];
+      n_id[i*IW +: IW] = r_n_id[i];
+      n_size[i*SW +: SW] = r_n_size[i];
+      n_rres[i] = r_ms[i];
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
-      sk_aligned[i] = rxc_count[i] == txc_count[i];
       sk_hold[i] = sk_pend[i] && sk_aligned[i];
       sk_stale[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] != sk_dst[i];
       sk_done[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] == sk_dst[i];
@@ -393,24 +458,14 @@ module edm_switch #(
       sk_mt_n[i] = sk_mt[i];
       sk_dst_n[i] = sk_dst[i];
       if (r_ngood[i]) begin
-        n_valid[i] = 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
-        if (rd) begin
-          // Implicit notification for the response: memory -> requester.
-          n_src[i*PW +: PW] = hdst[PW-1:0];
-          n_dst[i*PW +: PW] = PW'(i);
-          n_id[i*IW +: IW] = p[16 + edm_pkg::HDR_ID_LSB +: IW];
-          n_size[i*SW +: SW] = kind == edm_pkg::KIND_RMWREQ[2:0] ? 16'(edm_pkg::RMW_RESULT_BYTES) : hlen;
-          n_rres[i] = 1'b1;
-          n_valid[i] = 32'(hdst) < N && hdst != edm_pkg::PORT_BITS'(i) && n_size[i*SW +: SW] != '0
-                       && (kind != edm_pkg::KIND_RMWREQ[2:0] || hlen == 16'(edm_pkg::RMW_OPERAND_BYTES))
-                       && rq_count[i][hdst[PW-1:0]] <= (RQ_LOG2+1)'(RQ_ROOM);
+        if (r_rd[i]) begin
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
-        end else if (kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0]) begin
+        end else if (r_wr[i]) begin
           if (!sk_pend[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
@@ -449,6 +504,19 @@ module edm_switch #(
   end
   /* verilator lint_on UNUSEDSIGNAL */
   assign rxc_take = rxc_valid & (rxc_pop | lost_grant);
+  assign txc_take = txc_valid & (txc_pop | lost_grant);
+  assign rxc_push = circ_push & rxc_wready;
+  assign txc_push = circ_push & txc_wready;
+  always_comb
+    for (integer i = 0; i < N; i++) begin
+      circ_gap_pushed[i] = circ_gap[i] + (CQ_LOG2+1)'(txc_push[i]) - (CQ_LOG2+1)'(rxc_push[i]);
+      circ_gap_n[i] = circ_gap_pushed[i] - (CQ_LOG2+1)'(txc_take[i]) + (CQ_LOG2+1)'(rxc_take[i]);
+      // circ_gap_n == 0 with the takes (the egress's and the ingress's
+      // decisions, late in the cycle) selecting among constant compares.
+      if (txc_take[i] && !rxc_take[i]) sk_aligned_n[i] = circ_gap_pushed[i] == (CQ_LOG2+1)'(1);
+      else if (rxc_take[i] && !txc_take[i]) sk_aligned_n[i] = circ_gap_pushed[i] == '1;
+      else sk_aligned_n[i] = circ_gap_pushed[i] == '0;
+    end
 
   // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
   always_comb begin
@@ -470,14 +538,20 @@ module edm_switch #(
 
 
   // ---------------------------------------------------------------- grants
-  logic [N-1:0][N-1:0] mid;          // [src][dst]: a message of the pair is part-granted
+  logic [N-1:0][N-1:0] mid, mid_n;    // [src][dst]: a message of the pair is part-granted
+  // [src][dst]: a grant of the pair now is a read's first (no message of the
+  // pair part-granted, an RREQ of dst to src stored): a register loaded from
+  // mid's and rq_units' next values, so a grant's kind is a 4:1 multiplexer.
+  logic [N-1:0][N-1:0] first_ok;
   logic [N-1:0]        g_first_read, g_gblk;
   always_comb begin
     rq_granted = '0;
+    mid_n = mid;
     for (integer s = 0; s < N; s++) begin
       logic [PW-1:0] d;
       d = g_dst[s*PW +: PW];
-      g_first_read[s] = g_valid[s] && !mid[s][d] && rq_units[d][s] != 4'd0;
+      g_first_read[s] = g_valid[s] && first_ok[s][d];
+      if (g_valid[s]) mid_n[s][d] = !g_last[s];
       g_gblk[s] = g_valid[s] && !g_first_read[s];
       circ_push[s] = g_valid[s];
       circ_dst[s] = d;
@@ -490,6 +564,11 @@ module edm_switch #(
   logic [N-1:0][1:0]    e_mode, e_mode_n;   // open unit: 0 none, 1 forward, 2 data
   logic [N-1:0][PW-1:0] e_src, e_src_n;     // requester (forward) or ingress (data)
   logic [N-1:0][65:0]   e_out;
+  // Each egress decides what it sends as one-hot selects, computed side by
+  // side, and its block is an AND-OR of the candidates (a /G/ from the grant
+  // lane or from the control queue, a stored RREQ block or a data block of
+  // any port, idle), so no candidate passes through a chain of multiplexers
+  // behind the decisions that rank it below the others.
   always_comb begin
     dq_pop = '0;
     txc_pop = '0;
@@ -498,69 +577,81 @@ module edm_switch #(
     e_data_end = '0;
     z_started = '0;
     for (integer m = 0; m < N; m++) begin
-      logic          found;
-      logic [PW-1:0] e, fhead;
-      z_ctl_ok[m] = !ZERO_QUEUE || z_open[m] == '0;
+      logic          sel_g, sel_fqg, open_fwd, open_data, try_fwd, try_data, start_fwd, start_data;
+      logic [N-1:0]  cand, found_oh, rq_sel, dq_sel;
+      logic [PW-1:0] fpeer;   // the control queue head's requester (forward) or destination (/G/)
+      logic [65:0]   blk;
+      z_ctl_ok[m] = !ZERO_QUEUE || z_idle[m];
+      fpeer = fq_head[m][IW+SW +: PW];
+      // Data at the head of an ingress whose oldest circuit targets this
+      // egress, its unit not skipping older circuits; the lowest ingress wins.
+      for (integer k = 0; k < N; k++)
+        cand[k] = txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k] && !sk_hold[k];
+      for (integer k = 0; k < N; k++) begin
+        found_oh[k] = cand[k];
+        for (integer j = 0; j < k; j++)
+          if (cand[j]) found_oh[k] = 1'b0;
+      end
+      // Priority: 1. a /G/ with nothing queued before it leaves at once (even
+      // inside a data unit, as a filler), else the control queue's head if it
+      // is a /G/ (both only outside a forward, and under the zero-queue rules
+      // only in gaps); every control operation waits its turn, so a host
+      // receives its grants and forwarded requests in grant order; 2. the
+      // open unit's next block (idle if not there yet); 3. between units, a
+      // forward at the head of the control queue (once its first block is
+      // stored), else circuit data.
+      sel_g = g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m];
+      sel_fqg = fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m];
+      open_fwd = e_mode[m] == 2'd1;
+      open_data = e_mode[m] == 2'd2 && !sel_g && !sel_fqg;
+      try_fwd = e_mode[m] == 2'd0 && fq_valid[m] && fq_head[m][OW-1] && z_ctl_ok[m];
+      try_data = e_mode[m] == 2'd0 && !sel_g && !sel_fqg && !(fq_valid[m] && z_ctl_ok[m]);
+      start_fwd = try_fwd && rq_valid[fpeer][m];
+      start_data = try_data && cand != '0;
+      for (integer k = 0; k < N; k++) begin
+        rq_sel[k] = rq_valid[k][m] && ((open_fwd && e_src[m] == PW'(k)) || (try_fwd && fpeer == PW'(k)));
+        dq_sel[k] = (open_data && e_src[m] == PW'(k) && dq_valid[k]) || (try_data && found_oh[k]);
+      end
+      blk = '0;
+      if (sel_g)
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
+                                e_gseq[m]);
+      if (sel_fqg)
+        blk = blk | grant_block(edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0], e_gseq[m]);
+      for (integer k = 0; k < N; k++) begin
+        if (rq_sel[k]) blk = blk | rq_head[k][m];
+        if (dq_sel[k]) blk = blk | dq_head[k];
+      end
+      if (!sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0) blk = IDLE;
+      e_out[m] = blk;
+      e_is_g[m] = sel_g || sel_fqg;
+      fq_push[m] = g_valid[m] && !sel_g;
+      fq_pop[m] = sel_fqg || start_fwd;
+      if (sel_g) z_started[g_dst[m*PW +: PW]] = 1'b1;
+      if (sel_fqg) z_started[fpeer] = 1'b1;
+      if (start_fwd) z_started[fpeer] = 1'b1;
+      for (integer k = 0; k < N; k++) begin
+        rq_pop[k][m] = rq_sel[k];
+        if (dq_sel[k]) dq_pop[k] = 1'b1;
+      end
+      // The open unit ends with its /MT/ (the stored flag); a new one opens.
       e_mode_n[m] = e_mode[m];
       e_src_n[m] = e_src[m];
-      e_out[m] = IDLE;
-      e_is_g[m] = 1'b0;
-      found = 1'b0;
-      e = '0;
-      fhead = '0;
-      for (integer k = N - 1; k >= 0; k--)
-        if (txc_valid[k] && txc_head[k] == PW'(m) && dq_valid[k] && !sk_hold[k]) begin
-          found = 1'b1;
-          e = PW'(k);
-        end
-      // A /G/ with nothing queued before it leaves at once (even inside a data
-      // unit, as a filler); otherwise every control operation waits its turn,
-      // so a host receives its grants and forwarded requests in grant order.
-      fq_push[m] = g_valid[m];
-      if (g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
-        fq_push[m] = 1'b0;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
-                               e_gseq[m]);
-        e_is_g[m] = 1'b1;
-        z_started[g_dst[m*PW +: PW]] = 1'b1;
-      end else if (fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m]) begin
-        fq_pop[m] = 1'b1;
-        z_started[fq_head[m][IW+SW +: PW]] = 1'b1;
-        e_out[m] = grant_block(edm_pkg::PORT_BITS'(fq_head[m][IW+SW +: PW]), fq_head[m][SW +: IW], fq_head[m][SW-1:0],
-                               e_gseq[m]);
-        e_is_g[m] = 1'b1;
-      end else if (e_mode[m] == 2'd1) begin
-        if (rq_valid[e_src[m]][m]) begin
-          e_out[m] = rq_head[e_src[m]][m];
-          rq_pop[e_src[m]][m] = 1'b1;
-          if (is_mt(e_out[m])) e_mode_n[m] = 2'd0;
-        end
-      end else if (e_mode[m] == 2'd2) begin
-        if (dq_valid[e_src[m]]) begin
-          e_out[m] = dq_head[e_src[m]];
-          dq_pop[e_src[m]] = 1'b1;
-          if (is_mt(e_out[m])) begin
-            e_mode_n[m] = 2'd0;
-            txc_pop[e_src[m]] = 1'b1;
-            e_data_end[m] = 1'b1;
-          end
-        end
-      end else if (fq_valid[m] && z_ctl_ok[m]) begin
-        // A forward at the head: starts between units (it waits for its first block).
-        fhead = fq_head[m][IW+SW +: PW];
-        if (rq_valid[fhead][m]) begin
-          fq_pop[m] = 1'b1;
-          e_out[m] = rq_head[fhead][m];
-          rq_pop[fhead][m] = 1'b1;
-          e_mode_n[m] = 2'd1;
-          e_src_n[m] = fhead;
-          z_started[fhead] = 1'b1;
-        end
-      end else if (found) begin
-        e_out[m] = dq_head[e];
-        dq_pop[e] = 1'b1;
+      if (open_fwd && rq_valid[e_src[m]][m] && rq_head_mt[e_src[m]][m]) e_mode_n[m] = 2'd0;
+      if (open_data && dq_valid[e_src[m]] && dq_head_mt[e_src[m]]) begin
+        e_mode_n[m] = 2'd0;
+        txc_pop[e_src[m]] = 1'b1;
+        e_data_end[m] = 1'b1;
+      end
+      if (start_fwd) begin
+        e_mode_n[m] = 2'd1;
+        e_src_n[m] = fpeer;
+      end
+      if (start_data) begin
         e_mode_n[m] = 2'd2;
-        e_src_n[m] = e;
+        e_src_n[m] = '0;
+        for (integer k = 0; k < N; k++)
+          if (found_oh[k]) e_src_n[m] = e_src_n[m] | PW'(k);
       end
     end
   end
@@ -568,6 +659,10 @@ module edm_switch #(
   // A data block waits: its egress sends something else (every block that
   // can leave is at a FIFO's head: one not popped is held back).
   logic conflict;
+  // Counted events are registered before their counters (a counter lags its
+  // event by one cycle), so no decision of the cycle fans out to 16 enables.
+  logic [N-1:0] ev_bad_n, ev_unk, ev_non_edm, ev_drop;
+  logic         ev_conflict, ev_overflow;
   assign conflict = |(dq_valid & ~dq_pop & ~sk_hold);  // a skipping unit waits for circuits, not its egress
 
   // ---------------------------------------------------------------- registers
@@ -578,9 +673,15 @@ module edm_switch #(
       sk_pend <= '0;
       sk_mt <= '0;
       rxc_to <= '0;
+      circ_gap <= '0;
+      sk_aligned <= '1;
+      z_pause_src <= '0;
       mid <= '0;
+      first_ok <= '0;
       rq_units <= '0;
+      rq_room <= '1;
       z_open <= '0;
+      z_idle <= '1;
       z_release <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
@@ -588,6 +689,12 @@ module edm_switch #(
       cnt_non_edm <= '0;
       cnt_dropped <= '0;
       cnt_conflict <= '0;
+      ev_bad_n <= '0;
+      ev_unk <= '0;
+      ev_non_edm <= '0;
+      ev_drop <= '0;
+      ev_conflict <= 1'b0;
+      ev_overflow <= 1'b0;
       cnt_overflow <= '0;
       n_expected <= '0;
       n_rejected <= '0;
@@ -611,24 +718,42 @@ module edm_switch #(
         for (integer d = 0; d < N; d++)
           rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
                                        - (CQ_LOG2+1)'(rxc_take[i] && rxc_head[i] == PW'(d));
-      for (integer m = 0; m < N; m++)
+      for (integer m = 0; m < N; m++) begin
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
+        z_idle[m] <= next_at_most(8'(z_open[m]), z_started[m], z_ended[m], 0);
+      end
       z_release <= z_ended;
+      for (integer i = 0; i < N; i++) begin
+        circ_gap[i] <= circ_gap_n[i];
+        sk_aligned[i] <= sk_aligned_n[i];
+        z_pause_src[i] <= !next_at_most(8'(txc_count[i]), txc_push[i], txc_take[i], int'(CQ_PAUSE) - 1);
+      end
       for (integer c = 0; c < N; c++)
-        for (integer m = 0; m < N; m++)
+        for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
+          // (A write into a full store is ignored: its count is then far
+          // above RQ_ROOM either way.)
+          rq_room[c][m] <= next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
+        end
+      mid <= mid_n;
       for (integer s = 0; s < N; s++)
-        if (g_valid[s]) mid[s][g_dst[s*PW +: PW]] <= !g_last[s];
+        for (integer d = 0; d < N; d++)
+          first_ok[s][d] <= !mid_n[s][d] && !next_at_most(8'(rq_units[d][s]), rq_new[d][s], rq_granted[d][s], 0);
       for (integer m = 0; m < N; m++) out_block[m*66 +: 66] <= e_out[m];
       for (integer i = 0; i < N; i++) begin
-        cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], i_bad_n[i]);
-        cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], i_unk[i]);
-        cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], i_non_edm[i]);
-        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], i_drop[i]);
+        cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], ev_bad_n[i]);
+        cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], ev_unk[i]);
+        cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], ev_non_edm[i]);
+        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], ev_drop[i]);
       end
-      cnt_conflict <= sat_inc(cnt_conflict, conflict);
-      cnt_overflow <= sat_inc(cnt_overflow, |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready))
-                                            | |(fq_push & ~fq_wready));
+      cnt_conflict <= sat_inc(cnt_conflict, ev_conflict);
+      cnt_overflow <= sat_inc(cnt_overflow, ev_overflow);
+      ev_bad_n <= i_bad_n;
+      ev_unk <= i_unk;
+      ev_non_edm <= i_non_edm;
+      ev_drop <= i_drop;
+      ev_conflict <= conflict;
+      ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready);
     end
     u_mem <= u_mem_n;
     e_src <= e_src_n;
