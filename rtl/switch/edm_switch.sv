@@ -89,8 +89,9 @@
 // port's parking released; cnt_lost_grants), and it leaves along the first
 // circuit toward its destination (matched by destination: a circuit keeps
 // no id, and a surplus circuit of a re-sent /N/ has the same id anyway). A
-// unit with no queued circuit toward its destination, or arriving while an
-// earlier one of its ingress still skips, is dropped (cnt_dropped), never
+// unit arriving while an earlier one of its ingress still skips waits behind
+// it and then skips in turn (one such unit; a second is dropped). A unit with
+// no queued circuit toward its destination is dropped (cnt_dropped), never
 // misrouted. With CIRCUIT_TIMEOUT_CYCLES a circuit whose unit never comes
 // and that no later unit skips is given up too (edm_circuit_timeout).
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
@@ -325,6 +326,12 @@ module edm_switch #(
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
+  // One unit that comes while a skip is under way waits behind it in the
+  // data FIFO (sk_next, toward sk_next_dst; sk_next_mt: its /MT/ came) and
+  // then skips in turn. sk_void: the waiting unit's circuit went with the
+  // skip (only if a header lied): it is discarded from the FIFO, counted.
+  logic [N-1:0]          sk_next, sk_next_n, sk_next_mt, sk_next_mt_n, sk_void, sk_void_n, sk_void_end;
+  logic [N-1:0][PW-1:0]  sk_next_dst, sk_next_dst_n;
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
   // peer = the requester (forward) or the grant's destination (/G/).
   localparam int unsigned OW = 1 + PW + IW + SW;
@@ -452,11 +459,16 @@ module edm_switch #(
       dq_wr[i] = 1'b0;
       rxc_pop[i] = 1'b0;
       sk_hold[i] = sk_pend[i] && sk_aligned[i];
-      sk_stale[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] != sk_dst[i];
-      sk_done[i] = sk_hold[i] && rxc_valid[i] && rxc_head[i] == sk_dst[i];
-      sk_pend_n[i] = sk_pend[i] && !sk_done[i];
-      sk_mt_n[i] = sk_mt[i];
+      sk_stale[i] = sk_hold[i] && !sk_void[i] && rxc_valid[i] && rxc_head[i] != sk_dst[i];
+      sk_done[i] = sk_hold[i] && !sk_void[i] && rxc_valid[i] && rxc_head[i] == sk_dst[i];
+      sk_void_end[i] = sk_hold[i] && sk_void[i] && dq_valid[i] && dq_head_mt[i];
+      sk_pend_n[i] = sk_pend[i] && !sk_done[i] && !sk_void_end[i];
+      sk_mt_n[i] = sk_mt[i] && !sk_void_end[i];
       sk_dst_n[i] = sk_dst[i];
+      sk_void_n[i] = sk_void[i] && !sk_void_end[i];
+      sk_next_n[i] = sk_next[i];
+      sk_next_mt_n[i] = sk_next_mt[i];
+      sk_next_dst_n[i] = sk_next_dst[i];
       if (r_ngood[i]) begin
         drop1[i] = !n_valid[i];
       end else if (r_ms[i]) begin
@@ -466,16 +478,21 @@ module edm_switch #(
           want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (r_wr[i]) begin
-          if (!sk_pend[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
+          if (!sk_pend[i] && !sk_next[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
-          end else if (!sk_pend[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+          end else if (!sk_pend[i] && !sk_next[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
             // A later circuit matches: the older ones will never be used.
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
             sk_pend_n[i] = 1'b1;
             sk_dst_n[i] = hdst[PW-1:0];
-          end else drop1[i] = 1'b1;  // no circuit toward the header's destination (or one skip under way)
+          end else if (sk_pend[i] && !sk_next[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+            mode1[i] = 2'd2;   // waits behind the skipping unit
+            dq_wr[i] = 1'b1;
+            sk_next_n[i] = 1'b1;
+            sk_next_dst_n[i] = hdst[PW-1:0];
+          end else drop1[i] = 1'b1;  // no circuit toward the header's destination (or two units wait)
         end else drop1[i] = 1'b1;
       end else if (r_data[i] || r_mt[i]) begin
         case (u_mode[i])
@@ -485,8 +502,13 @@ module edm_switch #(
           default: if (r_data[i]) i_non_edm[i] = 1'b1; else drop1[i] = 1'b1;  // frame data; stray /MT/
         endcase
         if (r_mt[i]) begin
-          rxc_pop[i] = u_mode[i] == 2'd2 && !sk_pend[i];
-          sk_mt_n[i] = sk_pend[i] && u_mode[i] == 2'd2;
+          // A data unit's circuit is popped now, or owed to a waiting unit
+          // (another unit's /MT/, e.g. a stored RREQ's, leaves that as it is).
+          if (u_mode[i] == 2'd2) begin
+            if (sk_next[i]) sk_next_mt_n[i] = 1'b1;
+            else if (sk_pend[i]) sk_mt_n[i] = 1'b1;
+            else rxc_pop[i] = 1'b1;
+          end
           mode1[i] = 2'd0;
         end
       end else if (r_std[i] && u_mode[i] != 2'd0) begin
@@ -500,6 +522,18 @@ module edm_switch #(
         rxc_pop[i] = sk_mt_n[i];
         sk_mt_n[i] = 1'b0;
       end
+      // The cycle after that, the waiting unit skips in turn (its /MS/ came
+      // after the earlier unit's /MT/, whose circuit is gone by now): only
+      // circuits still queued toward its destination can be its own.
+      if (!sk_pend[i] && sk_next[i]) begin
+        sk_pend_n[i] = 1'b1;
+        sk_dst_n[i] = sk_next_dst[i];
+        sk_mt_n[i] = sk_next_mt_n[i];
+        sk_void_n[i] = rxc_to[i][sk_next_dst[i]] == '0;
+        sk_next_n[i] = 1'b0;
+        sk_next_mt_n[i] = 1'b0;
+      end
+      if (sk_void_end[i]) drop1[i] = 1'b1;
     end
   end
   /* verilator lint_on UNUSEDSIGNAL */
@@ -632,7 +666,7 @@ module edm_switch #(
       if (start_fwd) z_started[fpeer] = 1'b1;
       for (integer k = 0; k < N; k++) begin
         rq_pop[k][m] = rq_sel[k];
-        if (dq_sel[k]) dq_pop[k] = 1'b1;
+        if (dq_sel[k] || (sk_hold[k] && sk_void[k] && dq_valid[k])) dq_pop[k] = 1'b1;   // a void unit discarded
       end
       // The open unit ends with its /MT/ (the stored flag); a new one opens.
       e_mode_n[m] = e_mode[m];
@@ -672,6 +706,9 @@ module edm_switch #(
       e_mode <= '0;
       sk_pend <= '0;
       sk_mt <= '0;
+      sk_next <= '0;
+      sk_next_mt <= '0;
+      sk_void <= '0;
       rxc_to <= '0;
       circ_gap <= '0;
       sk_aligned <= '1;
@@ -714,6 +751,9 @@ module edm_switch #(
       e_mode <= e_mode_n;
       sk_pend <= sk_pend_n;
       sk_mt <= sk_mt_n;
+      sk_next <= sk_next_n;
+      sk_next_mt <= sk_next_mt_n;
+      sk_void <= sk_void_n;
       for (integer i = 0; i < N; i++)
         for (integer d = 0; d < N; d++)
           rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
@@ -758,5 +798,6 @@ module edm_switch #(
     u_mem <= u_mem_n;
     e_src <= e_src_n;
     sk_dst <= sk_dst_n;
+    sk_next_dst <= sk_next_dst_n;
   end
 endmodule

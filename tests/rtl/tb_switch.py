@@ -424,22 +424,61 @@ async def units_skip_circuits_that_bring_no_data(dut):
     makes the switch give up the older circuits (cnt_lost_grants; this bench's
     switch has no timeout) and goes through, never dropped; every byte checked
     (docs/faults.md §5)."""
-    b = Bench(dut, 11)
-    await b.start()
-    c, m0, m1 = b.compute[0], b.memory[0], b.memory[-1]
-    h = b.hosts[c]
-    h.ignored.add((m0, 200))
-    h.ctrl.append([h.ctl.notification(m0, 200, 3 * b.chunk)])
+    b, h, m0, m1 = await stray_message(dut, 11, 3)
     for _ in range(3):
         h.write(m1, b.chunk, b.rng)
         await b.drain()
     assert h.grants_ignored == 3, h.grants_ignored
-    assert b.counters("cnt_lost_grants")[c] == 3, b.counters("cnt_lost_grants")
-    h.write(m0, 2 * b.chunk, b.rng)   # the destination of the circuits given up: still served
+    assert b.counters("cnt_lost_grants")[h.port] == 3, b.counters("cnt_lost_grants")
+    await both_served(b, h, m0, m1, 3)
+
+
+async def stray_message(dut, seed, chunks):
+    """A bench whose first compute host will discard every grant of a message
+    of `chunks` chunks to the first memory host (its /N/ queued)."""
+    b = Bench(dut, seed)
+    await b.start()
+    h, m0, m1 = b.hosts[b.compute[0]], b.memory[0], b.memory[-1]
+    h.ignored.add((m0, 200))
+    h.ctrl.append([h.ctl.notification(m0, 200, chunks * b.chunk)])
+    return b, h, m0, m1
+
+
+async def both_served(b, h, m0, m1, given_up):
+    """Writes to both memory hosts (m0, the destination of the circuits given
+    up, too) land; only h's ingress gave circuits up, `given_up` of them."""
+    h.write(m0, 2 * b.chunk, b.rng)
     h.write(m1, 40, b.rng)
     await b.drain()
-    assert b.counters("cnt_lost_grants") == [3 if p == c else 0 for p in range(b.n)]
+    assert b.counters("cnt_lost_grants") == [given_up if p == h.port else 0 for p in range(b.n)]
     b.check_end()
+
+
+@cocotb.test()
+async def a_unit_behind_a_skipping_one_waits(dut):
+    """A compute host discards the 10 grants of one message to one memory
+    host, then answers two grants to another with 8-byte writes back to back:
+    the second unit comes while the first still skips the 10 circuits (one a
+    cycle); it waits behind it and skips in turn, and both land, none dropped
+    (docs/faults.md §5; the switch before this wait dropped it)."""
+    b, h, m0, m1 = await stray_message(dut, 17, 10)
+    c = h.port
+    for _ in range(3000):
+        if h.grants_ignored == 10:
+            break
+        await b.step()
+    assert h.grants_ignored == 10, h.grants_ignored
+    skipping = []   # cycles in which ingress c had a skip under way
+    h.write(m1, 8, b.rng)
+    h.write(m1, 8, b.rng)
+    while b.busy():
+        await b.step()
+        if int(dut.sk_pend.value) >> c & 1:
+            skipping.append(b.cycle)
+        assert b.cycle < 5000, "traffic did not complete"
+    second = sorted(t for cycles in h.sent_ms.values() for t in cycles)[-1]   # its /MS/ sent then
+    assert any(second < t <= second + 3 for t in skipping), (second, skipping)
+    await both_served(b, h, m0, m1, 10)
 
 
 @cocotb.test()
