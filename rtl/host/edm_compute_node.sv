@@ -40,10 +40,15 @@
 //         active WREQ with bytes left (or of size 0) is discarded and counted
 //         (cnt_stray_grants). Lost /N/ or /G/ (docs/faults.md §5): a WREQ that
 //         has heard no grant cfg_retry cycles (0 = never) after its last /N/
-//         left or its last grant came, with bytes not yet granted, sends a new
-//         /N/ for those bytes, same message id (cnt_retries). Data go only
-//         against a grant for bytes not yet granted, so no byte is sent twice:
-//         if the switch still held the message, its surplus grants are stray.
+//         left or its last grant came, with bytes not yet granted, and that saw
+//         a loss in that time (ctl_lost: the link down, or a control block
+//         toward this node lost), sends a new /N/ for those bytes, same
+//         message id (cnt_retries); one that saw none waits cfg_retry <<
+//         QUIET_RETRY_SHIFT (a /N/ lost on the uplink is not seen here): a
+//         grant merely late (its port held by others' lost circuits) is not
+//         asked for twice. Data go only against a grant for bytes not yet
+//         granted, so no byte is sent twice: if the switch still held the
+//         message, its surplus grants are stray.
 //   RREQ/RMWREQ: the unit itself is queued (it is the notification). Its timer
 //         starts when the unit has left. RRES chunks for it (matched by source
 //         = its destination and msg_id, seq in order, bytes within the length)
@@ -98,6 +103,7 @@ module edm_compute_node #(
     parameter int unsigned RBUF_LOG2 = 3,       // committed RRES chunks waiting to be written
     parameter int unsigned TIMER_W = 20,        // timeout counter bits
     parameter bit          EXT_ID = 1'b0,       // 1: message ids from req_msg_id, not the counters
+    parameter int unsigned QUIET_RETRY_SHIFT = 2, // no loss seen: a WREQ re-sends after cfg_retry << this
     parameter int unsigned RX_SAME_CLOCK = 0    // 1: rx_clk is clk (e.g. behind the PCS's rate
                                                 // matching): no crossing FIFOs, RRES blocks
                                                 // taken as they come, grants through edm_fifo
@@ -109,6 +115,7 @@ module edm_compute_node #(
     input  logic [edm_pkg::PORT_BITS-1:0] node_port,      // this node's port: the units' src
     input  logic [TIMER_W-1:0] cfg_timeout,  // read/RMW timeout in clk cycles, 0 = none
     input  logic [TIMER_W-1:0] cfg_retry,    // WREQ /N/ re-send after clk cycles without a grant, 0 = none
+    input  logic        ctl_lost,       // a loss seen now: the link down, or a /G/ toward this node lost (clk)
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
@@ -202,6 +209,7 @@ module edm_compute_node #(
   logic [NS-1:0][63:0]      s_raddr, s_laddr, s_arg0, s_arg1;
   logic [NS-1:0][3:0]       s_op;
   logic [NS-1:0]            s_err;
+  logic [NS-1:0]            s_lost;     // a loss seen (ctl_lost) since s_start
   logic [NS-1:0][RBUF_LOG2:0] s_wbusy;    // committed RRES chunks not yet written
   logic [NS-1:0][TIMER_W-1:0] s_start;
   logic [NS-1:0][NS-1:0]    s_older;    // [i][j]: j was issued before i
@@ -667,15 +675,21 @@ module edm_compute_node #(
   // Lowest priority on the job queue. s_sent / s_start of a WREQ: its /N/ has
   // left, and when (or when its last grant came).
   logic n_retry_any;
+  logic [TIMER_W+QUIET_RETRY_SHIFT-1:0] quiet_retry;
+  assign quiet_retry = (TIMER_W+QUIET_RETRY_SHIFT)'(cfg_retry) << QUIET_RETRY_SHIFT;
   always_comb begin
     n_retry_any = 1'b0;
     n_retry_slot = '0;
-    for (integer i = NS - 1; i >= 0; i--)
+    for (integer i = NS - 1; i >= 0; i--) begin
+      logic [TIMER_W-1:0] waited;
+      waited = now - s_start[i];
       if (s_valid[i] && !s_done[i] && s_sent[i] && s_kind[i] == K_WREQ && s_granted[i] != s_len[i]
-          && cfg_retry != '0 && now - s_start[i] >= cfg_retry) begin
+          && cfg_retry != '0 && (s_lost[i] ? waited >= cfg_retry
+                                            : (TIMER_W+QUIET_RETRY_SHIFT)'(waited) >= quiet_retry)) begin
         n_retry_any = 1'b1;
         n_retry_slot = SW'(i);
       end
+    end
   end
   assign n_retry_push = n_retry_any && jq_wr_ready && !i_push && !(gq_valid && !g_stray);
 
@@ -726,6 +740,7 @@ module edm_compute_node #(
       s_err <= '0;
       s_wbusy <= '0;
       s_start <= '0;
+      s_lost <= '0;
       s_older <= '0;
       next_id <= '0;
       now <= '0;
@@ -780,6 +795,10 @@ module edm_compute_node #(
         s_seq[g_slot] <= s_seq[g_slot] + 12'd1;
         s_start[g_slot] <= now;   // a WREQ's retry timer restarts with each grant
       end
+      // A loss seen counts for every message waiting now; a restarted timer forgets it.
+      for (integer i = 0; i < NS; i++)
+        if (ctl_lost) s_lost[i] <= 1'b1;
+        else if ((g_push && g_slot == SW'(i)) || (unit_end && e_jt == J_N && e_slot == SW'(i))) s_lost[i] <= 1'b0;
       if (n_retry_push) s_sent[n_retry_slot] <= 1'b0;   // timed again once the new /N/ has left
       // ---- fetcher
       if (f_fire) begin

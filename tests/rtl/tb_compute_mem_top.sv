@@ -97,6 +97,7 @@ module tb_compute_mem_top #(
       .node_port(cn_node_port),
       .cfg_timeout(cn_cfg_timeout),
       .cfg_retry('0),  // no /N/ re-sends here; tb_fabric tests them
+      .ctl_lost(1'b0),
       .req_valid(cn_req_valid),
       .req_ready(cn_req_ready),
       .req_kind(cn_req_kind),

@@ -110,6 +110,7 @@ module tb_dual_fabric_top #(
   localparam int unsigned PB = edm_pkg::PORT_BITS;
 
   // Per link (port x, plane y: x*2 + y), engine side.
+  logic [N*2*16-1:0] ctl_missed;   // the host's edm_rx: control blocks lost (docs/protocol.md §5a)
   logic [N*2-1:0]    e_valid, e_ready, e_last;
   logic [N*2*66-1:0] e_block;
   logic [N*2-1:0]    r_valid, r_first, r_last, r_error, r_abort, g_valid;
@@ -145,7 +146,8 @@ module tb_dual_fabric_top #(
           .mem_error(r_error[K]), .mem_abort(r_abort[K]),
           .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
           .grant_size(g_size[K*16 +: 16]),
-          .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(), .cnt_paced(),
+          .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(ctl_missed[K*16 +: 16]),
+          .cnt_paced(),
           .link_down(link_down[K]),
           .up_rm_deleted(), .up_rm_inserted(), .up_rm_overflow(), .up_rm_underflow(), .up_rm_starved(),
           .down_rm_deleted(), .down_rm_inserted(), .down_rm_overflow(), .down_rm_underflow(), .down_rm_starved(),
@@ -175,10 +177,16 @@ module tb_dual_fabric_top #(
     assign req_msg_id[c*8 +: 8] = eng_msg_id;
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = c * 2 + y;   // this engine, and its link
+      // A loss the host sees (docs/faults.md §5): its link down, or its edm_rx
+      // counting a lost control block (the engine re-sends /N/ sooner then).
+      logic [15:0] ctl_missed_seen;
+      logic        ctl_lost;
+      always_ff @(posedge clk) ctl_missed_seen <= ctl_missed[E*16 +: 16];
+      assign ctl_lost = link_down[E] || ctl_missed_seen != ctl_missed[E*16 +: 16];
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
-          .cfg_timeout, .cfg_retry,
+          .cfg_timeout, .cfg_retry, .ctl_lost,
           .req_valid(eng_req_valid[y]), .req_ready(eng_req_ready[y]),
           .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
           .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),

@@ -200,11 +200,17 @@ module tb_fabric_top #(
   end
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
+    // A loss the host sees (docs/faults.md §5): its link down, or its edm_rx
+    // counting a lost control block (the engine re-sends /N/ sooner then).
+    logic [15:0] ctl_missed_seen;
+    logic        ctl_lost;
+    always_ff @(posedge hclk[c]) ctl_missed_seen <= h_cnt_ctl_missed[c*16 +: 16];
+    assign ctl_lost = link_down[c] || ctl_missed_seen != h_cnt_ctl_missed[c*16 +: 16];
     // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
-        .cfg_timeout, .cfg_retry,
+        .cfg_timeout, .cfg_retry, .ctl_lost,
         .req_valid(req_valid[c]), .req_ready(req_ready[c]),
         .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
         .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
