@@ -41,8 +41,8 @@
 //         (cnt_stray_grants). Lost /N/ or /G/ (docs/faults.md §5): a WREQ that
 //         has heard no grant cfg_retry cycles (0 = never) after its last /N/
 //         left or its last grant came, with bytes not yet granted, and that saw
-//         a loss in that time (ctl_lost: the link down, or a control block
-//         toward this node lost), sends a new /N/ for those bytes, same
+//         a loss since that /N/ left (ctl_lost: the link down, or a block
+//         toward this node lost or corrupted), sends a new /N/ for those bytes, same
 //         message id (cnt_retries); one that saw none waits cfg_retry <<
 //         QUIET_RETRY_SHIFT (a /N/ lost on the uplink is not seen here): a
 //         grant merely late (its port held by others' lost circuits) is not
@@ -115,7 +115,8 @@ module edm_compute_node #(
     input  logic [edm_pkg::PORT_BITS-1:0] node_port,      // this node's port: the units' src
     input  logic [TIMER_W-1:0] cfg_timeout,  // read/RMW timeout in clk cycles, 0 = none
     input  logic [TIMER_W-1:0] cfg_retry,    // WREQ /N/ re-send after clk cycles without a grant, 0 = none
-    input  logic        ctl_lost,       // a loss seen now: the link down, or a /G/ toward this node lost (clk)
+    input  logic        ctl_lost,       // a loss seen now (clk): the link down, a block toward this node
+                                        // lost or corrupted (edm_rx: a /G/ rejected, cnt_ctl_missed)
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
@@ -209,7 +210,7 @@ module edm_compute_node #(
   logic [NS-1:0][63:0]      s_raddr, s_laddr, s_arg0, s_arg1;
   logic [NS-1:0][3:0]       s_op;
   logic [NS-1:0]            s_err;
-  logic [NS-1:0]            s_lost;     // a loss seen (ctl_lost) since s_start
+  logic [NS-1:0]            s_lost;     // a loss seen (ctl_lost) since the WREQ's last /N/ left
   logic [NS-1:0][RBUF_LOG2:0] s_wbusy;    // committed RRES chunks not yet written
   logic [NS-1:0][TIMER_W-1:0] s_start;
   logic [NS-1:0][NS-1:0]    s_older;    // [i][j]: j was issued before i
@@ -795,10 +796,12 @@ module edm_compute_node #(
         s_seq[g_slot] <= s_seq[g_slot] + 12'd1;
         s_start[g_slot] <= now;   // a WREQ's retry timer restarts with each grant
       end
-      // A loss seen counts for every message waiting now; a restarted timer forgets it.
+      // A loss seen counts for every message waiting now, until its next /N/
+      // leaves (a grant does not clear it: a later grant of the same /N/
+      // may have been the one lost).
       for (integer i = 0; i < NS; i++)
         if (ctl_lost) s_lost[i] <= 1'b1;
-        else if ((g_push && g_slot == SW'(i)) || (unit_end && e_jt == J_N && e_slot == SW'(i))) s_lost[i] <= 1'b0;
+        else if (unit_end && e_jt == J_N && e_slot == SW'(i)) s_lost[i] <= 1'b0;
       if (n_retry_push) s_sent[n_retry_slot] <= 1'b0;   // timed again once the new /N/ has left
       // ---- fetcher
       if (f_fire) begin

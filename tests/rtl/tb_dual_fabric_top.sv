@@ -178,11 +178,13 @@ module tb_dual_fabric_top #(
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = c * 2 + y;   // this engine, and its link
       // A loss the host sees (docs/faults.md §5): its link down, or its edm_rx
-      // counting a lost control block (the engine re-sends /N/ sooner then).
-      logic [15:0] ctl_missed_seen;
+      // counting a lost control block or a corrupted one (a rejected /G/) or
+      // unit (the engine re-sends /N/ sooner then).
+      logic [31:0] rx_counts, rx_counts_seen;
       logic        ctl_lost;
-      always_ff @(posedge clk) ctl_missed_seen <= ctl_missed[E*16 +: 16];
-      assign ctl_lost = link_down[E] || ctl_missed_seen != ctl_missed[E*16 +: 16];
+      assign rx_counts = {ctl_missed[E*16 +: 16], h_cnt_corrupted[E*16 +: 16]};
+      always_ff @(posedge clk) rx_counts_seen <= rx_counts;
+      assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),

@@ -201,11 +201,13 @@ module tb_fabric_top #(
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
     // A loss the host sees (docs/faults.md §5): its link down, or its edm_rx
-    // counting a lost control block (the engine re-sends /N/ sooner then).
-    logic [15:0] ctl_missed_seen;
+    // counting a lost control block or a corrupted one (a rejected /G/) or
+    // unit (the engine re-sends /N/ sooner then).
+    logic [31:0] rx_counts, rx_counts_seen;
     logic        ctl_lost;
-    always_ff @(posedge hclk[c]) ctl_missed_seen <= h_cnt_ctl_missed[c*16 +: 16];
-    assign ctl_lost = link_down[c] || ctl_missed_seen != h_cnt_ctl_missed[c*16 +: 16];
+    assign rx_counts = {h_cnt_ctl_missed[c*16 +: 16], h_cnt_corrupted[c*16 +: 16]};
+    always_ff @(posedge hclk[c]) rx_counts_seen <= rx_counts;
+    assign ctl_lost = link_down[c] || rx_counts_seen != rx_counts;
     // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
