@@ -60,14 +60,16 @@ def main() -> None:
                 sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/tb_dual_fabric/results.xml)")
             rows += [(s, json.loads(line)) for line in out.read_text().splitlines()]
     print("| test | seed | cycles | requests / bytes checked | writes / RMW | lost | reported failed "
-          "| applied twice (DRAM words) | second copies marked (stale) | completions dropped | requests on one plane |")
-    print("|---|---:|---:|---|---|---:|---:|---:|---|---:|---:|")
+          "| applied twice (DRAM words) | second copies marked (stale) | completions dropped | requests on one plane "
+          "| /N/ re-sent / stray grants / circuits given up |")
+    print("|---|---:|---:|---|---|---:|---:|---:|---|---:|---:|---|")
     for s, r in rows:
         c = r["counters"]
         print(f"| {r['test']} | {s} | {r['cycles']} | {r['requests']} / {r['bytes_checked']} | {r['writes']} / {r['rmw']} "
               f"| {r['lost']} | {r['reported_failed']} | {r['duplicated_dram_words']} "
               f"| {sum(c['filter_cnt_dup'])} ({sum(c['filter_cnt_stale'])}) "
-              f"| {sum(c['mirror_cnt_dup']) + sum(c['mirror_cnt_stale'])} | {sum(c['mirror_cnt_unmirrored'])} |")
+              f"| {sum(c['mirror_cnt_dup']) + sum(c['mirror_cnt_stale'])} | {sum(c['mirror_cnt_unmirrored'])} "
+              f"| {sum(c['cn_cnt_retries'])} / {sum(c['cn_cnt_stray'])} / {sum(c['sw_cnt_lost_grants'])} |")
     print()
     print("| fault | seed | in flight (failed) | completed by plane | last in flight done after | "
           "first completion after | first new one after | longest gap 2000 before / after "

@@ -77,6 +77,90 @@ def field(bus: int, k: int, w: int) -> int:
     return (bus >> (k * w)) & ((1 << w) - 1)
 
 
+def is_ctrl(block: int, subtype: int) -> bool:
+    """A 66-bit {payload, sync} block is the EDM control block of this subtype."""
+    return block & 3 == protocol.SYNC_CTRL and (block >> 2) & 0xFFFF == subtype << 8
+
+
+def ms_kind(block: int) -> int:
+    """The kind an /MS/ block's header names (message bytes start at payload byte 2)."""
+    return (block >> 18) & 7
+
+
+class AnswerTimes:
+    """$EDM_DUAL_ANSWER=1: how long each healthy host's engine takes to answer
+    a control unit (docs/faults.md §5, the circuit timeout's bound): per link,
+    the cycles from a /G/ (or, at a memory node, a forwarded RREQ/RMWREQ's
+    /MS/) reaching the engine to the engine's /MS/ of the WREQ or RRES unit
+    that answers it (hosts answer in order). Runs without faults only (a
+    stray or lost grant has no answer); the longest per kind of host is
+    logged and written to the JSON summary."""
+
+    def __init__(self, dut, nc, n):
+        self.dut, self.nc, self.n = dut, nc, n
+        self.waiting = [deque() for _ in range(2 * n)]
+        self.longest = {"compute": 0, "memory": 0}
+        self.answered = {"compute": 0, "memory": 0}
+
+    def sample(self, cyc):
+        d = self.dut
+        ev, er, eb = int(d.e_valid.value), int(d.e_ready.value), int(d.e_block.value)
+        rv, rf, rb = int(d.r_valid.value), int(d.r_first.value), int(d.r_block.value)
+        gv = int(d.g_valid.value)
+        for k in range(2 * self.n):
+            host = "compute" if k // 2 < self.nc else "memory"
+            if gv >> k & 1:
+                self.waiting[k].append(cyc)
+            b = field(rb, k, 66)
+            if rv >> k & rf >> k & 1 and ms_kind(b) in (K_RREQ, K_RMW):
+                self.waiting[k].append(cyc)
+            b = field(eb, k, 66)
+            if ev >> k & er >> k & 1 and is_ctrl(b, protocol.SUB_MS) and ms_kind(b) in (K_WREQ, protocol.KIND_RRES):
+                assert self.waiting[k], f"cycle {cyc}: link {k} sent a unit no control unit asked for"
+                self.longest[host] = max(self.longest[host], cyc - self.waiting[k].popleft())
+                self.answered[host] += 1
+
+    def summary(self):
+        return dict(longest=self.longest, answered=self.answered)
+
+
+class PortLog:
+    """$EDM_DUAL_PORTS=y: plane y logged cycle by cycle at its hosts' engines
+    (diagnosis, docs/faults.md §6): each /N/ a host's engine sends (its
+    destination, id, bytes), each grant it receives, the circuits the switch
+    gives up per ingress, the compute engines' /N/ re-sends and stray grants."""
+
+    def __init__(self, dut, plane, n):
+        self.dut, self.plane, self.n = dut, plane, n
+        self.last = {}
+
+    def changed(self, key, now):
+        moved = now != self.last.get(key, 0)
+        self.last[key] = now
+        return moved
+
+    def sample(self, cyc):
+        d, y, log = self.dut, self.plane, self.dut._log.info
+        ev, er, eb = int(d.e_valid.value), int(d.e_ready.value), int(d.e_block.value)
+        gv, gd, gi, gs = int(d.g_valid.value), int(d.g_dst.value), int(d.g_id.value), int(d.g_size.value)
+        lost = int(d.sw_cnt_lost_grants.value)
+        for x in range(self.n):
+            k = 2 * x + y
+            b = field(eb, k, 66)
+            if ev >> k & er >> k & 1 and is_ctrl(b, protocol.SUB_N):   # payload {.., size, id, dst, SUB_N, BT_EDM}
+                log(f"PORTS {cyc} host {x} sends /N/ -> {(b >> 18) & 0x3FF} id {(b >> 28) & 0xFF} "
+                    f"{(b >> 36) & 0xFFFF} B")
+            if gv >> k & 1:
+                log(f"PORTS {cyc} host {x} gets /G/ -> {field(gd, k, 10)} id {field(gi, k, 8)} {field(gs, k, 16)} B")
+            if self.changed(("lost", k), field(lost, k, 16)):
+                log(f"PORTS {cyc} switch gives up a circuit of ingress {x} ({field(lost, k, 16)})")
+        for name in ("cn_cnt_retries", "cn_cnt_stray"):
+            v = int(getattr(d, name).value)
+            for c in range(len(d.req_valid)):
+                if self.changed((name, c), field(v, 2 * c + y, 16)):
+                    log(f"PORTS {cyc} compute node {c} {name} {field(v, 2 * c + y, 16)}")
+
+
 class Dual:
     def __init__(self, dut, seed):
         self.dut = dut
@@ -119,6 +203,9 @@ class Dual:
         self.stale_reads: list = []        # reads whose bytes differ from the commit-order model
         self.region_start = bytes(self.dram[0][REGION:REGION + REGION_SIZE])
         self.dram_ready = 1.0              # how often each DRAM channel takes a request
+        plane = os.environ.get("EDM_DUAL_PORTS")   # a plane's switch events, logged (diagnosis)
+        self.port_log = None if plane is None else PortLog(dut, int(plane), self.n)
+        self.answer_times = AnswerTimes(dut, self.nc, self.n) if os.environ.get("EDM_DUAL_ANSWER") else None
 
     # ---------------------------------------------------------------- requests
     def request(self, c, kind, m, off, size=8, **kw):
@@ -274,6 +361,10 @@ class Dual:
                 self.mem[m][y].accept(cyc, field(rda, e, 64) if read else None, field(wra, e, 64) if write else None,
                                       field(wrd, e, 64), field(wrm, e, 8))
                 self.dram_words[m] += write
+        if self.port_log is not None:
+            self.port_log.sample(cyc)
+        if self.answer_times is not None:
+            self.answer_times.sample(cyc)
         await RisingEdge(d.clk)
         self.cycle += 1
 
@@ -523,6 +614,8 @@ def report(f, name, figures, **extra):
                    bytes_checked=sum(r["len"] for r in f.done if r["kind"] == K_RREQ),
                    writes=len(f.writes), rmw=sum(len(v) for v in f.faa.values()), faults=figures,
                    counters=f.counters(), **extra)
+    if f.answer_times is not None:
+        summary["answer_times"] = f.answer_times.summary()
     f.dut._log.info(json.dumps(summary))
     path = os.environ.get("EDM_DUAL_JSON")
     if path:
