@@ -126,9 +126,10 @@ class AnswerTimes:
 
 class PortLog:
     """$EDM_DUAL_PORTS=y: plane y logged cycle by cycle at its hosts' engines
-    (diagnosis, docs/faults.md §6): each /N/ a host's engine sends (its
-    destination, id, bytes), each grant it receives, the circuits the switch
-    gives up per ingress, the compute engines' /N/ re-sends and stray grants."""
+    (diagnosis, docs/faults.md §6): each /N/ (destination, id, bytes) and
+    RREQ/RMWREQ a host's engine sends, each grant it receives, the circuits the switch
+    gives up or units it drops per ingress, the compute engines' /N/
+    re-sends, stray grants and timeouts."""
 
     def __init__(self, dut, plane, n):
         self.dut, self.plane, self.n = dut, plane, n
@@ -143,18 +144,29 @@ class PortLog:
         d, y, log = self.dut, self.plane, self.dut._log.info
         ev, er, eb = int(d.e_valid.value), int(d.e_ready.value), int(d.e_block.value)
         gv, gd, gi, gs = int(d.g_valid.value), int(d.g_dst.value), int(d.g_id.value), int(d.g_size.value)
-        lost = int(d.sw_cnt_lost_grants.value)
+        rv, rf, rb = int(d.r_valid.value), int(d.r_first.value), int(d.r_block.value)
+        lost, dropped = int(d.sw_cnt_lost_grants.value), int(d.sw_cnt_dropped.value)
         for x in range(self.n):
             k = 2 * x + y
             b = field(eb, k, 66)
             if ev >> k & er >> k & 1 and is_ctrl(b, protocol.SUB_N):   # payload {.., size, id, dst, SUB_N, BT_EDM}
                 log(f"PORTS {cyc} host {x} sends /N/ -> {(b >> 18) & 0x3FF} id {(b >> 28) & 0xFF} "
                     f"{(b >> 36) & 0xFFFF} B")
+            if ev >> k & er >> k & 1 and is_ctrl(b, protocol.SUB_MS) and ms_kind(b) in (K_RREQ, K_RMW):
+                log(f"PORTS {cyc} host {x} sends {'RREQ' if ms_kind(b) == K_RREQ else 'RMWREQ'} -> "
+                    f"{(b >> 31) & 0x3FF} id {(b >> 41) & 0xFF}")
+            if ev >> k & er >> k & 1 and is_ctrl(b, protocol.SUB_MS) and ms_kind(b) == protocol.KIND_RRES:
+                log(f"PORTS {cyc} host {x} sends RRES -> {(b >> 31) & 0x3FF} id {(b >> 41) & 0xFF}")
+            r = field(rb, k, 66)
+            if rv >> k & rf >> k & 1 and is_ctrl(r, protocol.SUB_MS):
+                log(f"PORTS {cyc} host {x} receives kind {ms_kind(r)} from {(r >> 21) & 0x3FF} id {(r >> 41) & 0xFF}")
             if gv >> k & 1:
                 log(f"PORTS {cyc} host {x} gets /G/ -> {field(gd, k, 10)} id {field(gi, k, 8)} {field(gs, k, 16)} B")
             if self.changed(("lost", k), field(lost, k, 16)):
                 log(f"PORTS {cyc} switch gives up a circuit of ingress {x} ({field(lost, k, 16)})")
-        for name in ("cn_cnt_retries", "cn_cnt_stray"):
+            if self.changed(("dropped", k), field(dropped, k, 16)):
+                log(f"PORTS {cyc} switch drops a unit of ingress {x} ({field(dropped, k, 16)})")
+        for name in ("cn_cnt_retries", "cn_cnt_stray", "cn_cnt_timeouts"):
             v = int(getattr(d, name).value)
             for c in range(len(d.req_valid)):
                 if self.changed((name, c), field(v, 2 * c + y, 16)):
