@@ -119,6 +119,16 @@ def test_dual_fabric_two_cuts():
     run_dual_fabric(testcase=TWO_CUTS_TEST)
 
 
+def test_dual_fabric_two_cuts_late_grant():
+    """The two-cut run with seed 5: after the first cut a compute node's grant
+    is only late (its memory node's port held by the restored host's lost and
+    rejected grants); it must not re-send its /N/, or the switch grants the
+    message twice and the surplus circuits hold the port across the second
+    cut, with no request in flight at it (the bench's precondition;
+    docs/faults.md §6)."""
+    run_dual_fabric(testcase=TWO_CUTS_TEST, env={"EDM_DUAL_SEED": "5"})
+
+
 def test_dual_fabric_shared_word():
     """Both compute nodes write and fetch-and-add one word, its first copies
     applied by either memory engine: one sequential order explains every old
