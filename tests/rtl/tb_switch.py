@@ -81,6 +81,7 @@ class Compute(Host):
         self.fai = {}         # m -> running fetch-and-add total
         self.ignored = set()  # (m, id): grants discarded, as for a lost /G/'s re-sent /N/
         self.grants_ignored = 0
+        self.lie = {}         # (m, id) -> the destination its WREQ header names instead (a header hit)
 
     def new_id(self, m):
         i = self.ids.get(m, 0)
@@ -130,8 +131,8 @@ class Compute(Host):
             addr, data, off, seq = w
             assert 0 < size <= len(data) - off and size == min(self.b.chunk, len(data) - off), (size, off)
             last = off + size == len(data)
-            msg = codec.Message("WREQ", self.port, m, mid, size, addr=addr + off, seq=seq, last=last,
-                                data=data[off:off + size])
+            msg = codec.Message("WREQ", self.port, self.lie.get((m, mid), m), mid, size, addr=addr + off, seq=seq,
+                                last=last, data=data[off:off + size])
             self.data.append((cycle + HOST_LAT, codec.encode_message(msg)))
             w[2], w[3] = off + size, seq + 1
             if last:
@@ -433,14 +434,18 @@ async def units_skip_circuits_that_bring_no_data(dut):
     await both_served(b, h, m0, m1, 3)
 
 
-async def stray_message(dut, seed, chunks):
+async def stray_message(dut, seed, chunks, granted=False):
     """A bench whose first compute host will discard every grant of a message
-    of `chunks` chunks to the first memory host (its /N/ queued)."""
+    of `chunks` chunks to the first memory host (its /N/ queued; granted:
+    once every grant has come and been discarded)."""
     b = Bench(dut, seed)
     await b.start()
     h, m0, m1 = b.hosts[b.compute[0]], b.memory[0], b.memory[-1]
     h.ignored.add((m0, 200))
     h.ctrl.append([h.ctl.notification(m0, 200, chunks * b.chunk)])
+    while granted and h.grants_ignored < chunks:
+        await b.step()
+        assert b.cycle < 3000, f"{h.grants_ignored} of {chunks} grants"
     return b, h, m0, m1
 
 
@@ -461,13 +466,8 @@ async def a_unit_behind_a_skipping_one_waits(dut):
     the second unit comes while the first still skips the 10 circuits (one a
     cycle); it waits behind it and skips in turn, and both land, none dropped
     (docs/faults.md §5; the switch before this wait dropped it)."""
-    b, h, m0, m1 = await stray_message(dut, 17, 10)
+    b, h, m0, m1 = await stray_message(dut, 17, 10, granted=True)
     c = h.port
-    for _ in range(3000):
-        if h.grants_ignored == 10:
-            break
-        await b.step()
-    assert h.grants_ignored == 10, h.grants_ignored
     skipping = []   # cycles in which ingress c had a skip under way
     h.write(m1, 8, b.rng)
     h.write(m1, 8, b.rng)
@@ -479,6 +479,40 @@ async def a_unit_behind_a_skipping_one_waits(dut):
     second = sorted(t for cycles in h.sent_ms.values() for t in cycles)[-1]   # its /MS/ sent then
     assert any(second < t <= second + 3 for t in skipping), (second, skipping)
     await both_served(b, h, m0, m1, 10)
+
+
+@cocotb.test()
+async def a_waiting_unit_whose_circuit_was_skipped_is_discarded(dut):
+    """As above, but the first unit's header names the second one's
+    destination (a header hit on the wire): it skips the 10 stray circuits
+    and its own and takes the second unit's circuit; the second unit, waiting
+    behind it, finds no circuit left and is discarded from the data FIFO and
+    counted, never sent (docs/faults.md §5). Later writes land."""
+    b, h, m0, m1 = await stray_message(dut, 19, 10, granted=True)
+    c = h.port
+    first = h.new_id(m0)
+    h.ids[m0] = first   # h.write takes this id
+    h.lie[(m0, first)] = m1
+    h.write(m0, 8, b.rng)
+    while (m0, first) in h.writes:   # granted: its unit waits (below) until the second is granted too
+        await b.step()
+        assert b.cycle < 5000, "no grant"
+    ready, blocks = h.data[-1]
+    h.data[-1] = (ready + 300, blocks)
+    second = h.ids.get(m1, 0)
+    h.write(m1, 8, b.rng)
+    voided = []
+    for _ in range(400):   # past the first unit's delay and both skips
+        await b.step()
+        if int(dut.sk_void.value) >> c & 1:
+            voided.append(b.cycle)
+    assert not b.busy()
+    assert voided, "the second unit did not find its circuit gone"
+    # The first write landed at the memory host its header named; the second is lost, counted.
+    b.expect_w[(c, m0)].remove(first)
+    b.expect_w[(c, m1)] = [i if i != second else first for i in b.expect_w[(c, m1)]]
+    b.injected["dropped"][c] += 1
+    await both_served(b, h, m0, m1, 11)
 
 
 @cocotb.test()
