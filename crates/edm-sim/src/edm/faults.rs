@@ -258,9 +258,15 @@ pub struct FaultCounters {
     /// Second copies of an RMW request (the other plane's, or a retry's)
     /// its memory node recognised and answered with the first's result.
     pub rmw_replayed: u64,
-    /// RMWs applied again by a copy the memory node did not recognise
-    /// (target 0).
+    /// RMW copies its memory node refused (answered empty, not applied):
+    /// their requester had finished them (`faults/rmw.rs`).
+    pub rmw_refused: u64,
+    /// The most RMW results a memory node kept for one requester at once.
+    pub rmw_results_kept_max: u64,
+    /// RMWs applied again by a copy the memory node did not recognise, and
+    /// refused copies that were their RMW's first (both: target 0).
     pub rmw_applied_twice: u64,
+    pub rmw_first_copy_refused: u64,
 }
 
 /// What happened to a unit on its way.
