@@ -681,6 +681,9 @@ fn an_rmw_is_applied_once_whatever_copies_of_it_reach_its_memory_node() {
             let out = run(rules(faults, zero_queue), &msgs);
             let f = &out.totals.edm.faults;
             assert!(f.rmw_replayed > 0, "{failures} {f:?}");
+            // Results kept only while their requester may still ask: a few
+            // (X = 3 active per pair).
+            assert!(f.rmw_results_kept_max <= 6, "{failures} {f:?}");
             assert_eq!(
                 (f.rmw_applied_twice, f.rmw_first_copy_refused),
                 (0, 0),
