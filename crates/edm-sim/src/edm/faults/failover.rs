@@ -11,6 +11,7 @@
 //! their timers look while a message is unfinished and re-send it when they
 //! heard nothing of it on that plane for a whole retry period (`recovery.rs`).
 use crate::config::Ps;
+use crate::edm::faults::Failure;
 use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Msg};
 use crate::edm::Edm;
@@ -22,10 +23,12 @@ impl Sim<'_> {
         let faults = &self.edm.cfg.faults;
         let detect = faults.link_detect_ps();
         let planes = if self.mirrored() { 2 } else { 1 };
+        // (The configuration refuses the others, naming the field.)
+        let exists = |f: &Failure| f.plane < planes && f.host.is_none_or(|h| (h as usize) < self.n);
         for f in faults
             .failures
             .iter()
-            .filter(|f| f.ber.is_none() && f.plane < planes)
+            .filter(|f| f.ber.is_none() && exists(f))
         {
             let (down, up) = (f.down_ns * 1000, f.up_ns.map(|u| u * 1000));
             match f.host {
