@@ -63,9 +63,11 @@ pub struct FaultConfig {
     /// messages on two planes, each a switch with its own links and
     /// scheduler, in one run; the receiver keeps each chunk's first copy.
     pub dual_switch: bool,
-    /// Dual switch: how long a host takes to see its link to a plane go
-    /// down or come back (its PHY losing or regaining lock); from then on
-    /// it leaves that plane out of new messages, or mirrors again.
+    /// How long a host and its switch take to see their link go down or
+    /// come back (their PHYs losing or regaining lock); from then on the
+    /// switch refuses the demand for that port (or takes it again) and,
+    /// with the dual switch, the host leaves that plane out of new
+    /// messages (or mirrors again).
     pub link_detect_ns: u64,
 }
 
