@@ -12,7 +12,9 @@ affected operation issued at or after it (new traffic flowing again).
 Stalled: the longest time past the failure an affected operation in flight
 at the failure took to complete. Sent on one plane: dual-switch messages
 whose requester saw its link to a plane down (`link_detect_ns`, default
-100 ns) and left that plane out. Prints a markdown table; seeded.
+100 ns) and left that plane out. Demand dropped: notifications a switch
+dropped when it failed or refused for a port it saw down (their requesters
+send them again). Prints a markdown table; seeded.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ def measure(res, host, fail_ps):
         "duplicates delivered": extra,
         "second copies discarded": s["duplicate_data"] + s["mirror_copies_discarded"],
         "units into a down link": s["link_down_drops"],
+        "demand dropped": s["demand_dropped"],
         "sent on one plane": s["unmirrored"],
         "units hit": s["control_corrupted"] + s["data_corrupted"],
         "links disabled": s["links_disabled"],

@@ -1,8 +1,10 @@
 """Faults in the simulator (issue 25): read timeouts and bit errors, seen
 from Python: every operation completes once or is reported timed out."""
+import numpy as np
 import pytest
 
 from edm import sim
+from edm.sim.workloads import OP_READ, OP_RMW
 
 BASE = {"nodes": 8, "messages": 3000, "load": 0.6, "seed": 4}
 
@@ -47,12 +49,13 @@ def test_the_dual_switch_loses_nothing_when_a_switch_fails_for_good():
     # once the other delivered, and sends new messages on the other plane
     # only once it sees its link go dark (link_detect_ns). With one-chunk
     # messages and no retry needed, each message sent on both either had a
-    # second copy discarded or lost exactly one unit on the dead plane,
+    # second copy discarded, lost exactly one unit on the dead plane, or
+    # was dropped with the dead switch's state (it grants nothing more),
     # where one plane alone retries until give-up.
     assert dual["notify_retries"] == dual["chunk_retries"] == 0
     assert dual["unmirrored"] > 0
     assert (dual["link_down_drops"] + dual["mirror_copies_discarded"] + dual["unmirrored"]
-            == dual["messages"])
+            + dual["demand_dropped"] == dual["messages"])
     assert dual["link_down_drops"] * 10 < one["link_down_drops"]
 
 
@@ -75,6 +78,42 @@ def test_messages_left_on_one_plane_are_lost_if_it_fails_too():
     assert len(failed) == s["failed"]
     assert ((failed["requester"] == 2) | (failed["memory"] == 2)).all()
     assert (failed["issue_ps"] < 2_000_000).any()
+
+
+def test_a_memory_nodes_dead_link_is_refused_by_its_switch_and_carried_by_the_other():
+    # Host 2's plane-0 link fails for good: its requesters cannot see it,
+    # the switch does (link_detect_ns) and refuses the demand for it, so
+    # nothing more goes into the dead link; plane 1 carries it all.
+    cfg = {**BASE, "zero_queue": 0, "retry_timeout_ns": 300, "give_up_ns": 100_000,
+           "dual_switch": 1, "failures": "link:2:0@1000"}
+    s = sim.run(cfg).summary
+    assert s["completed"] == s["messages"] and s["failed"] == 0
+    assert s["demand_dropped"] > 0 and 0 < s["link_down_drops"] < 100
+
+
+def _with_rmws(cfg):
+    """The configuration's workload with every third read made an RMW."""
+    msgs = sim.build_workload(sim.resolve(dict(cfg)))
+    reads = np.flatnonzero(msgs.op == OP_READ)[::3]
+    msgs.op[reads] = OP_RMW
+    msgs.size[reads] = 8
+    return msgs, len(reads)
+
+
+def test_an_rmw_is_applied_once_whatever_copies_reach_its_memory_node():
+    cfg = {**BASE, "zero_queue": 0, "dual_switch": 1, "retry_timeout_ns": 300}
+    msgs, rmws = _with_rmws(cfg)
+    assert rmws > 100
+    # Without faults each RMW's second copy is recognised and answered with
+    # the first's result.
+    s = sim.run(cfg, messages=msgs).summary
+    assert s["rmw_replayed"] == rmws and s["rmw_applied_twice"] == s["rmw_refused"] == 0
+    # Bit errors with short retries, a switch failing: copies from retries and
+    # from both planes, none applied twice, no first copy refused.
+    for extra in ({"ber": 1e-4}, {"failures": "switch:1@1000"}, {"failures": "link:3:0@500-1500"}):
+        s = sim.run({**cfg, **extra}, messages=msgs).summary
+        assert s["completed"] == s["messages"] and s["rmw_replayed"] > 0, extra
+        assert s["rmw_applied_twice"] == s["rmw_first_copy_refused"] == 0, extra
 
 
 @pytest.mark.parametrize("events", ["switch:2@5", "link:99@5", "link:1@9-3", "link:1@5/2"])

@@ -426,7 +426,7 @@ fields! {
     // A host leaves a plane whose link it sees down out of new messages
     // (the RTL's edm_mirror on plane_down), after its PHY's detection time.
     link_detect_ns: int(0, U32), Scope::EdmOnly,
-        "dual_switch: a host sees its link to a plane down (or back) this many ns after it fails (or returns), then sends new messages on the other plane only (or mirrors again)" => edm.faults.link_detect_ns;
+        "a host and its switch see their link down (or back) this many ns after it fails (or returns): the switch refuses the demand for that port meanwhile; with dual_switch the host sends new messages on the other plane only (or mirrors again)" => edm.faults.link_detect_ns;
     ber_burst_bits: int(0, 4096), Scope::EdmOnly,
         "0 or 1: independent bit errors; L: errors come in bursts of L bits (first and last flipped), at ber / L bursts per bit" => edm.faults.burst_bits;
     // Closed-loop applications (Gao et al., issue #24; engine/closed_loop.rs)

@@ -20,13 +20,18 @@
 //! Here the configuration, the failure events and the counters;
 //! `faults/errors.rs` draws the bit errors (and runs the BER monitor),
 //! `faults/recovery.rs` holds the timers, retries and the receivers' first
-//! copies (from either plane of the dual switch, `plane.rs`).
+//! copies (from either plane of the dual switch, `plane.rs`);
+//! `faults/failover.rs` what a switch drops when it fails or sees a port
+//! go down; `faults/rmw.rs` the memory nodes' record of RMWs applied.
 use crate::config::Ps;
 
 mod errors;
+mod failover;
 mod recovery;
+mod rmw;
 
 pub use errors::{control_undetected, data_undetected, Faults};
+pub(super) use rmw::RmwLog;
 
 /// The faults a run models (all off by default).
 #[derive(Clone, Debug, PartialEq)]
@@ -58,9 +63,11 @@ pub struct FaultConfig {
     /// messages on two planes, each a switch with its own links and
     /// scheduler, in one run; the receiver keeps each chunk's first copy.
     pub dual_switch: bool,
-    /// Dual switch: how long a host takes to see its link to a plane go
-    /// down or come back (its PHY losing or regaining lock); from then on
-    /// it leaves that plane out of new messages, or mirrors again.
+    /// How long a host and its switch take to see their link go down or
+    /// come back (their PHYs losing or regaining lock); from then on the
+    /// switch refuses the demand for that port (or takes it again) and,
+    /// with the dual switch, the host leaves that plane out of new
+    /// messages (or mirrors again).
     pub link_detect_ns: u64,
 }
 
@@ -198,6 +205,13 @@ impl FaultConfig {
     pub fn link_detect_ps(&self) -> Ps {
         self.link_detect_ns * 1000
     }
+
+    /// Whether a switch may drop demand it holds (it fails, or sees a port
+    /// down): then a requester's timer keeps looking at its message until
+    /// it ends, and re-sends it where the demand was dropped.
+    pub fn drops_demand(&self) -> bool {
+        !self.failures.is_empty() || self.monitor_threshold > 0
+    }
 }
 
 /// What the faults did in a run.
@@ -239,6 +253,22 @@ pub struct FaultCounters {
     /// their requester seeing its link to the other down (the RTL's
     /// `cnt_unmirrored`); lost if that plane fails too.
     pub unmirrored: u64,
+    /// Notifications a switch dropped: all it held when it failed, and
+    /// those to or from a port it saw down (held, or arriving then); their
+    /// requesters re-send them as a lost /N/ (docs/faults.md §4).
+    pub demand_dropped: u64,
+    /// Second copies of an RMW request (the other plane's, or a retry's)
+    /// its memory node recognised and answered with the first's result.
+    pub rmw_replayed: u64,
+    /// RMW copies its memory node refused (answered empty, not applied):
+    /// their requester had finished them (`faults/rmw.rs`).
+    pub rmw_refused: u64,
+    /// The most RMW results a memory node kept for one requester at once.
+    pub rmw_results_kept_max: u64,
+    /// RMWs applied again by a copy the memory node did not recognise, and
+    /// refused copies that were their RMW's first (both: target 0).
+    pub rmw_applied_twice: u64,
+    pub rmw_first_copy_refused: u64,
 }
 
 /// What happened to a unit on its way.

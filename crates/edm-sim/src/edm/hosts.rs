@@ -26,6 +26,7 @@ impl Sim<'_> {
     /// message of its requester-memory pair that overlaps it, one of the two
     /// a write or RMW (a read beside a read needs no order).
     fn order(&mut self, now: Ps, i: u32) {
+        self.rmw_issued(i);
         let spec = &self.msgs[i as usize];
         if self.track_finish {
             self.outstanding[spec.requester as usize] += 1;
@@ -134,6 +135,7 @@ impl Sim<'_> {
             plane: 0,
         };
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
+        self.rmw_mark(i, pair);
         // Mirrored on every plane (the dual switch): same message, same id;
         // not into a plane whose link its host sees down.
         let planes = self.mirror_planes(m.requester, now);

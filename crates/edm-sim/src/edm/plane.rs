@@ -73,10 +73,15 @@ pub(super) struct Plane {
     /// its notification.
     pub(super) heard: Vec<bool>,
     pub(super) at_switch: Vec<bool>,
-    /// Dual switch, per message: the chunks this plane has granted (not
-    /// counting grants again), which says which chunk of the message the
-    /// next one is on both planes.
+    /// Dual switch, or a switch that may drop demand, per message: the
+    /// chunks this plane has granted (not counting grants again), which says
+    /// which chunk of the message the next one is on both planes (and after
+    /// its demand was dropped and sent again).
     pub(super) chunks_granted: Vec<u32>,
+    /// Per host: the switch sees its port down (a count: failures may overlap).
+    pub(super) port_seen_down: Vec<u32>,
+    /// When the switch last failed (its timers set before then are void).
+    pub(super) switch_failed_at: Option<Ps>,
 }
 
 impl Plane {
@@ -139,13 +144,22 @@ impl Plane {
             at_switch: per_message(lossy),
             chunks_granted: vec![
                 0;
-                if edm.cfg.faults.dual_switch {
+                if Plane::chunks_named(edm) {
                     messages
                 } else {
                     0
                 }
             ],
+            port_seen_down: vec![0; n],
+            switch_failed_at: None,
         }
+    }
+
+    /// Whether a message's chunks are named by their place in it (the k-th
+    /// grant of its demand, on either plane, and again after the demand
+    /// was dropped and re-sent: the receiver keeps the first copy of each).
+    pub(super) fn chunks_named(edm: &Edm) -> bool {
+        edm.cfg.faults.dual_switch || edm.cfg.faults.drops_demand()
     }
 }
 

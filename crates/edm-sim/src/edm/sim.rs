@@ -2,6 +2,7 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
+use super::faults::RmwLog;
 use super::link::frame_stats;
 use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
@@ -64,7 +65,8 @@ pub(super) struct Sim<'a> {
     /// Lossy links: every chunk granted (retries share the first grant's,
     /// and the dual switch's planes each chunk's id).
     pub(super) chunks: Vec<Chunk>,
-    /// Dual switch, per message: its chunks' ids in message order.
+    /// Dual switch, or a switch that may drop demand (`Plane::chunks_named`),
+    /// per message: its chunks' ids in message order.
     pub(super) message_chunks: Vec<Vec<u32>>,
     /// Lossy links: per message, whether it stopped being active at its pair.
     pub(super) released: Vec<bool>,
@@ -78,6 +80,8 @@ pub(super) struct Sim<'a> {
     /// write's first data) has reached it.
     pub(super) protection: Option<Protection>,
     pub(super) access: Vec<Option<Access>>,
+    /// Lossy links with RMWs: the memory nodes' record of RMWs applied.
+    pub(super) rmw_log: Option<RmwLog>,
 }
 
 /// A granted chunk, with lossy links.
@@ -107,7 +111,7 @@ impl<'a> Sim<'a> {
         let f = &edm.fabric;
         let address = edm.cfg.memory_order == MemoryOrder::Address;
         let faults = &edm.cfg.faults;
-        Sim {
+        let mut sim = Sim {
             edm,
             msgs,
             n,
@@ -168,13 +172,24 @@ impl<'a> Sim<'a> {
                 }
             ],
             chunks: Vec::new(),
-            message_chunks: vec![Vec::new(); if faults.dual_switch { msgs.len() } else { 0 }],
+            message_chunks: vec![
+                Vec::new();
+                if Plane::chunks_named(edm) {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
             released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
             memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
             memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
             protection: Protection::new(&f.protection, n),
             access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
-        }
+            rmw_log: (faults.lossy() && msgs.iter().any(|m| m.op == Op::Rmw))
+                .then(|| RmwLog::new(n, msgs.len())),
+        };
+        sim.schedule_failures();
+        sim
     }
 
     #[inline]
@@ -386,7 +401,12 @@ impl<'a> Sim<'a> {
             Ev::HostControl(_, h) => self.host_controls(now, h),
             Ev::NotifyTick(_) => self.notify_tick(now),
             Ev::HostIn(h, unit) => self.host_in(now, h, unit),
-            Ev::NotifyCheck(_) | Ev::ChunkCheck(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => {
+            Ev::NotifyCheck(_)
+            | Ev::ChunkCheck(_)
+            | Ev::ReadTimeout(_)
+            | Ev::GiveUp(_)
+            | Ev::SwitchFails(_)
+            | Ev::PortSeen(..) => {
                 unreachable!("handled by `handle`")
             }
         }
@@ -454,6 +474,7 @@ impl<'a> Sim<'a> {
             // The memory node only answers it: its response chunk is sent
             // `grant_to_data` after the request's last block arrives.
             let at = self.response_at(d.last_block, unit, false);
+            self.request_reaches_memory(&unit);
             if let Some(data) = self.data_sent(unit) {
                 self.q.push(at, Ev::HostSend(h, data));
             }
@@ -476,7 +497,11 @@ impl<'a> Sim<'a> {
     /// (zero-queue booking tries circuits before it fixes one).
     pub(super) fn response_at(&mut self, arrived: Ps, request: Unit, trial: bool) -> Ps {
         let fixed = self.edm.grant_to_data(true);
-        // A denied request is answered on its circuit without a DRAM access.
+        // A denied request, and an RMW's second copy (answered with the
+        // first's result), are answered on their circuit without a DRAM access.
+        if self.rmw_replays(&request) {
+            return arrived + fixed;
+        }
         let addr = match self.access(request.msg) {
             Some(Access::Denied) => return arrived + fixed,
             Some(Access::Served(phys)) => phys,
@@ -592,6 +617,9 @@ impl Simulation for Sim<'_> {
             Ev::ChunkCheck(grant) => self.chunk_check(now, grant),
             Ev::ReadTimeout(i) => self.read_timeout(now, i),
             Ev::GiveUp(i) => self.give_up(now, i),
+            // (A failure does not extend the run.)
+            Ev::SwitchFails(_) => self.switch_fails(now),
+            Ev::PortSeen(_, h, down) => self.port_seen(h, down),
             _ => {
                 self.handle_event(now, ev);
                 true

@@ -327,7 +327,12 @@ impl Sim<'_> {
             let check = generated + edm.cfg.faults.retry_timeout_ps();
             self.q.push(check, Ev::ChunkCheck(grant));
             match self.grant_arrives(g.src, grant_at + hop, &grant) {
-                Some(first) => (first, self.arrives_intact(g.dst, arrives, &data)),
+                Some(first) => {
+                    if forwarded {
+                        self.request_reaches_memory(&grant);
+                    }
+                    (first, self.arrives_intact(g.dst, arrives, &data))
+                }
                 None => (false, false),
             }
         } else {

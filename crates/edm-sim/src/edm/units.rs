@@ -95,6 +95,11 @@ pub(super) enum Ev {
     ReadTimeout(u32),
     /// Lossy links: message `.0` is given up unless completed.
     GiveUp(u32),
+    /// Plane `.0`'s switch fails: it drops what it holds (docs/faults.md §4).
+    SwitchFails(u8),
+    /// Plane `.0`'s switch sees its port to host `.1` go down (`.2`) or
+    /// come back: it refuses the demand to and from it meanwhile.
+    PortSeen(u8, u16, bool),
 }
 
 impl Ev {
@@ -112,7 +117,9 @@ impl Ev {
             | Ev::DownlinkFree(p, _)
             | Ev::HostControl(p, _)
             | Ev::SchedulerTick(p)
-            | Ev::NotifyTick(p) => Some(p),
+            | Ev::NotifyTick(p)
+            | Ev::SwitchFails(p)
+            | Ev::PortSeen(p, ..) => Some(p),
             Ev::Issue(_) | Ev::Finished(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => None,
         }
     }

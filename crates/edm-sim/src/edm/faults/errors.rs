@@ -19,6 +19,9 @@ pub struct Faults {
     disabled_at: Vec<Option<Ps>>,
     /// Links disabled so far (for the counters).
     pub links_disabled: u64,
+    /// The link the BER monitor disabled last, and when, until its switch
+    /// is told (`Sim::cross_link`).
+    pub newly_disabled: Option<(u16, Ps)>,
 }
 
 /// Bits of one block on the wire, and of its scrambled payload (the 2-bit
@@ -70,6 +73,7 @@ impl Faults {
             window_drops: vec![0; nodes],
             disabled_at: vec![None; nodes],
             links_disabled: 0,
+            newly_disabled: None,
         }
     }
 
@@ -83,6 +87,13 @@ impl Faults {
                 .failures
                 .iter()
                 .any(|f| f.ber.is_none() && f.covers(self.plane, host, at))
+    }
+
+    /// Whether the whole switch of this plane is down at `at`.
+    pub fn switch_down(&self, at: Ps) -> bool {
+        self.cfg.failures.iter().any(|f| {
+            f.host.is_none() && f.ber.is_none() && f.plane == self.plane && f.covers(f.plane, 0, at)
+        })
     }
 
     /// Whether host `host` sees its link down at `at`: it has been down
@@ -117,6 +128,7 @@ impl Faults {
         if self.window_drops[h] >= threshold {
             self.disabled_at[h] = Some(at);
             self.links_disabled += 1;
+            self.newly_disabled = Some((host, at));
         }
     }
 

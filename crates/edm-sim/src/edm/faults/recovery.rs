@@ -47,6 +47,11 @@ impl Sim<'_> {
         if !self.crosses(unit.spec.requester, now, unit.blocks, true) {
             return false;
         }
+        if self.refuses(unit.spec) {
+            // A port of its path is seen down: refused, as if lost.
+            self.totals.edm.faults.demand_dropped += 1;
+            return false;
+        }
         let seen = &mut self.plane.at_switch[unit.msg as usize];
         if *seen {
             self.totals.edm.faults.duplicate_notifications += 1;
@@ -58,8 +63,18 @@ impl Sim<'_> {
 
     /// One link's errors on a unit: false if its receiver drops it.
     fn crosses(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> bool {
-        let fate = self.plane.faults.cross_link(host, at, blocks, control);
+        let fate = self.cross_link(host, at, blocks, control);
         self.count(fate, control)
+    }
+
+    /// The fate of a unit crossing host `host`'s link at `at`; the switch
+    /// learns of a link the BER monitor disables.
+    fn cross_link(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> Fate {
+        let fate = self.plane.faults.cross_link(host, at, blocks, control);
+        if let Some((h, at)) = self.plane.faults.newly_disabled.take() {
+            self.link_disabled(h, at);
+        }
+        fate
     }
 
     /// Counts a unit's fate: false if it is lost.
@@ -97,8 +112,8 @@ impl Sim<'_> {
                 // well (the switch forwards cut-through): one draw per link;
                 // the worse fate counts.
                 let (src, _) = Edm::data_path(unit.spec);
-                let up = self.plane.faults.cross_link(src, at, unit.blocks, false);
-                let down = self.plane.faults.cross_link(to, at, unit.blocks, false);
+                let up = self.cross_link(src, at, unit.blocks, false);
+                let down = self.cross_link(to, at, unit.blocks, false);
                 let worst = [Fate::LinkDown, Fate::Dropped, Fate::Undetected]
                     .into_iter()
                     .find(|f| up == *f || down == *f)
@@ -188,12 +203,22 @@ impl Sim<'_> {
 
     /// The requester's retry timer: an /N/ or request not granted yet is
     /// sent again (the switch ignores it if it holds the message already).
+    /// Where a switch may drop demand it looks until the message ends and
+    /// re-sends it whenever it heard nothing of it on this plane since it
+    /// last looked (the switch may have dropped it after granting some).
     pub(in crate::edm) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if self.ended[i] || self.plane.heard[i] {
+        if self.ended[i] {
             return false;
         }
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
+        if self.plane.heard[i] {
+            if self.edm.cfg.faults.drops_demand() {
+                self.plane.heard[i] = false;
+                self.q.push(check, Ev::NotifyCheck(unit));
+            }
+            return false;
+        }
         if self.mirror_planes(unit.spec.requester, now) & 1 << self.plane.id == 0 {
             // Its host sees this plane's link down (the other carries the
             // message): not sent into it, looked at again while unfinished.
@@ -219,8 +244,20 @@ impl Sim<'_> {
         if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
             return false;
         }
-        self.totals.edm.faults.chunk_retries += 1;
+        let set = now - self.edm.cfg.faults.retry_timeout_ps();
+        if self.timer_void(now, set) {
+            // Its switch is down, or failed since: the timer went with it.
+            return false;
+        }
         let m: Msg = grant.spec;
+        if self.refuses(m) {
+            // A port of its path is seen down: the switch drops the chunk
+            // (its requester sends the message again).
+            self.totals.edm.faults.demand_dropped += 1;
+            self.forget(grant.msg);
+            return false;
+        }
+        self.totals.edm.faults.chunk_retries += 1;
         let id = self.enqueue_chunk(grant.msg, m, grant.chunk);
         let visible = now + self.edm.notification_delay(false);
         let (src, dst) = Edm::data_path(m);

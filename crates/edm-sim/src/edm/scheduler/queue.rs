@@ -202,6 +202,49 @@ impl Scheduler {
         }
     }
 
+    /// Drops every waiting entry whose (source, destination) `dropped`
+    /// picks (a switch that fails, or sees a port down, forgets that
+    /// demand) and returns their messages' ids.
+    pub fn drop_entries(&mut self, dropped: impl Fn(u16, u16) -> bool) -> Vec<u32> {
+        let mut msgs = Vec::new();
+        for dst in 0..self.queues.len() {
+            let entries = &self.entries;
+            let gone = |id: u32| {
+                let e = &entries[id as usize];
+                dropped(e.src, e.dst)
+            };
+            let q = &self.queues[dst];
+            let ids: Vec<u32> = (q.unrevealed.iter().map(|&(id, _)| id))
+                .chain(q.heads.iter().map(|h| h.entry))
+                .filter(|&id| gone(id))
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let q = &mut self.queues[dst];
+            q.unrevealed.retain(|&(id, _)| !gone(id));
+            q.heads.retain(|h| !gone(h.entry));
+            q.len -= ids.len();
+            for id in ids {
+                let e = &self.entries[id as usize];
+                if e.lead() > 0 {
+                    self.leading_by_src[e.src as usize] -= 1;
+                    self.leading_by_dst[e.dst as usize] -= 1;
+                }
+                if self.pair_fifo {
+                    // (A pair's entries go together: same source and destination.)
+                    let pair = dst * self.ports + e.src as usize;
+                    self.pair_first[pair] = NONE;
+                    self.pair_last[pair] = NONE;
+                }
+                msgs.push(e.msg);
+                self.free.push(id);
+                self.occupancy -= 1;
+            }
+        }
+        msgs
+    }
+
     /// The waiting entries (any order).
     pub(super) fn live(&self) -> impl Iterator<Item = &Entry> {
         let mut removed = vec![false; self.entries.len()];
