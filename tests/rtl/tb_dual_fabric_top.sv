@@ -67,6 +67,7 @@ module tb_dual_fabric_top #(
     output logic [NC*2*16-1:0] cn_cnt_timeouts,
     output logic [NC*2*16-1:0] cn_cnt_late,
     output logic [NC*2*16-1:0] cn_cnt_retries,
+    output logic [NC*2-1:0]    cn_read_held,   // the engine holds its next read (q_held, diagnosis)
     // Memory engines (m, plane): DRAM channels, counters; the filter's per (m, plane).
     output logic [NM*2-1:0]    dram_rd_valid,
     input  logic [NM*2-1:0]    dram_rd_ready,
@@ -211,6 +212,7 @@ module tb_dual_fabric_top #(
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
           .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
       );
+      assign cn_read_held[E] = cn.q_held;
     end
   end
 

@@ -129,6 +129,16 @@ def test_dual_fabric_two_cuts_late_grant():
     run_dual_fabric(testcase=TWO_CUTS_TEST, env={"EDM_DUAL_SEED": "5"})
 
 
+def test_dual_fabric_link_cut_parked_port():
+    """compute_link_cut with seed 1: in the final read-back a compute node keeps
+    reading one memory node, each read granted before the last one's RRES
+    ends, so the switch keeps its port parked to that node; its older reads of
+    the other node must not wait past their timeout (edm_compute_node holds
+    new reads of other nodes once one has waited a quarter of it;
+    docs/faults.md §6)."""
+    run_dual_fabric(testcase="compute_link_cut", env={"EDM_DUAL_SEED": "1"})
+
+
 def test_dual_fabric_shared_word():
     """Both compute nodes write and fetch-and-add one word, its first copies
     applied by either memory engine: one sequential order explains every old
