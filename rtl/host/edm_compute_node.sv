@@ -26,7 +26,9 @@
 //   STATUS_ERROR.
 // Message state table (2^SLOTS_LOG2 entries): a request is issued when a slot is
 // free and its destination has fewer than MAX_ACTIVE active messages (issued,
-// not yet finished); otherwise it waits at the head of the request FIFO (never
+// not yet finished), and a read or RMW only while no read or RMW of another
+// destination has been in flight cfg_timeout >> READ_HOLD_SHIFT cycles (q_held);
+// otherwise it waits at the head of the request FIFO (never
 // dropped; this also holds back later requests to other destinations). Message
 // ids count per destination (a table of 2^ID_TABLE_LOG2 counters indexed by the
 // low destination bits, so ids never repeat among active messages of one
@@ -266,7 +268,7 @@ module edm_compute_node #(
   // (edm_switch zero-queue rule a): new reads of one memory node, each
   // granted before the last one's RRES ends, would keep it parked and starve
   // an older read of another node past its timeout. So a read or RMW waits
-  // while one of another node has been unanswered cfg_timeout >>
+  // while one of another node has been in flight cfg_timeout >>
   // READ_HOLD_SHIFT cycles; the port's circuits then drain and it is freed.
   logic q_held;
   always_comb begin
