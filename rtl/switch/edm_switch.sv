@@ -148,32 +148,51 @@ module edm_switch #(
     else next_at_most = int'(count) <= limit;
   endfunction
 
+  // The control blocks' CRC-8 as flat XORs (edm_pkg::crc8_seq_masks): the
+  // bit-serial functions map to chains about 13 LUT levels deep.
+  localparam logic [8*64-1:0] CRC8_SEQ_MASKS = edm_pkg::crc8_seq_masks(0);
+  localparam logic [8*64-1:0] CRC8_IMPLIED_MASKS = edm_pkg::crc8_implied_masks(0);
+
   function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
                                         input [7:0] seq);
     logic [55:0] low;
+    logic [7:0]  crc;
     low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
-    grant_block = {edm_pkg::crc8_seq(seq, low), low, edm_pkg::SYNC_CTRL};
+    for (integer j = 0; j < 8; j++) crc[j] = ^({seq, low} & CRC8_SEQ_MASKS[64*j +: 64]);
+    grant_block = {crc, low, edm_pkg::SYNC_CTRL};
+  endfunction
+
+  // x + 1 (mod 256) as logic, not a carry chain: each bit 2 LUT levels deep.
+  function automatic [7:0] succ8(input [7:0] x);
+    logic carry;
+    carry = 1'b1;
+    for (integer k = 0; k < 8; k++) begin
+      succ8[k] = x[k] ^ carry;
+      carry = carry & x[k];
+    end
   endfunction
 
   // Control sequence per link direction (docs/protocol.md §5a): the /N/
-  // expected next on each uplink and the previous one's number if rejected;
-  // the next /G/ number on each egress.
-  logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
+  // expected next on each uplink and the successor of the previous one's
+  // number if rejected (kept + 1, so the checks are equalities with
+  // registers); the next /G/ number on each egress.
+  logic [N-1:0][7:0] n_expected, n_rej_succ, e_gseq;
   logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, n_moves, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
   // The /N/ sequence check is split across the two stages so that no path
   // runs from a block's wire through the CRC-8 to the sequence registers:
-  // stage 0 computes the number a /N/ implies (c_implied) and what kind of
-  // /N/ candidate the block is; stage 1 compares it with n_expected, which
-  // it also updates. A /N/ still takes effect one block after the previous
-  // one, and the classification reaches stage 1 in the same cycle as before.
+  // stage 0 computes the number a /N/ implies (c_implied) and its successor
+  // (registered: r_implied_succ), and what kind of /N/ candidate the block
+  // is; stage 1 updates the sequence registers. A /N/ still takes effect one
+  // block after the previous one, and the classification reaches stage 1 in
+  // the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0][7:0] c_implied, r_implied;
+  logic [N-1:0][7:0] c_implied, c_implied_succ, r_implied_succ;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   // The number's comparisons, made here against each register's value and
   // against the one that the /N/ now in stage 1 leaves in it if it moves
-  // the sequence (r_implied + 1, both as the expected number and as the
+  // the sequence (r_implied_succ, both as the expected number and as the
   // rejected one's successor), picked by stage 1's decision of this cycle:
   // the /N/ is accepted (c_ngood) with a flip-flop in stage 1.
   logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ, c_eq_exp_next, c_eq_rej_next, c_ngood, c_cid;
@@ -201,12 +220,13 @@ module edm_switch #(
       edm = ctrl && p[7:0] == edm_pkg::BT_EDM;
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
-      c_implied[i] = edm_pkg::crc8_implied_seq(p);
+      for (integer j = 0; j < 8; j++) c_implied[i][j] = ^(p & CRC8_IMPLIED_MASKS[64*j +: 64]);
+      c_implied_succ[i] = succ8(c_implied[i]);
       c_eq_exp[i] = c_implied[i] == n_expected[i];
-      c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
-      c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
+      c_eq_rej_succ[i] = c_implied[i] == n_rej_succ[i];
+      c_eq_succ[i] = c_implied[i] == r_implied_succ[i];
       c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
-      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rejected + 1 next cycle
+      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rej_succ next cycle
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
@@ -264,7 +284,7 @@ module edm_switch #(
   logic [N-1:0] r_data, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
-    r_implied <= c_implied;
+    r_implied_succ <= c_implied_succ;
     r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
     r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
@@ -697,7 +717,7 @@ module edm_switch #(
       ev_overflow <= 1'b0;
       cnt_overflow <= '0;
       n_expected <= '0;
-      n_rejected <= '0;
+      n_rej_succ <= {N{8'd1}};
       n_rej_valid <= '0;
       e_gseq <= '0;
     end else begin
@@ -705,8 +725,8 @@ module edm_switch #(
       for (integer i = 0; i < N; i++) begin
         if (r_nany[i]) begin
           n_rej_valid[i] <= r_nseen[i] && !n_accept[i] && !n_resync[i];
-          n_rejected[i] <= r_implied[i];
-          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied[i] + 8'd1;
+          n_rej_succ[i] <= r_implied_succ[i];
+          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied_succ[i];
         end
         if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
       end
