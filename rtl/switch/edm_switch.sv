@@ -204,6 +204,7 @@ module edm_switch #(
   // the pair's room), and its fields (c_n_*).
   logic [N-1:0] c_nv_n, c_rd, c_wr;
   logic [N-1:0][N-1:0] c_rd_pair;
+  logic [N-1:0][N-1:0] c_hdst_oh;   // an /MS/ header's destination, one-hot (none if >= N)
   logic [N-1:0][PW-1:0] c_n_src, c_n_dst;
   logic [N-1:0][IW-1:0] c_n_id;
   logic [N-1:0][SW-1:0] c_n_size;
@@ -243,8 +244,9 @@ module edm_switch #(
       c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
       // An RMWREQ's response has a fixed size (never 0); an RREQ's is its len.
+      for (integer m = 0; m < N; m++) c_hdst_oh[i][m] = hdst == edm_pkg::PORT_BITS'(m);
       for (integer m = 0; m < N; m++)
-        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && hdst == edm_pkg::PORT_BITS'(m) && m != i
+        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && c_hdst_oh[i][m] && m != i
                           && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
       // The notification's fields: the /N/'s, or for an /MS/ the implicit
       // notification of an RREQ/RMWREQ's response (memory -> requester).
@@ -277,7 +279,7 @@ module edm_switch #(
   logic [N-1:0][65:0] b1;
   logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ms, r_mt, r_std, r_unk;
   logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr, r_nv_n;
-  logic [N-1:0][N-1:0] r_rd_pair;
+  logic [N-1:0][N-1:0] r_rd_pair, r_hdst_oh;
   logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
   logic [N-1:0][IW-1:0] r_n_id;
   logic [N-1:0][SW-1:0] r_n_size;
@@ -285,7 +287,7 @@ module edm_switch #(
   always_ff @(posedge clk) begin
     b1 <= b0;
     r_implied_succ <= c_implied_succ;
-    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
+    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr; r_hdst_oh <= c_hdst_oh;
     r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
@@ -343,6 +345,7 @@ module edm_switch #(
   // is owed); sk_aligned: both copies' heads are one circuit (every earlier
   // unit has left its egress; a register); sk_hold: the unit waits for that.
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
+  logic [N-1:0][N-1:0]   rxc_to_any;   // rxc_to != 0, a register loaded from its next value
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
   // Control operations per egress, in grant order: {forward, peer, id, bytes}.
@@ -441,7 +444,6 @@ module edm_switch #(
   logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
   logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
   logic [N-1:0][N-1:0]      rq_new, rq_granted;
-  logic [N-1:0]         want_req;      // an RREQ/RMWREQ /MS/ offered to the scheduler
   logic [N-1:0]         rq_md;         // a block of a stored RREQ unit
   logic [N-1:0]         drop1;
   logic [N-1:0][1:0]    mode1;
@@ -456,7 +458,6 @@ module edm_switch #(
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
-      want_req[i] = 1'b0;
       rq_md[i] = 1'b0;
       hmem[i] = hdst[PW-1:0];
       i_unk[i] = r_unk[i];
@@ -483,13 +484,12 @@ module edm_switch #(
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
         if (r_rd[i]) begin
-          want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (r_wr[i]) begin
-          if (!sk_pend[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
+          if (!sk_pend[i] && rxc_valid[i] && r_hdst_oh[i][rxc_head[i]]) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
-          end else if (!sk_pend[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+          end else if (!sk_pend[i] && (r_hdst_oh[i] & rxc_to_any[i]) != '0) begin
             // A later circuit matches: the older ones will never be used.
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
@@ -538,20 +538,22 @@ module edm_switch #(
       else sk_aligned_n[i] = circ_gap_pushed[i] == '0;
     end
 
-  // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
+  // Acceptance by the scheduler (a separate block from the decisions above).
+  // A stored RREQ starts in the pair that its /MS/ names (r_rd_pair: one-hot,
+  // only for a well-formed RREQ/RMWREQ /MS/) if the pair has room and the
+  // scheduler takes the notification: registers and notif_ready only, not
+  // the decision tree, so the pair's FIFO write is a few levels deep.
   always_comb begin
-    rq_wr = '0;
-    rq_new = '0;
     for (integer i = 0; i < N; i++) begin
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
+      rq_new[i] = r_rd_pair[i] & rq_room[i] & {N{n_ready[i]}};
+      rq_wr[i] = rq_new[i];
       if (rq_md[i]) rq_wr[i][u_mem[i]] = 1'b1;
-      if (want_req[i] && n_ready[i]) begin
+      if (rq_new[i] != '0) begin
         u_mode_n[i] = 2'd1;
         u_mem_n[i] = hmem[i];
-        rq_wr[i][hmem[i]] = 1'b1;
-        rq_new[i][hmem[i]] = 1'b1;
       end
     end
   end
@@ -693,6 +695,7 @@ module edm_switch #(
       sk_pend <= '0;
       sk_mt <= '0;
       rxc_to <= '0;
+      rxc_to_any <= '0;
       circ_gap <= '0;
       sk_aligned <= '1;
       z_pause_src <= '0;
@@ -735,9 +738,13 @@ module edm_switch #(
       sk_pend <= sk_pend_n;
       sk_mt <= sk_mt_n;
       for (integer i = 0; i < N; i++)
-        for (integer d = 0; d < N; d++)
-          rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
-                                       - (CQ_LOG2+1)'(rxc_take[i] && rxc_head[i] == PW'(d));
+        for (integer d = 0; d < N; d++) begin
+          logic to_push, to_take;
+          to_push = rxc_push[i] && circ_dst[i] == PW'(d);
+          to_take = rxc_take[i] && rxc_head[i] == PW'(d);
+          rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(to_push) - (CQ_LOG2+1)'(to_take);
+          rxc_to_any[i][d] <= !next_at_most(8'(rxc_to[i][d]), to_push, to_take, 0);
+        end
       for (integer m = 0; m < N; m++) begin
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
         z_idle[m] <= next_at_most(8'(z_open[m]), z_started[m], z_ended[m], 0);
