@@ -200,8 +200,8 @@ module edm_switch #(
   // RREQ/RMWREQ (c_rd) or a WREQ/RRES (c_wr). The notification the block
   // makes is built here too, registered for the scheduler: a good /N/ that
   // names another port and some bytes (c_nv_n), or an RREQ/RMWREQ's implicit
-  // one if well formed (c_rd_pair: one-hot by memory node; stage 1 adds
-  // the pair's room), and its fields (c_n_*).
+  // one if well formed (c_rd_pair: one-hot by memory node; the pair's room
+  // is added as it is registered), and its fields (c_n_*).
   logic [N-1:0] c_nv_n, c_rd, c_wr;
   logic [N-1:0][N-1:0] c_rd_pair;
   logic [N-1:0][N-1:0] c_hdst_oh;   // an /MS/ header's destination, one-hot (none if >= N)
@@ -278,8 +278,14 @@ module edm_switch #(
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
   logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ms, r_mt, r_std, r_unk;
-  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr, r_nv_n;
-  logic [N-1:0][N-1:0] r_rd_pair, r_hdst_oh;
+  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr;
+  logic [N-1:0][N-1:0] r_hdst_oh;
+  // The notification for the scheduler, a flip-flop: a good /N/ (c_nv_n) or
+  // an RREQ/RMWREQ whose pair has room for it (r_rd_room: the pair, one-hot,
+  // if it has), room taken from the store's count after this edge (rq_room_n),
+  // as stage 1 would have read it from a register.
+  logic [N-1:0] r_n_valid;
+  logic [N-1:0][N-1:0] r_rd_room;
   logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
   logic [N-1:0][IW-1:0] r_n_id;
   logic [N-1:0][SW-1:0] r_n_size;
@@ -292,11 +298,15 @@ module edm_switch #(
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
-      r_ngood <= '0; r_cid <= '0; r_nv_n <= '0; r_rd_pair <= '0;
+      r_ngood <= '0; r_cid <= '0; r_n_valid <= '0; r_rd_room <= '0;
     end else begin
       r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
-      r_ngood <= c_ngood; r_cid <= c_cid; r_nv_n <= c_nv_n; r_rd_pair <= c_rd_pair;
+      r_ngood <= c_ngood; r_cid <= c_cid;
+      for (integer i = 0; i < N; i++) begin
+        r_rd_room[i] <= c_rd_pair[i] & rq_room_n[i];
+        r_n_valid[i] <= c_nv_n[i] || (c_rd_pair[i] & rq_room_n[i]) != '0;
+      end
     end
   end
   // The /N/ sequence check (docs/protocol.md §5a), its comparisons registered.
@@ -325,7 +335,13 @@ module edm_switch #(
   logic [N-1:0][N-1:0][65:0] rq_head;
   logic [N-1:0][N-1:0]       rq_head_mt;
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
-  logic [N-1:0][N-1:0]       rq_room;   // room for one more unit (a registered rq_count <= RQ_ROOM)
+  logic [N-1:0][N-1:0]       rq_room_n; // room for one more unit after this edge (rq_count <= RQ_ROOM)
+  always_comb
+    for (integer c = 0; c < N; c++)
+      for (integer m = 0; m < N; m++)
+        // (A write into a full store is ignored: its count is then far
+        // above RQ_ROOM either way.)
+        rq_room_n[c][m] = next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
@@ -464,7 +480,7 @@ module edm_switch #(
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
       // The notification (built in stage 0); an RREQ's needs room in its pair's store.
-      n_valid[i] = r_nv_n[i] || (r_rd_pair[i] & rq_room[i]) != '0;
+      n_valid[i] = r_n_valid[i];
       n_src[i*PW +: PW] = r_n_src[i];
       n_dst[i*PW +: PW] = r_n_dst[i];
       n_id[i*IW +: IW] = r_n_id[i];
@@ -539,7 +555,7 @@ module edm_switch #(
     end
 
   // Acceptance by the scheduler (a separate block from the decisions above).
-  // A stored RREQ starts in the pair that its /MS/ names (r_rd_pair: one-hot,
+  // A stored RREQ starts in the pair that its /MS/ names (r_rd_room: one-hot,
   // only for a well-formed RREQ/RMWREQ /MS/) if the pair has room and the
   // scheduler takes the notification: registers and notif_ready only, not
   // the decision tree, so the pair's FIFO write is a few levels deep.
@@ -548,7 +564,7 @@ module edm_switch #(
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
-      rq_new[i] = r_rd_pair[i] & rq_room[i] & {N{n_ready[i]}};
+      rq_new[i] = r_rd_room[i] & {N{n_ready[i]}};
       rq_wr[i] = rq_new[i];
       if (rq_md[i]) rq_wr[i][u_mem[i]] = 1'b1;
       if (rq_new[i] != '0) begin
@@ -702,7 +718,6 @@ module edm_switch #(
       mid <= '0;
       first_ok <= '0;
       rq_units <= '0;
-      rq_room <= '1;
       z_open <= '0;
       z_idle <= '1;
       z_release <= '0;
@@ -758,9 +773,6 @@ module edm_switch #(
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
-          // (A write into a full store is ignored: its count is then far
-          // above RQ_ROOM either way.)
-          rq_room[c][m] <= next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
         end
       mid <= mid_n;
       for (integer s = 0; s < N; s++)
