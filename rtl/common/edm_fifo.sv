@@ -5,8 +5,9 @@ module edm_fifo #(
     parameter int unsigned DEPTH_LOG2 = 2,
     // 1: rd_data from a register (a copy of the head, loaded from the RAM a
     // cycle ahead), not from the RAM's read port, whose access time would
-    // start every path through the head; same behaviour, cycle for cycle,
-    // for WIDTH more flip-flops.
+    // start every path through the head, and rd_valid from a flip-flop, not
+    // from a pointer compare; same behaviour, cycle for cycle, for WIDTH + 1
+    // more flip-flops.
     parameter bit          REG_HEAD = 1'b0
 ) (
     input  logic                  clk,
@@ -30,7 +31,6 @@ module edm_fifo #(
   // so no carry chain is in front of the logic that rd_valid steers.
   assign count    = wr_ptr - rd_ptr;
   assign wr_ready = wr_ptr != {~rd_ptr[DEPTH_LOG2], rd_ptr[DEPTH_LOG2-1:0]};
-  assign rd_valid = wr_ptr != rd_ptr;
   assign wr_en    = wr_valid && wr_ready;
   assign rd_en    = rd_valid && rd_ready;
 
@@ -53,14 +53,23 @@ module edm_fifo #(
     // registered address, rd_ptr + 1, beside the pop rather than after it).
     logic [WIDTH-1:0]    head;
     logic [DEPTH_LOG2:0] rd_ptr1;
+    logic                nonempty;   // wr_ptr != rd_ptr, from the pointers' next values
     always_ff @(posedge clk) begin
-      if (!rst_n) rd_ptr1 <= 1;
-      else if (rd_en) rd_ptr1 <= rd_ptr1 + 1'b1;
+      if (!rst_n) begin
+        rd_ptr1 <= 1;
+        nonempty <= 1'b0;
+      end else begin
+        if (rd_en) rd_ptr1 <= rd_ptr1 + 1'b1;
+        // Empty after this edge only if the last entry is read and none written.
+        nonempty <= wr_en || (nonempty && !(rd_en && wr_ptr == rd_ptr1));
+      end
       if (rd_en) head <= (wr_en && wr_ptr == rd_ptr1) ? wr_data : mem[rd_ptr1[DEPTH_LOG2-1:0]];
       else if (wr_en && wr_ptr == rd_ptr) head <= wr_data;
     end
     assign rd_data = head;
+    assign rd_valid = nonempty;
   end else begin : g_ram_head
     assign rd_data = mem[rd_ptr[DEPTH_LOG2-1:0]];
+    assign rd_valid = wr_ptr != rd_ptr;
   end
 endmodule
