@@ -295,6 +295,28 @@ package edm_pkg;
       crc8_implied_seq = {crc8_implied_seq[6:0], 1'b0} ^ (CRC8_POLY & {8{crc8_implied_seq[7]}});
   endfunction
 
+  // Both CRC-8 functions above are linear: bit 64*j + k of these tables says
+  // whether input bit k ({seq, data} for crc8_seq, p for crc8_implied_seq)
+  // flips output bit j. Evaluated at elaboration, so each output bit is one
+  // flat XOR, 3 LUT4 levels; the bit-serial form above maps to about 13.
+  function automatic [8*64-1:0] crc8_seq_masks(input integer unused);
+    logic [7:0] col;
+    crc8_seq_masks = '0;
+    for (integer k = 0; k < 64; k++) begin
+      col = k < 56 ? crc8_seq(8'd0, 56'd1 << k) : crc8_seq(8'd1 << (k - 56), 56'd0);
+      for (integer j = 0; j < 8; j++) crc8_seq_masks[64*j + k] = col[j];
+    end
+  endfunction
+
+  function automatic [8*64-1:0] crc8_implied_masks(input integer unused);
+    logic [7:0] col;
+    crc8_implied_masks = '0;
+    for (integer k = 0; k < 64; k++) begin
+      col = crc8_implied_seq(64'd1 << k);
+      for (integer j = 0; j < 8; j++) crc8_implied_masks[64*j + k] = col[j];
+    end
+  endfunction
+
   // |M| of a memory unit whose /MS/ header names kind and len (8 for a kind
   // that is no unit's; an RMWREQ's len is not checked here): it fixes the
   // unit's layout, (|M| - 1) >> 3 /MD/ blocks (docs/protocol.md §3.2).

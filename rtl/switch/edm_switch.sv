@@ -149,32 +149,51 @@ module edm_switch #(
     else next_at_most = int'(count) <= limit;
   endfunction
 
+  // The control blocks' CRC-8 as flat XORs (edm_pkg::crc8_seq_masks): the
+  // bit-serial functions map to chains about 13 LUT levels deep.
+  localparam logic [8*64-1:0] CRC8_SEQ_MASKS = edm_pkg::crc8_seq_masks(0);
+  localparam logic [8*64-1:0] CRC8_IMPLIED_MASKS = edm_pkg::crc8_implied_masks(0);
+
   function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
                                         input [7:0] seq);
     logic [55:0] low;
+    logic [7:0]  crc;
     low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
-    grant_block = {edm_pkg::crc8_seq(seq, low), low, edm_pkg::SYNC_CTRL};
+    for (integer j = 0; j < 8; j++) crc[j] = ^({seq, low} & CRC8_SEQ_MASKS[64*j +: 64]);
+    grant_block = {crc, low, edm_pkg::SYNC_CTRL};
+  endfunction
+
+  // x + 1 (mod 256) as logic, not a carry chain: each bit 2 LUT levels deep.
+  function automatic [7:0] succ8(input [7:0] x);
+    logic carry;
+    carry = 1'b1;
+    for (integer k = 0; k < 8; k++) begin
+      succ8[k] = x[k] ^ carry;
+      carry = carry & x[k];
+    end
   endfunction
 
   // Control sequence per link direction (docs/protocol.md §5a): the /N/
-  // expected next on each uplink and the previous one's number if rejected;
-  // the next /G/ number on each egress.
-  logic [N-1:0][7:0] n_expected, n_rejected, e_gseq;
+  // expected next on each uplink and the successor of the previous one's
+  // number if rejected (kept + 1, so the checks are equalities with
+  // registers); the next /G/ number on each egress.
+  logic [N-1:0][7:0] n_expected, n_rej_succ, e_gseq;
   logic [N-1:0]      n_rej_valid, n_accept, n_resync, n_cid, n_moves, e_is_g;
 
   // ---------------------------------------------------------------- stage 0: classify
   // The /N/ sequence check is split across the two stages so that no path
   // runs from a block's wire through the CRC-8 to the sequence registers:
-  // stage 0 computes the number a /N/ implies (c_implied) and what kind of
-  // /N/ candidate the block is; stage 1 compares it with n_expected, which
-  // it also updates. A /N/ still takes effect one block after the previous
-  // one, and the classification reaches stage 1 in the same cycle as before.
+  // stage 0 computes the number a /N/ implies (c_implied) and its successor
+  // (registered: r_implied_succ), and what kind of /N/ candidate the block
+  // is; stage 1 updates the sequence registers. A /N/ still takes effect one
+  // block after the previous one, and the classification reaches stage 1 in
+  // the same cycle as before.
   logic [N-1:0][65:0] b0;
-  logic [N-1:0][7:0] c_implied, r_implied;
+  logic [N-1:0][7:0] c_implied, c_implied_succ, r_implied_succ;
   logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   // The number's comparisons, made here against each register's value and
   // against the one that the /N/ now in stage 1 leaves in it if it moves
-  // the sequence (r_implied + 1, both as the expected number and as the
+  // the sequence (r_implied_succ, both as the expected number and as the
   // rejected one's successor), picked by stage 1's decision of this cycle:
   // the /N/ is accepted (c_ngood) with a flip-flop in stage 1.
   logic [N-1:0] c_eq_exp, c_eq_rej_succ, c_eq_succ, c_eq_exp_next, c_eq_rej_next, c_ngood, c_cid;
@@ -182,10 +201,11 @@ module edm_switch #(
   // RREQ/RMWREQ (c_rd) or a WREQ/RRES (c_wr). The notification the block
   // makes is built here too, registered for the scheduler: a good /N/ that
   // names another port and some bytes (c_nv_n), or an RREQ/RMWREQ's implicit
-  // one if well formed (c_rd_pair: one-hot by memory node; stage 1 adds
-  // the pair's room), and its fields (c_n_*).
+  // one if well formed (c_rd_pair: one-hot by memory node; the pair's room
+  // is added as it is registered), and its fields (c_n_*).
   logic [N-1:0] c_nv_n, c_rd, c_wr;
   logic [N-1:0][N-1:0] c_rd_pair;
+  logic [N-1:0][N-1:0] c_hdst_oh;   // an /MS/ header's destination, one-hot (none if >= N)
   logic [N-1:0][PW-1:0] c_n_src, c_n_dst;
   logic [N-1:0][IW-1:0] c_n_id;
   logic [N-1:0][SW-1:0] c_n_size;
@@ -202,12 +222,13 @@ module edm_switch #(
       edm = ctrl && p[7:0] == edm_pkg::BT_EDM;
       c_ms[i] = edm && p[15:8] == edm_pkg::SUB_MS;
       c_mt[i] = edm && p[15:8] == edm_pkg::SUB_MT;
-      c_implied[i] = edm_pkg::crc8_implied_seq(p);
+      for (integer j = 0; j < 8; j++) c_implied[i][j] = ^(p & CRC8_IMPLIED_MASKS[64*j +: 64]);
+      c_implied_succ[i] = succ8(c_implied[i]);
       c_eq_exp[i] = c_implied[i] == n_expected[i];
-      c_eq_rej_succ[i] = c_implied[i] == n_rejected[i] + 8'd1;
-      c_eq_succ[i] = c_implied[i] == r_implied[i] + 8'd1;
+      c_eq_rej_succ[i] = c_implied[i] == n_rej_succ[i];
+      c_eq_succ[i] = c_implied[i] == r_implied_succ[i];
       c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
-      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rejected + 1 next cycle
+      c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rej_succ next cycle
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
       c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
@@ -224,8 +245,9 @@ module edm_switch #(
       c_rd[i] = kind == edm_pkg::KIND_RREQ[2:0] || kind == edm_pkg::KIND_RMWREQ[2:0];
       c_wr[i] = kind == edm_pkg::KIND_WREQ[2:0] || kind == edm_pkg::KIND_RRES[2:0];
       // An RMWREQ's response has a fixed size (never 0); an RREQ's is its len.
+      for (integer m = 0; m < N; m++) c_hdst_oh[i][m] = hdst == edm_pkg::PORT_BITS'(m);
       for (integer m = 0; m < N; m++)
-        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && hdst == edm_pkg::PORT_BITS'(m) && m != i
+        c_rd_pair[i][m] = c_ms[i] && c_rd[i] && c_hdst_oh[i][m] && m != i
                           && (kind == edm_pkg::KIND_RMWREQ[2:0] ? hlen == 16'(edm_pkg::RMW_OPERAND_BYTES) : hlen != '0);
       // The notification's fields: the /N/'s, or for an /MS/ the implicit
       // notification of an RREQ/RMWREQ's response (memory -> requester).
@@ -257,25 +279,35 @@ module edm_switch #(
   // ---------------------------------------------------------------- stage 1 registers
   logic [N-1:0][65:0] b1;
   logic [N-1:0] r_data_sync, r_nany, r_nseen, r_ms, r_mt, r_std, r_unk;
-  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr, r_nv_n;
-  logic [N-1:0][N-1:0] r_rd_pair;
+  logic [N-1:0] r_ngood, r_cid, r_eq_rej, r_rd, r_wr;
+  logic [N-1:0][N-1:0] r_hdst_oh;
+  // The notification for the scheduler, a flip-flop: a good /N/ (c_nv_n) or
+  // an RREQ/RMWREQ whose pair has room for it (r_rd_room: the pair, one-hot,
+  // if it has), room taken from the store's count after this edge (rq_room_n),
+  // as stage 1 would have read it from a register.
+  logic [N-1:0] r_n_valid;
+  logic [N-1:0][N-1:0] r_rd_room;
   logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
   logic [N-1:0][IW-1:0] r_n_id;
   logic [N-1:0][SW-1:0] r_n_size;
   logic [N-1:0] r_data, r_nbad;
   always_ff @(posedge clk) begin
     b1 <= b0;
-    r_implied <= c_implied;
-    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr;
+    r_implied_succ <= c_implied_succ;
+    r_eq_rej <= c_eq_rej_next; r_rd <= c_rd; r_wr <= c_wr; r_hdst_oh <= c_hdst_oh;
     r_n_src <= c_n_src; r_n_dst <= c_n_dst; r_n_id <= c_n_id; r_n_size <= c_n_size;
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
-      r_ngood <= '0; r_cid <= '0; r_nv_n <= '0; r_rd_pair <= '0;
+      r_ngood <= '0; r_cid <= '0; r_n_valid <= '0; r_rd_room <= '0;
     end else begin
       r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
-      r_ngood <= c_ngood; r_cid <= c_cid; r_nv_n <= c_nv_n; r_rd_pair <= c_rd_pair;
+      r_ngood <= c_ngood; r_cid <= c_cid;
+      for (integer i = 0; i < N; i++) begin
+        r_rd_room[i] <= c_rd_pair[i] & rq_room_n[i];
+        r_n_valid[i] <= c_nv_n[i] || (c_rd_pair[i] & rq_room_n[i]) != '0;
+      end
     end
   end
   // The /N/ sequence check (docs/protocol.md §5a), its comparisons registered.
@@ -304,7 +336,13 @@ module edm_switch #(
   logic [N-1:0][N-1:0][65:0] rq_head;
   logic [N-1:0][N-1:0]       rq_head_mt;
   logic [N-1:0][N-1:0][RQ_LOG2:0] rq_count;
-  logic [N-1:0][N-1:0]       rq_room;   // room for one more unit (a registered rq_count <= RQ_ROOM)
+  logic [N-1:0][N-1:0]       rq_room_n; // room for one more unit after this edge (rq_count <= RQ_ROOM)
+  always_comb
+    for (integer c = 0; c < N; c++)
+      for (integer m = 0; m < N; m++)
+        // (A write into a full store is ignored: its count is then far
+        // above RQ_ROOM either way.)
+        rq_room_n[c][m] = next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
   // Circuits per ingress: destination egress, in grant order; one copy is
   // popped when the ingress sees the unit's /MT/, the other when the egress sends it.
   logic [N-1:0]          circ_push, rxc_valid, rxc_pop, txc_valid, txc_pop, rxc_wready, txc_wready, lost_grant;
@@ -324,6 +362,7 @@ module edm_switch #(
   // is owed); sk_aligned: both copies' heads are one circuit (every earlier
   // unit has left its egress; a register); sk_hold: the unit waits for that.
   logic [N-1:0][N-1:0][CQ_LOG2:0] rxc_to;
+  logic [N-1:0][N-1:0]   rxc_to_any;   // rxc_to != 0, a register loaded from its next value
   logic [N-1:0]          sk_pend, sk_pend_n, sk_mt, sk_mt_n, sk_aligned, sk_hold, sk_stale, sk_done, rxc_take;
   logic [N-1:0][PW-1:0]  sk_dst, sk_dst_n;
   // One unit that comes while a skip is under way waits behind it in the
@@ -428,7 +467,6 @@ module edm_switch #(
   logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
   logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
   logic [N-1:0][N-1:0]      rq_new, rq_granted;
-  logic [N-1:0]         want_req;      // an RREQ/RMWREQ /MS/ offered to the scheduler
   logic [N-1:0]         rq_md;         // a block of a stored RREQ unit
   logic [N-1:0]         drop1;
   logic [N-1:0][1:0]    mode1;
@@ -443,14 +481,13 @@ module edm_switch #(
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
-      want_req[i] = 1'b0;
       rq_md[i] = 1'b0;
       hmem[i] = hdst[PW-1:0];
       i_unk[i] = r_unk[i];
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
       // The notification (built in stage 0); an RREQ's needs room in its pair's store.
-      n_valid[i] = r_nv_n[i] || (r_rd_pair[i] & rq_room[i]) != '0;
+      n_valid[i] = r_n_valid[i];
       n_src[i*PW +: PW] = r_n_src[i];
       n_dst[i*PW +: PW] = r_n_dst[i];
       n_id[i*IW +: IW] = r_n_id[i];
@@ -475,19 +512,18 @@ module edm_switch #(
         if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
         mode1[i] = 2'd3;
         if (r_rd[i]) begin
-          want_req[i] = n_valid[i];
           if (!n_valid[i]) drop1[i] = 1'b1;
         end else if (r_wr[i]) begin
-          if (!sk_pend[i] && !sk_next[i] && rxc_valid[i] && hdst == edm_pkg::PORT_BITS'(rxc_head[i])) begin
+          if (!sk_pend[i] && !sk_next[i] && rxc_valid[i] && r_hdst_oh[i][rxc_head[i]]) begin
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
-          end else if (!sk_pend[i] && !sk_next[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+          end else if (!sk_pend[i] && !sk_next[i] && (r_hdst_oh[i] & rxc_to_any[i]) != '0) begin
             // A later circuit matches: the older ones will never be used.
             mode1[i] = 2'd2;
             dq_wr[i] = 1'b1;
             sk_pend_n[i] = 1'b1;
             sk_dst_n[i] = hdst[PW-1:0];
-          end else if (sk_pend[i] && !sk_next[i] && 32'(hdst) < N && rxc_to[i][hdst[PW-1:0]] != '0) begin
+          end else if (sk_pend[i] && !sk_next[i] && (r_hdst_oh[i] & rxc_to_any[i]) != '0) begin
             mode1[i] = 2'd2;   // waits behind the skipping unit
             dq_wr[i] = 1'b1;
             sk_next_n[i] = 1'b1;
@@ -529,7 +565,7 @@ module edm_switch #(
         sk_pend_n[i] = 1'b1;
         sk_dst_n[i] = sk_next_dst[i];
         sk_mt_n[i] = sk_next_mt_n[i];
-        sk_void_n[i] = rxc_to[i][sk_next_dst[i]] == '0;
+        sk_void_n[i] = !rxc_to_any[i][sk_next_dst[i]];
         sk_next_n[i] = 1'b0;
         sk_next_mt_n[i] = 1'b0;
       end
@@ -552,20 +588,22 @@ module edm_switch #(
       else sk_aligned_n[i] = circ_gap_pushed[i] == '0;
     end
 
-  // Acceptance by the scheduler (notif_ready depends on notif_valid: a separate block).
+  // Acceptance by the scheduler (a separate block from the decisions above).
+  // A stored RREQ starts in the pair that its /MS/ names (r_rd_room: one-hot,
+  // only for a well-formed RREQ/RMWREQ /MS/) if the pair has room and the
+  // scheduler takes the notification: registers and notif_ready only, not
+  // the decision tree, so the pair's FIFO write is a few levels deep.
   always_comb begin
-    rq_wr = '0;
-    rq_new = '0;
     for (integer i = 0; i < N; i++) begin
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
+      rq_new[i] = r_rd_room[i] & {N{n_ready[i]}};
+      rq_wr[i] = rq_new[i];
       if (rq_md[i]) rq_wr[i][u_mem[i]] = 1'b1;
-      if (want_req[i] && n_ready[i]) begin
+      if (rq_new[i] != '0) begin
         u_mode_n[i] = 2'd1;
         u_mem_n[i] = hmem[i];
-        rq_wr[i][hmem[i]] = 1'b1;
-        rq_new[i][hmem[i]] = 1'b1;
       end
     end
   end
@@ -710,13 +748,13 @@ module edm_switch #(
       sk_next_mt <= '0;
       sk_void <= '0;
       rxc_to <= '0;
+      rxc_to_any <= '0;
       circ_gap <= '0;
       sk_aligned <= '1;
       z_pause_src <= '0;
       mid <= '0;
       first_ok <= '0;
       rq_units <= '0;
-      rq_room <= '1;
       z_open <= '0;
       z_idle <= '1;
       z_release <= '0;
@@ -734,7 +772,7 @@ module edm_switch #(
       ev_overflow <= 1'b0;
       cnt_overflow <= '0;
       n_expected <= '0;
-      n_rejected <= '0;
+      n_rej_succ <= {N{8'd1}};
       n_rej_valid <= '0;
       e_gseq <= '0;
     end else begin
@@ -742,8 +780,8 @@ module edm_switch #(
       for (integer i = 0; i < N; i++) begin
         if (r_nany[i]) begin
           n_rej_valid[i] <= r_nseen[i] && !n_accept[i] && !n_resync[i];
-          n_rejected[i] <= r_implied[i];
-          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied[i] + 8'd1;
+          n_rej_succ[i] <= r_implied_succ[i];
+          if (n_accept[i] || n_resync[i]) n_expected[i] <= r_implied_succ[i];
         end
         if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
       end
@@ -755,9 +793,13 @@ module edm_switch #(
       sk_next_mt <= sk_next_mt_n;
       sk_void <= sk_void_n;
       for (integer i = 0; i < N; i++)
-        for (integer d = 0; d < N; d++)
-          rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(circ_push[i] && rxc_wready[i] && circ_dst[i] == PW'(d))
-                                       - (CQ_LOG2+1)'(rxc_take[i] && rxc_head[i] == PW'(d));
+        for (integer d = 0; d < N; d++) begin
+          logic to_push, to_take;
+          to_push = rxc_push[i] && circ_dst[i] == PW'(d);
+          to_take = rxc_take[i] && rxc_head[i] == PW'(d);
+          rxc_to[i][d] <= rxc_to[i][d] + (CQ_LOG2+1)'(to_push) - (CQ_LOG2+1)'(to_take);
+          rxc_to_any[i][d] <= !next_at_most(8'(rxc_to[i][d]), to_push, to_take, 0);
+        end
       for (integer m = 0; m < N; m++) begin
         z_open[m] <= z_open[m] + (CQ_LOG2+1)'(z_started[m]) - (CQ_LOG2+1)'(z_ended[m]);
         z_idle[m] <= next_at_most(8'(z_open[m]), z_started[m], z_ended[m], 0);
@@ -771,9 +813,6 @@ module edm_switch #(
       for (integer c = 0; c < N; c++)
         for (integer m = 0; m < N; m++) begin
           rq_units[c][m] <= rq_units[c][m] + {3'b0, rq_new[c][m]} - {3'b0, rq_granted[c][m]};
-          // (A write into a full store is ignored: its count is then far
-          // above RQ_ROOM either way.)
-          rq_room[c][m] <= next_at_most(8'(rq_count[c][m]), rq_wr[c][m], rq_pop[c][m], int'(RQ_ROOM));
         end
       mid <= mid_n;
       for (integer s = 0; s < N; s++)
