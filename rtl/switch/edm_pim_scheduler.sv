@@ -222,9 +222,6 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
-  // Age across queues: [a][b][j][k] (a < b): slot j of queue a arrived before
-  // slot k of queue b (meaningful while both are valid).
-  logic [N-1:0][N-1:0][DEPTH-1:0][DEPTH-1:0] x_older;
   logic [N-1:0][DEPTH-1:0] q_wr_slot;          // by queue: the slot an insert writes this cycle
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of that insert
 
@@ -236,11 +233,9 @@ module edm_pim_scheduler #(
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
   logic [N-1:0][DEPTH-1:0] req_win;   // the request's slot, one-hot
-  // Age across queues, half read: for a < b, one request's row of x_older
-  // [a][b] (queue a's when a + b is even, else queue b's column), selected by
-  // its slot in the request stage; the accept stage selects the other's bit.
-  logic [N-1:0][N-1:0][DEPTH-1:0] q_age_row, req_age_row;
   logic [N-1:0][SW-1:0]  req_best_rem;
+  logic [N-1:0]          stands;    // the request may be accepted (accept stage)
+  logic [N-1:0][N-1:0]   loses;     // [a][b]: request b stands, has a's source and beats a
   logic [N-1:0]          req_not_best;
   // Accept stage registers (valid for one cycle).
   logic [N-1:0]          acc_by_d;  // by destination: its request was accepted
@@ -299,19 +294,31 @@ module edm_pim_scheduler #(
       {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
-  always_comb begin
-    // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]).
+  // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]):
+  // each lane's want against the OR of the lanes' below it (a mask), not a
+  // loop over the lower lanes, which Yosys's frontend unrolls into N³
+  // statements. Throughout, processes are kept small (a few per queue or per
+  // pair of queues) and generate scopes few: Yosys's frontend takes time
+  // growing faster than linearly with a process's statements and with the
+  // number of generate scopes.
+  logic [N-1:0][N-1:0]   sel_by_lane;   // [i][d] = sel[d][i]
+  always_comb
     for (integer d = 0; d < N; d++)
-      for (integer i = 0; i < N; i++) begin
+      for (integer i = 0; i < N; i++)
         want[d][i] = c_v[i] && c_dst[i] == PW'(d);
-        sel[d][i] = want[d][i];
-        for (integer k = 0; k < i; k++)
-          if (want[d][k]) sel[d][i] = 1'b0;
-      end
-    for (integer i = 0; i < N; i++) begin
-      lane_take[i] = 1'b0;
+  for (genvar d = 0; d < N; d++) begin : g_arb
+    always_comb
+      for (integer i = 0; i < N; i++)
+        sel[d][i] = want[d][i] && (want[d] & ((N'(1) << i) - N'(1))) == '0;
+  end
+  always_comb
+    for (integer i = 0; i < N; i++)
       for (integer d = 0; d < N; d++)
-        if (sel[d][i] && q_room[d]) lane_take[i] = 1'b1;
+        sel_by_lane[i][d] = sel[d][i];
+
+  always_comb begin
+    for (integer i = 0; i < N; i++) begin
+      lane_take[i] = |(sel_by_lane[i] & q_room);
       st_pop[i] = st_valid[i] && lane_take[i];
       // The arriving notification waits unless it was inserted at once.
       notif_ready[i] = st_ready[i];
@@ -374,29 +381,56 @@ module edm_pim_scheduler #(
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
   end
 
-  // Half of the age read: each pair's row (or column) at one request's slot.
-  always_comb
-    for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++)
-        for (integer x = 0; x < DEPTH; x++) begin
-          q_age_row[a][b][x] = 1'b0;
-          if (a < b)
-            for (integer y = 0; y < DEPTH; y++)
-              if ((a + b) % 2 == 0 ? (q_win[a][y] && x_older[a][b][y][x]) : (q_win[b][y] && x_older[a][b][x][y]))
-                q_age_row[a][b][x] = 1'b1;
+  // Age across queues and the accept stage's comparisons, per pair of queues
+  // a < b. x_older[j][k] = slot j of queue a arrived before slot k of queue b
+  // (meaningful while both are valid), set as slots are written: a written
+  // entry is younger than every stored one, two written in one cycle go by
+  // lane. It is read in two halves: in the request stage the pair's row at
+  // one request's slot (queue a's when a + b is even, else queue b's, so the
+  // reads spread over the queues), registered in req_age_row; in the accept
+  // stage that row's bit at the other request's slot (req_older: request a
+  // arrived before request b).
+  for (genvar a = 0; a < N; a++) begin : g_age_a
+    for (genvar b = a + 1; b < N; b++) begin : g_pair
+      // Stored as rows of the queue whose request selects them (R), one bit
+      // per slot of the other (O): x_row[y*DEPTH + x] = the order of slot y
+      // of queue R and slot x of queue O, 1 when queue a's slot arrived before
+      // queue b's (flat: Yosys indexes no generate block's two-dimensional
+      // array).
+      localparam int unsigned R = ((a + b) % 2 == 0) ? a : b;
+      localparam int unsigned O = ((a + b) % 2 == 0) ? b : a;
+      logic [DEPTH*DEPTH-1:0] x_row;
+      logic [DEPTH-1:0]       q_age_row, req_age_row;
+      logic                   req_older, beats;  // request a arrived before / outranks request b
+      // Written as whole-matrix masks (a loop of DEPTH² statements here made
+      // this block the frontend's bottleneck): row y is written when queue R
+      // writes slot y, column x when queue O writes slot x.
+      logic [DEPTH*DEPTH-1:0] wr_row, wr_col;
+      logic                   both_a_first;   // both written: a's insert came from the lower lane
+      always_comb
+        for (integer y = 0; y < DEPTH; y++) begin
+          wr_row[y*DEPTH +: DEPTH] = {DEPTH{q_wr_slot[R][y]}};
+          wr_col[y*DEPTH +: DEPTH] = q_wr_slot[O];
         end
-
-  // Age across queues, set as slots are written: a written entry is younger
-  // than every stored one, two written in one cycle go by lane.
-  always_ff @(posedge clk)
-    for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++)
-        for (integer j = 0; j < DEPTH; j++)
-          for (integer k = 0; k < DEPTH; k++)
-            if (a >= b) x_older[a][b][j][k] <= 1'b0;
-            else if (q_wr_slot[a][j] && q_wr_slot[b][k]) x_older[a][b][j][k] <= wr_lane[a] < wr_lane[b];
-            else if (q_wr_slot[a][j]) x_older[a][b][j][k] <= 1'b0;
-            else if (q_wr_slot[b][k]) x_older[a][b][j][k] <= 1'b1;
+      assign both_a_first = wr_lane[a] < wr_lane[b];
+      always_ff @(posedge clk)
+        x_row <= (wr_row & wr_col & {(DEPTH*DEPTH){both_a_first}})
+                 | (wr_row & ~wr_col & {(DEPTH*DEPTH){R == b}})    // the written one is the youngest
+                 | (~wr_row & wr_col & {(DEPTH*DEPTH){O == b}})
+                 | (~wr_row & ~wr_col & x_row);
+      always_comb begin
+        q_age_row = '0;
+        for (integer y = 0; y < DEPTH; y++)
+          if (q_win[R][y]) q_age_row = q_age_row | x_row[y*DEPTH +: DEPTH];
+      end
+      always_ff @(posedge clk) req_age_row <= q_age_row;
+      assign req_older = |(req_win[O] & req_age_row);
+      assign beats = better(req_rem[a], req_rem[b], req_older);
+      assign loses[a][b] = stands[b] && req_src[b] == req_src[a] && !beats;
+      assign loses[b][a] = stands[a] && req_src[a] == req_src[b] && beats;
+    end
+    assign loses[a][a] = 1'b0;
+  end
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
@@ -410,9 +444,6 @@ module edm_pim_scheduler #(
   // queue is at least HOLD times shorter: the destination waits for it.
   // Every pair of requests is compared once (beats[a][b]: request a outranks
   // b); a standing request is accepted when no other one to its source beats it.
-  logic [N-1:0]          stands;
-  logic [N-1:0][N-1:0]   beats;
-  logic [N-1:0][N-1:0]   req_older;   // [a][b], a < b: request a arrived before request b
   logic [N-1:0]          ac_by_d;
   logic [N-1:0][CW-1:0]  ac_hold;
   logic [N-1:0]          ac_short;
@@ -422,15 +453,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  g_d;          // its destination
   logic [N-1:0]          g_short_s;    // its chunk is short
 
-  always_comb begin
-    for (integer a = 0; a < N; a++)
-      for (integer b = 0; b < N; b++) begin
-        req_older[a][b] = 1'b0;
-        if (a < b)
-          for (integer k = 0; k < DEPTH; k++)
-            if (req_win[((a + b) % 2 == 0) ? b : a][k] && req_age_row[a][b][k]) req_older[a][b] = 1'b1;
-        beats[a][b] = (a < b) ? better(req_rem[a], req_rem[b], req_older[a][b]) : 1'b0;
-      end
+  always_comb
     for (integer d = 0; d < N; d++) begin
       stands[d] = req_v[d];
       if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || g_v[req_src[d]] || fl2_src[req_src[d]]))
@@ -439,31 +462,29 @@ module edm_pim_scheduler #(
           && (XW'(req_best_rem[d]) * XW'(HOLD)) <= XW'(req_rem[d]))
         stands[d] = 1'b0;
     end
-    for (integer a = 0; a < N; a++) begin
-      ac_by_d[a] = stands[a];
-      for (integer b = 0; b < N; b++)
-        if (b != a && stands[b] && req_src[b] == req_src[a] && ((a < b) ? !beats[a][b] : beats[b][a]))
-          ac_by_d[a] = 1'b0;
-    end
+
+  always_comb
     for (integer d = 0; d < N; d++) begin
+      ac_by_d[d] = stands[d] && loses[d] == '0;
       ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
       ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
     end
-  end
 
   // ---------------------------------------------------------------- stage 3: grant
+  logic [N-1:0][N-1:0]   g_match;      // [s][d]: destination d's accepted request is source s's
   always_comb
-    for (integer s = 0; s < N; s++) begin
-      g_v[s] = 1'b0;
-      g_d[s] = '0;
-      g_short_s[s] = 1'b0;
+    for (integer s = 0; s < N; s++)
       for (integer d = 0; d < N; d++)
-        if (acc_by_d[d] && acc_src[d] == PW'(s)) begin
-          g_v[s] = 1'b1;
-          g_d[s] = g_d[s] | PW'(d);
-          g_short_s[s] = g_short_s[s] | acc_short[d];
-        end
+        g_match[s][d] = acc_by_d[d] && acc_src[d] == PW'(s);
+  for (genvar s = 0; s < N; s++) begin : g_by_src
+    always_comb begin
+      g_v[s] = g_match[s] != '0;
+      g_d[s] = '0;
+      for (integer d = 0; d < N; d++)
+        if (g_match[s][d]) g_d[s] = g_d[s] | PW'(d);
+      g_short_s[s] = |(g_match[s] & acc_short);
     end
+  end
 
   logic [N-1:0][SW-1:0]  g_bytes;   // by destination
   logic [N-1:0][CW-1:0]  g_hold;
@@ -491,10 +512,14 @@ module edm_pim_scheduler #(
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
       park_src_n[d] = acc_by_d[d] ? acc_src[d] : park_src[d];
+    end
+  end
+
+  for (genvar d = 0; d < N; d++) begin : g_src_ok
+    always_comb
       for (integer s = 0; s < N; s++)
         q_src_ok[d][s] = src_free_next[s]
-                         && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
-    end
+            && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
   end
 
   // ---------------------------------------------------------------- registers
@@ -548,7 +573,6 @@ module edm_pim_scheduler #(
     req_rem <= q_rem;
     req_rres <= q_rres;
     req_win <= q_win;
-    req_age_row <= q_age_row;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_j <= req_j;
