@@ -17,6 +17,18 @@ order for reads, where the bench counts stale reads (and fails if none).
 
     .venv/bin/python experiments/dual_fabric.py --shared-reads --seeds 5 [--read-order 0]
 
+--ber runs `bit_errors` instead: bit errors on every link of both planes at
+that rate per bit (--burst L: in bursts of L bits), a /N/ re-send timer of
+--retry cycles and read timeout of --timeout, most requests to memory node
+0, fetch-and-adds of a shared word; it prints, per seed, what was lost on the
+wire (both copies hit), refused as stale though no copy was applied (a first
+copy refused), applied twice, and the largest id lag of a first copy at the
+filter (docs/faults.md §6). --mirror-wait builds the top with that
+MIRROR_WAIT_CYCLES (a plane left out sooner lags further); --count-only
+records refused first copies instead of failing on them.
+
+    .venv/bin/python experiments/dual_fabric.py --ber 1e-6 --seeds 3 [--burst 8] [--retry 300]
+
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); the
 runs that pass are printed, and the script then fails naming every run that
 did not. Cycles are 2.56 ns (the PCS clock).
@@ -45,7 +57,16 @@ def main() -> None:
     parser.add_argument("--shared-reads", action="store_true", help="the shared_reads test instead")
     parser.add_argument("--read-order", type=int, default=1, choices=(0, 1),
                         help="with --shared-reads: tb_dual_fabric_top READ_ORDER")
+    parser.add_argument("--ber", type=float, help="the bit_errors test at this bit-error rate instead")
+    parser.add_argument("--burst", type=int, default=1, help="with --ber: bits per error burst")
+    parser.add_argument("--retry", type=int, default=300, help="with --ber: cfg_retry cycles")
+    parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
+    parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
+    parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
     args = parser.parse_args()
+    if args.ber is not None:
+        bit_errors(args)
+        return
     if args.shared_reads:
         shared_reads(args.seeds, args.read_order)
         return
@@ -86,7 +107,12 @@ def main() -> None:
                   f"| {f['in_flight_done_by']} | {f['first_completion_after']} | {f['first_new_completion_after']} "
                   f"| {f['longest_gap_before']} / {f['longest_gap_after']} "
                   f"| {f['completions_before']} / {f['completions_after']} |")
-    print(f"\n{len(rows)} runs in {time.time() - start:.0f} s")
+    finish(len(rows), start, failures)
+
+
+def finish(runs: int, start: float, failures: list) -> None:
+    """The wall time; then a failure naming every run that did not pass."""
+    print(f"\n{runs} runs in {time.time() - start:.0f} s")
     if failures:
         sys.exit("\n".join(failures))
 
@@ -112,6 +138,38 @@ def shared_reads(seeds: int, read_order: int) -> None:
                   f"| {o['first_on_plane'][0]} / {o['first_on_plane'][1]} | {o['answered_by_later_copy']} "
                   f"| {o['copies_differ']} | {o['stale_reads']} | {o['races']} |")
     print(f"\n{seeds} runs in {time.time() - start:.0f} s")
+
+
+def bit_errors(args) -> None:
+    start = time.time()
+    failures = []
+    print("| seed | BER / burst | retry / timeout | cycles | requests | reads / RMWs failed | RMWs applied, "
+          "reported failed | write chunks lost on the wire | first copies refused (writes) | applied twice "
+          "| copies marked stale | largest id lag: first copy / any | bits flipped |")
+    print("|---:|---|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|")
+    parameters = None if args.mirror_wait is None else {"MIRROR_WAIT_CYCLES": args.mirror_wait}
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in range(args.seeds):
+            out = Path(tmp) / f"seed{s}.json"
+            env = {"EDM_DUAL_SEED": str(s), "EDM_DUAL_JSON": str(out), "EDM_DUAL_ROUNDS": str(args.rounds),
+                   "EDM_DUAL_BER": str(args.ber), "EDM_DUAL_BURST": str(args.burst),
+                   "EDM_DUAL_RETRY": str(args.retry), "EDM_DUAL_TIMEOUT": str(args.timeout)}
+            if args.count_only:
+                env["EDM_DUAL_COUNT_ONLY"] = "1"
+            run_dual_fabric(testcase="bit_errors", env=env, parameters=parameters)
+            if not out.exists():   # a failing run writes no summary
+                failures.append(f"seed {s}: bit_errors failed (EDM_DUAL_SEED={s}; results.xml under "
+                                f"tests/rtl/sim_build/)")
+                print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | failed |")
+                continue
+            r = json.loads(out.read_text())
+            k = r["copies"]
+            print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | {r['cycles']} "
+                  f"| {r['requests']} | {k['reads_failed']} / {k['rmw_failed']} | {k['rmw_applied_reported_failed']} "
+                  f"| {k['lost_on_wire_writes']} | {k['refused_first']} ({k['refused_first_writes']}) "
+                  f"| {k['applied_twice']} | {k['stale_marks']} | {k['lag_first']} / {k['lag_any']} "
+                  f"| {k['bits_flipped']} |")
+    finish(args.seeds, start, failures)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
+    parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
     parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
@@ -92,6 +93,15 @@ module tb_dual_fabric_top #(
     output logic [NM*2*8-1:0]  mn_commit_id,
     output logic [NM*2*3-1:0]  mn_commit_kind,
     output logic [NM*2-1:0]    mn_commit_dup,
+    // The filter's verdicts (m, plane): a unit committed now, its chunk seq,
+    // and whether it was marked as older than the window (stale) or a second copy.
+    output logic [NM*2-1:0]    f_commit,
+    output logic [NM*2*edm_pkg::PORT_BITS-1:0] f_commit_src,
+    output logic [NM*2*8-1:0]  f_commit_id,
+    output logic [NM*2*3-1:0]  f_commit_kind,
+    output logic [NM*2*12-1:0] f_commit_seq,
+    output logic [NM*2-1:0]    f_commit_dup,
+    output logic [NM*2-1:0]    f_commit_stale,
     // Links (port, plane): Ethernet frames (host -> switch, switch -> host; the
     // bench sends none), bit errors on the wire (a cut: every block garbled),
     // the host's side down, and what the receivers counted.
@@ -225,7 +235,7 @@ module tb_dual_fabric_top #(
     logic [2*64-1:0] rmw_old, memo_old;
     logic [2*PB-1:0] rmw_src;
     logic [2*8-1:0]  rmw_id;
-    edm_dup_filter #(.NP(2)) filter (
+    edm_dup_filter #(.NP(2), .WINDOW_LOG2(FILTER_WINDOW_LOG2)) filter (
         .clk, .rst_n,
         .in_valid(r_valid[L +: 2]), .in_block(r_block[L*66 +: 2*66]), .in_first(r_first[L +: 2]),
         .in_last(r_last[L +: 2]), .in_error(r_error[L +: 2]), .in_abort(r_abort[L +: 2]),
@@ -289,6 +299,14 @@ module tb_dual_fabric_top #(
       assign mn_commit_id[E*8 +: 8] = mn.rx_id;
       assign mn_commit_kind[E*3 +: 3] = mn.rx_kind;
       assign mn_commit_dup[E] = f_dup[y];
+      // (the filter's own view: its key and verdict, through its hierarchy)
+      assign f_commit[E] = filter.commit[y];
+      assign f_commit_src[E*PB +: PB] = PB'(filter.rx_src[y*10 +: 10]);
+      assign f_commit_id[E*8 +: 8] = filter.rx_id[y*8 +: 8];
+      assign f_commit_kind[E*3 +: 3] = filter.rx_kind[y*edm_pkg::HDR_KIND_W +: 3];
+      assign f_commit_seq[E*12 +: 12] = {filter.seq_hi[y*11 +: 11], filter.rx_seq0[y]};
+      assign f_commit_dup[E] = filter.dup[y];
+      assign f_commit_stale[E] = filter.stale[y];
     end
   end
 endmodule

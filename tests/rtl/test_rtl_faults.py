@@ -160,6 +160,14 @@ def test_dual_fabric_reads_unordered():
     run_dual_fabric(testcase="shared_reads", env={"EDM_DUAL_UNORDERED": "1"}, parameters={"READ_ORDER": 0})
 
 
+def test_dual_fabric_bit_errors():
+    """Bit errors on every link of both planes, a short /N/ re-send timer,
+    fetch-and-adds of a shared word: no write or RMW applied twice, no first
+    copy refused as stale, every answer consistent with the copies applied
+    (docs/faults.md §6; experiments/dual_fabric.py --ber runs more seeds)."""
+    run_dual_fabric(testcase="bit_errors", env={"EDM_DUAL_BER": "1e-6", "EDM_DUAL_ROUNDS": "150"})
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
