@@ -530,22 +530,18 @@ class Dual:
                 f"counters {self.counters()}; switches {self.switch_state()}")
 
     def switch_state(self):
-        """Each plane's switch, per port (diagnosis of a hang): circuits open into
-        the port (z_open), queued per ingress (txc_count), control units not sent
-        (fq_count), circuits parking it as a destination and for which source."""
-        out = []
+        """The memory engines' states, and each plane's switch, per port
+        (diagnosis of a hang; tb_dual_fabric_top's sw_* outputs): circuits open
+        into the port (z_open), queued per ingress (txc_count), control units not
+        sent (fq_count), circuits parking it as a destination and for which
+        source, and {sk_pend, fq_valid}."""
+        v = int(self.dut.mn_state.value)
+        out = [{"memory engines {e_state, cmd_valid, c_kind, replay, dup, memo_ready, hazards r/peer r/peer w}": [
+            f"{field(v, e, 13):013b}" for e in range(2 * self.nm)]}]
         for y in range(2):
             vals = {}
-            for name, w in (("z_open", 4), ("txc_count", 4), ("fq_count", 4), ("u_sched.park_cnt", 5),
-                            ("u_sched.park_src", 10)):
-                try:
-                    h = self.dut.g_plane[y].sw
-                    for part in name.split("."):
-                        h = getattr(h, part)
-                    v = int(h.value)
-                    vals[name] = [field(v, k, len(h) // self.n if len(h) >= self.n else w) for k in range(self.n)]
-                except Exception as e:   # (not every simulator build exposes internals)
-                    vals[name] = f"? {type(e).__name__}"
+            for name in ("sw_z_open", "sw_txc_count", "sw_fq_count", "sw_park_cnt", "sw_park_src", "sw_flags"):
+                vals[name] = hex(field(int(getattr(self.dut, name).value), y, 64))
             out.append(vals)
         return out
 
@@ -1082,7 +1078,7 @@ async def bit_errors(dut):
         await f.step()
     copies = f.check_copies()
     copies.update(ber=ber, burst=burst, bursts=f.ber.bursts, bits_flipped=f.ber.flipped)
-    dut._log.info(f"bit_errors: {copies}")
+    dut._log.info(f"bit_errors: {copies}; at the end: {f.switch_state()}")
     report(f, "bit_errors", [], copies=copies)
     assert copies["applied_twice"] == 0, copies
     if not os.environ.get("EDM_DUAL_COUNT_ONLY"):

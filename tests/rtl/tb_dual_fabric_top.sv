@@ -102,6 +102,17 @@ module tb_dual_fabric_top #(
     output logic [NM*2*12-1:0] f_commit_seq,
     output logic [NM*2-1:0]    f_commit_dup,
     output logic [NM*2-1:0]    f_commit_stale,
+    // Memory engines (m, plane), diagnosis: {e_state, cmd_valid, c_kind, c_replay, c_dup, memo_ready,
+    // r_hazard, r_peer_hazard, w_peer_hazard}.
+    output logic [NM*2*13-1:0] mn_state,
+    // Each plane's switch, diagnosis (plane y: [y*64 +: 64], packed per port as in edm_switch):
+    // z_open, txc_count, fq_count, the scheduler's park_cnt and park_src, and {sk_pend, fq_valid}.
+    output logic [2*64-1:0]    sw_z_open,
+    output logic [2*64-1:0]    sw_txc_count,
+    output logic [2*64-1:0]    sw_fq_count,
+    output logic [2*64-1:0]    sw_park_cnt,
+    output logic [2*64-1:0]    sw_park_src,
+    output logic [2*64-1:0]    sw_flags,
     // Links (port, plane): Ethernet frames (host -> switch, switch -> host; the
     // bench sends none), bit errors on the wire (a cut: every block garbled),
     // the host's side down, and what the receivers counted.
@@ -139,6 +150,12 @@ module tb_dual_fabric_top #(
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
         .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost)
     );
+    assign sw_z_open[y*64 +: 64] = 64'(sw.z_open);
+    assign sw_txc_count[y*64 +: 64] = 64'(sw.txc_count);
+    assign sw_fq_count[y*64 +: 64] = 64'(sw.fq_count);
+    assign sw_park_cnt[y*64 +: 64] = 64'(sw.u_sched.park_cnt);
+    assign sw_park_src[y*64 +: 64] = 64'(sw.u_sched.park_src);
+    assign sw_flags[y*64 +: 64] = 64'({sw.sk_pend, sw.fq_valid});
     for (genvar x = 0; x < N; x++) begin : g_link
       localparam int unsigned K = x * 2 + y;
       assign sw_cnt_dropped[K*16 +: 16] = dropped[x*16 +: 16];
@@ -307,6 +324,8 @@ module tb_dual_fabric_top #(
       assign f_commit_seq[E*12 +: 12] = {filter.seq_hi[y*11 +: 11], filter.rx_seq0[y]};
       assign f_commit_dup[E] = filter.dup[y];
       assign f_commit_stale[E] = filter.stale[y];
+      assign mn_state[E*13 +: 13] = {mn.e_state, mn.cmd_valid, mn.c_kind, mn.c_replay, mn.c_dup, memo_ready[y],
+                                     mn.r_hazard, mn.r_peer_hazard, mn.w_peer_hazard};
     end
   end
 endmodule
