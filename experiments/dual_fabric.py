@@ -10,7 +10,8 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
-other, docs/faults.md §6). --shared-reads runs `shared_reads` (reads, writes
+other, docs/faults.md §6); --second-cut T moves the second cut to cycle T
+(e.g. into the first one's recovery, which the default 6000 is after). --shared-reads runs `shared_reads` (reads, writes
 and adds of one region, each read checked against the memory engines' commit
 order) and prints its figures; with --read-order 0 on a top built without the
 order for reads, where the bench counts stale reads (and fails if none).
@@ -54,6 +55,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (moves every test's seed)")
     parser.add_argument("--rounds", type=int, default=100, help="random requests per compute node")
     parser.add_argument("--two-cuts", action="store_true", help="the two-cut test instead of the four")
+    parser.add_argument("--second-cut", type=int, help="with --two-cuts: the second cut's cycle (default 6000)")
     parser.add_argument("--shared-reads", action="store_true", help="the shared_reads test instead")
     parser.add_argument("--read-order", type=int, default=1, choices=(0, 1),
                         help="with --shared-reads: tb_dual_fabric_top READ_ORDER")
@@ -77,7 +79,8 @@ def main() -> None:
             out = Path(tmp) / f"seed{s}.json"
             run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
-                                 "EDM_DUAL_JSON": str(out)})
+                                 "EDM_DUAL_JSON": str(out),
+                                 **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
             failed = [t for t in tests if t not in {r["test"] for r in done}]

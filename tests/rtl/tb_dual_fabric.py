@@ -932,22 +932,28 @@ async def two_link_cuts(dut):
     """Compute node 0's plane-0 link cut (1500-1900), then, once it is back,
     memory node 0's plane-1 link (6000-6400), 150 rounds: plane 0 must be
     whole again by then (no request left out of it in the 1000 cycles before
-    the second cut), so the second cut loses nothing either."""
+    the second cut), so the second cut loses nothing either.
+    $EDM_DUAL_SECOND_CUT moves the second cut (400 cycles long) into the first
+    one's recovery (docs/faults.md §6); every end check holds there too."""
     nc = len(dut.req_valid)
     unmirrored = {}
+    second = int(os.environ.get("EDM_DUAL_SECOND_CUT", "6000"))   # moved: into the first cut's recovery
 
     def snapshot(t):
         def act():
             v = int(dut.mirror_cnt_unmirrored.value)
             unmirrored[t] = [field(v, i, 16) for i in range(2 * nc)]
         return act
-    events = [(5000, snapshot(5000)), (6000, snapshot(6000))]
-    await link_cuts(dut, "two_link_cuts", 251, [
+    events = [(5000, snapshot(5000)), (second, snapshot(second))]
+    f = await link_cuts(dut, "two_link_cuts", 251, [
         (0, 0, 1500, 1900, [0], "compute node 0, plane 0 link cut"),
-        (nc, 1, 6000, 6400, list(range(nc)), "memory node 0, plane 1 link cut")],
+        (nc, 1, second, second + 400, list(range(nc)), "memory node 0, plane 1 link cut")],
         n_rounds=rounds() * 3 // 2, events=events, run_on=1000)
-    assert unmirrored[5000][0] > 0, unmirrored   # compute node 0 went on without plane 0
-    assert unmirrored[6000] == unmirrored[5000], f"a plane not whole again before the second cut: {unmirrored}"
+    dut._log.info(f"requests left out of a plane, by cycle: {unmirrored}; at the end "
+                  f"{f.counters()['mirror_cnt_unmirrored']}")
+    if second == 6000:
+        assert unmirrored[5000][0] > 0, unmirrored   # compute node 0 went on without plane 0
+        assert unmirrored[6000] == unmirrored[5000], f"a plane not whole again before the second cut: {unmirrored}"
 
 
 @cocotb.test()
@@ -1081,5 +1087,10 @@ async def bit_errors(dut):
     dut._log.info(f"bit_errors: {copies}; at the end: {f.switch_state()}")
     report(f, "bit_errors", [], copies=copies)
     assert copies["applied_twice"] == 0, copies
+    # The top's bound (tb_dual_fabric_top, g_window_check): while no plane was
+    # left out, no copy of a write or RMW arrived more than the ids a compute
+    # engine's table and FIFO hold (2^3 + 2^2) behind its source's newest.
+    if not any(f.counters()["mirror_cnt_unmirrored"]):
+        assert copies["lag_first"] <= 12, copies
     if not os.environ.get("EDM_DUAL_COUNT_ONLY"):
         assert copies["refused_first"] == 0, f"first copies refused as stale: {copies}"

@@ -21,6 +21,8 @@ module tb_dual_fabric_top #(
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
     parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
+    parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
+    parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
     parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
@@ -130,6 +132,19 @@ module tb_dual_fabric_top #(
 );
   localparam int unsigned N = NC + NM;
   localparam int unsigned PB = edm_pkg::PORT_BITS;
+  // The filter's window against the compute engines (docs/faults.md §6): a
+  // plane's engine sends a unit only of a message in its table; while it holds
+  // message x of a destination it has taken at most 2^CN_SLOTS_LOG2 - 1 later
+  // ids of it into the table (completions to one destination go in order, so
+  // they keep their entries) and 2^CN_REQ_LOG2 into its FIFO, and the other
+  // plane at most one more (edm_mirror offers the next only when every plane
+  // took this one, unless it leaves a plane out). So a copy arrives at most
+  // 2^CN_SLOTS_LOG2 + 2^CN_REQ_LOG2 ids behind the newest its source sent the
+  // node; the window must exceed that, or a late first copy is refused.
+  if ((1 << FILTER_WINDOW_LOG2) <= (1 << CN_SLOTS_LOG2) + (1 << CN_REQ_LOG2)) begin : g_window_check
+    $error("edm_dup_filter's window (%0d ids) does not exceed the compute engines' table and FIFO (%0d + %0d)",
+           1 << FILTER_WINDOW_LOG2, 1 << CN_SLOTS_LOG2, 1 << CN_REQ_LOG2);
+  end
 
   // Per link (port x, plane y: x*2 + y), engine side.
   logic [N*2*16-1:0] ctl_missed;   // the host's edm_rx: control blocks lost (docs/protocol.md §5a)
@@ -213,7 +228,8 @@ module tb_dual_fabric_top #(
       assign rx_counts = {ctl_missed[E*16 +: 16], h_cnt_corrupted[E*16 +: 16]};
       always_ff @(posedge clk) rx_counts_seen <= rx_counts;
       assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
-      edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
+      edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1),
+                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,
