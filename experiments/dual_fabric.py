@@ -11,7 +11,9 @@ how traffic went on after the fault.
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
 other, docs/faults.md §6); --second-cut T moves the second cut to cycle T
-(e.g. into the first one's recovery, which the default 6000 is after). --shared-reads runs `shared_reads` (reads, writes
+(e.g. into the first one's recovery, which the default 6000 is after);
+--count-failures lets requests fail there and prints what failed or was lost
+(from the filters' verdicts, as --ber). --shared-reads runs `shared_reads` (reads, writes
 and adds of one region, each read checked against the memory engines' commit
 order) and prints its figures; with --read-order 0 on a top built without the
 order for reads, where the bench counts stale reads (and fails if none).
@@ -56,6 +58,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100, help="random requests per compute node")
     parser.add_argument("--two-cuts", action="store_true", help="the two-cut test instead of the four")
     parser.add_argument("--second-cut", type=int, help="with --two-cuts: the second cut's cycle (default 6000)")
+    parser.add_argument("--count-failures", action="store_true",
+                        help="with --two-cuts: requests may fail; print what failed or was lost")
     parser.add_argument("--shared-reads", action="store_true", help="the shared_reads test instead")
     parser.add_argument("--read-order", type=int, default=1, choices=(0, 1),
                         help="with --shared-reads: tb_dual_fabric_top READ_ORDER")
@@ -80,7 +84,8 @@ def main() -> None:
             run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
                                  "EDM_DUAL_JSON": str(out),
-                                 **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)})})
+                                 **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
+                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
             failed = [t for t in tests if t not in {r["test"] for r in done}]
@@ -99,6 +104,14 @@ def main() -> None:
               f"| {sum(c['filter_cnt_dup'])} ({sum(c['filter_cnt_stale'])}) "
               f"| {sum(c['mirror_cnt_dup']) + sum(c['mirror_cnt_stale'])} | {sum(c['mirror_cnt_unmirrored'])} "
               f"| {sum(c['cn_cnt_retries'])} / {sum(c['cn_cnt_stray'])} / {sum(c['sw_cnt_lost_grants'])} |")
+    if args.count_failures:
+        print("\n| seed | reads / writes / RMWs failed | write chunks lost on the wire | first copies refused "
+              "| applied twice | RMWs applied, reported failed |")
+        print("|---:|---|---:|---:|---:|---:|")
+        for s, r in rows:
+            k, n = r["copies"], r["failed"]
+            print(f"| {s} | {n['1']} / {n['2']} / {n['3']} | {k['lost_on_wire_writes']} | {k['refused_first']} "
+                  f"| {k['applied_twice']} | {k['rmw_applied_reported_failed']} |")
     print()
     print("| fault | seed | in flight (failed) | completed by plane | last in flight done after | "
           "first completion after | first new one after | longest gap 2000 before / after "
