@@ -10,12 +10,27 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
-other, docs/faults.md §6). --shared-reads runs `shared_reads` (reads, writes
+other, docs/faults.md §6); --second-cut T moves the second cut to cycle T
+(e.g. into the first one's recovery, which the default 6000 is after);
+--count-failures lets requests fail there and prints what failed or was lost
+(from the filters' verdicts, as --ber). --shared-reads runs `shared_reads` (reads, writes
 and adds of one region, each read checked against the memory engines' commit
 order) and prints its figures; with --read-order 0 on a top built without the
 order for reads, where the bench counts stale reads (and fails if none).
 
     .venv/bin/python experiments/dual_fabric.py --shared-reads --seeds 5 [--read-order 0]
+
+--ber runs `bit_errors` instead: bit errors on every link of both planes at
+that rate per bit (--burst L: in bursts of L bits), a /N/ re-send timer of
+--retry cycles and read timeout of --timeout, most requests to memory node
+0, fetch-and-adds of a shared word; it prints, per seed, what was lost on the
+wire (both copies hit), refused as stale though no copy was applied (a first
+copy refused), applied twice, and the largest id lag of a first copy at the
+filter (docs/faults.md §6). --mirror-wait builds the top with that
+MIRROR_WAIT_CYCLES (a plane left out sooner lags further); --count-only
+records refused first copies instead of failing on them.
+
+    .venv/bin/python experiments/dual_fabric.py --ber 1e-6 --seeds 3 [--burst 8] [--retry 300]
 
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); the
 runs that pass are printed, and the script then fails naming every run that
@@ -42,10 +57,22 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds 0 .. N-1 (moves every test's seed)")
     parser.add_argument("--rounds", type=int, default=100, help="random requests per compute node")
     parser.add_argument("--two-cuts", action="store_true", help="the two-cut test instead of the four")
+    parser.add_argument("--second-cut", type=int, help="with --two-cuts: the second cut's cycle (default 6000)")
+    parser.add_argument("--count-failures", action="store_true",
+                        help="with --two-cuts: requests may fail; print what failed or was lost")
     parser.add_argument("--shared-reads", action="store_true", help="the shared_reads test instead")
     parser.add_argument("--read-order", type=int, default=1, choices=(0, 1),
                         help="with --shared-reads: tb_dual_fabric_top READ_ORDER")
+    parser.add_argument("--ber", type=float, help="the bit_errors test at this bit-error rate instead")
+    parser.add_argument("--burst", type=int, default=1, help="with --ber: bits per error burst")
+    parser.add_argument("--retry", type=int, default=300, help="with --ber: cfg_retry cycles")
+    parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
+    parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
+    parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
     args = parser.parse_args()
+    if args.ber is not None:
+        bit_errors(args)
+        return
     if args.shared_reads:
         shared_reads(args.seeds, args.read_order)
         return
@@ -56,7 +83,9 @@ def main() -> None:
             out = Path(tmp) / f"seed{s}.json"
             run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
-                                 "EDM_DUAL_JSON": str(out)})
+                                 "EDM_DUAL_JSON": str(out),
+                                 **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
+                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
             failed = [t for t in tests if t not in {r["test"] for r in done}]
@@ -75,6 +104,14 @@ def main() -> None:
               f"| {sum(c['filter_cnt_dup'])} ({sum(c['filter_cnt_stale'])}) "
               f"| {sum(c['mirror_cnt_dup']) + sum(c['mirror_cnt_stale'])} | {sum(c['mirror_cnt_unmirrored'])} "
               f"| {sum(c['cn_cnt_retries'])} / {sum(c['cn_cnt_stray'])} / {sum(c['sw_cnt_lost_grants'])} |")
+    if args.count_failures:
+        print("\n| seed | reads / writes / RMWs failed | write chunks lost on the wire | first copies refused "
+              "| applied twice | RMWs applied, reported failed |")
+        print("|---:|---|---:|---:|---:|---:|")
+        for s, r in rows:
+            k, n = r["copies"], r["failed"]
+            print(f"| {s} | {n['1']} / {n['2']} / {n['3']} | {k['lost_on_wire_writes']} | {k['refused_first']} "
+                  f"| {k['applied_twice']} | {k['rmw_applied_reported_failed']} |")
     print()
     print("| fault | seed | in flight (failed) | completed by plane | last in flight done after | "
           "first completion after | first new one after | longest gap 2000 before / after "
@@ -86,7 +123,12 @@ def main() -> None:
                   f"| {f['in_flight_done_by']} | {f['first_completion_after']} | {f['first_new_completion_after']} "
                   f"| {f['longest_gap_before']} / {f['longest_gap_after']} "
                   f"| {f['completions_before']} / {f['completions_after']} |")
-    print(f"\n{len(rows)} runs in {time.time() - start:.0f} s")
+    finish(len(rows), start, failures)
+
+
+def finish(runs: int, start: float, failures: list) -> None:
+    """The wall time; then a failure naming every run that did not pass."""
+    print(f"\n{runs} runs in {time.time() - start:.0f} s")
     if failures:
         sys.exit("\n".join(failures))
 
@@ -112,6 +154,38 @@ def shared_reads(seeds: int, read_order: int) -> None:
                   f"| {o['first_on_plane'][0]} / {o['first_on_plane'][1]} | {o['answered_by_later_copy']} "
                   f"| {o['copies_differ']} | {o['stale_reads']} | {o['races']} |")
     print(f"\n{seeds} runs in {time.time() - start:.0f} s")
+
+
+def bit_errors(args) -> None:
+    start = time.time()
+    failures = []
+    print("| seed | BER / burst | retry / timeout | cycles | requests | reads / RMWs failed | RMWs applied, "
+          "reported failed | write chunks lost on the wire | first copies refused (writes) | applied twice "
+          "| copies marked stale | largest id lag: first copy / any | bits flipped |")
+    print("|---:|---|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|")
+    parameters = None if args.mirror_wait is None else {"MIRROR_WAIT_CYCLES": args.mirror_wait}
+    with tempfile.TemporaryDirectory() as tmp:
+        for s in range(args.seeds):
+            out = Path(tmp) / f"seed{s}.json"
+            env = {"EDM_DUAL_SEED": str(s), "EDM_DUAL_JSON": str(out), "EDM_DUAL_ROUNDS": str(args.rounds),
+                   "EDM_DUAL_BER": str(args.ber), "EDM_DUAL_BURST": str(args.burst),
+                   "EDM_DUAL_RETRY": str(args.retry), "EDM_DUAL_TIMEOUT": str(args.timeout)}
+            if args.count_only:
+                env["EDM_DUAL_COUNT_ONLY"] = "1"
+            run_dual_fabric(testcase="bit_errors", env=env, parameters=parameters)
+            if not out.exists():   # a failing run writes no summary
+                failures.append(f"seed {s}: bit_errors failed (EDM_DUAL_SEED={s}; results.xml under "
+                                f"tests/rtl/sim_build/)")
+                print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | failed |")
+                continue
+            r = json.loads(out.read_text())
+            k = r["copies"]
+            print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | {r['cycles']} "
+                  f"| {r['requests']} | {k['reads_failed']} / {k['rmw_failed']} | {k['rmw_applied_reported_failed']} "
+                  f"| {k['lost_on_wire_writes']} | {k['refused_first']} ({k['refused_first_writes']}) "
+                  f"| {k['applied_twice']} | {k['stale_marks']} | {k['lag_first']} / {k['lag_any']} "
+                  f"| {k['bits_flipped']} |")
+    finish(args.seeds, start, failures)
 
 
 if __name__ == "__main__":

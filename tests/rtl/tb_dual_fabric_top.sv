@@ -20,6 +20,9 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
+    parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
+    parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
+    parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
     parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
@@ -92,6 +95,26 @@ module tb_dual_fabric_top #(
     output logic [NM*2*8-1:0]  mn_commit_id,
     output logic [NM*2*3-1:0]  mn_commit_kind,
     output logic [NM*2-1:0]    mn_commit_dup,
+    // The filter's verdicts (m, plane): a unit committed now, its chunk seq,
+    // and whether it was marked as older than the window (stale) or a second copy.
+    output logic [NM*2-1:0]    f_commit,
+    output logic [NM*2*edm_pkg::PORT_BITS-1:0] f_commit_src,
+    output logic [NM*2*8-1:0]  f_commit_id,
+    output logic [NM*2*3-1:0]  f_commit_kind,
+    output logic [NM*2*12-1:0] f_commit_seq,
+    output logic [NM*2-1:0]    f_commit_dup,
+    output logic [NM*2-1:0]    f_commit_stale,
+    // Memory engines (m, plane), diagnosis: {e_state, cmd_valid, c_kind, c_replay, c_dup, memo_ready,
+    // r_hazard, r_peer_hazard, w_peer_hazard}.
+    output logic [NM*2*13-1:0] mn_state,
+    // Each plane's switch, diagnosis (plane y: [y*64 +: 64], packed per port as in edm_switch):
+    // z_open, txc_count, fq_count, the scheduler's park_cnt and park_src, and {sk_pend, fq_valid}.
+    output logic [2*64-1:0]    sw_z_open,
+    output logic [2*64-1:0]    sw_txc_count,
+    output logic [2*64-1:0]    sw_fq_count,
+    output logic [2*64-1:0]    sw_park_cnt,
+    output logic [2*64-1:0]    sw_park_src,
+    output logic [2*64-1:0]    sw_flags,
     // Links (port, plane): Ethernet frames (host -> switch, switch -> host; the
     // bench sends none), bit errors on the wire (a cut: every block garbled),
     // the host's side down, and what the receivers counted.
@@ -109,6 +132,19 @@ module tb_dual_fabric_top #(
 );
   localparam int unsigned N = NC + NM;
   localparam int unsigned PB = edm_pkg::PORT_BITS;
+  // The filter's window against the compute engines (docs/faults.md §6): a
+  // plane's engine sends a unit only of a message in its table; while it holds
+  // message x of a destination it has taken at most 2^CN_SLOTS_LOG2 - 1 later
+  // ids of it into the table (completions to one destination go in order, so
+  // they keep their entries) and 2^CN_REQ_LOG2 into its FIFO, and the other
+  // plane at most one more (edm_mirror offers the next only when every plane
+  // took this one, unless it leaves a plane out). So a copy arrives at most
+  // 2^CN_SLOTS_LOG2 + 2^CN_REQ_LOG2 ids behind the newest its source sent the
+  // node; the window must exceed that, or a late first copy is refused.
+  if ((1 << FILTER_WINDOW_LOG2) <= (1 << CN_SLOTS_LOG2) + (1 << CN_REQ_LOG2)) begin : g_window_check
+    $error("edm_dup_filter's window (%0d ids) does not exceed the compute engines' table and FIFO (%0d + %0d)",
+           1 << FILTER_WINDOW_LOG2, 1 << CN_SLOTS_LOG2, 1 << CN_REQ_LOG2);
+  end
 
   // Per link (port x, plane y: x*2 + y), engine side.
   logic [N*2*16-1:0] ctl_missed;   // the host's edm_rx: control blocks lost (docs/protocol.md §5a)
@@ -129,6 +165,12 @@ module tb_dual_fabric_top #(
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
         .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost)
     );
+    assign sw_z_open[y*64 +: 64] = 64'(sw.z_open);
+    assign sw_txc_count[y*64 +: 64] = 64'(sw.txc_count);
+    assign sw_fq_count[y*64 +: 64] = 64'(sw.fq_count);
+    assign sw_park_cnt[y*64 +: 64] = 64'(sw.u_sched.park_cnt);
+    assign sw_park_src[y*64 +: 64] = 64'(sw.u_sched.park_src);
+    assign sw_flags[y*64 +: 64] = 64'({sw.sk_pend, sw.fq_valid});
     for (genvar x = 0; x < N; x++) begin : g_link
       localparam int unsigned K = x * 2 + y;
       assign sw_cnt_dropped[K*16 +: 16] = dropped[x*16 +: 16];
@@ -186,7 +228,8 @@ module tb_dual_fabric_top #(
       assign rx_counts = {ctl_missed[E*16 +: 16], h_cnt_corrupted[E*16 +: 16]};
       always_ff @(posedge clk) rx_counts_seen <= rx_counts;
       assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
-      edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1)) cn (
+      edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1),
+                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,
@@ -225,7 +268,7 @@ module tb_dual_fabric_top #(
     logic [2*64-1:0] rmw_old, memo_old;
     logic [2*PB-1:0] rmw_src;
     logic [2*8-1:0]  rmw_id;
-    edm_dup_filter #(.NP(2)) filter (
+    edm_dup_filter #(.NP(2), .WINDOW_LOG2(FILTER_WINDOW_LOG2)) filter (
         .clk, .rst_n,
         .in_valid(r_valid[L +: 2]), .in_block(r_block[L*66 +: 2*66]), .in_first(r_first[L +: 2]),
         .in_last(r_last[L +: 2]), .in_error(r_error[L +: 2]), .in_abort(r_abort[L +: 2]),
@@ -289,6 +332,16 @@ module tb_dual_fabric_top #(
       assign mn_commit_id[E*8 +: 8] = mn.rx_id;
       assign mn_commit_kind[E*3 +: 3] = mn.rx_kind;
       assign mn_commit_dup[E] = f_dup[y];
+      // (the filter's own view: its key and verdict, through its hierarchy)
+      assign f_commit[E] = filter.commit[y];
+      assign f_commit_src[E*PB +: PB] = PB'(filter.rx_src[y*10 +: 10]);
+      assign f_commit_id[E*8 +: 8] = filter.rx_id[y*8 +: 8];
+      assign f_commit_kind[E*3 +: 3] = filter.rx_kind[y*edm_pkg::HDR_KIND_W +: 3];
+      assign f_commit_seq[E*12 +: 12] = {filter.seq_hi[y*11 +: 11], filter.rx_seq0[y]};
+      assign f_commit_dup[E] = filter.dup[y];
+      assign f_commit_stale[E] = filter.stale[y];
+      assign mn_state[E*13 +: 13] = {mn.e_state, mn.cmd_valid, mn.c_kind, mn.c_replay, mn.c_dup, memo_ready[y],
+                                     mn.r_hazard, mn.r_peer_hazard, mn.w_peer_hazard};
     end
   end
 endmodule

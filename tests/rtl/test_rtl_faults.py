@@ -88,12 +88,16 @@ def test_mirror(planes):
              name=f"edm_mirror_{planes}")
 
 
+def dual_fabric_files():
+    return sources(*FILES, "host/edm_mirror.sv", "host/edm_dup_filter.sv") + [
+        TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
+
+
 def run_dual_fabric(testcase=None, env=None, parameters=None):
     """Builds (or reuses) the dual-switch fabric (tests/rtl/tb_dual_fabric_top.sv)
     and runs tb_dual_fabric; `env` adds EDM_DUAL_ROUNDS, EDM_DUAL_JSON;
     `parameters` (e.g. READ_ORDER=0) builds a model of its own."""
-    files = sources(*FILES, "host/edm_mirror.sv", "host/edm_dup_filter.sv") + [
-        TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
+    files = dual_fabric_files()
     name = "_".join(["tb_dual_fabric"] + [f"{k}{v}" for k, v in sorted((parameters or {}).items())])
     simulate("tb_dual_fabric_top", files, "tb_dual_fabric", parameters or {}, name=name, extra_env=env or {},
              testcase=testcase)
@@ -158,6 +162,26 @@ def test_dual_fabric_reads_unordered():
     """The same traffic with reads left out of the order across the engines
     (READ_ORDER = 0): the bench must find reads that return stale bytes."""
     run_dual_fabric(testcase="shared_reads", env={"EDM_DUAL_UNORDERED": "1"}, parameters={"READ_ORDER": 0})
+
+
+def test_dual_fabric_bit_errors():
+    """Bit errors on every link of both planes, a short /N/ re-send timer,
+    fetch-and-adds of a shared word: no write or RMW applied twice, no first
+    copy refused as stale, every answer consistent with the copies applied
+    (docs/faults.md §6; experiments/dual_fabric.py --ber runs more seeds)."""
+    run_dual_fabric(testcase="bit_errors", env={"EDM_DUAL_BER": "1e-6", "EDM_DUAL_ROUNDS": "150"})
+
+
+@pytest.mark.parametrize("window_log2,refused", [(4, False), (3, True)])
+def test_dual_fabric_window_covers_engines(window_log2, refused):
+    """The dual top's static check (docs/faults.md §6): edm_dup_filter's window
+    must exceed the ids a compute engine can hold behind a message (its table
+    and FIFO, 8 + 4), so no first copy arrives older than the window while no
+    plane is left out; a window of 8 is refused at elaboration, 16 accepted."""
+    run = subprocess.run(["verilator", "--lint-only", "-Wno-fatal", "--top-module", "tb_dual_fabric_top",
+                          f"-GFILTER_WINDOW_LOG2={window_log2}", *map(str, dual_fabric_files())],
+                         capture_output=True, text=True)
+    assert ("does not exceed the compute engines" in run.stdout + run.stderr) == refused, run.stdout + run.stderr
 
 
 class TestFaultsFabric:
