@@ -214,13 +214,9 @@ module edm_pim_scheduler #(
   logic [N-1:0]          lane_take_q;
   logic [N-1:0][CW-1:0]  src_hold, dst_hold;   // 0: port free
   // A port is free next cycle when its hold is within a cycle of its end, or
-  // it is being granted a chunk shorter than the pipeline. Registered a
-  // cycle ahead, from the accept decision and the holds' next values
-  // (src_fn_n, dst_fn_n), so every slot's eligibility reads a flip-flop, not
-  // the grant stage's by-source view: the port-free bits fan out to N*DEPTH
-  // slots, and the accept stage ends a cycle before the grant is known anyway.
-  logic [N-1:0]          src_free_next, dst_fn;  // hold == 0 next cycle (dst_fn: without pause)
-  logic [N-1:0]          src_fn_n, dst_fn_n;
+  // it is being granted a chunk shorter than the pipeline (registered beside
+  // the hold and the accept, so the queues' per-slot eligibility reads a LUT).
+  logic [N-1:0]          src_ends, dst_ends;   // hold <= one cycle
   // PARK_DST: circuits granted into each destination and not released, and their source.
   logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
@@ -248,10 +244,12 @@ module edm_pim_scheduler #(
   // already hold the next iteration's when pipelined).
   logic [N-1:0][JW-1:0]  acc_j;
   logic [N-1:0][PW-1:0]  acc_src;
+  logic [N-1:0][N-1:0]   acc_src_oh;  // acc_src one-hot: the by-source view is an AND per pair
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
   logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
   logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
@@ -333,7 +331,7 @@ module edm_pim_scheduler #(
   end
 
   // ---------------------------------------------------------------- stage 1: request (the queues)
-  logic [N-1:0]          dst_free_next;        // hold == 0 in the next cycle and not paused
+  logic [N-1:0]          src_free_next, dst_free_next;  // hold == 0 in the next cycle
   logic [N-1:0][CW-1:0]  src_hold_n, dst_hold_n;
   logic [N-1:0]          q_v;
   logic [N-1:0][JW-1:0]  q_j;
@@ -451,11 +449,11 @@ module edm_pim_scheduler #(
   logic [N-1:0]          ac_by_d;
   logic [N-1:0][CW-1:0]  ac_hold;
   logic [N-1:0]          ac_short;
-  // The grant stage's view by source, registered from the accept decision
-  // (ac_: by source s, from the per-destination decisions).
-  logic [N-1:0]          g_v, ac_v;          // source s was granted
-  logic [N-1:0][PW-1:0]  g_d, ac_d;          // its destination
-  logic [N-1:0]          ac_short_s;         // its chunk is short
+  // The grant stage's view by source (from the accept registers, so the
+  // accept stage ends at its per-destination decision).
+  logic [N-1:0]          g_v;          // source s was granted
+  logic [N-1:0][PW-1:0]  g_d;          // its destination
+  logic [N-1:0]          g_short_s;    // its chunk is short
 
   always_comb
     for (integer d = 0; d < N; d++) begin
@@ -474,22 +472,21 @@ module edm_pim_scheduler #(
       ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
     end
 
-  logic [N-1:0][N-1:0]   ac_match;     // [s][d]: destination d's accepted request is source s's
+  // ---------------------------------------------------------------- stage 3: grant
+  logic [N-1:0][N-1:0]   g_match;      // [s][d]: destination d's accepted request is source s's
   always_comb
     for (integer s = 0; s < N; s++)
       for (integer d = 0; d < N; d++)
-        ac_match[s][d] = ac_by_d[d] && req_src[d] == PW'(s);
+        g_match[s][d] = acc_by_d[d] && acc_src_oh[d][s];
   for (genvar s = 0; s < N; s++) begin : g_by_src
     always_comb begin
-      ac_v[s] = ac_match[s] != '0;
-      ac_d[s] = '0;
+      g_v[s] = g_match[s] != '0;
+      g_d[s] = '0;
       for (integer d = 0; d < N; d++)
-        if (ac_match[s][d]) ac_d[s] = ac_d[s] | PW'(d);
-      ac_short_s[s] = |(ac_match[s] & ac_short);
+        if (g_match[s][d]) g_d[s] = g_d[s] | PW'(d);
+      g_short_s[s] = |(g_match[s] & acc_short);
     end
   end
-
-  // ---------------------------------------------------------------- stage 3: grant
 
   logic [N-1:0][SW-1:0]  g_bytes;   // by destination
   logic [N-1:0][CW-1:0]  g_hold;
@@ -509,12 +506,10 @@ module edm_pim_scheduler #(
       src_hold_n[s] = g_v[s] ? g_hold[g_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
-    // Next cycle's "free next cycle" (= hold_n == 0 then): granted by this
-    // accept, whether its chunk is short; else whether the hold ends then.
+    // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
-      src_fn_n[p] = ac_v[p] ? ac_short_s[p] : src_hold_n[p] <= CU_C;
-      dst_fn_n[p] = ac_by_d[p] ? ac_short[p] : dst_hold_n[p] <= CU_C;
-      dst_free_next[p] = dst_fn[p] && !(PARK_DST && dst_pause[p]);
+      src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
+      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
     end
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
@@ -542,9 +537,8 @@ module edm_pim_scheduler #(
       st_any <= 1'b0;
       src_hold <= '0;
       dst_hold <= '0;
-      src_free_next <= '1;
-      dst_fn <= '1;
-      g_v <= '0;
+      src_ends <= '1;
+      dst_ends <= '1;
       park_cnt <= '0;
       iter_wait <= '0;
       req_v <= '0;
@@ -571,9 +565,10 @@ module edm_pim_scheduler #(
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
       park_cnt <= park_cnt_n;
-      src_free_next <= src_fn_n;
-      dst_fn <= dst_fn_n;
-      g_v <= ac_v;
+      for (integer p = 0; p < N; p++) begin
+        src_ends[p] <= src_hold_n[p] <= CU_C;
+        dst_ends[p] <= dst_hold_n[p] <= CU_C;
+      end
     end
 
     // Data registers (no reset needed: qualified by the valid bits above; the
@@ -588,13 +583,14 @@ module edm_pim_scheduler #(
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_j <= req_j;
-    g_d <= ac_d;
     acc_src <= req_src;
+    for (integer d = 0; d < N; d++) acc_src_oh[d] <= N'(1) << req_src[d];
     park_src <= park_src_n;
     acc_msg <= req_msg;
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
     acc_hold <= ac_hold;
+    acc_short <= ac_short;
     for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= g_d[s];
