@@ -260,16 +260,13 @@ module edm_pim_scheduler #(
   // or the arriving notification when the FIFO is empty (no added cycle). Each
   // queue inserts one candidate per cycle, the lowest lane's, if it has room;
   // a candidate not inserted waits in its lane's FIFO.
-  // Stored with its destination one-hot, so the lane arbitration's "targets
-  // queue d" is a bit of the head register (or of the arriving one's decode).
-  localparam int unsigned NOTIF_W = PW + N + IW + SW + 1;
+  localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
   logic [N-1:0][STAGE_LOG2:0] st_count;
   logic                  st_any;        // registered: a lane FIFO holds a notification (= |st_valid)
   logic [N-1:0]          c_v;           // a candidate
-  logic [N-1:0][PW-1:0]  c_src;
-  logic [N-1:0][N-1:0]   c_dst_oh;
+  logic [N-1:0][PW-1:0]  c_src, c_dst;
   logic [N-1:0][IW-1:0]  c_msg;
   logic [N-1:0][SW-1:0]  c_size;
   logic [N-1:0]          c_rres;
@@ -283,7 +280,7 @@ module edm_pim_scheduler #(
   logic                  start;
 
   for (genvar i = 0; i < N; i++) begin : g_stage
-    assign lane_in[i] = {notif_src[i*PW +: PW], N'(1) << notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
+    assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
                          notif_size[i*SW +: SW], notif_rres[i]};
     // The head in a register: the lane arbitration starts from flip-flops,
     // not from the distributed RAM's read (N = 4's path: a lane's head RAM
@@ -296,7 +293,7 @@ module edm_pim_scheduler #(
   always_comb
     for (integer i = 0; i < N; i++) begin
       c_v[i] = st_valid[i] || notif_valid[i];
-      {c_src[i], c_dst_oh[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
+      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
   // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]):
@@ -310,7 +307,7 @@ module edm_pim_scheduler #(
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
-        want[d][i] = c_v[i] && c_dst_oh[i][d];
+        want[d][i] = c_v[i] && c_dst[i] == PW'(d);
   for (genvar d = 0; d < N; d++) begin : g_arb
     always_comb
       for (integer i = 0; i < N; i++)
