@@ -23,11 +23,8 @@
 // visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
 // and whose source and destination ports are free; beside it the best visible
 // pair head whatever the ports, for the priority hold. The ports come a cycle
-// early (src_free_next, dst_free_next): each slot registers whether it is a
-// candidate with its destination free, and the queue registers the source
-// ports' free bits, which the request stage reads through each slot's source
-// (a multiplexer between registers of this queue, not N*DEPTH loads of a bit
-// the grant stage computes).
+// early (src_free_next, dst_free_next): each slot registers whether it is
+// eligible, so the request stage reads no port and multiplexes no source.
 // Room, the lowest free slot and "not empty" are registered the same way,
 // computed from the next state, so the lane arbitration in front and the
 // scheduler's iteration start read registers only.
@@ -110,6 +107,7 @@ module edm_notif_queue #(
   // comparisons start from one. room leaves the pending insert its slot.
   logic             p_v;
   logic [PW-1:0]    p_src;
+  logic [N-1:0]     p_src_oh;  // p_src one-hot: its port-free bit is an AND-OR, no multiplexer
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
@@ -173,13 +171,7 @@ module edm_notif_queue #(
   // source, with pair order). Registered, computed from the next state, so the
   // request stage starts from it.
   logic [DEPTH-1:0] cand, cand_n, n_valid;
-  logic [DEPTH-1:0] elig, elig_n;   // cand with the destination port free
-  // The source ports' free bits, registered here (a copy per queue), and
-  // read by the request stage through each slot's source: the bits fan out
-  // to N*DEPTH slots, which from the grant stage's by-source logic was the
-  // critical path; from this register only DEPTH multiplexers in this queue.
-  (* keep *) logic [N-1:0] src_free;
-  logic [DEPTH-1:0] elig_s;          // elig with the source port free
+  logic [DEPTH-1:0] elig, elig_n;   // cand with both ports free
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++)
@@ -200,7 +192,8 @@ module edm_notif_queue #(
           if (k != j && n_valid[k]
               && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
             cand_n[j] = 1'b0;
-      elig_n[j] = cand_n[j] && dst_free_next;
+      elig_n[j] = cand_n[j] && dst_free_next
+                  && (ins_hit[j] ? |(p_src_oh & src_free_next) : src_free_next[s_src[j]]);
     end
   end
 
@@ -208,12 +201,11 @@ module edm_notif_queue #(
   logic [DEPTH-1:0] win, best;
 
   always_comb begin
-    for (integer j = 0; j < DEPTH; j++) elig_s[j] = elig[j] && src_free[s_src[j]];
     for (integer j = 0; j < DEPTH; j++) begin
-      win[j] = elig_s[j];
+      win[j] = elig[j];
       best[j] = cand[j];
       for (integer k = 0; k < DEPTH; k++) begin
-        if (k != j && elig_s[k] && !prio[j][k]) win[j] = 1'b0;
+        if (k != j && elig[k] && !prio[j][k]) win[j] = 1'b0;
         if (k != j && cand[k] && !prio[j][k]) best[j] = 1'b0;
       end
     end
@@ -222,7 +214,7 @@ module edm_notif_queue #(
     for (integer j = 0; j < DEPTH; j++)
       if (best[j]) rq_best_rem = rq_best_rem | s_rem[j];
     // win is one-hot (or zero): OR the winner's fields together.
-    rq_v = |elig_s;
+    rq_v = |elig;
     rq_j = '0;
     rq_src = '0;
     rq_msg = '0;
@@ -245,7 +237,6 @@ module edm_notif_queue #(
       s_valid <= '0;
       cand <= '0;
       elig <= '0;
-      src_free <= '1;
       p_v <= 1'b0;
       low_free <= DEPTH'(1);
       one_free <= 1'b1;
@@ -255,7 +246,6 @@ module edm_notif_queue #(
       p_v <= ins_v;
       cand <= cand_n;
       elig <= elig_n;
-      src_free <= src_free_next;
       s_valid <= n_valid;
       low_free <= low_free_n;
       one_free <= one_free_n;
@@ -264,6 +254,7 @@ module edm_notif_queue #(
     end
     if (ins_v) begin
       p_src <= ins_src;
+      p_src_oh <= N'(1) << ins_src;
       p_msg <= ins_msg;
       p_size <= ins_size;
       p_rres <= ins_rres;
