@@ -107,7 +107,6 @@ module edm_notif_queue #(
   // comparisons start from one. room leaves the pending insert its slot.
   logic             p_v;
   logic [PW-1:0]    p_src;
-  logic [N-1:0]     p_src_oh;  // p_src one-hot: its port-free bit is an AND-OR, no multiplexer
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
@@ -132,7 +131,6 @@ module edm_notif_queue #(
   logic [DEPTH-1:0]            ins_lt;    // the insert is shorter than slot k
   logic [DEPTH-1:0]            g_lt, g_eq;  // the granted entry's next bytes <, = slot k's
   logic                        ins_lt_g;  // the insert is shorter than the granted entry
-  logic [DEPTH-1:0]            ins_same;  // the pending insert has slot k's source
 
   always_comb begin
     for (integer j = 0; j < DEPTH; j++) begin
@@ -142,7 +140,6 @@ module edm_notif_queue #(
       ins_lt[j] = p_size < s_rem[j];
       g_lt[j] = g_rem_next < s_rem[j];
       g_eq[j] = g_rem_next == s_rem[j];
-      ins_same[j] = p_src == s_src[j];
     end
     ins_lt_g = p_size < g_rem_next;
     for (integer j = 0; j < DEPTH; j++)
@@ -151,10 +148,7 @@ module edm_notif_queue #(
         if (ins_hit[j]) n_older[j][k] = 1'b0;
         else if (ins_hit[k]) n_older[j][k] = 1'b1;
         else n_older[j][k] = older_q[j][k];
-        // (compared between registers, not after the slot's source multiplexer)
-        if (ins_hit[j]) n_same[j][k] = ins_same[k];
-        else if (ins_hit[k]) n_same[j][k] = ins_same[j];
-        else n_same[j][k] = same_q[j][k];
+        n_same[j][k] = (ins_hit[j] || ins_hit[k]) ? n_src[j] == n_src[k] : same_q[j][k];
         // Only a changed key needs its comparisons redone; SRPT ties go to
         // the older entry, as the reference model's (remaining, arrival) key
         // (an insert is the youngest: it goes first only when shorter).
@@ -192,8 +186,7 @@ module edm_notif_queue #(
           if (k != j && n_valid[k]
               && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
             cand_n[j] = 1'b0;
-      elig_n[j] = cand_n[j] && dst_free_next
-                  && (ins_hit[j] ? |(p_src_oh & src_free_next) : src_free_next[s_src[j]]);
+      elig_n[j] = cand_n[j] && src_free_next[n_src[j]] && dst_free_next;
     end
   end
 
@@ -254,7 +247,6 @@ module edm_notif_queue #(
     end
     if (ins_v) begin
       p_src <= ins_src;
-      p_src_oh <= N'(1) << ins_src;
       p_msg <= ins_msg;
       p_size <= ins_size;
       p_rres <= ins_rres;

@@ -221,7 +221,6 @@ module edm_pim_scheduler #(
   logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
-  logic [N-1:0]          park_free_n;          // PARK_DST: no circuit into d after this cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
   logic [N-1:0][DEPTH-1:0] q_wr_slot;          // by queue: the slot an insert writes this cycle
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of that insert
@@ -244,7 +243,6 @@ module edm_pim_scheduler #(
   // already hold the next iteration's when pipelined).
   logic [N-1:0][JW-1:0]  acc_j;
   logic [N-1:0][PW-1:0]  acc_src;
-  logic [N-1:0][N-1:0]   acc_src_oh;  // acc_src one-hot: the by-source view is an AND per pair
   logic [N-1:0][IW-1:0]  acc_msg;
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
@@ -477,7 +475,7 @@ module edm_pim_scheduler #(
   always_comb
     for (integer s = 0; s < N; s++)
       for (integer d = 0; d < N; d++)
-        g_match[s][d] = acc_by_d[d] && acc_src_oh[d][s];
+        g_match[s][d] = acc_by_d[d] && acc_src[d] == PW'(s);
   for (genvar s = 0; s < N; s++) begin : g_by_src
     always_comb begin
       g_v[s] = g_match[s] != '0;
@@ -514,11 +512,6 @@ module edm_pim_scheduler #(
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
       park_src_n[d] = acc_by_d[d] ? acc_src[d] : park_src[d];
-      // = (park_cnt_n == 0), from the count's register and the two bits
-      // that change it, not after the adder.
-      if (acc_by_d[d] == dst_release[d]) park_free_n[d] = park_cnt[d] == '0;
-      else if (dst_release[d]) park_free_n[d] = park_cnt[d] == PARK_W'(1);
-      else park_free_n[d] = park_cnt[d] == '1;
     end
   end
 
@@ -526,7 +519,7 @@ module edm_pim_scheduler #(
     always_comb
       for (integer s = 0; s < N; s++)
         q_src_ok[d][s] = src_free_next[s]
-            && (!PARK_DST || (!src_pause[s] && (park_free_n[d] || park_src_n[d] == PW'(s))));
+            && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
   end
 
   // ---------------------------------------------------------------- registers
@@ -584,7 +577,6 @@ module edm_pim_scheduler #(
     req_not_best <= q_not_best;
     acc_j <= req_j;
     acc_src <= req_src;
-    for (integer d = 0; d < N; d++) acc_src_oh[d] <= N'(1) << req_src[d];
     park_src <= park_src_n;
     acc_msg <= req_msg;
     acc_rem <= req_rem;
