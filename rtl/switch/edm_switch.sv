@@ -539,7 +539,7 @@ module edm_switch #(
   logic [N-1:0] e_sent_idle;        // the egress sends an idle (out_block next cycle)
   logic [N-1:0] e_idle_due;         // e_run == IDLE_AFTER (a register): pause the port, no control unit
   // Rule a's age bound (header): per port, the circuits granted into it and
-  // not ended (the scheduler's parking as its grants show it: z_pk_cnt, to
+  // not released (the scheduler's parking as its grants show it: z_pk_cnt, to
   // z_pk_src), its age (cycles since it was last released: z_age, held at
   // PARK_AGE_CYCLES), the cycles it has been unparked (z_unpk, held at
   // PARK_LAPSE) or paused (z_held, held at SCHED_GRANT_LAG + 1), and, per
@@ -581,9 +581,11 @@ module edm_switch #(
       end
     for (integer d = 0; d < N; d++) begin
       logic unparked, released, others;
-      z_pk_cnt_n[d] = z_pk_cnt[d] + (CQ_LOG2+2)'(z_granted[d]) - (CQ_LOG2+2)'(z_ended[d]);
+      // Releases as the scheduler sees them (z_release, a register: nothing
+      // here sits behind the egress decisions).
+      z_pk_cnt_n[d] = z_pk_cnt[d] + (CQ_LOG2+2)'(z_granted[d]) - (CQ_LOG2+2)'(z_release[d]);
       z_pk_src_n[d] = z_granted[d] ? z_granted_src[d] : z_pk_src[d];
-      unparked = z_pk_cnt_n[d] == '0;
+      unparked = next_at_most(8'(z_pk_cnt[d]), z_granted[d], z_release[d], 0);
       z_unpk_n[d] = !unparked ? '0 : (z_unpk[d] == LAPSE_W'(PARK_LAPSE) ? z_unpk[d] : z_unpk[d] + 1'b1);
       z_held_n[d] = !z_pause_age[d] ? '0
                     : (z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1) ? z_held[d] : z_held[d] + 1'b1);
