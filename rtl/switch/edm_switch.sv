@@ -56,7 +56,8 @@
 // overflow (counted, units corrupted).
 // Zero-queue rules (ZERO_QUEUE = 1, the default; docs/hardware.md "Zero
 // queueing in the switch datapath"): data never waits, whatever the hosts'
-// answer times.
+// answer times. The scheduler's pauses (dst_pause, src_pause) act only under
+// them (PARK_DST), so the age bound and rule c need ZERO_QUEUE = 1.
 //   a. One source into a port at a time: from a grant into a port until its
 //      egress has sent the /MT/ of every circuit granted into it (z_release,
 //      one a cycle later per circuit), the scheduler (PARK_DST) grants that
@@ -67,6 +68,30 @@
 //      nearly full (2^CQ_LOG2 - 4: the grants still in the scheduler's
 //      pipeline fit) is not granted (z_pause_src), since its control units
 //      may wait for a gap while the scheduler's chunk holds have ended.
+//      Age bound (PARK_AGE_CYCLES, 0 = off): a source that gets each circuit
+//      into a port before its previous one ends (a compute node reading one
+//      memory node, or writing one, back to back) keeps the port parked, and
+//      every other source out, for as long as it does. The switch follows
+//      the parking from its grants and /MT/s (z_pk_cnt, z_pk_src) and ages
+//      it (z_age: cycles since the port was last released; unparked for
+//      less than PARK_LAPSE = 7 cycles, too short for an iteration to have
+//      seen it, is no release). Once the age passes PARK_AGE_CYCLES while
+//      another source has a message for the port (z_pend, per pair:
+//      notified, its last chunk not yet granted), the port is paused
+//      (dst_pause, z_pause_age) until released: the circuits committed into
+//      it drain and the next grant into it is the scheduler's choice among
+//      every source with demand, by priority, not the parking's. The pause
+//      lasts at least SCHED_GRANT_LAG + 1 cycles, so no grant of an
+//      iteration begun before it can follow the release. A lone source
+//      keeps its port at no cost. Bounded: the parking's own starvation; a
+//      waiting source is ranked against the parked one within
+//      PARK_AGE_CYCLES + the drain of the circuits committed into the port
+//      (at most 2^CQ_LOG2 + 2, see c.) + a decision. Under FCFS it is then
+//      served after at most the port's older messages (DEPTH): bounded.
+//      Under SRPT it is served once nothing with fewer bytes left competes:
+//      a message in progress, or a stream of shorter ones, still outranks
+//      it at every release, as in the reference model without parking: SRPT's
+//      own starvation of long messages, which this rule does not change.
 //   b. Control units only in gaps: an egress starts a /G/ or a forward only
 //      while no circuit into its port has its control unit sent and its /MT/
 //      not (z_open), so never inside a data unit; data toward it then needs a
@@ -75,6 +100,41 @@
 //      sooner than 2 cycles after it (any PHY takes far longer). Every circuit
 //      whose control unit went out completes without waiting for another, so
 //      the egresses cannot wait on each other in a cycle.
+//   c. An idle in every IDLE_PERIOD_BLOCKS blocks on each egress
+//      (EGRESS_IDLE_RULE; docs/faults.md §1): a host's edm_idle_pacer holds its
+//      units back, but an egress cannot hold data back. It counts the non-idle
+//      blocks it has sent in a row (e_run) and, from IDLE_AFTER on
+//      (e_idle_due), pauses its port as a destination (dst_pause) and starts
+//      no control unit (/G/ or forward): the circuits committed into the port
+//      drain, and its first cycle without a data block (a gap, or a block of
+//      the open unit not there yet) sends an idle. IDLE_AFTER =
+//      IDLE_PERIOD_BLOCKS - 1 - IDLE_DRAIN, where IDLE_DRAIN bounds the non-idle
+//      blocks the egress can still send from the cycle e_idle_due is set:
+//        (2^CQ_LOG2 + GRANTS_IN_FLIGHT) x DATA_UNIT_MAX + CTL_UNIT_MAX.
+//      Every circuit into the port is one source's (rule a): queued in that
+//      source's circuit queue (at most 2^CQ_LOG2) or granted by an iteration
+//      that started before the pause reached the scheduler (GRANTS_IN_FLIGHT
+//      = 2: those of its last 4 cycles, iterations 3 apart); each carries at
+//      most the longest data unit of a chunk (DATA_UNIT_MAX: a WREQ's, 11
+//      blocks at CHUNK_BYTES = 64); a forward already open ends (CTL_UNIT_MAX:
+//      an RMWREQ's 5 blocks); no other control unit starts. CHUNK_BYTES = 64,
+//      CQ_LOG2 = 4: IDLE_DRAIN = 203, IDLE_AFTER = 1844; 256 B: 635, 1412;
+//      beyond 880 B (CQ_LOG2 = 4) no threshold is left and elaboration fails.
+//      Loose: a port rarely has more than a few circuits committed (tb_switch's
+//      solid egress sent 10 non-idle blocks after the pause where the bound
+//      allowed 167), so the rule pauses up to IDLE_DRAIN blocks earlier than
+//      needed (one idle in about IDLE_AFTER blocks instead of 2047). It
+//      assumes no host sends a unit longer than its grant (edm_tx never does).
+//   No deadlock among the pauses (rule b's z_pause_dst, the age pause, the
+//   idle pause): each only withholds new grants into a port (and the idle
+//   rule delays the port's control units) and ends on events that need no new
+//   grant. The idle pause ends at the egress's first cycle without a data
+//   block, within IDLE_DRAIN blocks. Rule b's ends when the circuits into the
+//   port whose control units have left end (their hosts answer, data never
+//   waits) and the idle pause, if any, has ended. The age pause ends when
+//   every circuit into the port has ended: those whose control units have not
+//   left wait at their sources' egresses only for the two conditions just
+//   named. No pause waits for another port's pause to end.
 // Circuits and control operations wait in queues of 2^CQ_LOG2 per port: a
 // sender that answers its grants slowly (a memory node whose in-order engine is
 // busy with long reads) lets them pile up; one that finds its queue full is lost
@@ -115,7 +175,12 @@ module edm_switch #(
     parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
     parameter int unsigned CQ_LOG2 = 4,   // queued circuits per ingress, forwards per egress
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // give up a circuit idle this long (0: never)
-    parameter bit          ZERO_QUEUE = 1'b1  // the zero-queue rules (above); 0: the paper's
+    parameter bit          ZERO_QUEUE = 1'b1, // the zero-queue rules (above); 0: the paper's
+    // With the zero-queue rules (ignored otherwise): each egress keeps an idle
+    // in every IDLE_PERIOD_BLOCKS blocks (c.), and a port parked to one source
+    // this long is paused until released (a.; 0: never).
+    parameter bit          EGRESS_IDLE_RULE = 1'b1,
+    parameter int unsigned PARK_AGE_CYCLES = 256
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -446,7 +511,99 @@ module edm_switch #(
     for (integer i = 0; i < N; i++)
       if (lost_grant[i]) z_ended[txc_head[i]] = 1'b1;
   end
-  assign z_pause_dst = fq_valid;
+  // The scheduler: an iteration's request stage (cycle t) -> its grant on
+  // g_valid (t + 3); iterations start at least SW_PIM_ITER_CYCLES apart, so
+  // grants of at most GRANTS_IN_FLIGHT iterations into a port appear after
+  // the cycle the port is paused (those started in its last 4 cycles).
+  localparam int unsigned SCHED_GRANT_LAG = 3;
+  localparam int unsigned GRANTS_IN_FLIGHT = 1 + SCHED_GRANT_LAG / edm_pkg::SW_PIM_ITER_CYCLES;
+  localparam bit          IDLE_RULE = ZERO_QUEUE && EGRESS_IDLE_RULE;
+  localparam bit          AGE_RULE = ZERO_QUEUE && PARK_AGE_CYCLES != 0;
+  // Rule c (header): the non-idle blocks an egress can still send once it
+  // pauses its port and holds its control units back (IDLE_DRAIN), and so
+  // how many in a row it lets go before that (IDLE_AFTER).
+  function automatic int unsigned unit_blocks(input int unsigned unit_bytes);   // docs/protocol.md §3.2
+    unit_blocks = 2 + (unit_bytes - 1) / edm_pkg::MD_BYTES;
+  endfunction
+  localparam int unsigned WREQ_UNIT = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_WREQ, 16'(CHUNK_BYTES))));
+  localparam int unsigned RRES_UNIT = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_RRES, 16'(CHUNK_BYTES))));
+  localparam int unsigned DATA_UNIT_MAX = (WREQ_UNIT > RRES_UNIT) ? WREQ_UNIT : RRES_UNIT;
+  localparam int unsigned CTL_UNIT_MAX = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_RMWREQ, 16'd0)));
+  localparam int unsigned IDLE_DRAIN = ((1 << CQ_LOG2) + GRANTS_IN_FLIGHT) * DATA_UNIT_MAX + CTL_UNIT_MAX;
+  localparam int          IDLE_AFTER = int'(edm_pkg::IDLE_PERIOD_BLOCKS) - 1 - int'(IDLE_DRAIN);
+  localparam int unsigned RUN_W = $clog2(edm_pkg::IDLE_PERIOD_BLOCKS);
+  if (IDLE_RULE && IDLE_AFTER < 1) begin : g_idle_rule_cannot_hold
+    $error("edm_switch: CHUNK_BYTES and CQ_LOG2 commit more blocks to an egress than IDLE_PERIOD_BLOCKS allow");
+  end
+  logic [N-1:0][RUN_W-1:0] e_run;   // non-idle blocks in a row on out_block, held at IDLE_AFTER
+  logic [N-1:0] e_sent_idle;        // the egress sends an idle (out_block next cycle)
+  logic [N-1:0] e_idle_due;         // e_run == IDLE_AFTER (a register): pause the port, no control unit
+  // Rule a's age bound (header): per port, the circuits granted into it and
+  // not released (the scheduler's parking as its grants show it: z_pk_cnt, to
+  // z_pk_src), its age (cycles since it was last released: z_age, held at
+  // PARK_AGE_CYCLES), the cycles it has been unparked (z_unpk, held at
+  // PARK_LAPSE) or paused (z_held, held at SCHED_GRANT_LAG + 1), and, per
+  // pair [s][d], the messages the scheduler holds (notified, last chunk not
+  // granted: z_pend; z_wants its != 0, a register).
+  localparam int unsigned PARK_LAPSE = edm_pkg::SW_PIM_ITER_CYCLES + SCHED_GRANT_LAG + 1;
+  localparam int unsigned AGE_W = $clog2(PARK_AGE_CYCLES + 2);   // >= 1 bit when off
+  localparam int unsigned LAPSE_W = $clog2(PARK_LAPSE + 1);
+  localparam int unsigned HELD_W = $clog2(SCHED_GRANT_LAG + 2);
+  localparam int unsigned PEND_W = $clog2(DEPTH + 8 + 1);   // a queue's slots and a lane's staging FIFO
+  if (AGE_RULE && PARK_AGE_CYCLES <= PARK_LAPSE) begin : g_park_age_too_short
+    $error("edm_switch: PARK_AGE_CYCLES must exceed the scheduler's decision time (or be 0)");
+  end
+  logic [N-1:0][CQ_LOG2+1:0] z_pk_cnt, z_pk_cnt_n;
+  logic [N-1:0][PW-1:0]      z_pk_src, z_pk_src_n, z_granted_src;
+  logic [N-1:0][AGE_W-1:0]   z_age, z_age_n;
+  logic [N-1:0][LAPSE_W-1:0] z_unpk, z_unpk_n;
+  logic [N-1:0][HELD_W-1:0]  z_held, z_held_n;
+  logic [N-1:0]              z_granted, z_pause_age, z_pause_age_n;
+  logic [N-1:0][N-1:0][PEND_W-1:0] z_pend, z_pend_n;
+  logic [N-1:0][N-1:0]       z_wants, z_wants_n, z_notified, z_done;   // [s][d]
+  always_comb begin
+    z_granted = '0;
+    z_granted_src = '0;
+    z_notified = '0;
+    z_done = '0;
+    for (integer s = 0; s < N; s++)
+      if (g_valid[s]) begin
+        z_granted[g_dst[s*PW +: PW]] = 1'b1;
+        z_granted_src[g_dst[s*PW +: PW]] = PW'(s);
+        z_done[s][g_dst[s*PW +: PW]] = g_last[s];
+      end
+    for (integer i = 0; i < N; i++)
+      if (n_valid[i] && n_ready[i]) z_notified[n_src[i*PW +: PW]][n_dst[i*PW +: PW]] = 1'b1;
+    for (integer s = 0; s < N; s++)
+      for (integer d = 0; d < N; d++) begin
+        z_pend_n[s][d] = z_pend[s][d] + PEND_W'(z_notified[s][d]) - PEND_W'(z_done[s][d]);
+        z_wants_n[s][d] = !next_at_most(8'(z_pend[s][d]), z_notified[s][d], z_done[s][d], 0);
+      end
+    for (integer d = 0; d < N; d++) begin
+      logic unparked, released, others;
+      // Releases as the scheduler sees them (z_release, a register: nothing
+      // here sits behind the egress decisions).
+      z_pk_cnt_n[d] = z_pk_cnt[d] + (CQ_LOG2+2)'(z_granted[d]) - (CQ_LOG2+2)'(z_release[d]);
+      z_pk_src_n[d] = z_granted[d] ? z_granted_src[d] : z_pk_src[d];
+      unparked = next_at_most(8'(z_pk_cnt[d]), z_granted[d], z_release[d], 0);
+      z_unpk_n[d] = !unparked ? '0 : (z_unpk[d] == LAPSE_W'(PARK_LAPSE) ? z_unpk[d] : z_unpk[d] + 1'b1);
+      z_held_n[d] = !z_pause_age[d] ? '0
+                    : (z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1) ? z_held[d] : z_held[d] + 1'b1);
+      // Released: unparked long enough for an iteration to have seen it, or
+      // after a pause that no grant decided before it can still follow.
+      released = unparked && (z_unpk_n[d] == LAPSE_W'(PARK_LAPSE) || z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1));
+      if (released || (z_granted[d] && z_granted_src[d] != z_pk_src[d])) z_age_n[d] = '0;
+      else z_age_n[d] = z_age[d] == AGE_W'(PARK_AGE_CYCLES) ? z_age[d] : z_age[d] + 1'b1;
+      // Paused once old while another source has a message for the port
+      // (alone, its source keeps the port at no cost), until released.
+      others = 1'b0;
+      for (integer s = 0; s < N; s++)
+        if (z_wants[s][d] && z_pk_src[d] != PW'(s)) others = 1'b1;
+      z_pause_age_n[d] = AGE_RULE && !released
+                         && (z_pause_age[d] || (z_age[d] == AGE_W'(PARK_AGE_CYCLES) && others && !unparked));
+    end
+  end
+  assign z_pause_dst = fq_valid | e_idle_due | z_pause_age;
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                       .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
                       .PARK_W(CQ_LOG2 + 1)) u_sched (
@@ -653,7 +810,7 @@ module edm_switch #(
       logic [N-1:0]  cand, found_oh, rq_sel, dq_sel;
       logic [PW-1:0] fpeer;   // the control queue head's requester (forward) or destination (/G/)
       logic [65:0]   blk;
-      z_ctl_ok[m] = !ZERO_QUEUE || z_idle[m];
+      z_ctl_ok[m] = (!ZERO_QUEUE || z_idle[m]) && !e_idle_due[m];
       fpeer = fq_head[m][IW+SW +: PW];
       // Data at the head of an ingress whose oldest circuit targets this
       // egress, its unit not skipping older circuits; the lowest ingress wins.
@@ -694,7 +851,8 @@ module edm_switch #(
         if (rq_sel[k]) blk = blk | rq_head[k][m];
         if (dq_sel[k]) blk = blk | dq_head[k];
       end
-      if (!sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0) blk = IDLE;
+      e_sent_idle[m] = !sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0;
+      if (e_sent_idle[m]) blk = IDLE;
       e_out[m] = blk;
       e_is_g[m] = sel_g || sel_fqg;
       fq_push[m] = g_valid[m] && !sel_g;
@@ -758,6 +916,15 @@ module edm_switch #(
       z_open <= '0;
       z_idle <= '1;
       z_release <= '0;
+      e_run <= '0;
+      e_idle_due <= '0;
+      z_pk_cnt <= '0;
+      z_unpk <= '0;
+      z_age <= '0;
+      z_held <= '0;
+      z_pause_age <= '0;
+      z_pend <= '0;
+      z_wants <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
       cnt_unknown <= '0;
@@ -805,6 +972,18 @@ module edm_switch #(
         z_idle[m] <= next_at_most(8'(z_open[m]), z_started[m], z_ended[m], 0);
       end
       z_release <= z_ended;
+      for (integer m = 0; m < N; m++) begin
+        if (e_sent_idle[m]) e_run[m] <= '0;
+        else if (e_run[m] != RUN_W'(IDLE_AFTER)) e_run[m] <= e_run[m] + 1'b1;
+        e_idle_due[m] <= IDLE_RULE && !e_sent_idle[m] && (e_idle_due[m] || e_run[m] == RUN_W'(IDLE_AFTER - 1));
+      end
+      z_pk_cnt <= z_pk_cnt_n;
+      z_unpk <= z_unpk_n;
+      z_age <= z_age_n;
+      z_held <= z_held_n;
+      z_pause_age <= z_pause_age_n;
+      z_pend <= z_pend_n;
+      z_wants <= z_wants_n;
       for (integer i = 0; i < N; i++) begin
         circ_gap[i] <= circ_gap_n[i];
         sk_aligned[i] <= sk_aligned_n[i];
@@ -838,5 +1017,6 @@ module edm_switch #(
     e_src <= e_src_n;
     sk_dst <= sk_dst_n;
     sk_next_dst <= sk_next_dst_n;
+    z_pk_src <= z_pk_src_n;
   end
 endmodule

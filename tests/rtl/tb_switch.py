@@ -13,7 +13,10 @@ end; no host receiver counts an error; the switch's counters equal the injected
 corrupted /N/, unknown and Ethernet blocks; no overflow or drop; no data
 block waits in the switch (cnt_conflict) under the zero-queue rules, and some
 do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
-leaves circuits its later units skip, none dropped.
+leaves circuits its later units skip, none dropped; every egress, every cycle:
+no IDLE_PERIOD_BLOCKS blocks in a row without an idle (the egress idle rule);
+a source whose destination port another source keeps parked is granted
+within a bound set by PARK_AGE_CYCLES (the parked port's age rule).
 """
 
 from __future__ import annotations
@@ -221,6 +224,9 @@ class Bench:
         self.done_bytes = 0
         self.injected = {k: [0] * self.n for k in ("bad_notif", "unknown", "non_edm", "dropped")}
         self.g_seen = []      # (port, cycle) of each /G/ on an egress
+        self.run = [0] * self.n       # non-idle blocks in a row on each egress
+        self.longest_run = [0] * self.n
+        self.idle_rule = bool(int(dut.ZERO_QUEUE.value)) and bool(int(dut.EGRESS_IDLE_RULE.value))
 
     def fai_addr(self, c):
         return REGION * (1 + self.n) - 8 * (c + 1)
@@ -234,6 +240,11 @@ class Bench:
         self.egress_trace.update(out.to_bytes(66 * self.n // 8 + 1, "little"))
         for p, h in enumerate(self.hosts):
             blk = unpack((out >> (66 * p)) & ((1 << 66) - 1))
+            self.run[p] = 0 if blk == IDLE else self.run[p] + 1
+            self.longest_run[p] = max(self.longest_run[p], self.run[p])
+            if self.idle_rule:
+                assert self.run[p] < protocol.IDLE_PERIOD_BLOCKS, \
+                    f"egress {p}: {self.run[p]} blocks without an idle at cycle {self.cycle}"
             if blk[0] == protocol.SYNC_CTRL and blk[1] & 0xFFFF == protocol.SUB_G << 8:
                 self.g_seen.append((p, self.cycle))
             h.receive(blk, self.cycle)
@@ -324,7 +335,8 @@ class Bench:
             await self.step()
 
     def check_end(self, conflict_free=True):
-        self.dut._log.info(f"egress trace sha256 {self.egress_trace.hexdigest()[:16]} over {self.cycle} cycles")
+        self.dut._log.info(f"egress trace sha256 {self.egress_trace.hexdigest()[:16]} over {self.cycle} cycles; "
+                           f"longest runs without an idle {self.longest_run}")
         for h in self.hosts:
             cnt = h.rx.counters
             assert all(cnt[k] == 0 for k in ("corrupted", "unknown", "bad_sync", "frames_bad", "frames_ok")), \
@@ -561,3 +573,92 @@ async def random_traffic(dut):
     if not zero_queue:
         assert int(dut.cnt_conflict.value) > 0, "the serialising path was not exercised"
     b.check_end(conflict_free=zero_queue)
+
+
+def unit_blocks(kind, size):
+    """Blocks of a data unit of `size` payload bytes (the reference codec's)."""
+    return len(codec.encode_message(codec.Message(kind, 0, 1, 0, size, addr=0, data=bytes(size))))
+
+
+async def keep_writing(b, c, m, size, cycles, extra=None, under_way=3):
+    """Compute host c keeps `under_way` writes of `size` bytes to m notified
+    for `cycles` cycles (its circuits into m back to back; the bench's host
+    sends a /N/ only in a gap of its uplink's data); extra(b) runs every cycle."""
+    h = b.hosts[c]
+    for _ in range(cycles):
+        if h.active.get(m, 0) < under_way and len(h.ctrl) < 2:
+            h.write(m, size, b.rng)
+        if extra:
+            extra(b)
+        await b.step()
+
+
+@cocotb.test()
+async def an_egress_booked_solid_keeps_an_idle_per_period(dut):
+    """A compute host writes one memory host, 4 KB messages of whole chunks
+    back to back (four notified), while the other keeps four 8-byte reads of
+    the other memory host under way. With a chunk whose WREQ unit is a whole
+    number of scheduler iterations (CHUNK_BYTES = 48: 9 blocks) and the age
+    rule off, the memory host's egress carries that source's data with no
+    gap for as long as its port stays parked to it (a change of source
+    leaves a gap: the new source's data follow its grant).
+    The bench checks every egress every cycle for IDLE_PERIOD_BLOCKS blocks
+    without an idle; every byte is checked; no data block waits
+    (cnt_conflict). With the egress idle rule and the age rule both off that
+    run is far longer (the check can fail)."""
+    b = Bench(dut, 23)
+    await b.start()
+    c0, c1, m0, m1 = b.compute[0], b.compute[-1], b.memory[0], b.memory[-1]
+    size = (REGION - 1) // b.chunk * b.chunk
+    second = b.hosts[c1]
+
+    def more(b):
+        if second.active.get(m1, 0) < 4 and len(second.ctrl) < 2:
+            second.read(m1, 8, b.rng)
+
+    await keep_writing(b, c0, m0, size, 6000, more, under_way=4)
+    await b.drain()
+    nw = len(b.expect_w[(c0, m0)])
+    nr = len(b.expect_r[(m1, c1)])
+    dut._log.info(f"booked solid: {nw} writes of {size} B, {nr} reads of 8 B over {b.cycle} cycles; "
+                  f"longest runs without an idle {b.longest_run}")
+    assert nw >= 6 and nr > 100
+    if not b.idle_rule and int(dut.PARK_AGE_CYCLES.value) == 0:
+        assert max(b.longest_run) >= protocol.IDLE_PERIOD_BLOCKS, "the traffic does not need the rule"
+    b.check_end()
+
+
+@cocotb.test()
+async def a_parked_port_lets_a_waiting_source_in(dut):
+    """A compute host writes one memory host back to back, 1 KB messages with
+    three under way, so that memory host's port stays parked to it (zero-queue
+    rule a) for about 3000 cycles; soon after it is parked the other compute
+    host writes 32 bytes to it. With PARK_AGE_CYCLES its first grant comes within the age,
+    the drain of every circuit that can be committed into the port and the
+    scheduler's decision (SRPT: the 32 bytes outrank every 1 KB message);
+    with PARK_AGE_CYCLES = 0 it waits for the stream to end."""
+    b = Bench(dut, 29)
+    await b.start()
+    c0, c1, m = b.compute[0], b.compute[-1], b.memory[0]
+    await keep_writing(b, c0, m, 1024, 60)   # the port is parked from about cycle 10 on
+    t_n = b.cycle + 1   # the /N/ goes out on c1's uplink in the next step
+    b.hosts[c1].write(m, 32, b.rng)
+    await keep_writing(b, c0, m, 1024, 2940)
+    await b.drain()
+    first = min(cyc for p, cyc in b.g_seen if p == c1 and cyc >= t_n)
+    age = int(dut.PARK_AGE_CYCLES.value)
+    cq = 1 << int(dut.CQ_LOG2.value)
+    # The /N/ reaches the scheduler (3); the port's age runs out (age + the
+    # pause's grant lag, 4); every circuit that can be committed into the port
+    # (the parked source's queue and 2 grants in flight) drains, each a full
+    # unit, after its /G/, the host's answer and the switch's path (7 + HOST_LAT);
+    # the release reaches an iteration (3), its grant the egress (4).
+    # (With the rule off: the bound the switch's default age would keep.)
+    bound = 3 + (age or 256) + 4 + (cq + 2) * unit_blocks("WREQ", b.chunk) + 7 + HOST_LAT + 3 + 4
+    dut._log.info(f"waiting write: /N/ at {t_n}, first grant at {first}: {first - t_n} cycles "
+                  f"(bound {bound}, PARK_AGE_CYCLES {age})")
+    if age:
+        assert first - t_n <= bound, (first - t_n, bound)
+    else:
+        assert first - t_n > bound, "the port was not kept parked"
+    b.check_end()

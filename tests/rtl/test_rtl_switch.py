@@ -24,6 +24,26 @@ def test_switch_without_zero_queue_rules_counts_waiting_data():
              name="edm_switch_4_paper", testcase="random_traffic")
 
 
+@pytest.mark.parametrize("idle_rule,park_age", [(1, 0), (0, 0)])
+def test_switch_egress_idle_rule(idle_rule, park_age):
+    """An egress booked solid (tb_switch.an_egress_booked_solid_keeps_an_idle_per_period:
+    48-byte chunks, a WREQ unit of 9 blocks, 3 scheduler iterations) with the
+    age rule off: the egress idle rule alone keeps an idle in every
+    IDLE_PERIOD_BLOCKS blocks; without it the check fails (the bench asserts so)."""
+    simulate("edm_switch", sources(*FILES), "tb_switch",
+             {"N": 4, "CHUNK_BYTES": 48, "EGRESS_IDLE_RULE": idle_rule, "PARK_AGE_CYCLES": park_age},
+             name=f"edm_switch_4_c48_idle{idle_rule}_age{park_age}",
+             testcase="an_egress_booked_solid_keeps_an_idle_per_period")
+
+
+def test_switch_without_age_rule_a_parked_port_starves():
+    """PARK_AGE_CYCLES = 0: the waiting source of
+    tb_switch.a_parked_port_lets_a_waiting_source_in waits past the bound the
+    age rule keeps (the bench asserts so), so that check can fail."""
+    simulate("edm_switch", sources(*FILES), "tb_switch", {"N": 4, "CHUNK_BYTES": 64, "PARK_AGE_CYCLES": 0},
+             name="edm_switch_4_age0", testcase="a_parked_port_lets_a_waiting_source_in")
+
+
 def test_switch_synthesizes_for_ecp5(yosys):
     """synth_ecp5 at N = 4 with DEPTH = 8 notification slots per queue (the
     default DEPTH = 3N = 12 also synthesizes, about 56k LUT4, but takes ~5 min)."""
