@@ -353,15 +353,32 @@ module edm_compute_node #(
   assign g_sent  = s_csent[g_slot];
   assign g_nfull = {1'b0, g_len} >> CL;
   assign g_tail  = g_len & 16'(MAX_CHUNK_BYTES - 1);
+  // The lowest unsent full chunk in log depth (a 256-deep priority chain is
+  // slow and overflows Yosys's abc9 recursion): g_below[i] = any of g_avail[i:0]
+  // (prefix OR in KW doubling steps), the lowest one g_avail & ~(g_below << 1),
+  // its index bit b the OR of the one-hot bits whose index has bit b.
+  logic [NCH-1:0] g_avail, g_lowest;
+  logic [NCH-1:0] g_below;
+  logic [KW-1:0]  g_kfull;
+  always_comb begin
+    for (integer i = 0; i < NCH; i++) g_avail[i] = 17'(i) < g_nfull && !g_sent[i];
+    g_below = g_avail;
+    for (integer l = 0; l < KW; l++) g_below = g_below | (g_below << (1 << l));
+  end
+  assign g_lowest = g_avail & ~(g_below << 1);
+  for (genvar b = 0; b < KW; b++) begin : g_kbit
+    logic [NCH-1:0] has_b;
+    for (genvar i = 0; i < NCH; i++) begin : g_i
+      assign has_b[i] = ((i >> b) & 1) != 0 && g_lowest[i];
+    end
+    assign g_kfull[b] = |has_b;
+  end
   always_comb begin
     g_found = 1'b0;
     g_k = '0;
     if (g_size == MAX_CHUNK) begin
-      for (integer i = NCH - 1; i >= 0; i--)
-        if (17'(i) < g_nfull && !g_sent[i]) begin
-          g_found = 1'b1;
-          g_k = KW'(i);
-        end
+      g_found = |g_avail;
+      g_k = g_kfull;
     end else if (g_size == g_tail && g_tail != 16'd0 && g_nfull < 17'(NCH) && !g_sent[g_nfull[KW-1:0]]) begin
       g_found = 1'b1;
       g_k = g_nfull[KW-1:0];
