@@ -8,6 +8,7 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py                  # seeds 0..4, 100 rounds
     .venv/bin/python experiments/dual_fabric.py --seeds 10 --rounds 200
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
+    .venv/bin/python experiments/dual_fabric.py --seeds 5 --read-hold-shift 0     # no read hold
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
 other, docs/faults.md §6); --second-cut T moves the second cut to cycle T
@@ -69,6 +70,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
     parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
     parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
+    parser.add_argument("--read-hold-shift", type=int,
+                        help="the four (or --two-cuts) on a top built with this READ_HOLD_SHIFT "
+                             "(edm_compute_node's read hold; 0: none before a read's own timeout)")
     args = parser.parse_args()
     if args.ber is not None:
         bit_errors(args)
@@ -85,13 +89,15 @@ def main() -> None:
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
                                  "EDM_DUAL_JSON": str(out),
                                  **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
-                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
+                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})},
+                            parameters=None if args.read_hold_shift is None
+                            else {"READ_HOLD_SHIFT": args.read_hold_shift})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
             failed = [t for t in tests if t not in {r["test"] for r in done}]
             if failed:   # a failing test writes no summary; the others of the seed may have
-                failures.append(f"seed {s}: {', '.join(failed)} failed "
-                                f"(EDM_DUAL_SEED={s}; tests/rtl/sim_build/tb_dual_fabric/results.xml)")
+                failures.append(f"seed {s}: {', '.join(failed)} failed (EDM_DUAL_SEED={s}; tests/rtl/sim_build/"
+                                f"tb_dual_fabric{'' if args.read_hold_shift is None else '_READ_HOLD_SHIFT' + str(args.read_hold_shift)}/...)")
             rows += [(s, r) for r in done]
     print("| test | seed | cycles | requests / bytes checked | writes / RMW | lost | reported failed "
           "| applied twice (DRAM words) | second copies marked (stale) | completions dropped | requests on one plane "

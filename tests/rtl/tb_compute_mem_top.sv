@@ -10,6 +10,7 @@ module tb_compute_mem_top #(
     input  logic rx_rst_n,
     input  logic [edm_pkg::PORT_BITS-1:0] cn_node_port,
     input  logic [19:0] cn_cfg_timeout,
+    input  logic [19:0] cn_cfg_retry,    // WREQ /N/ re-send (0 = none; the lost-grant test sets it)
     input  logic cn_req_valid,
     output logic cn_req_ready,
     input  logic [2:0] cn_req_kind,
@@ -55,6 +56,7 @@ module tb_compute_mem_top #(
     output logic [15:0] cn_cnt_dropped,
     output logic [15:0] cn_cnt_stray_grants,
     output logic [15:0] cn_cnt_timeouts,
+    output logic [15:0] cn_cnt_retries,
     output logic [15:0] cn_cnt_late,
     output logic [15:0] cn_cnt_rx_overflow,
     // Memory node i (instance g_mn[i].mn): slice i of every mn_ vector
@@ -96,7 +98,7 @@ module tb_compute_mem_top #(
       .clk, .rst_n, .rx_clk, .rx_rst_n,
       .node_port(cn_node_port),
       .cfg_timeout(cn_cfg_timeout),
-      .cfg_retry('0),  // no /N/ re-sends here; tb_fabric tests them
+      .cfg_retry(cn_cfg_retry),
       .ctl_lost(1'b0),
       .req_valid(cn_req_valid),
       .req_ready(cn_req_ready),
@@ -143,7 +145,7 @@ module tb_compute_mem_top #(
       .cnt_dropped(cn_cnt_dropped),
       .cnt_stray_grants(cn_cnt_stray_grants),
       .cnt_timeouts(cn_cnt_timeouts),
-      .cnt_retries(),
+      .cnt_retries(cn_cnt_retries),
       .cnt_late(cn_cnt_late),
       .cnt_rx_overflow(cn_cnt_rx_overflow)
   );

@@ -45,6 +45,21 @@ RSIZE = 4096
 LBASE = 0x0000_0040_0000_0000   # the compute node's local memory
 LSIZE = 1 << 16
 CHUNK = protocol.DEFAULT_CHUNK_BYTES
+BOGUS_GRANT = 100   # no chunk of the lost-grant test's writes has this size
+
+
+def chunk_size(length, k):
+    """Bytes of a WREQ's chunk k: [k CHUNK, min((k + 1) CHUNK, length))."""
+    return min(CHUNK, length - k * CHUNK)
+
+
+def expected_chunk(length, sent, size):
+    """The chunk a grant of `size` bytes is answered with: the lowest unsent one
+    of that size (only the last can be short), None if none (a stray grant)."""
+    for k in range((length + CHUNK - 1) // CHUNK):
+        if k not in sent and chunk_size(length, k) == size:
+            return k
+    return None
 MAX_READ = 1024                 # edm_mem_node's default MAX_READ_BYTES
 X = protocol.DEFAULT_MAX_ACTIVE_NOTIFS
 K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
@@ -172,12 +187,13 @@ class MemNode:
 
 class Bench:
     def __init__(self, dut, seed, *, rx_period=2000, p_grant=0.3, p_lrd=0.8, p_lwr=0.95, p_cpl=0.8,
-                 p_out=0.85, timeout=0):
+                 p_out=0.85, timeout=0, retry=0):
         self.dut = dut
         self.rng = random.Random(seed)
         self.rx_period = rx_period
         self.p_grant, self.p_lrd, self.p_lwr, self.p_cpl, self.p_out = p_grant, p_lrd, p_lwr, p_cpl, p_out
         self.timeout = timeout
+        self.retry = retry
         self.cycle = 0
         self.mn_ports = NodePorts(dut, "mn_", len(MNS))
         self.mns = {port: MemNode(self, i, port) for i, port in enumerate(MNS)}
@@ -201,7 +217,8 @@ class Bench:
         self.lrd_q = deque()
         self.lrd_due = 0
         self.completed = []
-        self.expect = dict(dropped=0, stray=0, timeouts=0, late=0)
+        self.expect = dict(dropped=0, stray=0, timeouts=0, late=0, retries=0)
+        self.bogus_after_loss = False  # after each lost grant, one of a size no chunk has
         self.drop_next = set()       # request tags whose unit the switch drops
         self.delay_rres = set()      # tags whose response the switch holds back
         self.held = []               # (tag, blocks) held responses
@@ -216,6 +233,7 @@ class Bench:
         d.rx_rst_n.value = 0
         d.cn_node_port.value = CN
         d.cn_cfg_timeout.value = self.timeout
+        d.cn_cfg_retry.value = self.retry
         for n in ("req_valid", "cpl_ready", "lmem_rd_ready", "lmem_rd_rsp_valid", "lmem_wr_ready", "in_valid",
                   "in_first", "in_last", "in_error", "in_abort", "grant_valid", "out_ready"):
             getattr(d, "cn_" + n).value = 0
@@ -281,8 +299,14 @@ class Bench:
     def unit_from_cn(self, ev, blocks):
         if ev[0] == "notification":
             _, dst, mid, size = ev
+            if (dst, mid) in self.writes:  # a re-sent /N/: for the chunks not yet granted
+                r = self.writes[(dst, mid)]
+                assert r["grant_left"] == 0 and size == r["len"] - sum(chunk_size(r["len"], k) for k in r["csent"]), \
+                    ("re-sent /N/", size, r["len"], sorted(r["csent"]))
+                r["grant_left"] = size
+                return
             r = self.first_unit(K_WREQ, dst, mid, size)
-            r.update(grant_left=size, grants=deque(), sent=0, chunks=0)
+            r.update(grant_left=size, grants=deque(), sent=0, csent=set(), n_grants=0)
             self.writes[(dst, mid)] = r
             return
         m = ev[1]
@@ -290,15 +314,16 @@ class Bench:
         if m.kind == "WREQ":
             r = self.writes[(m.dst, m.msg_id)]
             assert r["grants"], f"WREQ chunk of {(m.dst, m.msg_id)} without a grant"
-            size = r["grants"].popleft()
+            # Chunk k is bytes [k C, min((k + 1) C, len)), seq k, whatever grant it answers.
+            k = r["grants"].popleft()
+            size, off = chunk_size(r["len"], k), k * CHUNK
             assert m.length == size == len(m.data), (m.length, size)
-            assert m.seq == r["chunks"] and m.addr == r["raddr"] + r["sent"], (m.seq, r["chunks"], m.addr)
-            assert m.data == r["data"][r["sent"]:r["sent"] + size], "WREQ chunk data differs from the local buffer"
+            assert m.seq == k and m.addr == r["raddr"] + off, ("chunk", k, "got seq", m.seq, "addr", m.addr)
+            assert m.data == r["data"][off:off + size], "WREQ chunk data differs from the local buffer"
             r["sent"] += size
-            r["chunks"] += 1
-            assert m.last == (r["sent"] == r["len"])
+            assert m.last == (off + size == r["len"])
             self.mns[m.dst].forward(m)
-            if m.last:
+            if r["sent"] == r["len"]:
                 del self.writes[(m.dst, m.msg_id)]
                 self.active[m.dst] -= 1
             return
@@ -360,10 +385,21 @@ class Bench:
         cands = [r for r in self.writes.values() if r["grant_left"] > 0 and len(r["grants"]) < 2]
         if cands and rng.random() < self.p_grant and len(self.rx_grants) < 4:
             r = rng.choice(cands)
-            g = CHUNK if rng.random() < 0.6 else rng.randint(1, CHUNK)
-            take = min(g, r["grant_left"])
-            r["grant_left"] -= take
-            r["grants"].append(take)
+            g = min(CHUNK, r["grant_left"])  # as edm_pim_scheduler: full chunks first
+            r["grant_left"] -= g
+            i = r["n_grants"]
+            r["n_grants"] += 1
+            if i in r.get("lose", ()):
+                self.expect["retries"] += 1  # the node asks again for what it missed
+                if self.bogus_after_loss:    # and a grant of no chunk's size: stray
+                    assert expected_chunk(r["len"], r["csent"], BOGUS_GRANT) is None
+                    self.rx_grants.append((r["dst"], r["id"], BOGUS_GRANT))
+                    self.expect["stray"] += 1
+                return
+            k = expected_chunk(r["len"], r["csent"], g)
+            assert k is not None, "the switch model granted no chunk"
+            r["csent"].add(k)
+            r["grants"].append(k)
             self.rx_grants.append((r["dst"], r["id"], g))
 
     # ------------------------------------------------------------ the RX clock domain
@@ -545,7 +581,8 @@ class Bench:
             assert not mn.reads and not mn.units and mn.cur is None
         assert not self.writes and not self.by_key and not self.rx_units and not self.rx_grants
         got = dict(dropped=int(d.cn_cnt_dropped.value), stray=int(d.cn_cnt_stray_grants.value),
-                   timeouts=int(d.cn_cnt_timeouts.value), late=int(d.cn_cnt_late.value))
+                   timeouts=int(d.cn_cnt_timeouts.value), late=int(d.cn_cnt_late.value),
+                   retries=int(d.cn_cnt_retries.value))
         assert got == self.expect, f"counters {got} != expected {self.expect}"
         assert int(d.cn_cnt_rx_overflow.value) == 0
         assert self.cn_rx.counters["corrupted"] == 0 and self.cn_rx.counters["unknown"] == 0
@@ -673,6 +710,27 @@ async def forged_responses(dut):
     await b.run()
     b.check_final()
     assert b.expect["dropped"] > 20, b.expect
+
+
+@cocotb.test()
+async def lost_grants(dut):
+    """The switch loses a write's first grant (C + 44 bytes: the next grant is
+    the 44-byte last chunk's) or a middle one (3 C + 44 bytes), and sends a
+    grant of a size no chunk has: each grant is answered with the chunk of its
+    size, seq and offset fixed by the message (chunk k = bytes [k C, (k + 1) C)),
+    the odd grant is stray, the /N/ re-sent after cfg_retry << 2 quiet cycles
+    asks for the missing chunk only, and every byte lands in DRAM (check_final)."""
+    b = await new_bench(dut, 18, p_grant=1.0, retry=600)
+    b.bogus_after_loss = True
+    for i in range(12):
+        n, lose = (CHUNK + 44, 0) if i % 2 == 0 else (3 * CHUNK + 44, 1 + i % 3)
+        r = b.request(K_WREQ, MNS[i % 2], RBASE + b.rng.randrange(RSIZE - n), n)
+        r["lose"] = {lose}   # indices of its grants the switch loses
+        if i % 4 == 1:
+            b.rand_request()
+    await b.run()
+    b.check_final()
+    assert b.expect["retries"] == 12 and b.expect["stray"] == 12, b.expect
 
 
 @cocotb.test()

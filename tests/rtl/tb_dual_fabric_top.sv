@@ -24,7 +24,8 @@ module tb_dual_fabric_top #(
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
-    parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
+    parameter bit          READ_ORDER = 1'b1,    // ... reads included (0: reads keep their own engine's)
+    parameter int unsigned READ_HOLD_SHIFT = 2   // edm_compute_node's read hold (0: none before a read's own timeout)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -229,7 +230,7 @@ module tb_dual_fabric_top #(
       always_ff @(posedge clk) rx_counts_seen <= rx_counts;
       assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1),
-                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
+                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2), .READ_HOLD_SHIFT(READ_HOLD_SHIFT)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,

@@ -143,6 +143,17 @@ def test_dual_fabric_link_cut_parked_port():
     run_dual_fabric(testcase="compute_link_cut", env={"EDM_DUAL_SEED": "1"})
 
 
+def test_dual_fabric_link_cut_lost_first_grant():
+    """compute_link_cut with seed 0 and no read hold (READ_HOLD_SHIFT = 0):
+    after the cut plane 0's switch sends compute node 0 three /G/ in a row and
+    the node's /G/ resync eats the first two, a 300-byte write's 256-byte first
+    chunk's among them; the node must answer the 44-byte grant with the
+    write's last chunk (bytes 256..299, seq 1), not with bytes 0..43 as seq 0,
+    which memory node 1's filter would keep as the first chunk's first copy,
+    leaving bytes 44..255 unwritten (docs/faults.md §5, §6)."""
+    run_dual_fabric(testcase="compute_link_cut", env={"EDM_DUAL_SEED": "0"}, parameters={"READ_HOLD_SHIFT": 0})
+
+
 def test_dual_fabric_shared_word():
     """Both compute nodes write and fetch-and-add one word, its first copies
     applied by either memory engine: one sequential order explains every old
