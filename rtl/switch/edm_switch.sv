@@ -24,6 +24,22 @@
 //     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
 //     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating,
 //     one cycle behind their events.
+//   * Units cut short (a bit error on the uplink): an unknown block, a frame
+//     block or a second /MS/ inside an open stored RREQ or data unit (a unit
+//     whose /MT/ was hit becomes one of these, or, turned data, runs on to
+//     the next /MS/). The 802.3 error block /E/ takes that block's place in
+//     the unit's FIFO, flagged as its end, and the rest of the unit is
+//     dropped: one write, as for any block of the unit. The egress ends the
+//     unit (and its circuit) with the /E/; edm_rx aborts it (mem_abort), as
+//     the unit's CRC-32C would have failed anyway. A /MS/ that cuts a unit
+//     cannot be stored in the same cycle: its unit is dropped too (its
+//     notification not made), an intact unit lost to the error, recovered as
+//     any lost unit (the host's timeouts, the other plane). cnt_dropped
+//     counts both. A cut forwarded RREQ leaves the circuit of its answer,
+//     which never comes: a later unit of the memory node to another host
+//     skips it (lost grants, below) or CIRCUIT_TIMEOUT_CYCLES gives it up;
+//     with neither (timeout 0, the memory node answering only that host),
+//     the host's port keeps a circuit open and gets no control unit again.
 // Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
 // (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
 // RREQ forwarded to egress s. Either way a circuit s -> d is queued.
