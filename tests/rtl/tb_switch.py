@@ -16,7 +16,10 @@ do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
 leaves circuits its later units skip, none dropped; every egress, every cycle:
 no IDLE_PERIOD_BLOCKS blocks in a row without an idle (the egress idle rule);
 a source whose destination port another source keeps parked is granted
-within a bound set by PARK_AGE_CYCLES (the parked port's age rule).
+within a bound set by PARK_AGE_CYCLES (the parked port's age rule); a unit
+cut short on its uplink (its /MT/ hit, an unknown block inside it, or cut by
+the next /MS/) ends on its egress as an aborted unit, counted, and the ports
+carry traffic after it.
 """
 
 from __future__ import annotations
