@@ -24,6 +24,22 @@
 //     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
 //     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating,
 //     one cycle behind their events.
+//   * Units cut short (a bit error on the uplink): an unknown block, a frame
+//     block or a second /MS/ inside an open stored RREQ or data unit (a unit
+//     whose /MT/ was hit becomes one of these, or, turned data, runs on to
+//     the next /MS/). The 802.3 error block /E/ takes that block's place in
+//     the unit's FIFO, flagged as its end, and the rest of the unit is
+//     dropped: one write, as for any block of the unit. The egress ends the
+//     unit (and its circuit) with the /E/; edm_rx aborts it (mem_abort), as
+//     the unit's CRC-32C would have failed anyway. A /MS/ that cuts a unit
+//     cannot be stored in the same cycle: its unit is dropped too (its
+//     notification not made), an intact unit lost to the error, recovered as
+//     any lost unit (the host's timeouts, the other plane). cnt_dropped
+//     counts both. A cut forwarded RREQ leaves the circuit of its answer,
+//     which never comes: a later unit of the memory node to another host
+//     skips it (lost grants, below) or CIRCUIT_TIMEOUT_CYCLES gives it up;
+//     with neither (timeout 0, the memory node answering only that host),
+//     the host's port keeps a circuit open and gets no control unit again.
 // Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
 // (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
 // RREQ forwarded to egress s. Either way a circuit s -> d is queued.
@@ -199,6 +215,8 @@ module edm_switch #(
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
+  // The 802.3 error block (/E/ x 8): what ends a unit cut short at the ingress.
+  localparam logic [65:0] ERROR_BLOCK = {{8{edm_pkg::CTRL_ERROR[6:0]}}, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
   localparam int unsigned RQ_ROOM = (1 << RQ_LOG2) - 5;  // room for one RMWREQ
 
   function automatic [15:0] sat_inc(input [15:0] c, input inc);
@@ -393,6 +411,11 @@ module edm_switch #(
   // Each stored block carries its /MT/ test (stage 1's r_mt) beside it, so the
   // egress learns that a unit ends from a flip-flop, not from its multiplexer.
   logic [N-1:0]       dq_head_mt;
+  // What an ingress writes into its FIFOs (dq, rq): the block and its /MT/
+  // test, or, where the open unit is cut short (u_cut), the error block as
+  // its end.
+  logic [N-1:0]       u_cut;
+  logic [N-1:0][66:0] u_wr_data;
   // Stored RREQs, per (requester c, memory m) at [c][m]. Two indices, not
   // c*N + m: a run-time product as an index makes Yosys build a full barrel
   // shifter (and a DSP multiplier) whenever its shift-multiply peephole misses,
@@ -451,7 +474,7 @@ module edm_switch #(
   /* verilator lint_off PINCONNECTEMPTY */
   for (genvar i = 0; i < N; i++) begin : g_port
     edm_fifo #(.WIDTH(67), .DEPTH_LOG2(DQ_LOG2), .REG_HEAD(1)) u_dq (
-        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data({r_mt[i], b1[i]}),
+        .clk, .rst_n, .wr_valid(dq_wr[i]), .wr_ready(dq_wready[i]), .wr_data(u_wr_data[i]),
         .rd_valid(dq_valid[i]), .rd_ready(dq_pop[i]), .rd_data({dq_head_mt[i], dq_head[i]}), .count());
     edm_fifo #(.WIDTH(PW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_rxc (
         .clk, .rst_n, .wr_valid(circ_push[i]), .wr_ready(rxc_wready[i]), .wr_data(circ_dst[i]),
@@ -474,7 +497,7 @@ module edm_switch #(
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(67), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
-          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data({r_mt[i], b1[i]}),
+          .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(u_wr_data[i]),
           .rd_valid(rq_valid[i][m]), .rd_ready(rq_pop[i][m]), .rd_data({rq_head_mt[i][m], rq_head[i][m]}),
           .count(rq_count[i][m]));
     end
@@ -621,7 +644,7 @@ module edm_switch #(
   // Unit mode per ingress: 0 none, 1 stored RREQ (to rq of pair (i, u_mem)), 2 data, 3 dropped.
   logic [N-1:0][1:0]    u_mode, u_mode_n;
   logic [N-1:0][PW-1:0] u_mem, u_mem_n;
-  logic [N-1:0]         i_drop, i_unk, i_non_edm, i_bad_n;
+  logic [N-1:0]         i_drop, i_drop_new, i_unk, i_non_edm, i_bad_n;
   logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
   logic [N-1:0][N-1:0]      rq_new, rq_granted;
   logic [N-1:0]         rq_md;         // a block of a stored RREQ unit
@@ -634,7 +657,9 @@ module edm_switch #(
     for (integer i = 0; i < N; i++) begin
       logic [63:0] p;
       logic [edm_pkg::PORT_BITS-1:0] hdst;
+      logic data_ends;   // the open data unit ends here: its /MT/, or cut short
       p = b1[i][65:2];
+      data_ends = 1'b0;
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       mode1[i] = u_mode[i];
       drop1[i] = 1'b0;
@@ -644,7 +669,11 @@ module edm_switch #(
       i_non_edm[i] = r_std[i];
       i_bad_n[i] = r_nbad[i];
       // The notification (built in stage 0); an RREQ's needs room in its pair's store.
-      n_valid[i] = r_n_valid[i];
+      // A stored RREQ or data unit cut short (header, "Units cut short"):
+      // an unknown block, a frame block or a second /MS/ inside it.
+      u_cut[i] = (u_mode[i] == 2'd1 || u_mode[i] == 2'd2) && (r_unk[i] || r_std[i] || r_ms[i]);
+      i_drop_new[i] = u_cut[i] && r_ms[i];   // the unit that cut it is dropped too
+      n_valid[i] = r_n_valid[i] && !i_drop_new[i];
       n_src[i*PW +: PW] = r_n_src[i];
       n_dst[i*PW +: PW] = r_n_dst[i];
       n_id[i*IW +: IW] = r_n_id[i];
@@ -665,8 +694,19 @@ module edm_switch #(
       sk_next_dst_n[i] = sk_next_dst[i];
       if (r_ngood[i]) begin
         drop1[i] = !n_valid[i];
+      end else if (u_cut[i]) begin
+        // The error block takes the cutting block's place in the unit's
+        // FIFO (one write, as any block of the unit) and ends it; the rest
+        // of the unit is dropped.
+        drop1[i] = 1'b1;
+        mode1[i] = 2'd3;
+        if (u_mode[i] == 2'd1) rq_md[i] = 1'b1;
+        else begin
+          dq_wr[i] = 1'b1;
+          data_ends = 1'b1;
+        end
       end else if (r_ms[i]) begin
-        if (u_mode[i] != 2'd0) drop1[i] = 1'b1;  // the open unit was cut short
+        // (A dropped unit that it ends, u_mode 3, was counted when dropped.)
         mode1[i] = 2'd3;
         if (r_rd[i]) begin
           if (!n_valid[i]) drop1[i] = 1'b1;
@@ -695,19 +735,16 @@ module edm_switch #(
           default: if (r_data[i]) i_non_edm[i] = 1'b1; else drop1[i] = 1'b1;  // frame data; stray /MT/
         endcase
         if (r_mt[i]) begin
-          // A data unit's circuit is popped now, or owed to a waiting unit
-          // (another unit's /MT/, e.g. a stored RREQ's, leaves that as it is).
-          if (u_mode[i] == 2'd2) begin
-            if (sk_next[i]) sk_next_mt_n[i] = 1'b1;
-            else if (sk_pend[i]) sk_mt_n[i] = 1'b1;
-            else rxc_pop[i] = 1'b1;
-          end
+          data_ends = u_mode[i] == 2'd2;
           mode1[i] = 2'd0;
         end
-      end else if (r_std[i] && u_mode[i] != 2'd0) begin
-        // A frame block inside a unit: the unit is cut short (docs/protocol.md §3.3).
-        drop1[i] = 1'b1;
-        mode1[i] = 2'd3;
+      end
+      // A data unit's circuit is popped as it ends, or owed to a waiting
+      // unit (another unit's /MT/, e.g. a stored RREQ's, leaves that as it is).
+      if (data_ends) begin
+        if (sk_next[i]) sk_next_mt_n[i] = 1'b1;
+        else if (sk_pend[i]) sk_mt_n[i] = 1'b1;
+        else rxc_pop[i] = 1'b1;
       end
       // The skip ends with the unit's own circuit at both heads: its owed
       // rxc pop (its /MT/ came, maybe in this cycle) happens now.
@@ -730,6 +767,8 @@ module edm_switch #(
     end
   end
   /* verilator lint_on UNUSEDSIGNAL */
+  always_comb
+    for (integer i = 0; i < N; i++) u_wr_data[i] = u_cut[i] ? {1'b1, ERROR_BLOCK} : {r_mt[i], b1[i]};
   assign rxc_take = rxc_valid & (rxc_pop | lost_grant);
   assign txc_take = txc_valid & (txc_pop | lost_grant);
   assign rxc_push = circ_push & rxc_wready;
@@ -755,7 +794,7 @@ module edm_switch #(
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
-      rq_new[i] = r_rd_room[i] & {N{n_ready[i]}};
+      rq_new[i] = r_rd_room[i] & {N{n_ready[i] && !i_drop_new[i]}};
       rq_wr[i] = rq_new[i];
       if (rq_md[i]) rq_wr[i][u_mem[i]] = 1'b1;
       if (rq_new[i] != '0) begin
@@ -891,7 +930,7 @@ module edm_switch #(
   logic conflict;
   // Counted events are registered before their counters (a counter lags its
   // event by one cycle), so no decision of the cycle fans out to 16 enables.
-  logic [N-1:0] ev_bad_n, ev_unk, ev_non_edm, ev_drop;
+  logic [N-1:0] ev_bad_n, ev_unk, ev_non_edm, ev_drop, ev_drop_new;
   logic         ev_conflict, ev_overflow;
   assign conflict = |(dq_valid & ~dq_pop & ~sk_hold);  // a skipping unit waits for circuits, not its egress
 
@@ -935,6 +974,7 @@ module edm_switch #(
       ev_unk <= '0;
       ev_non_edm <= '0;
       ev_drop <= '0;
+      ev_drop_new <= '0;
       ev_conflict <= 1'b0;
       ev_overflow <= 1'b0;
       cnt_overflow <= '0;
@@ -1002,7 +1042,7 @@ module edm_switch #(
         cnt_bad_notif[i*16 +: 16] <= sat_inc(cnt_bad_notif[i*16 +: 16], ev_bad_n[i]);
         cnt_unknown[i*16 +: 16] <= sat_inc(cnt_unknown[i*16 +: 16], ev_unk[i]);
         cnt_non_edm[i*16 +: 16] <= sat_inc(cnt_non_edm[i*16 +: 16], ev_non_edm[i]);
-        cnt_dropped[i*16 +: 16] <= sat_inc(cnt_dropped[i*16 +: 16], ev_drop[i]);
+        cnt_dropped[i*16 +: 16] <= edm_pkg::sat_add(cnt_dropped[i*16 +: 16], {1'b0, ev_drop[i]} + {1'b0, ev_drop_new[i]});
       end
       cnt_conflict <= sat_inc(cnt_conflict, ev_conflict);
       cnt_overflow <= sat_inc(cnt_overflow, ev_overflow);
@@ -1010,6 +1050,7 @@ module edm_switch #(
       ev_unk <= i_unk;
       ev_non_edm <= i_non_edm;
       ev_drop <= i_drop;
+      ev_drop_new <= i_drop_new;
       ev_conflict <= conflict;
       ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready);
     end

@@ -1110,3 +1110,13 @@ async def bit_errors(dut):
         assert copies["lag_first"] <= 12, copies
     if not os.environ.get("EDM_DUAL_COUNT_ONLY"):
         assert copies["refused_first"] == 0, f"first copies refused as stale: {copies}"
+    # No plane stopped (issue #25): each switch drains, nothing open, queued or
+    # waiting to be sent (a circuit left by a lost unit is given up within its
+    # CIRCUIT_TIMEOUT_CYCLES).
+    for _ in range(3000):
+        if not any(field(int(getattr(dut, k).value), y, 64) for k in ("sw_z_open", "sw_txc_count", "sw_fq_count")
+                   for y in range(2)):
+            break
+        await f.step()
+    else:
+        raise AssertionError(f"a switch plane stopped: {f.switch_state()}")

@@ -16,7 +16,10 @@ do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
 leaves circuits its later units skip, none dropped; every egress, every cycle:
 no IDLE_PERIOD_BLOCKS blocks in a row without an idle (the egress idle rule);
 a source whose destination port another source keeps parked is granted
-within a bound set by PARK_AGE_CYCLES (the parked port's age rule).
+within a bound set by PARK_AGE_CYCLES (the parked port's age rule); a unit
+cut short on its uplink (its /MT/ hit, an unknown block inside it, or cut by
+the next /MS/) ends on its egress as an aborted unit, counted, and the ports
+carry traffic after it.
 """
 
 from __future__ import annotations
@@ -70,6 +73,13 @@ class Host:
         if block[0] == protocol.SYNC_CTRL and block[1] & 0xFFFF == protocol.SUB_MS << 8:
             self.b.arrived_ms.append((self.port, block, cycle))
         for ev in self.rx.push(block):
+            if ev == ("error", "frames_bad") and self.b.frames_bad_due[self.port]:
+                self.b.frames_bad_due[self.port] -= 1   # the /MT/ turned data where the cut unit ended
+                continue
+            if ev == ("error", "corrupted") and self.b.cuts_due[self.port]:
+                self.b.cuts_due[self.port] -= 1   # a unit the switch cut short (its end an /E/)
+                self.b.cuts_seen[self.port] += 1
+                continue
             self.handle(ev, cycle)
 
 
@@ -85,6 +95,7 @@ class Compute(Host):
         self.ignored = set()  # (m, id): grants discarded, as for a lost /G/'s re-sent /N/
         self.grants_ignored = 0
         self.lie = {}         # (m, id) -> the destination its WREQ header names instead (a header hit)
+        self.mangle = {}      # (m, id) -> f(blocks) -> the WREQ unit as sent (a bit error on the uplink)
 
     def new_id(self, m):
         i = self.ids.get(m, 0)
@@ -136,7 +147,7 @@ class Compute(Host):
             last = off + size == len(data)
             msg = codec.Message("WREQ", self.port, self.lie.get((m, mid), m), mid, size, addr=addr + off, seq=seq,
                                 last=last, data=data[off:off + size])
-            self.data.append((cycle + HOST_LAT, codec.encode_message(msg)))
+            self.data.append((cycle + HOST_LAT, self.mangle.get((m, mid), list)(codec.encode_message(msg))))
             w[2], w[3] = off + size, seq + 1
             if last:
                 del self.writes[(m, mid)]
@@ -223,6 +234,9 @@ class Bench:
         self.arrived_ms = []
         self.done_bytes = 0
         self.injected = {k: [0] * self.n for k in ("bad_notif", "unknown", "non_edm", "dropped")}
+        self.cuts_due = [0] * self.n  # units cut short by the switch that a host's receiver is still to see
+        self.cuts_seen = [0] * self.n
+        self.frames_bad_due = [0] * self.n
         self.g_seen = []      # (port, cycle) of each /G/ on an egress
         self.run = [0] * self.n       # non-idle blocks in a row on each egress
         self.longest_run = [0] * self.n
@@ -339,8 +353,11 @@ class Bench:
                            f"longest runs without an idle {self.longest_run}")
         for h in self.hosts:
             cnt = h.rx.counters
-            assert all(cnt[k] == 0 for k in ("corrupted", "unknown", "bad_sync", "frames_bad", "frames_ok")), \
+            assert cnt["corrupted"] == self.cuts_seen[h.port], f"host {h.port} receiver counted {cnt}"
+            assert cnt["frames_bad"] == 0 or self.frames_bad_due[h.port] == 0
+            assert all(cnt[k] == 0 for k in ("unknown", "bad_sync", "frames_ok")), \
                 f"host {h.port} receiver counted {cnt}"
+            assert self.cuts_due[h.port] == 0, f"host {h.port}: {self.cuts_due[h.port]} cut units did not arrive"
         # Per-pair order: writes by notification order, chunks by seq; reads by RREQ order.
         for c in self.compute:
             for m in self.memory:
@@ -573,6 +590,97 @@ async def random_traffic(dut):
     if not zero_queue:
         assert int(dut.cnt_conflict.value) > 0, "the serialising path was not exercised"
     b.check_end(conflict_free=zero_queue)
+
+
+ERROR_BLOCK = (protocol.SYNC_CTRL, sum(protocol.CTRL_ERROR << (8 + 7 * k) for k in range(8)) | protocol.BT_C8)
+UNKNOWN_BLOCK = (protocol.SYNC_CTRL, 0x5A)   # a control block of no known type
+
+
+def cut_unit(blocks, how):
+    """A unit as a bit error on the uplink leaves it: its /MT/'s block type
+    (mt_type) or sync header (mt_sync: 10 -> 11; mt_data: 10 -> 01, a data
+    block, so only the next /MS/ ends the unit) hit, or an unknown block
+    inside it (mid_unknown, after the /MS/ and one /MD/ if any)."""
+    sync, p = blocks[-1]
+    if how == "mt_type":
+        return blocks[:-1] + [(sync, p ^ 0x01)]
+    if how == "mt_sync":
+        return blocks[:-1] + [(3, p)]
+    if how == "mt_data":
+        return blocks[:-1] + [(protocol.SYNC_DATA, p)]
+    assert how == "mid_unknown"
+    k = min(2, len(blocks) - 1)
+    return blocks[:k] + [UNKNOWN_BLOCK] + blocks[k:]
+
+
+CUT_CASES = [(kind, how) for kind in ("RREQ", "WREQ") for how in ("mt_type", "mt_sync", "mid_unknown", "mt_data")]
+
+
+@cocotb.test()
+async def units_cut_short_end_on_their_egress(dut):
+    """Every case of cut_units, one after the other through one switch."""
+    await cut_units(dut, CUT_CASES)
+
+
+async def cut_units(dut, cases):
+    """A bit error cuts a unit short on its uplink: an RREQ or a WREQ whose /MT/
+    is hit (block type, sync header) or that carries an unknown block, or whose
+    /MT/ became data so that the next /MS/ (an RREQ, dropped too) cuts it. The
+    switch ends the unit on its egress with an /E/ (the receiver counts it
+    corrupted, never a good unit) and counts the loss (cnt_unknown for the
+    block, cnt_dropped per unit lost); a forwarded RREQ cut short leaves a
+    circuit for an answer that never comes, which the other compute host's
+    next RRES from that memory host skips (cnt_lost_grants; no timeout here).
+    After each case writes and reads through the same ports still complete,
+    byte-exact, cnt_conflict 0 (docs/faults.md §6)."""
+    b = Bench(dut, 23)
+    await b.start()
+    c, c2, m = b.compute[0], b.compute[-1], b.memory[0]
+    h, h2 = b.hosts[c], b.hosts[c2]
+    lost_grants = 0
+    for kind, how in cases:
+        dut._log.info(f"cut: {kind} {how} at cycle {b.cycle}; {b.status()}")
+        next_rreq = []
+        if how == "mt_data":   # the next /MS/ cuts the unit: an RREQ of the same pair, lost too
+            mid = h.new_id(m)
+            next_rreq = codec.encode_message(codec.Message("RREQ", c, m, mid, 40, addr=RO_BASE))
+            b.injected["dropped"][c] += 1
+            b.frames_bad_due[m] += 1   # the receiver aborts the unit at that data block, then a frame's
+        else:
+            b.injected["unknown"][c] += 1
+        b.injected["dropped"][c] += 1
+        b.cuts_due[m] += 1
+        if kind == "RREQ":
+            mid = h.new_id(m)
+            h.ctrl.append(cut_unit(codec.encode_message(codec.Message("RREQ", c, m, mid, 40, addr=RO_BASE)),
+                                   how) + next_rreq)
+            lost_grants += 1
+        else:
+            mid = h.ids.get(m, 0)
+            h.mangle[(m, mid)] = lambda blocks, how=how, after=next_rreq: cut_unit(blocks, how) + after
+            h.write(m, 40, b.rng)
+            b.expect_w[(c, m)].remove(mid)
+        for _ in range(200):
+            await b.step()
+        assert b.cuts_due[m] == 0, f"{kind} {how}: the cut unit did not end on egress {m}"
+        if kind == "RREQ":
+            h2.read(m, 40, b.rng)   # its RRES skips the circuit left for the lost read's answer
+        h.write(m, 100, b.rng)
+        h.read(m, 100, b.rng)
+        h2.write(m, 40, b.rng)
+        await b.drain(limit=3000)
+    assert b.counters("cnt_lost_grants") == [lost_grants if p == m else 0 for p in range(b.n)], \
+        b.counters("cnt_lost_grants")
+    b.check_end()
+
+
+# Each case alone too (units_cut_short_1..8), to see which fail on a switch without the cut.
+for _k, _case in enumerate(CUT_CASES, 1):
+    async def _one(dut, case=_case):
+        await cut_units(dut, [case])
+    _one.__name__ = _one.__qualname__ = f"units_cut_short_{_k}"
+    _one.__doc__ = f"cut_units with the one case {_case}."
+    globals()[_one.__name__] = cocotb.test()(_one)
 
 
 def unit_blocks(kind, size):
