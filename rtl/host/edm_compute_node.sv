@@ -22,8 +22,8 @@
 //                req_raddr with req_arg0, req_arg1; the old value (the 8-byte
 //                RRES) is written to local memory at req_laddr, like a read.
 //   req_tag is returned with the completion. A zero-length WREQ completes at
-//   once (STATUS_OK, nothing sent); an unknown kind, or a WREQ longer than
-//   MAX_WREQ_BYTES, completes at once with STATUS_ERROR.
+//   once (STATUS_OK, nothing sent); an unknown kind completes at once with
+//   STATUS_ERROR.
 // Message state table (2^SLOTS_LOG2 entries): a request is issued when a slot is
 // free and its destination has fewer than MAX_ACTIVE active messages (issued,
 // not yet finished), and a read or RMW only while no read or RMW of another
@@ -45,9 +45,11 @@
 //         an active WREQ is discarded and counted (cnt_stray_grants). So after
 //         a lost grant every copy of chunk k (a later grant, a re-sent /N/'s,
 //         the other plane's) carries the same bytes and seq, and the
-//         receiver's (source, id, seq) key for second copies is sound. Sent
-//         chunks are a bitmap per slot (MAX_WREQ_BYTES / C bits); a longer
-//         WREQ completes at once with STATUS_ERROR. The message is finished
+//         receiver's (source, id, seq) key for second copies is sound. Since a
+//         full grant always takes the lowest unsent full chunk, the full
+//         chunks sent are a prefix and only the tail goes out of order: the
+//         bytes granted so far (k*C + the tail if sent, tail < C) say which
+//         chunks are sent, with no state beyond the byte count. The message is finished
 //         when all its chunks' /MT/s have left. Lost /N/ or /G/ (docs/faults.md §5): a WREQ that
 //         has heard no grant cfg_retry cycles (0 = never) after its last /N/
 //         left or its last grant came, with bytes not yet granted, and that saw
@@ -106,8 +108,6 @@
 module edm_compute_node #(
     parameter int unsigned MAX_CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // largest WREQ/RRES chunk
                                                 // (the switch's chunk size; a power of two)
-    parameter int unsigned MAX_WREQ_BYTES = 65535, // longest WREQ: its sent-chunk bitmap has
-                                                // ceil(this / MAX_CHUNK_BYTES) bits per slot
     parameter int unsigned MAX_ACTIVE = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS, // X per destination
     parameter int unsigned SLOTS_LOG2 = 3,      // message state table entries
     parameter int unsigned REQ_LOG2 = 2,        // request FIFO depth
@@ -206,10 +206,9 @@ module edm_compute_node #(
   localparam int unsigned RXE_W = 1 + 66 + 4;
   localparam int unsigned GQ_W = edm_pkg::PORT_BITS + 8 + 16;
   localparam int unsigned CL = $clog2(MAX_CHUNK_BYTES);         // chunk k starts at byte k << CL
-  localparam int unsigned NCH = (MAX_WREQ_BYTES + MAX_CHUNK_BYTES - 1) / MAX_CHUNK_BYTES;  // chunks of a WREQ
-  localparam int unsigned KW = NCH > 1 ? $clog2(NCH) : 1;      // chunk index bits
-  if ((1 << CL) != MAX_CHUNK_BYTES || MAX_WREQ_BYTES > 65535 || NCH > 4096) begin : g_bad_chunk
-    $error("edm_compute_node: MAX_CHUNK_BYTES must be a power of two and MAX_WREQ_BYTES fit 16 bits and 4096 chunks");
+  // Chunk indices are 12-bit seqs: a 16-bit length has at most 4096 chunks.
+  if ((1 << CL) != MAX_CHUNK_BYTES || (65535 >> CL) >= 4096) begin : g_bad_chunk
+    $error("edm_compute_node: MAX_CHUNK_BYTES must be a power of two of at least 16");
   end
 
   localparam logic [2:0] K_RREQ = 3'(edm_pkg::KIND_RREQ);
@@ -230,7 +229,6 @@ module edm_compute_node #(
   logic [NS-1:0][7:0]       s_id, s_tag, s_status;
   logic [NS-1:0][15:0]      s_len, s_granted, s_rcvd;
   logic [NS-1:0][11:0]      s_seq;      // read: next RRES seq
-  logic [NS-1:0][NCH-1:0]   s_csent;    // WREQ: chunk k granted (its job queued)
   logic [NS-1:0][63:0]      s_raddr, s_laddr, s_arg0, s_arg1;
   logic [NS-1:0][3:0]       s_op;
   logic [NS-1:0]            s_err;
@@ -281,13 +279,7 @@ module edm_compute_node #(
   end
 
   logic i_ok, i_push, i_zero, i_bad, jq_wr_ready;
-  logic i_long;   // a WREQ longer than its sent-chunk bitmap covers
-  if (MAX_WREQ_BYTES >= 65535) begin : g_any_len
-    assign i_long = 1'b0;
-  end else begin : g_max_len
-    assign i_long = q_kind == K_WREQ && q_len > 16'(MAX_WREQ_BYTES);
-  end
-  assign i_bad  = !(q_kind == K_RREQ || q_kind == K_WREQ || q_kind == K_RMW) || i_long;
+  assign i_bad  = !(q_kind == K_RREQ || q_kind == K_WREQ || q_kind == K_RMW);
   assign i_zero = q_kind == K_WREQ && q_len == 16'd0;
   // Every unit into this node's port answers its own read or RMW, and the
   // switch parks the port to one source while circuits from it are open
@@ -334,9 +326,11 @@ module edm_compute_node #(
   logic [15:0]   g_size, g_take, g_len, g_tail, g_off;
   logic          g_match, g_stray, g_push, g_found, g_last;
   logic [SW-1:0] g_slot;
-  logic [KW-1:0] g_k;        // the chunk the grant is answered with
+  logic [11:0]   g_k;        // the chunk the grant is answered with
   logic [16:0]   g_nfull;    // full chunks of the message
-  logic [NCH-1:0] g_sent;
+  logic [15:0]   g_granted;  // bytes granted so far: full chunks 0 .. g_kfull-1, and the tail if g_tail_sent
+  logic [11:0]   g_kfull;    // full chunks sent, so the lowest unsent one
+  logic          g_tail_sent;
   assign {g_dst, g_id, g_size} = gq_data;
   always_comb begin
     g_match = 1'b0;
@@ -350,38 +344,20 @@ module edm_compute_node #(
   // Grant to chunk: size C names the lowest unsent full chunk, the short
   // tail's size names the last chunk (if unsent); anything else is stray.
   assign g_len   = s_len[g_slot];
-  assign g_sent  = s_csent[g_slot];
+  assign g_granted = s_granted[g_slot];
   assign g_nfull = {1'b0, g_len} >> CL;
   assign g_tail  = g_len & 16'(MAX_CHUNK_BYTES - 1);
-  // The lowest unsent full chunk in log depth (a 256-deep priority chain is
-  // slow and overflows Yosys's abc9 recursion): g_below[i] = any of g_avail[i:0]
-  // (prefix OR in KW doubling steps), the lowest one g_avail & ~(g_below << 1),
-  // its index bit b the OR of the one-hot bits whose index has bit b.
-  logic [NCH-1:0] g_avail, g_lowest;
-  logic [NCH-1:0] g_below;
-  logic [KW-1:0]  g_kfull;
-  always_comb begin
-    for (integer i = 0; i < NCH; i++) g_avail[i] = 17'(i) < g_nfull && !g_sent[i];
-    g_below = g_avail;
-    for (integer l = 0; l < KW; l++) g_below = g_below | (g_below << (1 << l));
-  end
-  assign g_lowest = g_avail & ~(g_below << 1);
-  for (genvar b = 0; b < KW; b++) begin : g_kbit
-    logic [NCH-1:0] has_b;
-    for (genvar i = 0; i < NCH; i++) begin : g_i
-      assign has_b[i] = ((i >> b) & 1) != 0 && g_lowest[i];
-    end
-    assign g_kfull[b] = |has_b;
-  end
+  assign g_kfull = 12'(g_granted >> CL);
+  assign g_tail_sent = (g_granted & 16'(MAX_CHUNK_BYTES - 1)) != 16'd0;
   always_comb begin
     g_found = 1'b0;
     g_k = '0;
     if (g_size == MAX_CHUNK) begin
-      g_found = |g_avail;
+      g_found = 17'(g_kfull) < g_nfull;
       g_k = g_kfull;
-    end else if (g_size == g_tail && g_tail != 16'd0 && g_nfull < 17'(NCH) && !g_sent[g_nfull[KW-1:0]]) begin
+    end else if (g_size == g_tail && g_tail != 16'd0 && !g_tail_sent) begin
       g_found = 1'b1;
-      g_k = g_nfull[KW-1:0];
+      g_k = g_nfull[11:0];
     end
   end
   assign g_take  = g_size;
@@ -400,7 +376,7 @@ module edm_compute_node #(
   logic [SW-1:0] n_retry_slot;
   assign jq_wr_valid = i_push || g_push || n_retry_push;
   assign jq_wr_data  = i_push ? {i_jt, free_idx, 16'd0, q_len, 12'd0, 1'b1}
-                     : g_push ? {J_WD, g_slot, g_off, g_take, 12'(g_k), g_last}
+                     : g_push ? {J_WD, g_slot, g_off, g_take, g_k, g_last}
                               : {J_N, n_retry_slot, 16'd0, s_len[n_retry_slot] - s_granted[n_retry_slot], 12'd0, 1'b1};
   edm_fifo #(.WIDTH(JOB_W), .DEPTH_LOG2(1)) job_q (
       .clk, .rst_n,
@@ -818,7 +794,6 @@ module edm_compute_node #(
       s_status <= '0;
       s_len <= '0;
       s_granted <= '0;
-      s_csent <= '0;
       s_rcvd <= '0;
       s_seq <= '0;
       s_raddr <= '0;
@@ -865,7 +840,6 @@ module edm_compute_node #(
         s_status[free_idx] <= i_bad ? ST_ERR : ST_OK;
         s_len[free_idx] <= q_kind == K_RMW ? RMW_BYTES : q_len;
         s_granted[free_idx] <= '0;
-        s_csent[free_idx] <= '0;
         s_rcvd[free_idx] <= '0;
         s_seq[free_idx] <= '0;
         s_raddr[free_idx] <= q_raddr;
@@ -882,7 +856,6 @@ module edm_compute_node #(
       // ---- grants
       if (g_push) begin
         s_granted[g_slot] <= s_granted[g_slot] + g_take;
-        s_csent[g_slot][g_k] <= 1'b1;
         s_start[g_slot] <= now;   // a WREQ's retry timer restarts with each grant
       end
       // A loss seen counts for every message waiting now, until its next /N/
