@@ -330,6 +330,11 @@ package edm_pkg;
     endcase
   endfunction
 
+  // Blocks of that unit on the wire: /MS/ + (|M| - 1) >> 3 /MD/ + /MT/.
+  function automatic int unsigned unit_blocks(input [7:0] kind, input [15:0] len);
+    unit_blocks = 2 + ((32'(unit_bytes(kind, len)) - 1) >> 3);
+  endfunction
+
   // c + inc, saturating at 0xFFFF: the modules' 16-bit status counters.
   function automatic [15:0] sat_add(input [15:0] c, input [1:0] inc);
     sat_add = ({1'b0, c} + {15'b0, inc}) > 17'hFFFF ? 16'hFFFF : c + {14'b0, inc};

@@ -134,8 +134,9 @@ module edm_pim_scheduler #(
   localparam int unsigned AFTER_MS = edm_pkg::MS_BYTES + edm_pkg::MT_TAIL_MAX;
   localparam int unsigned WREQ_OVER = edm_pkg::HDR_BYTES + edm_pkg::WREQ_EXT_BYTES - AFTER_MS;
   localparam int unsigned RRES_OVER = edm_pkg::HDR_BYTES + edm_pkg::RRES_EXT_BYTES - AFTER_MS;
-  localparam int unsigned MAX_OVER = (WREQ_OVER > RRES_OVER) ? WREQ_OVER : RRES_OVER;
-  localparam int unsigned MAX_BLOCKS = 2 + ((CHUNK_BYTES + MAX_OVER + edm_pkg::MD_BYTES - 1) >> MD_LOG2);
+  localparam int unsigned WREQ_BLOCKS = edm_pkg::unit_blocks(edm_pkg::KIND_WREQ, 16'(CHUNK_BYTES));
+  localparam int unsigned RRES_BLOCKS = edm_pkg::unit_blocks(edm_pkg::KIND_RRES, 16'(CHUNK_BYTES));
+  localparam int unsigned MAX_BLOCKS = (WREQ_BLOCKS > RRES_BLOCKS) ? WREQ_BLOCKS : RRES_BLOCKS;
   localparam int unsigned CW = $clog2(MAX_BLOCKS * BU + 1);  // port hold counter
   localparam int unsigned XW = SW + 2;                        // byte arithmetic
   // A chunk's bytes fit CBW bits: its wire time needs only that width.

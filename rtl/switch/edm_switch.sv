@@ -545,13 +545,10 @@ module edm_switch #(
   // Rule c (header): the non-idle blocks an egress can still send once it
   // pauses its port and holds its control units back (IDLE_DRAIN), and so
   // how many in a row it lets go before that (IDLE_AFTER).
-  function automatic int unsigned unit_blocks(input int unsigned unit_bytes);   // docs/protocol.md §3.2
-    unit_blocks = 2 + (unit_bytes - 1) / edm_pkg::MD_BYTES;
-  endfunction
-  localparam int unsigned WREQ_UNIT = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_WREQ, 16'(CHUNK_BYTES))));
-  localparam int unsigned RRES_UNIT = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_RRES, 16'(CHUNK_BYTES))));
+  localparam int unsigned WREQ_UNIT = edm_pkg::unit_blocks(edm_pkg::KIND_WREQ, 16'(CHUNK_BYTES));
+  localparam int unsigned RRES_UNIT = edm_pkg::unit_blocks(edm_pkg::KIND_RRES, 16'(CHUNK_BYTES));
   localparam int unsigned DATA_UNIT_MAX = (WREQ_UNIT > RRES_UNIT) ? WREQ_UNIT : RRES_UNIT;
-  localparam int unsigned CTL_UNIT_MAX = unit_blocks(32'(edm_pkg::unit_bytes(edm_pkg::KIND_RMWREQ, 16'd0)));
+  localparam int unsigned CTL_UNIT_MAX = edm_pkg::unit_blocks(edm_pkg::KIND_RMWREQ, 16'd0);
   localparam int unsigned IDLE_DRAIN = ((1 << CQ_LOG2) + GRANTS_IN_FLIGHT) * DATA_UNIT_MAX + CTL_UNIT_MAX;
   localparam int          IDLE_AFTER = int'(edm_pkg::IDLE_PERIOD_BLOCKS) - 1 - int'(IDLE_DRAIN);
   localparam int unsigned RUN_W = $clog2(edm_pkg::IDLE_PERIOD_BLOCKS);
