@@ -37,9 +37,9 @@
 //     any lost unit (the host's timeouts, the other plane). cnt_dropped
 //     counts both. A cut forwarded RREQ leaves the circuit of its answer,
 //     which never comes: a later unit of the memory node to another host
-//     skips it (lost grants, below) or CIRCUIT_TIMEOUT_CYCLES gives it up;
-//     with neither (timeout 0, the memory node answering only that host),
-//     the host's port keeps a circuit open and gets no control unit again.
+//     skips it (lost grants, below), else CIRCUIT_TIMEOUT_CYCLES gives it up
+//     (with the timeout 0, a memory node answering only that host would
+//     leave the host's port a circuit open for good: no control unit again).
 // Grants (lane s, data sender s -> d): a /G/ on egress s the next cycle
 // (SW_GEN_GRANT_CYCLES = 1), or, for the first chunk of a read, the stored
 // RREQ forwarded to egress s. Either way a circuit s -> d is queued.
@@ -168,8 +168,29 @@
 // unit arriving while an earlier one of its ingress still skips waits behind
 // it and then skips in turn (one such unit; a second is dropped). A unit with
 // no queued circuit toward its destination is dropped (cnt_dropped), never
-// misrouted. With CIRCUIT_TIMEOUT_CYCLES a circuit whose unit never comes
-// and that no later unit skips is given up too (edm_circuit_timeout).
+// misrouted. A circuit whose unit never comes and that no later unit skips
+// is given up after CIRCUIT_TIMEOUT_CYCLES (edm_circuit_timeout; default 1024,
+// 0 = never). Its count: the cycles the ingress is quiet (no data unit open
+// at stage 1, its data FIFO empty, no control unit sent toward its host the
+// cycle before) while its oldest circuit's control unit has left; so from the
+// later of that host's last data unit and the last control unit sent to it.
+// Lower bound, for a healthy host (answers in order, data never waits here):
+// its link's round trip outside the switch (egress register -> the host's
+// engine -> stage 1) plus the longest its engine takes, once it has the
+// control unit whole, to start the answer while sending no other data unit
+// (a memory node: the reads and RMWs ahead of it in its engine, memory order
+// behind overlapping writes, its memory's read latency; a compute node: its
+// local memory's). Parking, the age and idle pauses and queueing in the
+// scheduler delay only grants and control units before they leave, which
+// the count does not see; of the switch's own parameters only a forward's
+// length (CTL_UNIT_MAX blocks, the first counted as sent) enters it, checked
+// at elaboration (CIRCUIT_TIMEOUT_MIN). Measured in the RTL fabric
+// (docs/faults.md §5): answers within 117 cycles at a compute engine and 106 at
+// a memory engine (wall time, busy cycles included), plus the round trip
+// (2 x 19 cycles of wire and the PHY paths, under 80): the default is over 5x
+// that. A target with slower hosts (DRAM refresh, host memory) must measure
+// its own bound. Too short a timeout never misroutes: a unit whose circuit
+// was given up is dropped and counted.
 // Limitation: the first grant of a pair (m -> c) is taken as the read's forward
 // whenever an RREQ of c to m is stored; a pair carrying both RRES and WREQ
 // (memory node m writing to c) would need a per-pair kind queue.
@@ -190,7 +211,7 @@ module edm_switch #(
     parameter int unsigned DQ_LOG2 = 6,   // ingress data FIFO
     parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
     parameter int unsigned CQ_LOG2 = 4,   // queued circuits per ingress, forwards per egress
-    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // give up a circuit idle this long (0: never)
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1024,  // give up a circuit quiet this long (0: never; header)
     parameter bit          ZERO_QUEUE = 1'b1, // the zero-queue rules (above); 0: the paper's
     // With the zero-queue rules (ignored otherwise): each egress keeps an idle
     // in every IDLE_PERIOD_BLOCKS blocks (c.), and a port parked to one source
@@ -550,6 +571,14 @@ module edm_switch #(
   localparam int unsigned DATA_UNIT_MAX = (WREQ_UNIT > RRES_UNIT) ? WREQ_UNIT : RRES_UNIT;
   localparam int unsigned CTL_UNIT_MAX = edm_pkg::unit_blocks(edm_pkg::KIND_RMWREQ, 16'd0);
   localparam int unsigned IDLE_DRAIN = ((1 << CQ_LOG2) + GRANTS_IN_FLIGHT) * DATA_UNIT_MAX + CTL_UNIT_MAX;
+  // The circuit timeout's floor from the switch's side (header, "Lost
+  // grants"): a forward's blocks after its first, the 2 cycles a host takes
+  // at least to answer (rule b), the ingress's stages 0 and 1. Only a floor:
+  // the hosts' own answer time is the real bound, and far longer.
+  localparam int unsigned CIRCUIT_TIMEOUT_MIN = CTL_UNIT_MAX - 1 + 2 + 2;
+  if (CIRCUIT_TIMEOUT_CYCLES != 0 && CIRCUIT_TIMEOUT_CYCLES <= CIRCUIT_TIMEOUT_MIN) begin : g_circuit_timeout_too_short
+    $error("edm_switch: CIRCUIT_TIMEOUT_CYCLES gives up circuits before any host could answer (or set 0)");
+  end
   localparam int          IDLE_AFTER = int'(edm_pkg::IDLE_PERIOD_BLOCKS) - 1 - int'(IDLE_DRAIN);
   localparam int unsigned RUN_W = $clog2(edm_pkg::IDLE_PERIOD_BLOCKS);
   if (IDLE_RULE && IDLE_AFTER < 1) begin : g_idle_rule_cannot_hold

@@ -13,7 +13,9 @@ end; no host receiver counts an error; the switch's counters equal the injected
 corrupted /N/, unknown and Ethernet blocks; no overflow or drop; no data
 block waits in the switch (cnt_conflict) under the zero-queue rules, and some
 do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
-leaves circuits its later units skip, none dropped; every egress, every cycle:
+leaves circuits its later units skip, none dropped; a circuit whose answer
+never comes is given up after the circuit timeout, one answered just before
+it is kept; every egress, every cycle:
 no IDLE_PERIOD_BLOCKS blocks in a row without an idle (the egress idle rule);
 a source whose destination port another source keeps parked is granted
 within a bound set by PARK_AGE_CYCLES (the parked port's age rule); a unit
@@ -176,13 +178,15 @@ class Memory(Host):
         self.mem = bytearray(bench.ro[port]) + bytearray(REGION * bench.n)
         self.resp = {}        # (c, id) -> [data, offset, seq]
         self.wreq_got = {}    # c -> [(id, seq)]
+        self.slow = {}        # (c, id) -> extra cycles before answering that request (None: never)
+        self.requests_seen = {}   # (c, id) -> cycle its /MT/ arrived
 
-    def send_chunk(self, c, mid, size, cycle):
+    def send_chunk(self, c, mid, size, cycle, extra=0):
         data, off, seq = self.resp[(c, mid)]
         assert size == min(self.b.chunk, len(data) - off), (size, off, len(data))
         last = off + size == len(data)
         msg = codec.Message("RRES", self.port, c, mid, size, seq=seq, last=last, data=data[off:off + size])
-        self.data.append((cycle + HOST_LAT, codec.encode_message(msg)))
+        self.data.append((cycle + HOST_LAT + extra, codec.encode_message(msg)))
         self.resp[(c, mid)] = [data, off + size, seq + 1]
         if last:
             del self.resp[(c, mid)]
@@ -204,6 +208,10 @@ class Memory(Host):
                 self.b.done_bytes += 1
             return
         assert (msg.src, msg.msg_id) not in self.resp
+        self.requests_seen[(msg.src, msg.msg_id)] = cycle
+        extra = self.slow.get((msg.src, msg.msg_id), 0)
+        if extra is None:   # never answered (as a memory node that lost it)
+            return
         if msg.kind == "RREQ":
             data = bytes(self.mem[msg.addr:msg.addr + msg.length])
         else:
@@ -212,7 +220,7 @@ class Memory(Host):
             self.mem[msg.addr:msg.addr + 8] = ((old + msg.arg0) & M64).to_bytes(8, "little")
             data = old.to_bytes(8, "little")
         self.resp[(msg.src, msg.msg_id)] = [data, 0, 0]
-        self.send_chunk(msg.src, msg.msg_id, min(self.b.chunk, len(data)), cycle)   # the RREQ is the first grant
+        self.send_chunk(msg.src, msg.msg_id, min(self.b.chunk, len(data)), cycle, extra)   # the RREQ is the first grant
 
 
 class Bench:
@@ -451,9 +459,9 @@ async def units_skip_circuits_that_bring_no_data(dut):
     """A compute host discards every grant of one message (a stray /N/: the
     circuits bring no data, as after a lost /G/) while it writes to another
     memory host: each of its units that names a later circuit's destination
-    makes the switch give up the older circuits (cnt_lost_grants; this bench's
-    switch has no timeout) and goes through, never dropped; every byte checked
-    (docs/faults.md §5)."""
+    makes the switch give up the older circuits (cnt_lost_grants; the skip
+    acts long before the circuit timeout could) and goes through, never
+    dropped; every byte checked (docs/faults.md §5)."""
     b, h, m0, m1 = await stray_message(dut, 11, 3)
     for _ in range(3):
         h.write(m1, b.chunk, b.rng)
@@ -544,6 +552,104 @@ async def a_waiting_unit_whose_circuit_was_skipped_is_discarded(dut):
     await both_served(b, h, m0, m1, 11)
 
 
+def forget_read(b, c, m, mid):
+    """Read mid of compute host c from memory host m will never complete."""
+    h = b.hosts[c]
+    del h.reads[(m, mid)]
+    h.active[m] -= 1
+    b.expect_r[(m, c)].remove(mid)
+
+
+async def forwarded_read(b, c, m, extra):
+    """Compute host c reads 40 bytes from memory host m, which answers the
+    forwarded RREQ `extra` cycles later than usual (None: never); returns
+    (its id, the cycle the forward's /MS/ left egress m)."""
+    h, mh = b.hosts[c], b.hosts[m]
+    mid = h.ids.get(m, 0)
+    mh.slow[(c, mid)] = extra
+    h.read(m, 40, b.rng)
+    t0 = b.cycle
+    while (c, mid) not in mh.requests_seen:
+        await b.step()
+        assert b.cycle < t0 + 100, "the read was not forwarded"
+    return mid, mh.requests_seen[(c, mid)] - 2   # an RREQ is 3 blocks: /MT/ 2 cycles after /MS/
+
+
+@cocotb.test()
+async def a_read_never_answered_gives_its_circuit_up(dut):
+    """A memory host never answers one forwarded RREQ (as if a bit error had
+    cut it) and sends nothing else: the circuit of its answer stays open into
+    the compute host's port, which gets no /G/ meanwhile (zero-queue rule b).
+    CIRCUIT_TIMEOUT_CYCLES after the forward left, the switch gives the
+    circuit up (cnt_lost_grants) and the compute host's writes, held for their
+    /G/, complete. With the timeout 0 (the default before 2026-11-26) the
+    port stays closed and they never do (docs/faults.md §5)."""
+    timeout = int(dut.CIRCUIT_TIMEOUT_CYCLES.value)
+    b = Bench(dut, 31)
+    await b.start()
+    c, m = b.compute[0], b.memory[0]
+    h = b.hosts[c]
+    mid, t_fwd = await forwarded_read(b, c, m, None)
+    forget_read(b, c, m, mid)
+    h.write(m, 100, b.rng)
+    h.write(b.memory[-1], 40, b.rng)
+    given_up = None
+    while b.busy():
+        await b.step()
+        if given_up is None and b.counters("cnt_lost_grants")[m]:
+            given_up = b.cycle   # the counter lags its event by a cycle
+        assert b.cycle < t_fwd + (timeout or 1024) + 2000, "the writes were never granted"
+    first_g = min(cyc for p, cyc in b.g_seen if p == c)
+    dut._log.info(f"unanswered read: forward at {t_fwd}, circuit given up at {given_up}, "
+                  f"first /G/ to the compute host at {first_g} (timeout {timeout})")
+    assert given_up is not None and timeout <= given_up - t_fwd <= timeout + 2, (t_fwd, given_up)
+    assert first_g >= given_up, "a /G/ reached the port while the circuit was open"
+    await b.drain()
+    assert b.counters("cnt_lost_grants") == [1 if p == m else 0 for p in range(b.n)], b.counters("cnt_lost_grants")
+    b.check_end()
+
+
+SLACK = 8   # cycles either side of the circuit timeout
+
+
+@cocotb.test()
+async def a_slow_answer_keeps_its_circuit(dut):
+    """A memory host answers a forwarded RREQ late: its RRES enters the switch
+    SLACK cycles before CIRCUIT_TIMEOUT_CYCLES have passed since the forward
+    left, and arrives whole, nothing given up or dropped. A second read
+    answered SLACK cycles after that time has its circuit given up: the late
+    RRES finds none and is dropped and counted, never misrouted. So the
+    timeout counts the quiet time the header says, to a few cycles; with the
+    timeout 0 the second circuit is not given up and the bench fails."""
+    timeout = int(dut.CIRCUIT_TIMEOUT_CYCLES.value)
+    assert timeout > SLACK + 2 + HOST_LAT, "no circuit timeout (or too short for this bench)"
+    b = Bench(dut, 37)
+    await b.start()
+    c, m = b.compute[0], b.memory[0]
+    mh = b.hosts[m]
+    for late, gap in ((False, timeout - SLACK), (True, timeout + SLACK)):
+        # The host answers HOST_LAT cycles after the forward's /MT/ (2 after its /MS/).
+        mid, t_fwd = await forwarded_read(b, c, m, gap - 2 - HOST_LAT)
+        if late:
+            forget_read(b, c, m, mid)
+            b.injected["dropped"][m] += 1
+        while mh.resp or mh.data or mh.cur:
+            await b.step()
+            assert b.cycle < t_fwd + timeout + 100, "the memory host did not answer"
+        t_ms = max(t for cycles in mh.sent_ms.values() for t in cycles)
+        await b.drain()
+        dut._log.info(f"answer {t_ms - t_fwd} cycles after the forward (timeout {timeout}): "
+                      f"lost grants {b.counters('cnt_lost_grants')[m]}, dropped {b.counters('cnt_dropped')[m]}")
+        assert t_ms - t_fwd == gap, (t_ms, t_fwd, gap)
+        assert b.counters("cnt_lost_grants")[m] == int(late), b.counters("cnt_lost_grants")
+        assert b.counters("cnt_dropped")[m] == int(late), b.counters("cnt_dropped")
+    h = b.hosts[c]
+    h.read(m, 100, b.rng)
+    h.write(m, 100, b.rng)
+    await b.drain()
+    b.check_end()
+
+
 @cocotb.test()
 async def writes_have_no_conflicts(dut):
     """Writes only, no injected blocks: every grant is a /G/ (fixed latency) and
@@ -630,7 +736,7 @@ async def cut_units(dut, cases):
     corrupted, never a good unit) and counts the loss (cnt_unknown for the
     block, cnt_dropped per unit lost); a forwarded RREQ cut short leaves a
     circuit for an answer that never comes, which the other compute host's
-    next RRES from that memory host skips (cnt_lost_grants; no timeout here).
+    next RRES from that memory host skips (cnt_lost_grants; before the circuit timeout could).
     After each case writes and reads through the same ports still complete,
     byte-exact, cnt_conflict 0 (docs/faults.md §6)."""
     b = Bench(dut, 23)
