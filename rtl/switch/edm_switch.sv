@@ -27,7 +27,10 @@
 //   * Units cut short (a bit error on the uplink): an unknown block, a frame
 //     block or a second /MS/ inside an open stored RREQ or data unit (a unit
 //     whose /MT/ was hit becomes one of these, or, turned data, runs on to
-//     the next /MS/). The 802.3 error block /E/ takes that block's place in
+//     the next /MS/), or a data block in a stored unit that already has an
+//     RMWREQ's blocks (CTL_UNIT_MAX; so a stored unit takes at most
+//     RQ_UNIT_MAX = CTL_UNIT_MAX + 1 blocks, the room RQ_ROOM keeps for one,
+//     whatever the errors). The 802.3 error block /E/ takes that block's place in
 //     the unit's FIFO, flagged as its end, and the rest of the unit is
 //     dropped: one write, as for any block of the unit. The egress ends the
 //     unit (and its circuit) with the /E/; edm_rx aborts it (mem_abort), as
@@ -238,7 +241,16 @@ module edm_switch #(
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
   // The 802.3 error block (/E/ x 8): what ends a unit cut short at the ingress.
   localparam logic [65:0] ERROR_BLOCK = {{8{edm_pkg::CTRL_ERROR[6:0]}}, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
-  localparam int unsigned RQ_ROOM = (1 << RQ_LOG2) - 5;  // room for one RMWREQ
+  // A stored request is at most an RMWREQ (CTL_UNIT_MAX blocks) and an /E/
+  // after it: its /MT/ turned data, the next /MS/ cuts it (or a data block
+  // past CTL_UNIT_MAX does, below). A pair's store takes a new unit only with
+  // room for that many blocks.
+  localparam int unsigned CTL_UNIT_MAX = edm_pkg::unit_blocks(edm_pkg::KIND_RMWREQ, 16'd0);
+  localparam int unsigned RQ_UNIT_MAX = CTL_UNIT_MAX + 1;
+  localparam int unsigned RQ_ROOM = (1 << RQ_LOG2) - RQ_UNIT_MAX;
+  if ((1 << RQ_LOG2) < RQ_UNIT_MAX) begin : g_rq_too_small
+    $error("edm_switch: a pair's RREQ store (2^RQ_LOG2 blocks) cannot hold one RMWREQ cut short");
+  end
 
   function automatic [15:0] sat_inc(input [15:0] c, input inc);
     sat_inc = (inc && c != 16'hFFFF) ? c + 16'd1 : c;
@@ -569,7 +581,6 @@ module edm_switch #(
   localparam int unsigned WREQ_UNIT = edm_pkg::unit_blocks(edm_pkg::KIND_WREQ, 16'(CHUNK_BYTES));
   localparam int unsigned RRES_UNIT = edm_pkg::unit_blocks(edm_pkg::KIND_RRES, 16'(CHUNK_BYTES));
   localparam int unsigned DATA_UNIT_MAX = (WREQ_UNIT > RRES_UNIT) ? WREQ_UNIT : RRES_UNIT;
-  localparam int unsigned CTL_UNIT_MAX = edm_pkg::unit_blocks(edm_pkg::KIND_RMWREQ, 16'd0);
   localparam int unsigned IDLE_DRAIN = ((1 << CQ_LOG2) + GRANTS_IN_FLIGHT) * DATA_UNIT_MAX + CTL_UNIT_MAX;
   // The circuit timeout's floor from the switch's side (header, "Lost
   // grants"): a forward's blocks after its first, the 2 cycles a host takes
@@ -670,6 +681,11 @@ module edm_switch #(
   // Unit mode per ingress: 0 none, 1 stored RREQ (to rq of pair (i, u_mem)), 2 data, 3 dropped.
   logic [N-1:0][1:0]    u_mode, u_mode_n;
   logic [N-1:0][PW-1:0] u_mem, u_mem_n;
+  // Blocks of the open stored unit written so far: a data block after
+  // CTL_UNIT_MAX of them (no request is longer) cuts it, so that a stored
+  // unit never takes more than RQ_UNIT_MAX blocks of its pair's store.
+  localparam int unsigned RQ_LEN_W = $clog2(RQ_UNIT_MAX + 1);
+  logic [N-1:0][RQ_LEN_W-1:0] u_rq_len, u_rq_len_n;
   logic [N-1:0]         i_drop, i_drop_new, i_unk, i_non_edm, i_bad_n;
   logic [N-1:0][N-1:0][3:0] rq_units;   // stored RREQs of pair (c, m) not yet granted
   logic [N-1:0][N-1:0]      rq_new, rq_granted;
@@ -697,7 +713,8 @@ module edm_switch #(
       // The notification (built in stage 0); an RREQ's needs room in its pair's store.
       // A stored RREQ or data unit cut short (header, "Units cut short"):
       // an unknown block, a frame block or a second /MS/ inside it.
-      u_cut[i] = (u_mode[i] == 2'd1 || u_mode[i] == 2'd2) && (r_unk[i] || r_std[i] || r_ms[i]);
+      u_cut[i] = ((u_mode[i] == 2'd1 || u_mode[i] == 2'd2) && (r_unk[i] || r_std[i] || r_ms[i]))
+                 || (u_mode[i] == 2'd1 && r_data[i] && u_rq_len[i] == RQ_LEN_W'(CTL_UNIT_MAX));
       i_drop_new[i] = u_cut[i] && r_ms[i];   // the unit that cut it is dropped too
       n_valid[i] = r_n_valid[i] && !i_drop_new[i];
       n_src[i*PW +: PW] = r_n_src[i];
@@ -819,6 +836,7 @@ module edm_switch #(
     for (integer i = 0; i < N; i++) begin
       u_mode_n[i] = mode1[i];
       u_mem_n[i] = u_mem[i];
+      u_rq_len_n[i] = u_rq_len[i] + RQ_LEN_W'(rq_md[i]);
       i_drop[i] = drop1[i] || (n_valid[i] && !n_ready[i]);
       rq_new[i] = r_rd_room[i] & {N{n_ready[i] && !i_drop_new[i]}};
       rq_wr[i] = rq_new[i];
@@ -826,6 +844,7 @@ module edm_switch #(
       if (rq_new[i] != '0) begin
         u_mode_n[i] = 2'd1;
         u_mem_n[i] = hmem[i];
+        u_rq_len_n[i] = RQ_LEN_W'(1);
       end
     end
   end
@@ -1081,6 +1100,7 @@ module edm_switch #(
       ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready);
     end
     u_mem <= u_mem_n;
+    u_rq_len <= u_rq_len_n;
     e_src <= e_src_n;
     sk_dst <= sk_dst_n;
     sk_next_dst <= sk_next_dst_n;

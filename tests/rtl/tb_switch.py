@@ -21,7 +21,7 @@ a source whose destination port another source keeps parked is granted
 within a bound set by PARK_AGE_CYCLES (the parked port's age rule); a unit
 cut short on its uplink (its /MT/ hit, an unknown block inside it, or cut by
 the next /MS/) ends on its egress as an aborted unit, counted, and the ports
-carry traffic after it.
+carry traffic after it, even with its pair's RREQ store filled to the last block.
 """
 
 from __future__ import annotations
@@ -787,6 +787,78 @@ for _k, _case in enumerate(CUT_CASES, 1):
     _one.__name__ = _one.__qualname__ = f"units_cut_short_{_k}"
     _one.__doc__ = f"cut_units with the one case {_case}."
     globals()[_one.__name__] = cocotb.test()(_one)
+
+
+def rq_count(b, c, m):
+    """Blocks in the switch's store of RREQs of compute host c to memory host m."""
+    w = int(b.dut.RQ_LOG2.value) + 1
+    return int(b.dut.rq_count.value) >> ((c * b.n + m) * w) & ((1 << w) - 1)
+
+
+async def store_filled_then_cut(b, before, refused):
+    """Compute host c keeps its port parked to the other memory host m2 (two
+    1 KB reads, so no read of c is forwarded meanwhile); then it sends memory
+    host m the requests `before` ("R": a 40-byte RREQ, "A": an RMWREQ) and an
+    RMWREQ whose /MT/ became data, cut by the RREQ behind it (5 blocks and
+    the /E/ in the pair's store). With `refused`, the store is too full for
+    that many blocks: the RMWREQ and the RREQ behind it are refused at their
+    /MS/ (counted), never stored; else the RMWREQ ends on m's egress with an
+    /E/ (its answer's circuit given up by the timeout) and the RREQ that cut
+    it is lost. Returns the most blocks the pair's store held."""
+    c, m, m2 = b.compute[0], b.memory[0], b.memory[-1]
+    h = b.hosts[c]
+    h.read(m2, 1024, b.rng)
+    h.read(m2, 1024, b.rng)
+    while not h.rres_got.get(m2):   # the port is parked to m2 from its first grant on
+        await b.step()
+        assert b.cycle < 20000, "no RRES of the long reads"
+    for k in before:
+        if k == "R":
+            h.read(m, 40, b.rng)
+        else:
+            h.rmw(m, b.rng)
+    rmw = codec.encode_message(codec.Message("RMWREQ", c, m, h.new_id(m), 8, addr=b.fai_addr(c),
+                                             op=protocol.RMW_FAA, arg0=1))
+    rreq = codec.encode_message(codec.Message("RREQ", c, m, h.new_id(m), 40, addr=RO_BASE))
+    h.ctrl.append(cut_unit(rmw, "mt_data") + rreq)
+    b.injected["dropped"][c] += 2
+    if not refused:
+        b.cuts_due[m] += 1
+        b.frames_bad_due[m] += 1
+    most = 0
+    for _ in range(60):
+        await b.step()
+        most = max(most, rq_count(b, c, m))
+    await b.drain(limit=6000)
+    return most
+
+
+@cocotb.test()
+async def a_full_pair_store_ends_a_cut_rmwreq(dut):
+    """A pair's store of RREQs keeps room for the longest unit it can hold, an
+    RMWREQ whose /MT/ turned data and the /E/ that ends it (RQ_ROOM,
+    RQ_UNIT_MAX = 6 blocks; docs/faults.md §6). With 11 blocks stored (two
+    RREQs and an RMWREQ waiting for their grants) the cut RMWREQ is refused:
+    the switch before this change (room for 5) stored it, had no room left
+    for its /E/, and its forward never ended, stopping the memory host's
+    egress for good. With 10 stored (two RMWREQs) it is taken and ends on the
+    egress with its /E/, the store full to its last block. Then reads, RMWs
+    and writes through the same ports complete, byte-exact."""
+    b = Bench(dut, 41)
+    await b.start()
+    depth = 1 << int(dut.RQ_LOG2.value)
+    c, m = b.compute[0], b.memory[0]
+    most = await store_filled_then_cut(b, "RRA", refused=True)
+    assert most == 11, f"the store held {most} blocks at most (the case needs 11)"
+    most = await store_filled_then_cut(b, "AA", refused=False)
+    assert most == depth, f"the store held {most} blocks at most, not its {depth}"
+    h = b.hosts[c]
+    h.read(m, 100, b.rng)
+    h.rmw(m, b.rng)
+    h.write(m, 100, b.rng)
+    await b.drain()
+    assert b.counters("cnt_lost_grants")[m] == 1, b.counters("cnt_lost_grants")
+    b.check_end()
 
 
 def unit_blocks(kind, size):
