@@ -98,7 +98,14 @@ module edm_pim_scheduler #(
     output logic [N*edm_pkg::NG_ID_W-1:0]    grant_msg_id,
     output logic [N*edm_pkg::NG_SIZE_W-1:0]  grant_bytes,
     output logic [N-1:0]                     grant_last,   // the chunk that completes its message
-    output logic [$clog2(N*DEPTH+1)-1:0]     occupancy     // notifications queued
+    output logic [$clog2(N*DEPTH+1)-1:0]     occupancy,    // notifications queued
+    // PARK_DST, for the switch's age rule on parked ports (edm_switch): per
+    // destination d, the circuits granted into it and not released
+    // (park_cnt), the source it is parked to (park_src), and a grant into it
+    // accepted this cycle (on grant_valid next cycle) from another source.
+    output logic [N*PARK_W-1:0]              dst_park_cnt,
+    output logic [N*$clog2(N)-1:0]           dst_park_src,
+    output logic [N-1:0]                     dst_park_new_src
 );
   // Greatest common divisor, for the port hold counters' time unit.
   function automatic integer gcd(input integer a, input integer b);
@@ -596,4 +603,11 @@ module edm_pim_scheduler #(
   always_comb
     for (integer s = 0; s < N; s++) grant_src[s*PW +: PW] = PW'(s);
   assign occupancy = rest + LW'(taken_q);
+
+  // ---------------------------------------------------------------- parking, for the switch's age rule
+  assign dst_park_cnt = park_cnt;
+  assign dst_park_src = park_src;
+  for (genvar d = 0; d < N; d++) begin : g_park_out
+    assign dst_park_new_src[d] = acc_by_d[d] && acc_src[d] != park_src[d];
+  end
 endmodule

@@ -91,7 +91,7 @@
 //      into a port before its previous one ends (a compute node reading one
 //      memory node, or writing one, back to back) keeps the port parked, and
 //      every other source out, for as long as it does. The switch follows
-//      the parking from its grants and /MT/s (z_pk_cnt, z_pk_src) and ages
+//      the scheduler's parking (its park_cnt, park_src: sc_park_*) and ages
 //      it (z_age: cycles since the port was last released; unparked for
 //      less than PARK_LAPSE = 7 cycles, too short for an iteration to have
 //      seen it, is no release). Once the age passes PARK_AGE_CYCLES while
@@ -598,9 +598,10 @@ module edm_switch #(
   logic [N-1:0][RUN_W-1:0] e_run;   // non-idle blocks in a row on out_block, held at IDLE_AFTER
   logic [N-1:0] e_sent_idle;        // the egress sends an idle (out_block next cycle)
   logic [N-1:0] e_idle_due;         // e_run == IDLE_AFTER (a register): pause the port, no control unit
-  // Rule a's age bound (header): per port, the circuits granted into it and
-  // not released (the scheduler's parking as its grants show it: z_pk_cnt, to
-  // z_pk_src), its age (cycles since it was last released: z_age, held at
+  // Rule a's age bound (header): per port, the scheduler's parking (the
+  // circuits granted into it and not released, sc_park_cnt, to sc_park_src;
+  // sc_park_new_src: a grant from another source accepted, registered as
+  // z_new_src when it reaches g_valid), its age (cycles since it was last released: z_age, held at
   // PARK_AGE_CYCLES), the cycles it has been unparked (z_unpk, held at
   // PARK_LAPSE) or paused (z_held, held at SCHED_GRANT_LAG + 1), and, per
   // pair [s][d], the messages the scheduler holds (notified, last chunk not
@@ -613,25 +614,20 @@ module edm_switch #(
   if (AGE_RULE && PARK_AGE_CYCLES <= PARK_LAPSE) begin : g_park_age_too_short
     $error("edm_switch: PARK_AGE_CYCLES must exceed the scheduler's decision time (or be 0)");
   end
-  logic [N-1:0][CQ_LOG2+1:0] z_pk_cnt, z_pk_cnt_n;
-  logic [N-1:0][PW-1:0]      z_pk_src, z_pk_src_n, z_granted_src;
+  logic [N-1:0][CQ_LOG2:0]   sc_park_cnt;
+  logic [N-1:0][PW-1:0]      sc_park_src;
+  logic [N-1:0]              sc_park_new_src, z_new_src;
   logic [N-1:0][AGE_W-1:0]   z_age, z_age_n;
   logic [N-1:0][LAPSE_W-1:0] z_unpk, z_unpk_n;
   logic [N-1:0][HELD_W-1:0]  z_held, z_held_n;
-  logic [N-1:0]              z_granted, z_pause_age, z_pause_age_n;
+  logic [N-1:0]              z_pause_age, z_pause_age_n;
   logic [N-1:0][N-1:0][PEND_W-1:0] z_pend, z_pend_n;
   logic [N-1:0][N-1:0]       z_wants, z_wants_n, z_notified, z_done;   // [s][d]
   always_comb begin
-    z_granted = '0;
-    z_granted_src = '0;
     z_notified = '0;
     z_done = '0;
     for (integer s = 0; s < N; s++)
-      if (g_valid[s]) begin
-        z_granted[g_dst[s*PW +: PW]] = 1'b1;
-        z_granted_src[g_dst[s*PW +: PW]] = PW'(s);
-        z_done[s][g_dst[s*PW +: PW]] = g_last[s];
-      end
+      if (g_valid[s]) z_done[s][g_dst[s*PW +: PW]] = g_last[s];
     for (integer i = 0; i < N; i++)
       if (n_valid[i] && n_ready[i]) z_notified[n_src[i*PW +: PW]][n_dst[i*PW +: PW]] = 1'b1;
     for (integer s = 0; s < N; s++)
@@ -641,24 +637,23 @@ module edm_switch #(
       end
     for (integer d = 0; d < N; d++) begin
       logic unparked, released, others;
-      // Releases as the scheduler sees them (z_release, a register: nothing
-      // here sits behind the egress decisions).
-      z_pk_cnt_n[d] = z_pk_cnt[d] + (CQ_LOG2+2)'(z_granted[d]) - (CQ_LOG2+2)'(z_release[d]);
-      z_pk_src_n[d] = z_granted[d] ? z_granted_src[d] : z_pk_src[d];
-      unparked = next_at_most(8'(z_pk_cnt[d]), z_granted[d], z_release[d], 0);
+      // Unparked after this edge, as the scheduler will see it (its count
+      // has every grant up to g_valid's; z_release, a register: nothing here
+      // sits behind the egress decisions).
+      unparked = next_at_most(8'(sc_park_cnt[d]), 1'b0, z_release[d], 0);
       z_unpk_n[d] = !unparked ? '0 : (z_unpk[d] == LAPSE_W'(PARK_LAPSE) ? z_unpk[d] : z_unpk[d] + 1'b1);
       z_held_n[d] = !z_pause_age[d] ? '0
                     : (z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1) ? z_held[d] : z_held[d] + 1'b1);
       // Released: unparked long enough for an iteration to have seen it, or
       // after a pause that no grant decided before it can still follow.
       released = unparked && (z_unpk_n[d] == LAPSE_W'(PARK_LAPSE) || z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1));
-      if (released || (z_granted[d] && z_granted_src[d] != z_pk_src[d])) z_age_n[d] = '0;
+      if (released || z_new_src[d]) z_age_n[d] = '0;
       else z_age_n[d] = z_age[d] == AGE_W'(PARK_AGE_CYCLES) ? z_age[d] : z_age[d] + 1'b1;
       // Paused once old while another source has a message for the port
       // (alone, its source keeps the port at no cost), until released.
       others = 1'b0;
       for (integer s = 0; s < N; s++)
-        if (z_wants[s][d] && z_pk_src[d] != PW'(s)) others = 1'b1;
+        if (z_wants[s][d] && sc_park_src[d] != PW'(s)) others = 1'b1;
       z_pause_age_n[d] = AGE_RULE && !released
                          && (z_pause_age[d] || (z_age[d] == AGE_W'(PARK_AGE_CYCLES) && others && !unparked));
     end
@@ -671,7 +666,8 @@ module edm_switch #(
       .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
-      .grant_bytes(g_bytes), .grant_last(g_last), .occupancy());
+      .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
+      .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src));
   /* verilator lint_on PINCONNECTEMPTY */
   logic unused_g_src, unused_rxc_head;
   assign unused_g_src = ^g_src;
@@ -1002,7 +998,7 @@ module edm_switch #(
       z_release <= '0;
       e_run <= '0;
       e_idle_due <= '0;
-      z_pk_cnt <= '0;
+      z_new_src <= '0;
       z_unpk <= '0;
       z_age <= '0;
       z_held <= '0;
@@ -1062,7 +1058,7 @@ module edm_switch #(
         else if (e_run[m] != RUN_W'(IDLE_AFTER)) e_run[m] <= e_run[m] + 1'b1;
         e_idle_due[m] <= IDLE_RULE && !e_sent_idle[m] && (e_idle_due[m] || e_run[m] == RUN_W'(IDLE_AFTER - 1));
       end
-      z_pk_cnt <= z_pk_cnt_n;
+      z_new_src <= sc_park_new_src;
       z_unpk <= z_unpk_n;
       z_age <= z_age_n;
       z_held <= z_held_n;
@@ -1104,6 +1100,5 @@ module edm_switch #(
     e_src <= e_src_n;
     sk_dst <= sk_dst_n;
     sk_next_dst <= sk_next_dst_n;
-    z_pk_src <= z_pk_src_n;
   end
 endmodule
