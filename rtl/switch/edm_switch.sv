@@ -497,9 +497,20 @@ module edm_switch #(
   localparam int unsigned OW = 1 + PW + IW + SW;
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
-  logic [N-1:0][CQ_LOG2:0] fq_count;   // control units not yet sent: those of ingress i's newest circuits
   logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/ or forward) last cycle
   always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | fq_pop : '0;
+  // Ingress i's circuits whose control unit has left (txc_count - fq_count,
+  // kept as a register: +1 as one leaves egress i, -1 as a circuit is taken
+  // from txc) and its next value's != 0 registered (ctl_sent_any), so the
+  // circuit timeout's head test reads a flip-flop, not two pointer
+  // differences and a compare.
+  logic [N-1:0][CQ_LOG2:0] ctl_sent;
+  logic [N-1:0]          ctl_sent_any;
+  always_ff @(posedge clk)
+    for (integer i = 0; i < N; i++) begin
+      ctl_sent[i] <= rst_n ? ctl_sent[i] + (CQ_LOG2+1)'(e_is_g[i] || fq_pop[i]) - (CQ_LOG2+1)'(txc_take[i]) : '0;
+      ctl_sent_any[i] <= rst_n && !next_at_most(8'(ctl_sent[i]), e_is_g[i] || fq_pop[i], txc_take[i], 0);
+    end
 
   // Every FIFO here keeps its head in a register (REG_HEAD): the egress
   // multiplexers, the /MT/ checks and the /G/ CRC start from flip-flops, not
@@ -518,16 +529,17 @@ module edm_switch #(
     // Both copies of the oldest circuit are its own while nothing of this
     // ingress is under way (no unit open here, its data FIFO empty), or while
     // a skipping unit waits with every earlier unit gone (sk_stale). It is
-    // waited for only once its control unit has left (fq holds those of the
-    // newest circuits); one leaving restarts the wait (for the later circuits).
+    // waited for only once its control unit has left (ctl_sent_any: the
+    // control queue holds those of the newest circuits); one leaving
+    // restarts the wait (for the later circuits).
     edm_circuit_timeout #(.TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) u_lost (
-        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i] && txc_count[i] > fq_count[i]),
+        .clk, .rst_n, .head_valid(rxc_valid[i] && txc_valid[i] && ctl_sent_any[i]),
         .busy(u_mode[i] == 2'd2 || dq_valid[i] || ctl_left[i]),
         .head_used(rxc_pop[i]), .stale(sk_stale[i]), .give_up(lost_grant[i]),
         .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
-        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
+        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(67), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
           .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(u_wr_data[i]),

@@ -597,13 +597,13 @@ async def a_read_never_answered_gives_its_circuit_up(dut):
     while b.busy():
         await b.step()
         if given_up is None and b.counters("cnt_lost_grants")[m]:
-            given_up = b.cycle   # the counter lags its event by a cycle
+            given_up = b.cycle - 2   # the give-up (its counter lags it by 2 cycles)
         assert b.cycle < t_fwd + (timeout or 1024) + 2000, "the writes were never granted"
     first_g = min(cyc for p, cyc in b.g_seen if p == c)
     dut._log.info(f"unanswered read: forward at {t_fwd}, circuit given up at {given_up}, "
                   f"first /G/ to the compute host at {first_g} (timeout {timeout})")
-    assert given_up is not None and timeout <= given_up - t_fwd <= timeout + 2, (t_fwd, given_up)
-    assert first_g >= given_up, "a /G/ reached the port while the circuit was open"
+    assert given_up is not None and timeout <= given_up - t_fwd <= timeout + 1, (t_fwd, given_up)
+    assert first_g > given_up, "a /G/ reached the port while the circuit was open"
     await b.drain()
     assert b.counters("cnt_lost_grants") == [1 if p == m else 0 for p in range(b.n)], b.counters("cnt_lost_grants")
     b.check_end()
