@@ -497,6 +497,7 @@ module edm_switch #(
   localparam int unsigned OW = 1 + PW + IW + SW;
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
+  logic [N-1:0][CQ_LOG2:0] fq_count;   // control units not yet sent (probed by tb_dual_fabric_top only)
   logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/ or forward) last cycle
   always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | fq_pop : '0;
   // Ingress i's circuits whose control unit has left (txc_count - fq_count,
@@ -539,7 +540,7 @@ module edm_switch #(
         .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
-        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count());
+        .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
     for (genvar m = 0; m < N; m++) begin : g_rq
       edm_fifo #(.WIDTH(67), .DEPTH_LOG2(RQ_LOG2), .REG_HEAD(1)) u_rq (
           .clk, .rst_n, .wr_valid(rq_wr[i][m]), .wr_ready(), .wr_data(u_wr_data[i]),
@@ -681,8 +682,9 @@ module edm_switch #(
       .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
       .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src));
   /* verilator lint_on PINCONNECTEMPTY */
-  logic unused_g_src, unused_rxc_head;
+  logic unused_g_src, unused_rxc_head, unused_fq_count;
   assign unused_g_src = ^g_src;
+  assign unused_fq_count = ^fq_count;
   assign unused_rxc_head = ^rxc_head;   // an ingress needs only to know it has an open circuit
 
   // ---------------------------------------------------------------- ingress stage 1
