@@ -946,8 +946,9 @@ module edm_switch #(
         if (dq_sel[k]) blk = blk | dq_head[k];
       end
       e_sent_idle[m] = !sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0;
-      if (e_sent_idle[m]) blk = IDLE;
-      e_out[m] = blk;
+      // blk is 0 when nothing is selected: the idle is one more term of the
+      // OR, so only its few 1 bits wait for e_sent_idle, not a mux on all 66.
+      e_out[m] = blk | (e_sent_idle[m] ? IDLE : '0);
       e_is_g[m] = sel_g || sel_fqg;
       fq_push[m] = g_valid[m] && !sel_g;
       fq_pop[m] = sel_fqg || start_fwd;
