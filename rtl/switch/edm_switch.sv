@@ -725,7 +725,9 @@ module edm_switch #(
       // an unknown block, a frame block or a second /MS/ inside it.
       u_cut[i] = ((u_mode[i] == 2'd1 || u_mode[i] == 2'd2) && (r_unk[i] || r_std[i] || r_ms[i]))
                  || (u_mode[i] == 2'd1 && r_data[i] && u_rq_len[i] == RQ_LEN_W'(CTL_UNIT_MAX));
-      i_drop_new[i] = u_cut[i] && r_ms[i];   // the unit that cut it is dropped too
+      // The unit that cut it is dropped too (an /MS/ cuts any open unit; the
+      // length rule's data block is no /MS/), not behind the whole cut test.
+      i_drop_new[i] = (u_mode[i] == 2'd1 || u_mode[i] == 2'd2) && r_ms[i];
       n_valid[i] = r_n_valid[i] && !i_drop_new[i];
       n_src[i*PW +: PW] = r_n_src[i];
       n_dst[i*PW +: PW] = r_n_dst[i];
