@@ -228,9 +228,9 @@ module edm_pim_scheduler #(
   logic [N-1:0][CW-1:0]  src_hold, dst_hold;   // 0: port free
   // A port is free next cycle when its hold is within a cycle of its end, or
   // it is being granted a chunk shorter than the pipeline (registered beside
-  // the hold and the accept, in a copy per queue: g_src_ok).
+  // the hold and the accept, in a copy per group of queues: g_src_ok).
   logic [N-1:0]          src_ends_n, dst_ends_n;  // next cycle's hold <= one cycle
-  logic [N-1:0]          q_dst_ok, q_g_hit;    // by queue, from its copies
+  logic [N-1:0]          q_dst_ok, q_g_hit;    // by queue, from its group's copies
   // PARK_DST: circuits granted into each destination and not released, and their source.
   logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
@@ -527,35 +527,42 @@ module edm_pim_scheduler #(
   // Every slot of every queue needs every source port's "free next cycle"
   // bit: N*DEPTH loads per bit, spread over the whole scheduler (the critical
   // path at N = 8 was the routing of that fan-out, not its logic). So each
-  // queue computes the bits it needs from its own copy of the registers they
-  // come from, placed beside its slots; (* keep *) stops Yosys merging the
-  // copies back into one. The copies load what the originals load.
-  for (genvar d = 0; d < N; d++) begin : g_src_ok
+  // group of FREE_GROUP queues computes the bits it needs from its own copy of
+  // the registers they come from, placed beside its slots; (* keep *) stops
+  // Yosys merging the copies back into one. The copies load what the
+  // originals load. (One copy per queue moved N = 8's critical path to the
+  // accept stage's fan-out into the N copies.)
+  localparam int unsigned FREE_GROUP = 4;
+  for (genvar c = 0; c < (N + FREE_GROUP - 1) / FREE_GROUP; c++) begin : g_src_ok
     logic [N-1:0]         r_by_d, r_short, r_src_ends;
     logic [N*PW-1:0]      r_src;
-    logic                 r_dst_ends;
     logic [N-1:0]         src_free;     // = src_free_next, from the copies
     (* keep *) always_ff @(posedge clk) begin
       if (!rst_n) begin
         r_by_d <= '0;
         r_src_ends <= '1;
-        r_dst_ends <= 1'b1;
       end else begin
         r_by_d <= ac_by_d;
         r_src_ends <= src_ends_n;
-        r_dst_ends <= dst_ends_n[d];
       end
       r_short <= ac_short;
       r_src <= req_src;
     end
     always_comb
-      for (integer s = 0; s < N; s++) begin
+      for (integer s = 0; s < N; s++)
         src_free[s] = src_free_from(r_src_ends[s], r_by_d, r_src, r_short, PW'(s));
-        q_src_ok[d][s] = src_free[s]
-            && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
-      end
-    assign q_dst_ok[d] = (r_by_d[d] ? r_short[d] : r_dst_ends) && !(PARK_DST && dst_pause[d]);
-    assign q_g_hit[d] = r_by_d[d];
+    for (genvar d = c * FREE_GROUP; d < N && d < (c + 1) * FREE_GROUP; d++) begin : g_q
+      logic r_dst_ends;   // the queue's own port: one queue's only
+      always_ff @(posedge clk)
+        if (!rst_n) r_dst_ends <= 1'b1;
+        else r_dst_ends <= dst_ends_n[d];
+      always_comb
+        for (integer s = 0; s < N; s++)
+          q_src_ok[d][s] = src_free[s]
+              && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
+      assign q_dst_ok[d] = (r_by_d[d] ? r_short[d] : r_dst_ends) && !(PARK_DST && dst_pause[d]);
+      assign q_g_hit[d] = r_by_d[d];
+    end
   end
 
   // ---------------------------------------------------------------- registers
