@@ -110,15 +110,13 @@ module edm_notif_queue #(
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
-  // The slot the pending insert is written into (one-hot, registered with
-  // p_ from the lowest free slot of the next state): one flip-flop per slot,
-  // where a p_v ANDed with a lowest-free register fanned out to every slot's
-  // fields and order bits (N = 8's critical path, its routing 3.5 ns).
-  logic [DEPTH-1:0] ins_hit;
-  // Registered from the next state: whether one and whether two slots are free.
-  logic [DEPTH-1:0] low_free_n;
+  logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
+  // Registered from the next state: the lowest free slot (one-hot), whether
+  // one and whether two slots are free.
+  logic [DEPTH-1:0] low_free, low_free_n;
   logic             one_free, two_free, one_free_n, two_free_n;
 
+  assign ins_hit = p_v ? low_free : '0;
   assign wr_slot = ins_hit;
   assign room = p_v ? two_free : one_free;
 
@@ -233,7 +231,7 @@ module edm_notif_queue #(
       cand <= '0;
       elig <= '0;
       p_v <= 1'b0;
-      ins_hit <= '0;
+      low_free <= DEPTH'(1);
       one_free <= 1'b1;
       two_free <= (DEPTH > 1) ? 1'b1 : 1'b0;
       nonempty <= 1'b0;
@@ -242,7 +240,7 @@ module edm_notif_queue #(
       cand <= cand_n;
       elig <= elig_n;
       s_valid <= n_valid;
-      ins_hit <= ins_v ? low_free_n : '0;
+      low_free <= low_free_n;
       one_free <= one_free_n;
       two_free <= two_free_n;
       nonempty <= ins_v || n_valid != '0;

@@ -208,18 +208,6 @@ module edm_pim_scheduler #(
     else better = a_older;
   endfunction
 
-  // Whether source port s is free next cycle, from the accept registers:
-  // when an accepted request (by destination: accepted, src, short) is s's,
-  // its chunk must be short, else s's hold must end within this cycle (ends).
-  // (src flat: destination d's source is src[d*PW +: PW]; Yosys indexes no
-  // two-dimensional array declared in a generate block.)
-  function automatic src_free_from(input ends, input [N-1:0] accepted, input [N*PW-1:0] src,
-                                   input [N-1:0] short, input [PW-1:0] s);
-    logic [N-1:0] mine;
-    for (integer d = 0; d < N; d++) mine[d] = accepted[d] && src[d*PW +: PW] == s;
-    src_free_from = (mine != '0) ? (mine & short) != '0 : ends;
-  endfunction
-
   // ---------------------------------------------------------------- state
   // Queued notifications = rest + the inserts of the cycle before (lane_take_q),
   // so that no count sits behind the lane arbitration.
@@ -228,9 +216,8 @@ module edm_pim_scheduler #(
   logic [N-1:0][CW-1:0]  src_hold, dst_hold;   // 0: port free
   // A port is free next cycle when its hold is within a cycle of its end, or
   // it is being granted a chunk shorter than the pipeline (registered beside
-  // the hold and the accept, in a copy per group of queues: g_src_ok).
-  logic [N-1:0]          src_ends_n, dst_ends_n;  // next cycle's hold <= one cycle
-  logic [N-1:0]          q_dst_ok, q_g_hit;    // by queue, from its group's copies
+  // the hold and the accept, so the queues' per-slot eligibility reads a LUT).
+  logic [N-1:0]          src_ends, dst_ends;   // hold <= one cycle
   // PARK_DST: circuits granted into each destination and not released, and their source.
   logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
@@ -261,6 +248,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][SW-1:0]  acc_rem;
   logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
   logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
   logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iteration before (acc_) and the one
   // before that (fl2_), still in flight.
@@ -342,6 +330,7 @@ module edm_pim_scheduler #(
   end
 
   // ---------------------------------------------------------------- stage 1: request (the queues)
+  logic [N-1:0]          src_free_next, dst_free_next;  // hold == 0 in the next cycle
   logic [N-1:0][CW-1:0]  src_hold_n, dst_hold_n;
   logic [N-1:0]          q_v;
   logic [N-1:0][JW-1:0]  q_j;
@@ -384,11 +373,11 @@ module edm_pim_scheduler #(
         .clk, .rst_n,
         .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
         .ins_size, .ins_rres, .wr_slot(q_wr_slot[d]),
-        .src_free_next(q_src_ok[d]), .dst_free_next(q_dst_ok[d]), .nonempty(q_nonempty[d]),
+        .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_win(q_win[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
-        .g_hit(q_g_hit[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
+        .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
     // The insert is written into its slot the next cycle (wr_slot).
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
   end
@@ -463,6 +452,7 @@ module edm_pim_scheduler #(
   // accept stage ends at its per-destination decision).
   logic [N-1:0]          g_v;          // source s was granted
   logic [N-1:0][PW-1:0]  g_d;          // its destination
+  logic [N-1:0]          g_short_s;    // its chunk is short
 
   always_comb
     for (integer d = 0; d < N; d++) begin
@@ -493,6 +483,7 @@ module edm_pim_scheduler #(
       g_d[s] = '0;
       for (integer d = 0; d < N; d++)
         if (g_match[s][d]) g_d[s] = g_d[s] | PW'(d);
+      g_short_s[s] = |(g_match[s] & acc_short);
     end
   end
 
@@ -514,9 +505,10 @@ module edm_pim_scheduler #(
       src_hold_n[s] = g_v[s] ? g_hold[g_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
+    // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
-      src_ends_n[p] = src_hold_n[p] <= CU_C;
-      dst_ends_n[p] = dst_hold_n[p] <= CU_C;
+      src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
+      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
     end
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
@@ -524,45 +516,11 @@ module edm_pim_scheduler #(
     end
   end
 
-  // Every slot of every queue needs every source port's "free next cycle"
-  // bit: N*DEPTH loads per bit, spread over the whole scheduler (the critical
-  // path at N = 8 was the routing of that fan-out, not its logic). So each
-  // group of FREE_GROUP queues computes the bits it needs from its own copy of
-  // the registers they come from, placed beside its slots; (* keep *) stops
-  // Yosys merging the copies back into one. The copies load what the
-  // originals load. (One copy per queue moved N = 8's critical path to the
-  // accept stage's fan-out into the N copies.)
-  localparam int unsigned FREE_GROUP = 4;
-  for (genvar c = 0; c < (N + FREE_GROUP - 1) / FREE_GROUP; c++) begin : g_src_ok
-    logic [N-1:0]         r_by_d, r_short, r_src_ends;
-    logic [N*PW-1:0]      r_src;
-    logic [N-1:0]         src_free;     // = src_free_next, from the copies
-    (* keep *) always_ff @(posedge clk) begin
-      if (!rst_n) begin
-        r_by_d <= '0;
-        r_src_ends <= '1;
-      end else begin
-        r_by_d <= ac_by_d;
-        r_src_ends <= src_ends_n;
-      end
-      r_short <= ac_short;
-      r_src <= req_src;
-    end
+  for (genvar d = 0; d < N; d++) begin : g_src_ok
     always_comb
       for (integer s = 0; s < N; s++)
-        src_free[s] = src_free_from(r_src_ends[s], r_by_d, r_src, r_short, PW'(s));
-    for (genvar d = c * FREE_GROUP; d < N && d < (c + 1) * FREE_GROUP; d++) begin : g_q
-      logic r_dst_ends;   // the queue's own port: one queue's only
-      always_ff @(posedge clk)
-        if (!rst_n) r_dst_ends <= 1'b1;
-        else r_dst_ends <= dst_ends_n[d];
-      always_comb
-        for (integer s = 0; s < N; s++)
-          q_src_ok[d][s] = src_free[s]
-              && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
-      assign q_dst_ok[d] = (r_by_d[d] ? r_short[d] : r_dst_ends) && !(PARK_DST && dst_pause[d]);
-      assign q_g_hit[d] = r_by_d[d];
-    end
+        q_src_ok[d][s] = src_free_next[s]
+            && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
   end
 
   // ---------------------------------------------------------------- registers
@@ -573,6 +531,8 @@ module edm_pim_scheduler #(
       st_any <= 1'b0;
       src_hold <= '0;
       dst_hold <= '0;
+      src_ends <= '1;
+      dst_ends <= '1;
       park_cnt <= '0;
       iter_wait <= '0;
       req_v <= '0;
@@ -599,6 +559,10 @@ module edm_pim_scheduler #(
       src_hold <= src_hold_n;
       dst_hold <= dst_hold_n;
       park_cnt <= park_cnt_n;
+      for (integer p = 0; p < N; p++) begin
+        src_ends[p] <= src_hold_n[p] <= CU_C;
+        dst_ends[p] <= dst_hold_n[p] <= CU_C;
+      end
     end
 
     // Data registers (no reset needed: qualified by the valid bits above; the
@@ -619,6 +583,7 @@ module edm_pim_scheduler #(
     acc_rem <= req_rem;
     for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
     acc_hold <= ac_hold;
+    acc_short <= ac_short;
     for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= g_d[s];
