@@ -95,16 +95,22 @@
 //      it (z_age: cycles since the port was last released; unparked for
 //      less than PARK_LAPSE = 7 cycles, too short for an iteration to have
 //      seen it, is no release). Once the age passes PARK_AGE_CYCLES while
-//      another source has a message for the port (z_pend, per pair:
-//      notified, its last chunk not yet granted), the port is paused
+//      another source has an entry in the port's notification queue (the
+//      scheduler's dst_src_waiting: inserted, its last chunk not yet
+//      granted; seen 2 cycles after its insert, the queue's register and
+//      slot write), the port is paused
 //      (dst_pause, z_pause_age) until released: the circuits committed into
 //      it drain and the next grant into it is the scheduler's choice among
 //      every source with demand, by priority, not the parking's. The pause
 //      lasts at least SCHED_GRANT_LAG + 1 cycles, so no grant of an
 //      iteration begun before it can follow the release. A lone source
-//      keeps its port at no cost. Bounded: the parking's own starvation; a
-//      waiting source is ranked against the parked one within
-//      PARK_AGE_CYCLES + the drain of the circuits committed into the port
+//      keeps its port at no cost. A notification still in its lane's FIFO
+//      (the queue full, or another lane's inserted first) does not count:
+//      the scheduler grants only from the queue, so a pause could not help
+//      it; how soon it enters is the lane arbitration's bound, not the
+//      parking's. Bounded: the parking's own starvation; a
+//      source waiting in the queue is ranked against the parked one within
+//      2 + PARK_AGE_CYCLES + the drain of the circuits committed into the port
 //      (at most 2^CQ_LOG2 + 2, see c.) + a decision. Under FCFS it is then
 //      served after at most the port's older messages (DEPTH): bounded.
 //      Under SRPT it is served once nothing with fewer bytes left competes:
