@@ -71,7 +71,10 @@ module edm_notif_queue #(
     input  logic                              g_hit,
     input  logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] g_j,
     input  logic                              g_last,
-    input  logic [edm_pkg::NG_SIZE_W-1:0]     g_rem_next
+    input  logic [edm_pkg::NG_SIZE_W-1:0]     g_rem_next,
+    // The sources with an entry in the queue (stored, not yet removed by its
+    // last grant; bit s = source s), for the switch's parked-port age rule.
+    output logic [N-1:0]                      src_waiting
 );
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
@@ -273,4 +276,12 @@ module edm_notif_queue #(
         end
     end
   end
+
+  // ---------------------------------------------------------------- waiting sources
+  always_comb
+    for (integer s = 0; s < N; s++) begin
+      src_waiting[s] = 1'b0;
+      for (integer j = 0; j < DEPTH; j++)
+        if (s_valid[j] && s_src[j] == PW'(s)) src_waiting[s] = 1'b1;
+    end
 endmodule

@@ -105,7 +105,10 @@ module edm_pim_scheduler #(
     // accepted this cycle (on grant_valid next cycle) from another source.
     output logic [N*PARK_W-1:0]              dst_park_cnt,
     output logic [N*$clog2(N)-1:0]           dst_park_src,
-    output logic [N-1:0]                     dst_park_new_src
+    output logic [N-1:0]                     dst_park_new_src,
+    // Per destination d, the sources with an entry in its queue (bit d*N + s;
+    // not the notifications still in the lanes' FIFOs).
+    output logic [N*N-1:0]                   dst_src_waiting
 );
   // Greatest common divisor, for the port hold counters' time unit.
   function automatic integer gcd(input integer a, input integer b);
@@ -384,6 +387,7 @@ module edm_pim_scheduler #(
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_win(q_win[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
+        .src_waiting(dst_src_waiting[d*N +: N]),
         .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
     // The insert is written into its slot the next cycle (wr_slot).
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
@@ -610,4 +614,5 @@ module edm_pim_scheduler #(
   for (genvar d = 0; d < N; d++) begin : g_park_out
     assign dst_park_new_src[d] = acc_by_d[d] && acc_src[d] != park_src[d];
   end
+  // dst_src_waiting: straight from each queue's src_waiting (g_queue).
 endmodule

@@ -95,16 +95,22 @@
 //      it (z_age: cycles since the port was last released; unparked for
 //      less than PARK_LAPSE = 7 cycles, too short for an iteration to have
 //      seen it, is no release). Once the age passes PARK_AGE_CYCLES while
-//      another source has a message for the port (z_pend, per pair:
-//      notified, its last chunk not yet granted), the port is paused
+//      another source has an entry in the port's notification queue (the
+//      scheduler's dst_src_waiting: inserted, its last chunk not yet
+//      granted; seen 2 cycles after its insert, the queue's register and
+//      slot write), the port is paused
 //      (dst_pause, z_pause_age) until released: the circuits committed into
 //      it drain and the next grant into it is the scheduler's choice among
 //      every source with demand, by priority, not the parking's. The pause
 //      lasts at least SCHED_GRANT_LAG + 1 cycles, so no grant of an
 //      iteration begun before it can follow the release. A lone source
-//      keeps its port at no cost. Bounded: the parking's own starvation; a
-//      waiting source is ranked against the parked one within
-//      PARK_AGE_CYCLES + the drain of the circuits committed into the port
+//      keeps its port at no cost. A notification still in its lane's FIFO
+//      (the queue full, or another lane's inserted first) does not count:
+//      the scheduler grants only from the queue, so a pause could not help
+//      it; how soon it enters is the lane arbitration's bound, not the
+//      parking's. Bounded: the parking's own starvation; a
+//      source waiting in the queue is ranked against the parked one within
+//      2 + PARK_AGE_CYCLES + the drain of the circuits committed into the port
 //      (at most 2^CQ_LOG2 + 2, see c.) + a decision. Under FCFS it is then
 //      served after at most the port's older messages (DEPTH): bounded.
 //      Under SRPT it is served once nothing with fewer bytes left competes:
@@ -617,13 +623,12 @@ module edm_switch #(
   // z_new_src when it reaches g_valid), its age (cycles since it was last released: z_age, held at
   // PARK_AGE_CYCLES), the cycles it has been unparked (z_unpk, held at
   // PARK_LAPSE) or paused (z_held, held at SCHED_GRANT_LAG + 1), and, per
-  // pair [s][d], the messages the scheduler holds (notified, last chunk not
-  // granted: z_pend; z_wants its != 0, a register).
+  // port d, the sources with an entry in its notification queue
+  // (sc_src_waiting[d][s]: inserted, last chunk not granted).
   localparam int unsigned PARK_LAPSE = edm_pkg::SW_PIM_ITER_CYCLES + SCHED_GRANT_LAG + 1;
   localparam int unsigned AGE_W = $clog2(PARK_AGE_CYCLES + 2);   // >= 1 bit when off
   localparam int unsigned LAPSE_W = $clog2(PARK_LAPSE + 1);
   localparam int unsigned HELD_W = $clog2(SCHED_GRANT_LAG + 2);
-  localparam int unsigned PEND_W = $clog2(DEPTH + 8 + 1);   // a queue's slots and a lane's staging FIFO
   if (AGE_RULE && PARK_AGE_CYCLES <= PARK_LAPSE) begin : g_park_age_too_short
     $error("edm_switch: PARK_AGE_CYCLES must exceed the scheduler's decision time (or be 0)");
   end
@@ -634,20 +639,8 @@ module edm_switch #(
   logic [N-1:0][LAPSE_W-1:0] z_unpk, z_unpk_n;
   logic [N-1:0][HELD_W-1:0]  z_held, z_held_n;
   logic [N-1:0]              z_pause_age, z_pause_age_n;
-  logic [N-1:0][N-1:0][PEND_W-1:0] z_pend, z_pend_n;
-  logic [N-1:0][N-1:0]       z_wants, z_wants_n, z_notified, z_done;   // [s][d]
+  logic [N-1:0][N-1:0]       sc_src_waiting;   // [d][s]
   always_comb begin
-    z_notified = '0;
-    z_done = '0;
-    for (integer s = 0; s < N; s++)
-      if (g_valid[s]) z_done[s][g_dst[s*PW +: PW]] = g_last[s];
-    for (integer i = 0; i < N; i++)
-      if (n_valid[i] && n_ready[i]) z_notified[n_src[i*PW +: PW]][n_dst[i*PW +: PW]] = 1'b1;
-    for (integer s = 0; s < N; s++)
-      for (integer d = 0; d < N; d++) begin
-        z_pend_n[s][d] = z_pend[s][d] + PEND_W'(z_notified[s][d]) - PEND_W'(z_done[s][d]);
-        z_wants_n[s][d] = !next_at_most(8'(z_pend[s][d]), z_notified[s][d], z_done[s][d], 0);
-      end
     for (integer d = 0; d < N; d++) begin
       logic unparked, released, others;
       // Unparked after this edge, as the scheduler will see it (its count
@@ -662,11 +655,9 @@ module edm_switch #(
       released = unparked && (z_unpk_n[d] == LAPSE_W'(PARK_LAPSE) || z_held[d] == HELD_W'(SCHED_GRANT_LAG + 1));
       if (released || z_new_src[d]) z_age_n[d] = '0;
       else z_age_n[d] = z_age[d] == AGE_W'(PARK_AGE_CYCLES) ? z_age[d] : z_age[d] + 1'b1;
-      // Paused once old while another source has a message for the port
-      // (alone, its source keeps the port at no cost), until released.
-      others = 1'b0;
-      for (integer s = 0; s < N; s++)
-        if (z_wants[s][d] && sc_park_src[d] != PW'(s)) others = 1'b1;
+      // Paused once old while another source has a message in the port's
+      // queue (alone, its source keeps the port at no cost), until released.
+      others = (sc_src_waiting[d] & ~(N'(1) << sc_park_src[d])) != '0;
       z_pause_age_n[d] = AGE_RULE && !released
                          && (z_pause_age[d] || (z_age[d] == AGE_W'(PARK_AGE_CYCLES) && others && !unparked));
     end
@@ -680,7 +671,8 @@ module edm_switch #(
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
       .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
-      .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src));
+      .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src),
+      .dst_src_waiting(sc_src_waiting));
   /* verilator lint_on PINCONNECTEMPTY */
   logic unused_g_src, unused_rxc_head, unused_fq_count;
   assign unused_g_src = ^g_src;
@@ -1020,8 +1012,6 @@ module edm_switch #(
       z_age <= '0;
       z_held <= '0;
       z_pause_age <= '0;
-      z_pend <= '0;
-      z_wants <= '0;
       out_block <= {N{IDLE}};
       cnt_bad_notif <= '0;
       cnt_unknown <= '0;
@@ -1080,8 +1070,6 @@ module edm_switch #(
       z_age <= z_age_n;
       z_held <= z_held_n;
       z_pause_age <= z_pause_age_n;
-      z_pend <= z_pend_n;
-      z_wants <= z_wants_n;
       for (integer i = 0; i < N; i++) begin
         circ_gap[i] <= circ_gap_n[i];
         sk_aligned[i] <= sk_aligned_n[i];

@@ -934,13 +934,14 @@ async def a_parked_port_lets_a_waiting_source_in(dut):
     first = min(cyc for p, cyc in b.g_seen if p == c1 and cyc >= t_n)
     age = int(dut.PARK_AGE_CYCLES.value)
     cq = 1 << int(dut.CQ_LOG2.value)
-    # The /N/ reaches the scheduler (3); the port's age runs out (age + the
-    # pause's grant lag, 4); every circuit that can be committed into the port
-    # (the parked source's queue and 2 grants in flight) drains, each a full
-    # unit, after its /G/, the host's answer and the switch's path (7 + HOST_LAT);
-    # the release reaches an iteration (3), its grant the egress (4).
+    # The /N/ reaches the scheduler (3) and is seen in the port's queue (2);
+    # the port's age runs out (age + the pause's grant lag, 4); every circuit
+    # that can be committed into the port (the parked source's queue and 2
+    # grants in flight) drains, each a full unit, after its /G/, the host's
+    # answer and the switch's path (7 + HOST_LAT); the release reaches an
+    # iteration (3), its grant the egress (4).
     # (With the rule off: the bound the switch's default age would keep.)
-    bound = 3 + (age or 256) + 4 + (cq + 2) * unit_blocks("WREQ", b.chunk) + 7 + HOST_LAT + 3 + 4
+    bound = 3 + 2 + (age or 256) + 4 + (cq + 2) * unit_blocks("WREQ", b.chunk) + 7 + HOST_LAT + 3 + 4
     dut._log.info(f"waiting write: /N/ at {t_n}, first grant at {first}: {first - t_n} cycles "
                   f"(bound {bound}, PARK_AGE_CYCLES {age})")
     if age:
