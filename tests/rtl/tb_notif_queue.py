@@ -130,6 +130,8 @@ class Bench:
         assert int(dut.nonempty.value) == queued, f"cycle {c}: nonempty"
         written = self.model.pending_slot()
         assert int(dut.wr_slot.value) == (0 if written is None else 1 << written), f"cycle {c}: wr_slot"
+        waiting = sum({1 << e["src"] for e in self.model.slots if e})
+        assert int(dut.src_waiting.value) == waiting, f"cycle {c}: src_waiting"
         win, best = self.model.request(c, *self.ports)
         self.ports = (src_free, dst_free)
         assert int(dut.rq_v.value) == (win is not None), f"cycle {c}: rq_v, model slot {win}"
