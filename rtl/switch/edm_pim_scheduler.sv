@@ -266,13 +266,17 @@ module edm_pim_scheduler #(
   // or the arriving notification when the FIFO is empty (no added cycle). Each
   // queue inserts one candidate per cycle, the lowest lane's, if it has room;
   // a candidate not inserted waits in its lane's FIFO.
-  localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
+  // A lane FIFO stores the destination one-hot (want_in), not its number, so
+  // that a head's "wants queue d" is a flip-flop and the arbitration starts
+  // from registers (the number's compare after the head/arrival choice was
+  // on N = 8's critical path).
+  localparam int unsigned NOTIF_W = PW + N + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
+  logic [N-1:0][N-1:0]   want_in, c_want;   // [i][d]: the arriving one's / the candidate's destination is d
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
   logic [N-1:0][STAGE_LOG2:0] st_count;
   logic                  st_any;        // registered: a lane FIFO holds a notification (= |st_valid)
-  logic [N-1:0]          c_v;           // a candidate
-  logic [N-1:0][PW-1:0]  c_src, c_dst;
+  logic [N-1:0][PW-1:0]  c_src;
   logic [N-1:0][IW-1:0]  c_msg;
   logic [N-1:0][SW-1:0]  c_size;
   logic [N-1:0]          c_rres;
@@ -286,7 +290,8 @@ module edm_pim_scheduler #(
   logic                  start;
 
   for (genvar i = 0; i < N; i++) begin : g_stage
-    assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
+    assign want_in[i] = notif_valid[i] ? N'(1) << notif_dst[i*PW +: PW] : '0;
+    assign lane_in[i] = {notif_src[i*PW +: PW], want_in[i], notif_msg_id[i*IW +: IW],
                          notif_size[i*SW +: SW], notif_rres[i]};
     // The head in a register: the lane arbitration starts from flip-flops,
     // not from the distributed RAM's read (N = 4's path: a lane's head RAM
@@ -298,8 +303,7 @@ module edm_pim_scheduler #(
 
   always_comb
     for (integer i = 0; i < N; i++) begin
-      c_v[i] = st_valid[i] || notif_valid[i];
-      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
+      {c_src[i], c_want[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
   // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]):
@@ -313,7 +317,7 @@ module edm_pim_scheduler #(
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
-        want[d][i] = c_v[i] && c_dst[i] == PW'(d);
+        want[d][i] = c_want[i][d];
   for (genvar d = 0; d < N; d++) begin : g_arb
     always_comb
       for (integer i = 0; i < N; i++)
@@ -442,7 +446,7 @@ module edm_pim_scheduler #(
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
+  // (a candidate is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
   assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept
