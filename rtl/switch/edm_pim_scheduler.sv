@@ -356,29 +356,38 @@ module edm_pim_scheduler #(
   logic [N-1:0]          g_last;
 
 
+  // The insert's fields, by lane, in a tree of LANE_LEAVES leaves.
+  localparam int unsigned CAND_W = PW + IW + SW + 1;
+  localparam int unsigned LANE_LEAVES = 1 << $clog2(N);
   for (genvar d = 0; d < N; d++) begin : g_queue
-    // The inserted candidate: the one lane (if any) that won this queue,
-    // its fields ORed through the one-hot selection.
+    // The inserted candidate: the lowest lane (if any) that wants this
+    // queue. Its fields are picked by a tree of 2:1 multiplexers over the
+    // lanes (a node takes its lower half if any lane there wants d), log2 N
+    // levels straight from the wants, not behind the lowest-lane mask (sel)
+    // and an AND-OR of N; the lane number (to a register only) from sel.
     logic             ins_v;
     logic [PW-1:0]    ins_lane, ins_src;
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
+    logic [2*LANE_LEAVES-1:0]               node_v;
+    logic [2*LANE_LEAVES-1:0][CAND_W-1:0]  node_f;
     always_comb begin
       ins_v = q_room[d] && want[d] != '0;
       ins_lane = '0;
-      ins_src = '0;
-      ins_msg = '0;
-      ins_size = '0;
-      ins_rres = 1'b0;
       for (integer i = 0; i < N; i++)
-        if (sel[d][i]) begin
-          ins_lane = ins_lane | PW'(i);
-          ins_src = ins_src | c_src[i];
-          ins_msg = ins_msg | c_msg[i];
-          ins_size = ins_size | c_size[i];
-          ins_rres = ins_rres | c_rres[i];
-        end
+        if (sel[d][i]) ins_lane = ins_lane | PW'(i);
+      node_v = '0;
+      node_f = '0;
+      for (integer i = 0; i < N; i++) begin
+        node_v[LANE_LEAVES + i] = want[d][i];
+        node_f[LANE_LEAVES + i] = {c_src[i], c_msg[i], c_size[i], c_rres[i]};
+      end
+      for (integer k = LANE_LEAVES - 1; k >= 1; k--) begin
+        node_v[k] = node_v[2 * k] || node_v[2 * k + 1];
+        node_f[k] = node_v[2 * k] ? node_f[2 * k] : node_f[2 * k + 1];
+      end
+      {ins_src, ins_msg, ins_size, ins_rres} = node_f[1];
     end
     edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
         .clk, .rst_n,
