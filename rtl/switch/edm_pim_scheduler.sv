@@ -370,8 +370,10 @@ module edm_pim_scheduler #(
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
-    logic [2*LANE_LEAVES-1:0]               node_v;
-    logic [2*LANE_LEAVES-1:0][CAND_W-1:0]  node_f;
+    // (node k's fields at [k*CAND_W +: CAND_W]: flat, as Yosys cannot size
+    // a two-dimensional packed array declared in a generate scope)
+    logic [2*LANE_LEAVES-1:0]         node_v;
+    logic [2*LANE_LEAVES*CAND_W-1:0]  node_f;
     always_comb begin
       ins_v = q_room[d] && want[d] != '0;
       ins_lane = '0;
@@ -381,13 +383,14 @@ module edm_pim_scheduler #(
       node_f = '0;
       for (integer i = 0; i < N; i++) begin
         node_v[LANE_LEAVES + i] = want[d][i];
-        node_f[LANE_LEAVES + i] = {c_src[i], c_msg[i], c_size[i], c_rres[i]};
+        node_f[(LANE_LEAVES + i) * CAND_W +: CAND_W] = {c_src[i], c_msg[i], c_size[i], c_rres[i]};
       end
       for (integer k = LANE_LEAVES - 1; k >= 1; k--) begin
         node_v[k] = node_v[2 * k] || node_v[2 * k + 1];
-        node_f[k] = node_v[2 * k] ? node_f[2 * k] : node_f[2 * k + 1];
+        node_f[k * CAND_W +: CAND_W] = node_v[2 * k] ? node_f[2 * k * CAND_W +: CAND_W]
+                                                     : node_f[(2 * k + 1) * CAND_W +: CAND_W];
       end
-      {ins_src, ins_msg, ins_size, ins_rres} = node_f[1];
+      {ins_src, ins_msg, ins_size, ins_rres} = node_f[CAND_W +: CAND_W];
     end
     edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
         .clk, .rst_n,
