@@ -269,17 +269,13 @@ module edm_pim_scheduler #(
   // or the arriving notification when the FIFO is empty (no added cycle). Each
   // queue inserts one candidate per cycle, the lowest lane's, if it has room;
   // a candidate not inserted waits in its lane's FIFO.
-  // A lane FIFO stores the destination one-hot (want_in), not its number, so
-  // that a head's "wants queue d" is a flip-flop and the arbitration starts
-  // from registers (the number's compare after the head/arrival choice was
-  // on N = 8's critical path).
-  localparam int unsigned NOTIF_W = PW + N + IW + SW + 1;
+  localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
-  logic [N-1:0][N-1:0]   want_in, c_want;   // [i][d]: the arriving one's / the candidate's destination is d
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
   logic [N-1:0][STAGE_LOG2:0] st_count;
   logic                  st_any;        // registered: a lane FIFO holds a notification (= |st_valid)
-  logic [N-1:0][PW-1:0]  c_src;
+  logic [N-1:0]          c_v;           // a candidate
+  logic [N-1:0][PW-1:0]  c_src, c_dst;
   logic [N-1:0][IW-1:0]  c_msg;
   logic [N-1:0][SW-1:0]  c_size;
   logic [N-1:0]          c_rres;
@@ -293,8 +289,7 @@ module edm_pim_scheduler #(
   logic                  start;
 
   for (genvar i = 0; i < N; i++) begin : g_stage
-    assign want_in[i] = notif_valid[i] ? N'(1) << notif_dst[i*PW +: PW] : '0;
-    assign lane_in[i] = {notif_src[i*PW +: PW], want_in[i], notif_msg_id[i*IW +: IW],
+    assign lane_in[i] = {notif_src[i*PW +: PW], notif_dst[i*PW +: PW], notif_msg_id[i*IW +: IW],
                          notif_size[i*SW +: SW], notif_rres[i]};
     // The head in a register: the lane arbitration starts from flip-flops,
     // not from the distributed RAM's read (N = 4's path: a lane's head RAM
@@ -306,7 +301,8 @@ module edm_pim_scheduler #(
 
   always_comb
     for (integer i = 0; i < N; i++) begin
-      {c_src[i], c_want[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
+      c_v[i] = st_valid[i] || notif_valid[i];
+      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
   // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]):
@@ -320,7 +316,7 @@ module edm_pim_scheduler #(
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
-        want[d][i] = c_want[i][d];
+        want[d][i] = c_v[i] && c_dst[i] == PW'(d);
   for (genvar d = 0; d < N; d++) begin : g_arb
     always_comb
       for (integer i = 0; i < N; i++)
@@ -359,41 +355,29 @@ module edm_pim_scheduler #(
   logic [N-1:0]          g_last;
 
 
-  // The insert's fields, by lane, in a tree of LANE_LEAVES leaves.
-  localparam int unsigned CAND_W = PW + IW + SW + 1;
-  localparam int unsigned LANE_LEAVES = 1 << $clog2(N);
   for (genvar d = 0; d < N; d++) begin : g_queue
-    // The inserted candidate: the lowest lane (if any) that wants this
-    // queue. Its fields are picked by a tree of 2:1 multiplexers over the
-    // lanes (a node takes its lower half if any lane there wants d), log2 N
-    // levels straight from the wants, not behind the lowest-lane mask (sel)
-    // and an AND-OR of N; the lane number (to a register only) from sel.
+    // The inserted candidate: the one lane (if any) that won this queue,
+    // its fields ORed through the one-hot selection.
     logic             ins_v;
     logic [PW-1:0]    ins_lane, ins_src;
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
-    // (node k's fields at [k*CAND_W +: CAND_W]: flat, as Yosys cannot size
-    // a two-dimensional packed array declared in a generate scope)
-    logic [2*LANE_LEAVES-1:0]         node_v;
-    logic [2*LANE_LEAVES*CAND_W-1:0]  node_f;
     always_comb begin
       ins_v = q_room[d] && want[d] != '0;
       ins_lane = '0;
+      ins_src = '0;
+      ins_msg = '0;
+      ins_size = '0;
+      ins_rres = 1'b0;
       for (integer i = 0; i < N; i++)
-        if (sel[d][i]) ins_lane = ins_lane | PW'(i);
-      node_v = '0;
-      node_f = '0;
-      for (integer i = 0; i < N; i++) begin
-        node_v[LANE_LEAVES + i] = want[d][i];
-        node_f[(LANE_LEAVES + i) * CAND_W +: CAND_W] = {c_src[i], c_msg[i], c_size[i], c_rres[i]};
-      end
-      for (integer k = LANE_LEAVES - 1; k >= 1; k--) begin
-        node_v[k] = node_v[2 * k] || node_v[2 * k + 1];
-        node_f[k * CAND_W +: CAND_W] = node_v[2 * k] ? node_f[2 * k * CAND_W +: CAND_W]
-                                                     : node_f[(2 * k + 1) * CAND_W +: CAND_W];
-      end
-      {ins_src, ins_msg, ins_size, ins_rres} = node_f[CAND_W +: CAND_W];
+        if (sel[d][i]) begin
+          ins_lane = ins_lane | PW'(i);
+          ins_src = ins_src | c_src[i];
+          ins_msg = ins_msg | c_msg[i];
+          ins_size = ins_size | c_size[i];
+          ins_rres = ins_rres | c_rres[i];
+        end
     end
     edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
         .clk, .rst_n,
@@ -462,7 +446,7 @@ module edm_pim_scheduler #(
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  // (a candidate is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
+  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
   assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept
