@@ -174,10 +174,10 @@ MEM_NODE_XL_WRAPPER = make_wrapper(MEM_NODE_XL, 0, """\
 # The paper's ordered list (rtl/switch/edm_ordered_list.sv), one destination's notification
 # queue as §3.1.2 builds it: DEPTH = X·N entries (X = 3), a 16-bit key (SRPT's remaining
 # bytes, edm_pkg::NG_SIZE_W) and data {kind (1), source port (log2 N), message id (8)}, the
-# id for delete/update being {source, message id}. The first-eligible read is driven as
-# the scheduler's request stage would: each position eligible when its entry's source
-# port is free (N bits from the inputs), so the path entry -> mask -> encoder -> entry
-# out is timed (the mask's N:1 muxes are the wrapper's, not counted in the cells).
+# id for delete/update being {source, message id}. The eligibility mask is an input like
+# the others (registered): the list's own paths are timed. (A mask computed in the same
+# cycle from the entries' source fields, as a request stage might, puts an N:1 multiplexer
+# per position in front of the encoder: docs/hardware.md gives both.)
 ORDERED_LIST = "edm_ordered_list"
 ORDERED_LIST_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/switch/edm_ordered_list.sv"]
 ORDERED_LIST_WRAPPER = make_wrapper(ORDERED_LIST, 12, """\
@@ -186,17 +186,11 @@ ORDERED_LIST_WRAPPER = make_wrapper(ORDERED_LIST, 12, """\
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned DW = 1 + PW + IW;                // {kind, source, message id}
   localparam int unsigned FW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
-  localparam int unsigned IN_W = 2 + KW + DW + N;          // op, key, data, free sources
+  localparam int unsigned IN_W = 2 + KW + DW + DEPTH;      // op, key, data, eligibility
   localparam int unsigned HEAD = 3 + DEPTH * (1 + KW + DW);   // where the head's outputs start
   localparam int unsigned FE = HEAD + 1 + KW + DW;             // where the first eligible's start
   localparam int unsigned OUT_W = FE + 1 + DEPTH + FW + KW + DW;
-  logic [DEPTH*DW-1:0] e_data;
-  logic [DEPTH-1:0]    elig;
-  wire  [N-1:0]        src_free = in_q[2 + KW + DW +: N];
-  always_comb
-    for (int i = 0; i < DEPTH; i++)
-      elig[i] = src_free[e_data[i*DW + IW +: PW]];
-  assign out_d[3 + DEPTH*(1 + KW) +: DEPTH*DW] = e_data;""", """\
+  // N sets only the widths.""", """\
       .op         (in_q[0 +: 2]),
       .op_key     (in_q[2 +: KW]),
       .op_data    (in_q[2 + KW +: DW]),
@@ -205,11 +199,11 @@ ORDERED_LIST_WRAPPER = make_wrapper(ORDERED_LIST, 12, """\
       .res_miss   (out_d[2]),
       .e_valid    (out_d[3 +: DEPTH]),
       .e_key      (out_d[3 + DEPTH +: DEPTH*KW]),
-      .e_data,
+      .e_data     (out_d[3 + DEPTH*(1 + KW) +: DEPTH*DW]),
       .head_valid (out_d[HEAD]),
       .head_key   (out_d[HEAD + 1 +: KW]),
       .head_data  (out_d[HEAD + 1 + KW +: DW]),
-      .elig,
+      .elig       (in_q[2 + KW + DW +: DEPTH]),
       .fe_valid   (out_d[FE]),
       .fe_onehot  (out_d[FE + 1 +: DEPTH]),
       .fe_pos     (out_d[FE + 1 + DEPTH +: FW]),
