@@ -24,8 +24,7 @@ module tb_dual_fabric_top #(
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
-    parameter bit          READ_ORDER = 1'b1,    // ... reads included (0: reads keep their own engine's)
-    parameter int unsigned READ_HOLD_SHIFT = 2   // edm_compute_node's read hold (0: none before a read's own timeout)
+    parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -71,7 +70,6 @@ module tb_dual_fabric_top #(
     output logic [NC*2*16-1:0] cn_cnt_timeouts,
     output logic [NC*2*16-1:0] cn_cnt_late,
     output logic [NC*2*16-1:0] cn_cnt_retries,
-    output logic [NC*2-1:0]    cn_read_held,   // the engine holds its next read (q_held, diagnosis)
     // Memory engines (m, plane): DRAM channels, counters; the filter's per (m, plane).
     output logic [NM*2-1:0]    dram_rd_valid,
     input  logic [NM*2-1:0]    dram_rd_ready,
@@ -230,7 +228,7 @@ module tb_dual_fabric_top #(
       always_ff @(posedge clk) rx_counts_seen <= rx_counts;
       assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1),
-                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2), .READ_HOLD_SHIFT(READ_HOLD_SHIFT)) cn (
+                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,
@@ -256,7 +254,6 @@ module tb_dual_fabric_top #(
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
           .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
       );
-      assign cn_read_held[E] = cn.q_held;
     end
   end
 
