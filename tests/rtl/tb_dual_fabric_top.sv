@@ -19,6 +19,7 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_WINDOW_CYCLES = 512,   // a cut link goes down after BER_THRESHOLD bad blocks
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
+    parameter int unsigned PARK_AGE_CYCLES = 256,    // edm_switch's age bound on a parked port (0: off)
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
     parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
@@ -158,7 +159,8 @@ module tb_dual_fabric_top #(
   for (genvar y = 0; y < 2; y++) begin : g_plane
     logic [N*66-1:0] sw_in, sw_out;
     logic [N*16-1:0] dropped, lost, unknown;
-    edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
+    edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
+                 .PARK_AGE_CYCLES(PARK_AGE_CYCLES)) sw (
         .clk, .rst_n(rst_n && sw_run[y]),
         .in_block(sw_in), .out_block(sw_out),
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
