@@ -141,11 +141,14 @@ def test_dual_fabric_two_cuts_late_grant():
 
 
 def test_dual_fabric_link_cut_parked_port():
-    """compute_link_cut with seed 1: in the final read-back a compute node keeps
-    reading one memory node, each read granted before the last one's RRES
-    ends, so the switch keeps its port parked to that node; its older reads of
-    the other node must not wait past their timeout (the switch's age bound on
-    a parked port, PARK_AGE_CYCLES, frees the port; docs/faults.md §6)."""
+    """compute_link_cut with seed 1, where a read starved (commit 4fa2e92): in
+    the final read-back a compute node kept reading one memory node, each read
+    granted before the last one's RRES ended, so the switch kept its port
+    parked to that node and an older read of the other node timed out. The
+    switch's age bound on a parked port (PARK_AGE_CYCLES) bounds that; on the
+    current design this seed passes with the bound off too (PARK_AGE_CYCLES =
+    0, 2026-11-26), so the bound's own test is tb_switch's
+    a_parked_port_lets_a_waiting_source_in (docs/faults.md §6)."""
     run_dual_fabric(testcase="compute_link_cut", env={"EDM_DUAL_SEED": "1"})
 
 
