@@ -8,8 +8,6 @@ how traffic went on after the fault.
     .venv/bin/python experiments/dual_fabric.py                  # seeds 0..4, 100 rounds
     .venv/bin/python experiments/dual_fabric.py --seeds 10 --rounds 200
     .venv/bin/python experiments/dual_fabric.py --two-cuts --seeds 1 --rounds 100   # 150 rounds
-    .venv/bin/python experiments/dual_fabric.py --seeds 5 --read-hold-shift 0     # no read hold
-    (--read-hold-shift applies to --two-cuts, --shared-reads and --ber too)
 
 --two-cuts runs `two_link_cuts` instead (a cut on each plane, one after the
 other, docs/faults.md §6); --second-cut T moves the second cut to cycle T
@@ -71,15 +69,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
     parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
     parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
-    parser.add_argument("--read-hold-shift", type=int,
-                        help="any of the runs on a top built with this READ_HOLD_SHIFT "
-                             "(edm_compute_node's read hold; 0: none before a read's own timeout)")
     args = parser.parse_args()
     if args.ber is not None:
         bit_errors(args)
         return
     if args.shared_reads:
-        shared_reads(args)
+        shared_reads(args.seeds, args.read_order)
         return
     rows, failures = [], []
     start = time.time()
@@ -90,14 +85,13 @@ def main() -> None:
                             env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
                                  "EDM_DUAL_JSON": str(out),
                                  **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
-                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})},
-                            parameters=top_parameters(args))
+                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
             failed = [t for t in tests if t not in {r["test"] for r in done}]
             if failed:   # a failing test writes no summary; the others of the seed may have
-                failures.append(f"seed {s}: {', '.join(failed)} failed (EDM_DUAL_SEED={s}; tests/rtl/sim_build/"
-                                f"tb_dual_fabric{'' if args.read_hold_shift is None else '_READ_HOLD_SHIFT' + str(args.read_hold_shift)}/...)")
+                failures.append(f"seed {s}: {', '.join(failed)} failed "
+                                f"(EDM_DUAL_SEED={s}; tests/rtl/sim_build/tb_dual_fabric/results.xml)")
             rows += [(s, r) for r in done]
     print("| test | seed | cycles | requests / bytes checked | writes / RMW | lost | reported failed "
           "| applied twice (DRAM words) | second copies marked (stale) | completions dropped | requests on one plane "
@@ -139,15 +133,7 @@ def finish(runs: int, start: float, failures: list) -> None:
         sys.exit("\n".join(failures))
 
 
-def top_parameters(args, **parameters) -> dict | None:
-    """tb_dual_fabric_top's parameters: those given, and --read-hold-shift's."""
-    if args.read_hold_shift is not None:
-        parameters["READ_HOLD_SHIFT"] = args.read_hold_shift
-    return parameters or None
-
-
-def shared_reads(args) -> None:
-    seeds, read_order = args.seeds, args.read_order
+def shared_reads(seeds: int, read_order: int) -> None:
     start = time.time()
     print("| seed | READ_ORDER | cycles | requests (reads) | first copies on plane 0 / 1 | reads answered by "
           "the later copy | reads whose copies differ | stale reads | word read and written in one cycle |")
@@ -159,7 +145,7 @@ def shared_reads(args) -> None:
             if not read_order:
                 env["EDM_DUAL_UNORDERED"] = "1"
             run_dual_fabric(testcase="shared_reads", env=env,
-                            parameters=top_parameters(args, **({} if read_order else {"READ_ORDER": 0})))
+                            parameters=None if read_order else {"READ_ORDER": 0})
             if not out.exists():
                 sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/ results.xml)")
             r = json.loads(out.read_text())
@@ -177,8 +163,7 @@ def bit_errors(args) -> None:
           "reported failed | write chunks lost on the wire | first copies refused (writes) | applied twice "
           "| copies marked stale | largest id lag: first copy / any | bits flipped |")
     print("|---:|---|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|")
-    parameters = top_parameters(args, **({} if args.mirror_wait is None
-                                         else {"MIRROR_WAIT_CYCLES": args.mirror_wait}))
+    parameters = None if args.mirror_wait is None else {"MIRROR_WAIT_CYCLES": args.mirror_wait}
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(args.seeds):
             out = Path(tmp) / f"seed{s}.json"

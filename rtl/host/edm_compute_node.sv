@@ -26,9 +26,7 @@
 //   STATUS_ERROR.
 // Message state table (2^SLOTS_LOG2 entries): a request is issued when a slot is
 // free and its destination has fewer than MAX_ACTIVE active messages (issued,
-// not yet finished), and a read or RMW only while no read or RMW of another
-// destination has been in flight cfg_timeout >> READ_HOLD_SHIFT cycles (q_held);
-// otherwise it waits at the head of the request FIFO (never
+// not yet finished); otherwise it waits at the head of the request FIFO (never
 // dropped; this also holds back later requests to other destinations). Message
 // ids count per destination (a table of 2^ID_TABLE_LOG2 counters indexed by the
 // low destination bits, so ids never repeat among active messages of one
@@ -119,8 +117,6 @@ module edm_compute_node #(
     parameter int unsigned TIMER_W = 20,        // timeout counter bits
     parameter bit          EXT_ID = 1'b0,       // 1: message ids from req_msg_id, not the counters
     parameter int unsigned QUIET_RETRY_SHIFT = 2, // no loss seen: a WREQ re-sends after cfg_retry << this
-    parameter int unsigned READ_HOLD_SHIFT = 2, // new reads of other nodes wait while a read has
-                                                // waited cfg_timeout >> this (below)
     parameter int unsigned RX_SAME_CLOCK = 0    // 1: rx_clk is clk (e.g. behind the PCS's rate
                                                 // matching): no crossing FIFOs, RRES blocks
                                                 // taken as they come, grants through edm_fifo
@@ -281,23 +277,7 @@ module edm_compute_node #(
   logic i_ok, i_push, i_zero, i_bad, jq_wr_ready;
   assign i_bad  = !(q_kind == K_RREQ || q_kind == K_WREQ || q_kind == K_RMW);
   assign i_zero = q_kind == K_WREQ && q_len == 16'd0;
-  // Every unit into this node's port answers its own read or RMW, and the
-  // switch parks the port to one source while circuits from it are open
-  // (edm_switch zero-queue rule a): new reads of one memory node, each
-  // granted before the last one's RRES ends, would keep it parked and starve
-  // an older read of another node past its timeout. So a read or RMW waits
-  // while one of another node has been in flight cfg_timeout >>
-  // READ_HOLD_SHIFT cycles; the port's circuits then drain and it is freed.
-  logic q_held;
-  always_comb begin
-    q_held = 1'b0;
-    for (integer i = 0; i < NS; i++)
-      if ((q_kind == K_RREQ || q_kind == K_RMW) && s_valid[i] && !s_done[i] && s_sent[i]
-          && s_kind[i] != K_WREQ && s_dst[i] != q_dst && cfg_timeout != '0
-          && now - s_start[i] >= cfg_timeout >> READ_HOLD_SHIFT)
-        q_held = 1'b1;
-  end
-  assign i_ok   = rq_valid && free_any && act_cnt < (SW + 1)'(MAX_ACTIVE) && jq_wr_ready && !q_held;
+  assign i_ok   = rq_valid && free_any && act_cnt < (SW + 1)'(MAX_ACTIVE) && jq_wr_ready;
   assign i_push = i_ok && !i_zero && !i_bad;
   assign rq_pop = i_ok;
 

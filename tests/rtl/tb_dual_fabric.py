@@ -129,9 +129,8 @@ class PortLog:
     """$EDM_DUAL_PORTS=y: plane y logged cycle by cycle at its hosts' engines
     (diagnosis, docs/faults.md §6): each /N/ (destination, id, bytes) and
     RREQ/RMWREQ a host's engine sends, each grant it receives, the circuits the switch
-    gives up or units it drops per ingress, the compute engines' /N/
-    re-sends, stray grants and timeouts, and when a compute engine starts holding its next
-    read or RMW (q_held)."""
+    gives up or units it drops per ingress, and the compute engines' /N/
+    re-sends, stray grants and timeouts."""
 
     def __init__(self, dut, plane, n):
         self.dut, self.plane, self.n = dut, plane, n
@@ -168,10 +167,6 @@ class PortLog:
                 log(f"PORTS {cyc} switch gives up a circuit of ingress {x} ({field(lost, k, 16)})")
             if self.changed(("dropped", k), field(dropped, k, 16)):
                 log(f"PORTS {cyc} switch drops a unit of ingress {x} ({field(dropped, k, 16)})")
-        for c in range(len(d.req_valid)):   # a read held: one of another node waited (edm_compute_node)
-            held = int(d.cn_read_held.value) >> (2 * c + y) & 1
-            if self.changed(("held", c), held) and held:
-                log(f"PORTS {cyc} compute node {c} holds a read or RMW")
         for name in ("cn_cnt_retries", "cn_cnt_stray", "cn_cnt_timeouts"):
             v = int(getattr(d, name).value)
             for c in range(len(d.req_valid)):

@@ -19,13 +19,13 @@ module tb_dual_fabric_top #(
     parameter int unsigned BER_WINDOW_CYCLES = 512,   // a cut link goes down after BER_THRESHOLD bad blocks
     parameter int unsigned BER_THRESHOLD = 4,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
+    parameter int unsigned PARK_AGE_CYCLES = 256,    // edm_switch's age bound on a parked port (0: off)
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
     parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
-    parameter bit          READ_ORDER = 1'b1,    // ... reads included (0: reads keep their own engine's)
-    parameter int unsigned READ_HOLD_SHIFT = 2   // edm_compute_node's read hold (0: none before a read's own timeout)
+    parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -71,7 +71,6 @@ module tb_dual_fabric_top #(
     output logic [NC*2*16-1:0] cn_cnt_timeouts,
     output logic [NC*2*16-1:0] cn_cnt_late,
     output logic [NC*2*16-1:0] cn_cnt_retries,
-    output logic [NC*2-1:0]    cn_read_held,   // the engine holds its next read (q_held, diagnosis)
     // Memory engines (m, plane): DRAM channels, counters; the filter's per (m, plane).
     output logic [NM*2-1:0]    dram_rd_valid,
     input  logic [NM*2-1:0]    dram_rd_ready,
@@ -160,7 +159,8 @@ module tb_dual_fabric_top #(
   for (genvar y = 0; y < 2; y++) begin : g_plane
     logic [N*66-1:0] sw_in, sw_out;
     logic [N*16-1:0] dropped, lost, unknown;
-    edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES)) sw (
+    edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
+                 .PARK_AGE_CYCLES(PARK_AGE_CYCLES)) sw (
         .clk, .rst_n(rst_n && sw_run[y]),
         .in_block(sw_in), .out_block(sw_out),
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
@@ -230,7 +230,7 @@ module tb_dual_fabric_top #(
       always_ff @(posedge clk) rx_counts_seen <= rx_counts;
       assign ctl_lost = link_down[E] || rx_counts_seen != rx_counts;
       edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(1'b1),
-                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2), .READ_HOLD_SHIFT(READ_HOLD_SHIFT)) cn (
+                         .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,
@@ -256,7 +256,6 @@ module tb_dual_fabric_top #(
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
           .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
       );
-      assign cn_read_held[E] = cn.q_held;
     end
   end
 
