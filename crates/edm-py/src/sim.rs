@@ -415,6 +415,7 @@ fn run<'py>(
         notify_retries: t.edm.faults.notify_retries,
         chunk_retries: t.edm.faults.chunk_retries,
         write_data_lost: t.edm.faults.write_data_lost,
+        write_bytes_lost: t.edm.faults.write_bytes_lost,
         writes_lost: t.edm.faults.writes_lost,
         response_data_dropped: t.edm.faults.response_data_dropped,
         duplicate_notifications: t.edm.faults.duplicate_notifications,

@@ -283,6 +283,8 @@ pub struct FaultCounters {
     /// switch (on either link's errors, or into a link gone down) on every
     /// plane that carried them: never written (the switch cannot tell).
     pub write_data_lost: u64,
+    /// Their payload bytes.
+    pub write_bytes_lost: u64,
     /// Writes with at least one such unit, the rest of their data
     /// delivered or lost too: reported lost (their host completed them as
     /// sent).

@@ -247,6 +247,7 @@ impl<'a> Sim<'a> {
                 kind: unit.kind,
                 msg: unit.msg,
                 plane: self.plane.id,
+                chunk: unit.chunk,
             });
         }
     }

@@ -154,15 +154,17 @@ impl Sim<'_> {
         // (A late copy of an earlier demand's last chunk does not end the
         // one being granted. Zero-queue mode draws a unit's fate when it
         // books it: the switch is done when the data has passed.)
-        let granted_all = self.plane.chunks_granted[i] as usize == self.message_chunks[i].len();
-        if self.chunks[unit.chunk as usize].last && granted_all {
-            self.plane.done_at[i] = at;
+        if self.chunks[unit.chunk as usize].last {
+            self.switch_done(i, at);
         }
-        if intact || self.ended[i] {
+        if intact {
             return;
         }
         if unit.spec.op != Op::Write {
             self.totals.edm.faults.response_data_dropped += 1;
+            return;
+        }
+        if self.ended[i] {
             return;
         }
         let planes = self.planes_of.get(i).copied().unwrap_or(1);
@@ -174,8 +176,19 @@ impl Sim<'_> {
         }
         chunk.kept_from = LOST;
         self.totals.edm.faults.write_data_lost += 1;
+        self.totals.edm.faults.write_bytes_lost += unit.bytes as u64;
         self.lost_bytes[i] += unit.bytes;
         self.write_settles(unit.msg);
+    }
+
+    /// `data_recovery = "protocol"`: the switch is done with message `i`
+    /// at `at` (its last chunk passed, or its timer found it delivered),
+    /// unless it is granting a later demand for it: a late copy of an
+    /// earlier demand's last chunk does not end that one.
+    fn switch_done(&mut self, i: usize, at: Ps) {
+        if self.plane.chunks_granted[i] as usize == self.message_chunks[i].len() {
+            self.plane.done_at[i] = self.plane.done_at[i].min(at);
+        }
     }
 
     /// `data_recovery = "protocol"`: write `i` is lost once each of its
@@ -359,6 +372,10 @@ impl Sim<'_> {
         let i = grant.msg as usize;
         // (A copy from either plane: the dual switch's planes stop at once.)
         if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
+            if self.protocol && self.chunks[grant.chunk as usize].last {
+                // Nothing more of the message to grant: done with it.
+                self.switch_done(i, now);
+            }
             return false;
         }
         let set = now - self.edm.cfg.faults.retry_timeout_ps();
@@ -443,7 +460,9 @@ impl Sim<'_> {
             } else {
                 0
             };
-            self.lost_bytes[i] = whole - delivered;
+            let missing = whole - delivered - self.lost_bytes[i];
+            self.totals.edm.faults.write_bytes_lost += missing as u64;
+            self.lost_bytes[i] += missing;
             self.write_settles(i as u32);
         }
     }
