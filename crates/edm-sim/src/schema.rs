@@ -421,7 +421,7 @@ fields! {
     read_timeout_ns: int(0, U32), Scope::EdmOnly,
         "0: never (the RTL's cfg_timeout = 0); T: a read or RMW unanswered T ns after its request finishes with a NULL response" => edm.faults.read_timeout_ns;
     ber: real(0.0, 0.01, false, false), Scope::EdmOnly,
-        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (memory_order = address, no batching)" => edm.faults.ber;
+        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries as far as data_recovery says (memory_order = address, no batching)" => edm.faults.ber;
     retry_timeout_ns: int(1, U32), Scope::EdmOnly,
         "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk nothing of which reached it (data_recovery = ideal: whose data did not arrive intact), after this many ns" => edm.faults.retry_timeout_ns;
     data_recovery: Kind::Choice(&["protocol", "ideal"]), Scope::EdmOnly,

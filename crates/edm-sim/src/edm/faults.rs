@@ -254,8 +254,16 @@ impl FaultConfig {
     /// Whether units can be lost and the switch's timer sees only what
     /// reached it (`DataRecovery::Protocol`): a write's data dropped after
     /// the switch is lost, a read's response re-requested by its requester.
+    /// (Not without bit errors or failures: nothing is dropped then, the
+    /// dual switch alone runs as before.)
     pub fn protocol_recovery(&self) -> bool {
-        self.lossy() && self.data_recovery == DataRecovery::Protocol
+        self.drops_units() && self.data_recovery == DataRecovery::Protocol
+    }
+
+    /// Whether a unit can be dropped: bit errors, links or switches that
+    /// fail.
+    pub fn drops_units(&self) -> bool {
+        self.ber > 0.0 || !self.failures.is_empty()
     }
 }
 
