@@ -5,11 +5,17 @@ retried, and what throughput is kept.
     .venv/bin/python experiments/ber_sweep.py                  # 16 nodes, 100 000 256-byte messages
     .venv/bin/python experiments/ber_sweep.py --messages 20000 --seed 2
     .venv/bin/python experiments/ber_sweep.py --burst-bits 16   # errors in 16-bit bursts
+    .venv/bin/python experiments/ber_sweep.py --data-recovery ideal   # a write NACK the protocol lacks
 
 Every bit of every block flips independently, or (--burst-bits) errors come
 in bursts at the same bit-error rate; recovery as in
 docs/faults.md §4: timeouts, idempotent retries with the message id, first
-copy kept. Prints a markdown table; seeded.
+copy kept. With --data-recovery protocol (the default, the protocol as
+built) the switch grants a chunk again only if nothing of it reached the
+switch: a write whose data is dropped after it is lost (counted), a read's
+dropped response is asked for again by its requester. With ideal the
+switch's timer knows whether the data arrived intact (a write NACK the
+protocol does not have). Prints a markdown table; seeded.
 """
 
 from __future__ import annotations
@@ -31,10 +37,14 @@ def main() -> None:
     ap.add_argument("--burst-bits", type=int, default=0, help="0: independent bit errors; L: bursts of L bits")
     ap.add_argument("--zero-queue", type=int, default=1, choices=[0, 1],
                     help="1: EDM's rules (booked circuits); 0: circuits that queue at the switch")
+    ap.add_argument("--data-recovery", default="protocol", choices=["protocol", "ideal"],
+                    help="protocol: the switch's timer sees its ingress only (writes hit after it are lost); "
+                         "ideal: it knows whether the data arrived (a write NACK the protocol lacks)")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     base = {"nodes": args.nodes, "messages": args.messages, "load": args.load, "workload": args.workload, "message_bytes": args.message_bytes,
-            "seed": args.seed, "zero_queue": args.zero_queue, "retry_timeout_ns": args.retry_timeout_ns, "ber_burst_bits": args.burst_bits}
+            "seed": args.seed, "zero_queue": args.zero_queue, "retry_timeout_ns": args.retry_timeout_ns, "ber_burst_bits": args.burst_bits,
+            "data_recovery": args.data_recovery}
     started = time.perf_counter()
     rows = []
     clean = None
@@ -48,16 +58,20 @@ def main() -> None:
         last_issue = int(df["issue_ps"].max())
         done = (df["complete_ps"] >= 0) & (df["complete_ps"] <= last_issue)
         goodput = float(df["size"][done].sum())
+        writes = int((df["op"] == "write").sum())
         if clean is None:
             clean, clean_goodput = s, goodput
         # Bytes delivered beyond the completed messages' would be duplicates.
         rows.append({
             "BER": f"{ber:.0e}" if ber else "0",
             "operations completed": f"{s['completed']} / {s['messages']}",
+            "writes lost": f"{s['writes_lost']} / {writes}",
             "failed": s["failed"] + s["timed_out"],
             "control units dropped (hit, detected)": s["control_corrupted"],
             "data units dropped (CRC-32C)": s["data_corrupted"],
             "undetected": s["undetected"],
+            "write data units lost": s["write_data_lost"],
+            "responses dropped (asked again)": s["response_data_dropped"],
             "/N/ or request re-sent": s["notify_retries"],
             "chunks re-granted": s["chunk_retries"],
             "second copies discarded": s["duplicate_data"] + s["duplicate_notifications"],
@@ -68,7 +82,8 @@ def main() -> None:
     print("|" + "---|" * len(rows[0]))
     for r in rows:
         print("| " + " | ".join(str(v) for v in r.values()) + " |")
-    print(f"\n{len(rows)} runs of {args.messages} messages, {time.perf_counter() - started:.1f} s")
+    print(f"\n{len(rows)} runs of {args.messages} messages, data_recovery = {args.data_recovery}, "
+          f"{time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":

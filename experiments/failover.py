@@ -14,7 +14,12 @@ at the failure took to complete. Sent on one plane: dual-switch messages
 whose requester saw its link to a plane down (`link_detect_ns`, default
 100 ns) and left that plane out. Demand dropped: notifications a switch
 dropped when it failed or refused for a port it saw down (their requesters
-send them again). Prints a markdown table; seeded.
+send them again). Writes lost: writes whose data went into a dead link
+after the switch (or before it, their demand then dropped with the port's)
+and were never written; their hosts completed them as sent (the protocol as
+built, --data-recovery protocol, the default; with ideal the switch's timer
+knows what arrived: a write NACK the protocol lacks). Prints a markdown
+table; seeded.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ def measure(res, host, fail_ps):
         "operations": s["messages"],
         "completed": s["completed"],
         "lost (reported failed)": s["failed"] + s["timed_out"],
+        "writes lost": s["writes_lost"],
         "lost silently": s["deadlocked"],
         "duplicates delivered": extra,
         "second copies discarded": s["duplicate_data"] + s["mirror_copies_discarded"],
@@ -67,11 +73,13 @@ def main() -> None:
     ap.add_argument("--retry-timeout-ns", type=int, default=2_000)
     ap.add_argument("--zero-queue", type=int, default=1, choices=[0, 1],
                     help="1: EDM's rules (booked circuits); 0: circuits that queue at the switch")
+    ap.add_argument("--data-recovery", default="protocol", choices=["protocol", "ideal"])
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     base = {"nodes": args.nodes, "messages": args.messages, "load": args.load, "workload": "micro",
             "message_bytes": 256, "seed": args.seed, "zero_queue": args.zero_queue,
-            "retry_timeout_ns": args.retry_timeout_ns, "give_up_ns": 200_000}
+            "retry_timeout_ns": args.retry_timeout_ns, "give_up_ns": 200_000,
+            "data_recovery": args.data_recovery}
     started = time.perf_counter()
     probe = sim.run(base).messages
     fail_ns = int(probe["issue_ps"].max() / 3 / 1e3)
@@ -103,7 +111,7 @@ def main() -> None:
     for r in rows:
         print("| " + " | ".join(str(v) for v in r.values()) + " |")
     print(f"\nfailure at {fail_ns} ns of a {int(probe['issue_ps'].max() / 1e3)} ns issue period; "
-          f"{len(rows) + 1} runs, {time.perf_counter() - started:.1f} s")
+          f"data_recovery = {args.data_recovery}; {len(rows) + 1} runs, {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":

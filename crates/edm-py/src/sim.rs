@@ -414,6 +414,10 @@ fn run<'py>(
         undetected: t.edm.faults.undetected,
         notify_retries: t.edm.faults.notify_retries,
         chunk_retries: t.edm.faults.chunk_retries,
+        write_data_lost: t.edm.faults.write_data_lost,
+        write_bytes_lost: t.edm.faults.write_bytes_lost,
+        writes_lost: t.edm.faults.writes_lost,
+        response_data_dropped: t.edm.faults.response_data_dropped,
         duplicate_notifications: t.edm.faults.duplicate_notifications,
         duplicate_data: t.edm.faults.duplicate_data,
         duplicate_grants: t.edm.faults.duplicate_grants,
@@ -475,7 +479,14 @@ fn run<'py>(
     Ok((
         workload,
         to_bytes(py, r.len(), |i| {
-            let unfinished = if r[i].timed_out { -2 } else { -1 };
+            // -2: timed out or given up; -3: a write lost (docs/faults.md §4).
+            let unfinished = if r[i].lost {
+                -3
+            } else if r[i].timed_out {
+                -2
+            } else {
+                -1
+            };
             r[i].complete_ps
                 .map_or(unfinished, |c| c as i64)
                 .to_ne_bytes()

@@ -10,6 +10,7 @@ use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
 use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
 use crate::edm::faults::format_failures;
+use crate::edm::faults::DataRecovery;
 use crate::edm::Edm;
 use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
 use crate::engine::ideal::{IdealFabric, IdealLatency};
@@ -26,8 +27,8 @@ mod setting;
 #[cfg(test)]
 mod tests;
 
-use check::{accept, name_list};
 pub use check::ConfigError;
+use check::{accept, name_list};
 pub use setting::Setting;
 
 /// Every protocol a run may name: EDM's two rule sets on its one model,
@@ -169,6 +170,15 @@ impl Setting for MemoryOrder {
     }
     fn from_value(v: &Value) -> Self {
         MemoryOrder::from_name(&String::from_value(v)).expect("kind-checked")
+    }
+}
+
+impl Setting for DataRecovery {
+    fn to_value(&self) -> Value {
+        Value::Text(self.name().into())
+    }
+    fn from_value(v: &Value) -> Self {
+        DataRecovery::from_name(&String::from_value(v)).expect("kind-checked")
     }
 }
 
@@ -411,9 +421,11 @@ fields! {
     read_timeout_ns: int(0, U32), Scope::EdmOnly,
         "0: never (the RTL's cfg_timeout = 0); T: a read or RMW unanswered T ns after its request finishes with a NULL response" => edm.faults.read_timeout_ns;
     ber: real(0.0, 0.01, false, false), Scope::EdmOnly,
-        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries (memory_order = address, no batching)" => edm.faults.ber;
+        "bit-error rate of every link; hit units are dropped by their receiver and recovered by retries as far as data_recovery says (memory_order = address, no batching)" => edm.faults.ber;
     retry_timeout_ns: int(1, U32), Scope::EdmOnly,
-        "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk whose data did not arrive intact, after this many ns" => edm.faults.retry_timeout_ns;
+        "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk nothing of which reached it (data_recovery = ideal: whose data did not arrive intact), after this many ns" => edm.faults.retry_timeout_ns;
+    data_recovery: Kind::Choice(&["protocol", "ideal"]), Scope::EdmOnly,
+        "with ber or failures: protocol: the switch's timer sees its ingress only, write data dropped after the switch is lost (counted, writes_lost), a dropped response re-requested; ideal: it knows whether the data arrived intact (a write NACK the protocol lacks)" => edm.faults.data_recovery;
     failures: Kind::Failures, Scope::EdmOnly,
         "links or switches down at a time, e.g. 'switch:0@20000,link:3@5000-9000' (ns; plane 1 with dual_switch); '/BER' after the times: noisy instead of down" => edm.faults.failures;
     give_up_ns: int(0, U64), Scope::EdmOnly,
@@ -588,5 +600,4 @@ impl RunConfig {
     pub fn values(&self) -> Vec<(&'static str, Value)> {
         FIELDS.iter().map(|f| (f.name, (f.get)(self))).collect()
     }
-
 }

@@ -106,6 +106,7 @@ fn the_timing_check_sees_overlaps_and_waits() {
         kind,
         msg,
         plane: 0,
+        chunk: u32::MAX,
     };
     let sent = 1000 + hop + edm.grant_to_data(false);
     let at_egress = sent + hop + f.cycles(SW_FORWARD_CYCLES) + 2 * block;

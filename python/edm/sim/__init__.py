@@ -173,7 +173,8 @@ def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
 
 def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wall: float) -> dict[str, Any]:
     done = df["complete_ps"] >= 0
-    # -1: never finished (a deadlock); -2: finished by its timeout (NULL response).
+    # -1: never finished (a deadlock); -2: finished by its timeout (NULL
+    # response) or given up; -3: a write lost (EDM, data_recovery = "protocol").
     deadlocked = df.index[df["complete_ps"] == -1].tolist()
     measured = df.iloc[int(len(df) * cfg["warmup_fraction"]) :]
     summary: dict[str, Any] = {

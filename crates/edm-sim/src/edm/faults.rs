@@ -69,6 +69,43 @@ pub struct FaultConfig {
     /// with the dual switch, the host leaves that plane out of new
     /// messages (or mirrors again).
     pub link_detect_ns: u64,
+    /// What the switch's timer on a granted chunk knows (docs/faults.md §4).
+    pub data_recovery: DataRecovery,
+}
+
+/// What the switch's chunk timer can see of a granted chunk's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataRecovery {
+    /// The protocol as built (and the RTL): the switch sees only its own
+    /// ingress. It grants a chunk again only if nothing of it reached the
+    /// switch (the /G/ or forwarded request was lost, or its data never
+    /// came); data that reached it is done for the switch even if a link's
+    /// errors make its receiver drop it. A write's data dropped at its
+    /// memory node is lost (counted, `writes_lost`); its host completed it
+    /// as sent. A read's dropped response is recovered by its requester
+    /// (re-sent request) or its timeout.
+    Protocol,
+    /// The switch's timer knows whether a copy of the chunk's data arrived
+    /// intact at its destination and grants it again if not: it stands for
+    /// a write acknowledgement or NACK the protocol does not have.
+    Ideal,
+}
+
+impl DataRecovery {
+    pub fn from_name(name: &str) -> Option<DataRecovery> {
+        match name {
+            "protocol" => Some(DataRecovery::Protocol),
+            "ideal" => Some(DataRecovery::Ideal),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataRecovery::Protocol => "protocol",
+            DataRecovery::Ideal => "ideal",
+        }
+    }
 }
 
 /// A link (both directions of a host's link to a switch) or a whole switch
@@ -187,6 +224,7 @@ impl Default for FaultConfig {
             // sync headers (41 ns at its 2.56 ns clock) and tells the
             // partner two flops later: 100 ns covers both.
             link_detect_ns: 100,
+            data_recovery: DataRecovery::Protocol,
         }
     }
 }
@@ -212,6 +250,21 @@ impl FaultConfig {
     pub fn drops_demand(&self) -> bool {
         !self.failures.is_empty() || self.monitor_threshold > 0
     }
+
+    /// Whether units can be lost and the switch's timer sees only what
+    /// reached it (`DataRecovery::Protocol`): a write's data dropped after
+    /// the switch is lost, a read's response re-requested by its requester.
+    /// (Not without bit errors or failures: nothing is dropped then, the
+    /// dual switch alone runs as before.)
+    pub fn protocol_recovery(&self) -> bool {
+        self.drops_units() && self.data_recovery == DataRecovery::Protocol
+    }
+
+    /// Whether a unit can be dropped: bit errors, links or switches that
+    /// fail.
+    pub fn drops_units(&self) -> bool {
+        self.ber > 0.0 || !self.failures.is_empty()
+    }
 }
 
 /// What the faults did in a run.
@@ -230,8 +283,24 @@ pub struct FaultCounters {
     pub undetected: u64,
     /// /N/ and requests sent again after no grant came in time.
     pub notify_retries: u64,
-    /// Chunks granted again after their data did not arrive intact in time.
+    /// Chunks granted again: nothing of them reached the switch in time
+    /// (`data_recovery = "protocol"`), or their data did not arrive intact
+    /// at its destination in time (`"ideal"`).
     pub chunk_retries: u64,
+    /// `data_recovery = "protocol"`: write data units dropped after the
+    /// switch (on either link's errors, or into a link gone down) on every
+    /// plane that carried them: never written (the switch cannot tell).
+    pub write_data_lost: u64,
+    /// Their payload bytes.
+    pub write_bytes_lost: u64,
+    /// Writes with at least one such unit, the rest of their data
+    /// delivered or lost too: reported lost (their host completed them as
+    /// sent).
+    pub writes_lost: u64,
+    /// `data_recovery = "protocol"`: read and RMW response units dropped
+    /// after the switch (their requester re-sends the request, or its
+    /// timeout ends it).
+    pub response_data_dropped: u64,
     /// Notifications the switch already held (a retry of one that was
     /// merely slow): ignored.
     pub duplicate_notifications: u64,

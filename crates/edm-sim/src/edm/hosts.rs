@@ -142,6 +142,9 @@ impl Sim<'_> {
         if planes != ALL_PLANES {
             self.totals.edm.faults.unmirrored += 1;
         }
+        if let Some(p) = self.planes_of.get_mut(i as usize) {
+            *p = planes;
+        }
         self.arm_timers(at, unit, planes);
         self.on_planes(planes, |sim| {
             let unit = Unit {
@@ -282,7 +285,9 @@ impl Sim<'_> {
                 // it stopped being active at its last /G/.)
                 if self.data_arrives(now, unit) {
                     self.release(now, unit.msg, m);
-                    if self.track_finish {
+                    // (With the protocol's recovery a write finished at its
+                    // host when sent.)
+                    if self.track_finish && !(self.protocol && m.op == Op::Write) {
                         self.finished(now, unit.msg);
                     }
                 }
@@ -319,6 +324,11 @@ impl Sim<'_> {
             self.delivered[i] += unit.bytes;
             self.delivered[i] == whole
         };
+        if !done && self.protocol && unit.spec.op == Op::Write {
+            // The rest of it may have been lost already.
+            self.write_settles(i as u32);
+            return false;
+        }
         if done {
             // Logged in completion order and written to the records at the end
             // (one pass) rather than to a far-away record now.

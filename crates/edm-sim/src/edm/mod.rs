@@ -83,6 +83,9 @@ pub struct Transmission {
     pub msg: u32,
     /// The switch plane of the link (0; 1: the dual switch's second).
     pub plane: u8,
+    /// With lossy links, the chunk it grants or carries (a chunk granted
+    /// again keeps its id); else `u32::MAX`.
+    pub chunk: u32,
 }
 
 /// The EDM fabric model.

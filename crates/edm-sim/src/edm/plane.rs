@@ -73,6 +73,9 @@ pub(super) struct Plane {
     /// its notification.
     pub(super) heard: Vec<bool>,
     pub(super) at_switch: Vec<bool>,
+    /// `data_recovery = "protocol"`, per message: when the switch is done
+    /// with it (its last chunk's data passed; `Ps::MAX`: not yet).
+    pub(super) done_at: Vec<Ps>,
     /// Dual switch, or a switch that may drop demand, per message: the
     /// chunks this plane has granted (not counting grants again), which says
     /// which chunk of the message the next one is on both planes (and after
@@ -142,6 +145,14 @@ impl Plane {
             faults: Faults::new(&edm.cfg.faults, id, n),
             heard: per_message(lossy),
             at_switch: per_message(lossy),
+            done_at: vec![
+                Ps::MAX;
+                if edm.cfg.faults.protocol_recovery() {
+                    messages
+                } else {
+                    0
+                }
+            ],
             chunks_granted: vec![
                 0;
                 if Plane::chunks_named(edm) {
@@ -157,9 +168,12 @@ impl Plane {
 
     /// Whether a message's chunks are named by their place in it (the k-th
     /// grant of its demand, on either plane, and again after the demand
-    /// was dropped and re-sent: the receiver keeps the first copy of each).
+    /// was dropped, or a read's request re-sent after a lost response: the
+    /// receiver keeps the first copy of each).
     pub(super) fn chunks_named(edm: &Edm) -> bool {
-        edm.cfg.faults.dual_switch || edm.cfg.faults.drops_demand()
+        edm.cfg.faults.dual_switch
+            || edm.cfg.faults.drops_demand()
+            || edm.cfg.faults.protocol_recovery()
     }
 }
 

@@ -82,6 +82,15 @@ pub(super) struct Sim<'a> {
     pub(super) access: Vec<Option<Access>>,
     /// Lossy links with RMWs: the memory nodes' record of RMWs applied.
     pub(super) rmw_log: Option<RmwLog>,
+    /// Lossy links with `data_recovery = "protocol"`
+    /// (`FaultConfig::protocol_recovery`): the switch's timer sees only
+    /// what reached it; then per message the bytes of a write its host has
+    /// sent (first copies) and those lost, and with the dual switch the
+    /// planes its /N/ or request went on.
+    pub(super) protocol: bool,
+    pub(super) sent_bytes: Vec<u32>,
+    pub(super) lost_bytes: Vec<u32>,
+    pub(super) planes_of: Vec<u8>,
 }
 
 /// A granted chunk, with lossy links.
@@ -94,10 +103,19 @@ pub(super) struct Chunk {
     pub(super) grant_heard: [bool; 2],
     /// It is its message's last grant (the write stops being active when it is heard).
     pub(super) last: bool,
+    /// `data_recovery = "protocol"`: per plane, when a copy of its data last
+    /// reached the switch (the switch is done with the grants before), and
+    /// whether a copy was dropped after it; whether its host sent it.
+    pub(super) passed: [Ps; 2],
+    pub(super) dropped: [bool; 2],
+    pub(super) sent: bool,
 }
 
 /// `Chunk::kept_from` of a chunk no copy of which arrived yet.
 pub(super) const NOT_KEPT: u8 = u8::MAX;
+/// `Chunk::kept_from` of a write's chunk lost (`data_recovery =
+/// "protocol"`: dropped after the switch on every plane that carried it).
+pub(super) const LOST: u8 = u8::MAX - 1;
 
 impl Chunk {
     pub(super) fn delivered(&self) -> bool {
@@ -138,6 +156,7 @@ impl<'a> Sim<'a> {
                             complete_ps: None,
                             alone_ps: slot.2,
                             timed_out: false,
+                            lost: false,
                         }
                     })
                     .collect()
@@ -187,6 +206,31 @@ impl<'a> Sim<'a> {
             access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
             rmw_log: (faults.lossy() && msgs.iter().any(|m| m.op == Op::Rmw))
                 .then(|| RmwLog::new(n, msgs.len())),
+            protocol: faults.protocol_recovery(),
+            sent_bytes: vec![
+                0;
+                if faults.protocol_recovery() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            lost_bytes: vec![
+                0;
+                if faults.protocol_recovery() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            planes_of: vec![
+                0;
+                if faults.protocol_recovery() && faults.dual_switch {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
         };
         sim.schedule_failures();
         sim
@@ -203,6 +247,7 @@ impl<'a> Sim<'a> {
                 kind: unit.kind,
                 msg: unit.msg,
                 plane: self.plane.id,
+                chunk: unit.chunk,
             });
         }
     }
@@ -219,6 +264,7 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
         let run = engine::run_fed(&mut self, issues, progress);
+        self.sent_writes_lost();
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         for &(i, at) in &self.completions {
@@ -429,7 +475,9 @@ impl<'a> Sim<'a> {
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.plane.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
-        // (With lossy links a write finishes when its data is in memory.)
+        // (With lossy links and the ideal NACK a write finishes when its
+        // data is in memory; with the protocol's recovery when its host
+        // has sent all of it, `write_sent`.)
         if self.track_finish
             && !self.lossy
             && unit.kind == UnitKind::Data
@@ -438,6 +486,9 @@ impl<'a> Sim<'a> {
         {
             let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
             self.q.push(sent, Ev::Finished(unit.msg));
+        } else if self.protocol && unit.kind == UnitKind::Data {
+            let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
+            self.write_sent(sent, &unit);
         }
         if unit.kind == UnitKind::Data {
             // The switch only forwards data on its circuit (no state to look
@@ -482,7 +533,7 @@ impl<'a> Sim<'a> {
             // Nothing at the memory node waits on a write's data (the write
             // stopped being active at its last /G/): no event needed.
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
-            if self.data_arrives(d.last_block, unit) && self.lossy && self.track_finish {
+            if self.data_arrives(d.last_block, unit) && self.finish_on_arrival() {
                 self.q.push(d.last_block, Ev::Finished(unit.msg));
             }
         } else {
@@ -525,6 +576,15 @@ impl<'a> Sim<'a> {
             ready
         };
         memory.response_at(arrived, fixed, ready)
+    }
+
+    /// Whether a write finishes at its requester (the memory-order rule,
+    /// fences) when its data is in memory: with lossy links and the ideal
+    /// NACK (`data_recovery = "ideal"`); with the protocol's recovery, and
+    /// without losses, when its host has sent it.
+    #[inline(always)]
+    pub(super) fn finish_on_arrival(&self) -> bool {
+        self.lossy && !self.protocol && self.track_finish
     }
 
     /// Whether every message goes on two switch planes (the dual switch).

@@ -331,6 +331,9 @@ impl Sim<'_> {
                     if forwarded {
                         self.request_reaches_memory(&grant);
                     }
+                    if self.protocol && sent.is_some() {
+                        self.write_sent(data_up + wire, &data);
+                    }
                     (first, self.arrives_intact(g.dst, arrives, &data))
                 }
                 None => (false, false),
@@ -344,15 +347,17 @@ impl Sim<'_> {
             self.q.push(grant_at + hop, Ev::HostIn(g.src, grant));
         }
         // (A denied read's empty response is its last. The dual switch's
-        // copies race: which one is first is known only when they arrive.)
-        let waited_for = (g.last || self.denied(grant.msg)) && m.op != Op::Write;
+        // copies race: which one is first is known only when they arrive.
+        // With the protocol's recovery a read asked for again may be
+        // completed by any chunk: each is waited for.)
+        let waited_for = (g.last || self.denied(grant.msg) || self.protocol) && m.op != Op::Write;
         if data_intact && (waited_for || self.mirrored()) {
             self.q.push(arrives, Ev::HostIn(g.dst, data));
         } else if data_intact {
             // Nothing waits on it at its destination (a write's memory node,
             // or a response chunk before the last): count it now.
             let done = self.data_arrives(arrives, data);
-            if done && self.lossy && self.track_finish && m.op == Op::Write {
+            if done && self.finish_on_arrival() && m.op == Op::Write {
                 self.q.push(arrives, Ev::Finished(grant.msg));
             }
         }

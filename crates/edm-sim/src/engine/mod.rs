@@ -44,6 +44,9 @@ pub struct Record {
     pub alone_ps: Ps,
     /// Finished by its timeout with a NULL response (EDM's read timeout).
     pub timed_out: bool,
+    /// A write whose data was dropped after the switch and never written
+    /// (EDM, `data_recovery = "protocol"`): its host completed it as sent.
+    pub lost: bool,
 }
 
 /// Totals a protocol reports besides the per-message records.

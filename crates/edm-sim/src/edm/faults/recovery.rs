@@ -5,7 +5,7 @@
 use super::Fate;
 use crate::config::Ps;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Sim, NOT_KEPT};
+use crate::edm::sim::{Chunk, Sim, LOST, NOT_KEPT};
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::edm::{Edm, UnitKind};
 use crate::workload::Op;
@@ -52,12 +52,22 @@ impl Sim<'_> {
             self.totals.edm.faults.demand_dropped += 1;
             return false;
         }
-        let seen = &mut self.plane.at_switch[unit.msg as usize];
+        let i = unit.msg as usize;
+        // (With the protocol's recovery the switch is done with a message
+        // once its last chunk's data passed: a request re-sent then is new.)
+        let done = self.protocol && self.plane.done_at[i] <= now;
+        if done {
+            self.forget(unit.msg);
+        }
+        let seen = &mut self.plane.at_switch[i];
         if *seen {
             self.totals.edm.faults.duplicate_notifications += 1;
             return false;
         }
         *seen = true;
+        if let Some(t) = self.plane.done_at.get_mut(i) {
+            *t = Ps::MAX;
+        }
         true
     }
 
@@ -118,10 +128,116 @@ impl Sim<'_> {
                     .into_iter()
                     .find(|f| up == *f || down == *f)
                     .unwrap_or(Fate::Intact);
-                self.count(worst, false)
+                let intact = self.count(worst, false);
+                if self.protocol && up != Fate::LinkDown {
+                    // It reached the switch (a unit hit on the uplink is
+                    // forwarded cut-through all the same).
+                    self.passed_switch(at, unit, intact);
+                }
+                intact
             }
             _ => self.crosses(to, at, unit.blocks, true),
         }
+    }
+
+    /// `data_recovery = "protocol"`: a copy of a chunk's data reached the
+    /// switch (its egress sends it on, `at` its last block at the
+    /// receiver). The switch is done with the chunk's grants so far, and
+    /// with its message after its last chunk: a request re-sent later is
+    /// new demand. If the receiver dropped it, a write's chunk is lost once
+    /// dropped on every plane that carries it (the switch cannot tell); a
+    /// response is the requester's to ask for again.
+    fn passed_switch(&mut self, at: Ps, unit: &Unit, intact: bool) {
+        let plane = unit.plane as usize;
+        let i = unit.msg as usize;
+        self.chunks[unit.chunk as usize].passed[plane] = at;
+        // (A late copy of an earlier demand's last chunk does not end the
+        // one being granted. Zero-queue mode draws a unit's fate when it
+        // books it: the switch is done when the data has passed.)
+        if self.chunks[unit.chunk as usize].last {
+            self.switch_done(i, at);
+        }
+        if intact {
+            return;
+        }
+        if unit.spec.op != Op::Write {
+            self.totals.edm.faults.response_data_dropped += 1;
+            return;
+        }
+        if self.ended[i] {
+            return;
+        }
+        let planes = self.planes_of.get(i).copied().unwrap_or(1);
+        let chunk = &mut self.chunks[unit.chunk as usize];
+        chunk.dropped[plane] = true;
+        let carried = |p: usize| planes & 1 << p != 0;
+        if chunk.delivered() || (0..2).any(|p| carried(p) && !chunk.dropped[p]) {
+            return;
+        }
+        chunk.kept_from = LOST;
+        self.totals.edm.faults.write_data_lost += 1;
+        self.totals.edm.faults.write_bytes_lost += unit.bytes as u64;
+        self.lost_bytes[i] += unit.bytes;
+        self.write_settles(unit.msg);
+    }
+
+    /// `data_recovery = "protocol"`: the switch is done with message `i`
+    /// at `at` (its last chunk passed, or its timer found it delivered),
+    /// unless it is granting a later demand for it: a late copy of an
+    /// earlier demand's last chunk does not end that one.
+    fn switch_done(&mut self, i: usize, at: Ps) {
+        if self.plane.chunks_granted[i] as usize == self.message_chunks[i].len() {
+            self.plane.done_at[i] = self.plane.done_at[i].min(at);
+        }
+    }
+
+    /// `data_recovery = "protocol"`: write `i` is lost once each of its
+    /// chunks is delivered or lost, one lost (its record says so).
+    pub(in crate::edm) fn write_settles(&mut self, i: u32) {
+        let k = i as usize;
+        let whole = Edm::data_bytes(Msg::of(&self.msgs[k]));
+        if self.ended[k] || self.lost_bytes[k] == 0 {
+            return;
+        }
+        let delivered = if self.lost_bytes[k] == whole {
+            0
+        } else {
+            self.delivered[k]
+        };
+        if delivered + self.lost_bytes[k] == whole {
+            self.ended[k] = true;
+            self.records[k].lost = true;
+            self.totals.edm.faults.writes_lost += 1;
+        }
+    }
+
+    /// `data_recovery = "protocol"`: write data `unit` leaves its host, its
+    /// last block at `end`. Once the host has sent each chunk's data it has
+    /// completed the write, as the RTL's compute node does (the
+    /// memory-order rule and fences let the next go).
+    pub(in crate::edm) fn write_sent(&mut self, end: Ps, unit: &Unit) {
+        if unit.spec.op != Op::Write {
+            return;
+        }
+        let chunk = &mut self.chunks[unit.chunk as usize];
+        if chunk.sent {
+            return;
+        }
+        chunk.sent = true;
+        let i = unit.msg as usize;
+        self.sent_bytes[i] += unit.bytes;
+        // (Not one given up before: it finished then.)
+        if self.track_finish && self.host_sent_all(unit.msg) && !self.ended[i] {
+            self.q.push(end, Ev::Finished(unit.msg));
+        }
+    }
+
+    /// `data_recovery = "protocol"`: write `i`'s host has sent all its data.
+    fn host_sent_all(&self, i: u32) -> bool {
+        let spec = &self.msgs[i as usize];
+        self.protocol
+            && spec.op == Op::Write
+            && self.sent_bytes[i as usize] == Edm::data_bytes(Msg::of(spec))
     }
 
     /// A /G/ reaches its source: None if dropped, else whether it is the
@@ -155,6 +271,11 @@ impl Sim<'_> {
         let kept_from = self.chunks.get(unit.chunk as usize).map(|c| c.kept_from);
         let mirrored = kept_from.is_some_and(|p| p != NOT_KEPT && p != unit.plane);
         let counters = &mut self.totals.edm.faults;
+        if kept_from == Some(LOST) {
+            // (A copy of a chunk counted lost, sent again: not written.)
+            counters.duplicate_data += 1;
+            return false;
+        }
         if mirrored {
             counters.mirror_copies_discarded += 1;
             return false;
@@ -197,6 +318,9 @@ impl Sim<'_> {
             kept_from: NOT_KEPT,
             grant_heard: [false; 2],
             last: g.last,
+            passed: [0; 2],
+            dropped: [false; 2],
+            sent: false,
         });
         ((self.chunks.len() - 1) as u32, g.last)
     }
@@ -205,15 +329,19 @@ impl Sim<'_> {
     /// sent again (the switch ignores it if it holds the message already).
     /// Where a switch may drop demand it looks until the message ends and
     /// re-sends it whenever it heard nothing of it on this plane since it
-    /// last looked (the switch may have dropped it after granting some).
+    /// last looked (the switch may have dropped it after granting some);
+    /// so does a read's or RMW's with the protocol's recovery (a response
+    /// dropped after the switch is asked for again). A write whose host
+    /// has sent all its data is done for it then.
     pub(in crate::edm) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if self.ended[i] {
+        if self.ended[i] || self.host_sent_all(unit.msg) {
             return false;
         }
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
         if self.plane.heard[i] {
-            if self.edm.cfg.faults.drops_demand() {
+            let asks_again = self.protocol && unit.spec.op != Op::Write;
+            if self.edm.cfg.faults.drops_demand() || asks_again {
                 self.plane.heard[i] = false;
                 self.q.push(check, Ev::NotifyCheck(unit));
             }
@@ -237,14 +365,24 @@ impl Sim<'_> {
     /// The switch's timer on a grant: if no copy of its chunk arrived
     /// intact (the grant, the forwarded request or the data was hit), the
     /// circuit is given up and the chunk's demand queued again, same
-    /// message, same chunk.
+    /// message, same chunk. With the protocol's recovery the switch sees
+    /// only its ingress: not if a copy of the data reached it since the
+    /// grant (dropped after it or not).
     pub(in crate::edm) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
         let i = grant.msg as usize;
         // (A copy from either plane: the dual switch's planes stop at once.)
         if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
+            if self.protocol && self.chunks[grant.chunk as usize].last {
+                // Nothing more of the message to grant: done with it.
+                self.switch_done(i, now);
+            }
             return false;
         }
         let set = now - self.edm.cfg.faults.retry_timeout_ps();
+        if self.protocol && self.chunks[grant.chunk as usize].passed[self.plane.id as usize] >= set
+        {
+            return false;
+        }
         if self.timer_void(now, set) {
             // Its switch is down, or failed since: the timer went with it.
             return false;
@@ -287,8 +425,46 @@ impl Sim<'_> {
 
     /// A message not completed `give_up_ns` after its issue is reported
     /// failed and no longer retried.
+    /// (With the protocol's recovery a write its host has sent is done for
+    /// it: not given up; `sent_writes_lost` finds it if it never arrived.)
     pub(in crate::edm) fn give_up(&mut self, now: Ps, i: u32) -> bool {
+        if self.host_sent_all(i) {
+            return false;
+        }
         self.end_unanswered(now, i, true)
+    }
+
+    /// `data_recovery = "protocol"`, at the end of a run: a write its host
+    /// sent whole (done for it) whose data did not all arrive is lost too.
+    /// Its missing chunks never reached the switch (sent into a link gone
+    /// down) and were not granted again (the switch dropped their demand
+    /// when it saw the port down, or failed): counted with those dropped.
+    pub(in crate::edm) fn sent_writes_lost(&mut self) {
+        if !self.protocol {
+            return;
+        }
+        for i in 0..self.msgs.len() {
+            if self.ended[i] || !self.host_sent_all(i as u32) {
+                continue;
+            }
+            for k in 0..self.message_chunks[i].len() {
+                let chunk = &mut self.chunks[self.message_chunks[i][k] as usize];
+                if !chunk.delivered() {
+                    chunk.kept_from = LOST;
+                    self.totals.edm.faults.write_data_lost += 1;
+                }
+            }
+            let whole = Edm::data_bytes(Msg::of(&self.msgs[i]));
+            let delivered = if self.delivered[i] < whole {
+                self.delivered[i]
+            } else {
+                0
+            };
+            let missing = whole - delivered - self.lost_bytes[i];
+            self.totals.edm.faults.write_bytes_lost += missing as u64;
+            self.lost_bytes[i] += missing;
+            self.write_settles(i as u32);
+        }
     }
 
     fn end_unanswered(&mut self, now: Ps, i: u32, give_up: bool) -> bool {
@@ -305,7 +481,8 @@ impl Sim<'_> {
         }
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);
-        if self.track_finish {
+        // (A write its host has sent finished there already.)
+        if self.track_finish && !self.host_sent_all(i) {
             self.finished(now, i);
         }
         true
