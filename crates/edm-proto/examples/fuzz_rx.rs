@@ -8,6 +8,7 @@
 //!   * every memory message delivered is one that was sent, byte for byte,
 //!     and after the ones delivered before it (in order, never twice);
 //!   * its counters equal the events it returned.
+//!
 //! Printed, not asserted: /N/ /G/ delivered that were not sent, or out of
 //! order (a corrupted control block whose CRC-8 still checks: docs/protocol.md
 //! §5a gives the rates), frames delivered altered (the MAC's FCS catches

@@ -355,7 +355,7 @@ mod tests {
         }
         assert_eq!(next, 64);
         // A switch classifies and enqueues an RREQ from its /MS/ alone.
-        assert!(HDR_LEN_LSB + HDR_LEN_W <= MS_BYTES * 8);
+        const { assert!(HDR_LEN_LSB + HDR_LEN_W <= MS_BYTES * 8) };
         assert_eq!(1u32 << PORT_BITS, MAX_PORTS);
     }
 
