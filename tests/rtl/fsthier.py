@@ -13,32 +13,29 @@ HIER_GZ, HIER_LZ4, HIER_LZ4DUO = 4, 6, 7
 SCOPE, UPSCOPE, ATTR_BEGIN, ATTR_END = 254, 255, 252, 253
 
 
+def _lz4_length(n: int, src: bytes, i: int) -> tuple[int, int]:
+    """An LZ4 length: 15 in its token's nibble means bytes follow, added up to the first below 255."""
+    if n == 15:
+        while True:
+            n += src[i]
+            i += 1
+            if src[i - 1] != 255:
+                break
+    return n, i
+
+
 def lz4_block(src: bytes, size: int) -> bytes:
     """Decompresses one raw LZ4 block (no frame) of `size` bytes."""
     out, i = bytearray(), 0
     while i < len(src):
         token = src[i]
-        i += 1
-        n = token >> 4
-        if n == 15:
-            while True:
-                n += src[i]
-                i += 1
-                if src[i - 1] != 255:
-                    break
+        n, i = _lz4_length(token >> 4, src, i + 1)
         out += src[i:i + n]
         i += n
         if i >= len(src):
             break
         offset = src[i] | src[i + 1] << 8
-        i += 2
-        m = token & 15
-        if m == 15:
-            while True:
-                m += src[i]
-                i += 1
-                if src[i - 1] != 255:
-                    break
+        m, i = _lz4_length(token & 15, src, i + 2)
         for _ in range(m + 4):   # byte by byte: a match may overlap what it copies
             out.append(out[-offset])
     assert len(out) == size, f"LZ4 block: {len(out)} bytes, expected {size}"

@@ -183,6 +183,7 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
     (run_bench's runner). Prints the seed first and, when a case fails, the
     command that replays it; with waves, the FST's path. Returns the failed
     cases; under pytest a failing cocotb test fails the calling test."""
+    __tracebackhide__ = True  # pytest: the failure and its replay line, not this function
     with warnings.catch_warnings():  # "experimental" notice of cocotb 1.9's runner
         warnings.simplefilter("ignore")
         from cocotb.runner import get_runner
