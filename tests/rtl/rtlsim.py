@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shlex
 import shutil
 import warnings
@@ -143,7 +142,7 @@ def run_bench(testbench: str, parameters: dict | None = None, *, name: str | Non
     its parameters and `parameters`, and runs it; returns the failed test
     cases. `name` is the model's build folder (tests/rtl/sim_build/NAME;
     runs of one name share the model). `seed` (else $EDM_SEED, else 0) seeds
-    every random stream (tbutil.rng); `waves` (else $EDM_WAVES) dumps an FST.
+    every random stream (tbutil.seeded_random); `waves` (else $EDM_WAVES) dumps an FST.
     Under pytest a failing cocotb test fails the calling test."""
     bench = BENCHES[testbench]
     if toplevel not in (None, bench.toplevel):
@@ -153,8 +152,7 @@ def run_bench(testbench: str, parameters: dict | None = None, *, name: str | Non
                     testcase=testcase, seed=seed, waves=waves, gtkw=bench.gtkw)
 
 
-def replay_command(testbench: str, *, testcase: str | None, seed: int, parameters: dict,
-                   extra_env: dict, waves: bool = False) -> str:
+def replay_command(testbench: str, *, testcase: str | None, seed: int, parameters: dict, extra_env: dict) -> str:
     """The one command that runs this bench again as it just ran."""
     env = [f"{k}={shlex.quote(str(v))}" for k, v in sorted(extra_env.items())]
     args = ["edm", "rtl", "test", testbench]
@@ -163,8 +161,6 @@ def replay_command(testbench: str, *, testcase: str | None, seed: int, parameter
     args += ["--seed", str(seed)]
     for k, v in parameters.items():
         args += ["--param", f"{k}={v}"]
-    if waves:
-        args.append("--waves")
     return " ".join(env + [shlex.quote(a) for a in args])
 
 
@@ -241,6 +237,7 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
     if failure is not None:
         raise failure
     return failed
+
 
 def compiler_cache() -> dict[str, str]:
     """Make variables for ccache, when installed: every model compiles the same

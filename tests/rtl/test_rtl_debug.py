@@ -84,3 +84,8 @@ def test_save_files_name_signals_of_their_top(bench):
     for name in shown:
         path = re.sub(r"\[\d+:\d+\]$", "", name)   # a vector's bit range
         assert path.startswith(spec.toplevel + ".") and path.split(".")[-1].split("[")[0] in words, name
+
+
+def test_every_bench_is_registered():
+    """`edm rtl test` and the pytest files find a bench only through rtlsim.BENCHES."""
+    assert {p.stem for p in TESTS.glob("tb_*.py")} == set(BENCHES)
