@@ -82,8 +82,7 @@ def main() -> None:
         for s in range(args.seeds):
             out = Path(tmp) / f"seed{s}.json"
             run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
-                            env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_SEED": str(s),
-                                 "EDM_DUAL_JSON": str(out),
+                            seed=s, env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_JSON": str(out),
                                  **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
                                  **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
@@ -91,7 +90,7 @@ def main() -> None:
             failed = [t for t in tests if t not in {r["test"] for r in done}]
             if failed:   # a failing test writes no summary; the others of the seed may have
                 failures.append(f"seed {s}: {', '.join(failed)} failed "
-                                f"(EDM_DUAL_SEED={s}; tests/rtl/sim_build/tb_dual_fabric/results.xml)")
+                                f"(EDM_SEED={s}; tests/rtl/sim_build/tb_dual_fabric/results.xml)")
             rows += [(s, r) for r in done]
     print("| test | seed | cycles | requests / bytes checked | writes / RMW | lost | reported failed "
           "| applied twice (DRAM words) | second copies marked (stale) | completions dropped | requests on one plane "
@@ -141,10 +140,10 @@ def shared_reads(seeds: int, read_order: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(seeds):
             out = Path(tmp) / f"seed{s}.json"
-            env = {"EDM_DUAL_SEED": str(s), "EDM_DUAL_JSON": str(out)}
+            env = {"EDM_DUAL_JSON": str(out)}
             if not read_order:
                 env["EDM_DUAL_UNORDERED"] = "1"
-            run_dual_fabric(testcase="shared_reads", env=env,
+            run_dual_fabric(testcase="shared_reads", env=env, seed=s,
                             parameters=None if read_order else {"READ_ORDER": 0})
             if not out.exists():
                 sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/ results.xml)")
@@ -167,14 +166,14 @@ def bit_errors(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for s in range(args.seeds):
             out = Path(tmp) / f"seed{s}.json"
-            env = {"EDM_DUAL_SEED": str(s), "EDM_DUAL_JSON": str(out), "EDM_DUAL_ROUNDS": str(args.rounds),
+            env = {"EDM_DUAL_JSON": str(out), "EDM_DUAL_ROUNDS": str(args.rounds),
                    "EDM_DUAL_BER": str(args.ber), "EDM_DUAL_BURST": str(args.burst),
                    "EDM_DUAL_RETRY": str(args.retry), "EDM_DUAL_TIMEOUT": str(args.timeout)}
             if args.count_only:
                 env["EDM_DUAL_COUNT_ONLY"] = "1"
-            run_dual_fabric(testcase="bit_errors", env=env, parameters=parameters)
+            run_dual_fabric(testcase="bit_errors", env=env, parameters=parameters, seed=s)
             if not out.exists():   # a failing run writes no summary
-                failures.append(f"seed {s}: bit_errors failed (EDM_DUAL_SEED={s}; results.xml under "
+                failures.append(f"seed {s}: bit_errors failed (EDM_SEED={s}; results.xml under "
                                 f"tests/rtl/sim_build/)")
                 print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | failed |")
                 continue

@@ -22,8 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "rtl"))
 
-from rtlsim import simulate, sources  # noqa: E402
-from test_rtl_common import MODULES  # noqa: E402
+from rtlsim import run_bench  # noqa: E402
 
 PPM_CASES = ["fast_100ppm", "slow_100ppm", "fast_200ppm", "slow_200ppm"]
 
@@ -36,9 +35,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "rate_match.jsonl"
         for case in args.cases:
-            simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match",
-                     name="pcs_rate_match",
-                     extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(args.blocks), "RATE_RESULT": str(result)})
+            run_bench("tb_rate_match", name="pcs_rate_match",
+                      extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(args.blocks), "RATE_RESULT": str(result)})
         rows = [json.loads(line) for line in result.read_text().splitlines()]
     print("| case | partner / local clock (ps) | offset (ppm) | blocks sent | not idle | received "
           "| idles deleted | idles inserted | overflow | underflow |")

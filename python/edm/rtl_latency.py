@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -148,6 +149,8 @@ def format_report(data: dict, summary: dict, *, host_only: bool = False, command
 
 def _latency(args: argparse.Namespace) -> int:
     start = time.time()
+    if args.waves:   # rtlsim.run_bench reads it (docs/hardware.md, Debugging a bench)
+        os.environ["EDM_WAVES"] = "1"
     print(f"building and simulating the fabric ({args.compute_nodes} compute + {args.memory_nodes} memory "
           f"nodes, links {args.link_cycles} cycles)...", file=sys.stderr)
     data = measure(args.link_cycles, args.compute_nodes, args.memory_nodes)
@@ -178,4 +181,6 @@ def add_subparser(psub) -> None:
     s.add_argument("--compute-nodes", type=int, default=2, help="compute nodes in the fabric (default 2)")
     s.add_argument("--memory-nodes", type=int, default=2, help="memory nodes in the fabric (default 2)")
     s.add_argument("--json", default="results/rtl/latency.json", help="where to write the results as JSON")
+    s.add_argument("--waves", action="store_true",
+                   help="build the fabric with FST tracing (also EDM_WAVES=1) and print the waveform's path")
     s.set_defaults(func=_latency)

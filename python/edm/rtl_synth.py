@@ -646,3 +646,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from edm import rtl_latency  # noqa: PLC0415
 
     rtl_latency.add_subparser(psub)
+    from edm import rtl_bench  # noqa: PLC0415
+
+    rtl_bench.add_subparser(psub)

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_rtl_common import MODULES  # noqa: E402
+from rtlsim import MODULES  # noqa: E402
 
 
 # Parameters set for synthesis. The memory node sizes its slots for its

@@ -11,13 +11,11 @@ the end.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import protocol
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 GOOD = (protocol.SYNC_DATA, protocol.SYNC_CTRL)
 
@@ -72,7 +70,7 @@ def model(cycles, window, threshold):
 @cocotb.test()
 async def hi_ber_exactly_when_the_model_says(dut):
     window, threshold = int(dut.WINDOW_CYCLES.value), int(dut.THRESHOLD.value)
-    rng = random.Random(window * 1000 + threshold)
+    rng = seeded_random(window * 1000 + threshold)
     cycles = stimulus(rng, window, threshold, windows=60)
     expected, bad_total, rises = model(cycles, window, threshold)
     await clock_and_reset(dut, block_lock=0, in_valid=0, in_sync=protocol.SYNC_DATA)

@@ -11,18 +11,16 @@ up, singly and in runs; the counter (it lags give_up) at the end.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 
 @cocotb.test()
 async def give_up_exactly_when_the_model_says(dut):
     timeout = int(dut.TIMEOUT_CYCLES.value)
-    rng = random.Random(timeout)
+    rng = seeded_random(timeout)
     await clock_and_reset(dut, head_valid=0, busy=0, head_used=0, stale=0)
     idle, given, runs = 0, 0, 0     # runs: timed-out heads given up in the cycle after another
     last = False

@@ -26,7 +26,6 @@ its model and every counter its expected value.
 
 from __future__ import annotations
 
-import random
 from dataclasses import replace
 from collections import deque
 
@@ -36,7 +35,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
 from edm import codec, protocol
-from tbutil import Dram, NodePorts
+from tbutil import Dram, NodePorts, seeded_random
 
 CN = 5                          # the compute node's port
 MNS = [77, 300]                 # memory node ports (instances g_mn[0..1].mn)
@@ -189,7 +188,7 @@ class Bench:
     def __init__(self, dut, seed, *, rx_period=2000, p_grant=0.3, p_lrd=0.8, p_lwr=0.95, p_cpl=0.8,
                  p_out=0.85, timeout=0, retry=0):
         self.dut = dut
-        self.rng = random.Random(seed)
+        self.rng = seeded_random(seed)
         self.rx_period = rx_period
         self.p_grant, self.p_lrd, self.p_lwr, self.p_cpl, self.p_out = p_grant, p_lrd, p_lwr, p_cpl, p_out
         self.timeout = timeout

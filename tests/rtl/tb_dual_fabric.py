@@ -56,6 +56,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import protocol
+import tbutil
 from tbutil import Dram, drive_requests, start_fabric
 
 RBASE = 0x0000_1000_0000_0000
@@ -847,8 +848,12 @@ def rounds() -> int:
 
 
 def seed(base: int) -> int:
-    """Each test's seed, moved by $EDM_DUAL_SEED (experiments/dual_fabric.py)."""
-    return base + 10 * int(os.environ.get("EDM_DUAL_SEED", "0"))
+    """Each test's seed, moved by the run's seed (tbutil.seed, $EDM_SEED) in
+    steps of 10: the streams experiments/dual_fabric.py and docs/faults.md
+    name by seed."""
+    s = tbutil.seed()
+    cocotb.log.info("random stimulus from seed %d (EDM_SEED)", s)
+    return base + 10 * s
 
 
 @cocotb.test()

@@ -26,13 +26,12 @@ model's ring of R results per source.
 
 from __future__ import annotations
 
-import random
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 NODE = 40
 FILTERED = ("WREQ", "RMWREQ")
@@ -171,7 +170,7 @@ class Plane:
 async def first_copy_kept_second_and_stale_dropped(dut):
     np_, src_log2 = int(dut.NP.value), int(dut.SRC_LOG2.value)
     window, chunks = 1 << int(dut.WINDOW_LOG2.value), 1 << int(dut.SEQ_LOG2.value)
-    rng = random.Random(25 + np_)
+    rng = seeded_random(25 + np_)
     sources = list(range(1 << src_log2)) + [(1 << src_log2) + 3]
     msgs = messages(rng, sources, 900)
     cut = range(300, 340)   # plane 1's backlog: these copies come after message 540

@@ -50,14 +50,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from collections import deque
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import Dram, drive_requests, start_fabric
+from tbutil import Dram, drive_requests, seeded_random, start_fabric
 
 RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node
 RSIZE = 16384
@@ -144,7 +143,7 @@ NOT_ERRORS = ("up_rm_deleted", "up_rm_inserted", "down_rm_deleted", "down_rm_ins
 class Fabric:
     def __init__(self, dut, seed, *, dram_lat=(1, 1), lmem_lat=(1, 1), p_ready=1.0, p_sink=1.0, trace=False):
         self.dut = dut
-        self.rng = random.Random(seed)
+        self.rng = seeded_random(seed)
         self.nc = len(dut.req_valid)
         self.nm = len(dut.dram_rd_valid)
         self.n = self.nc + self.nm

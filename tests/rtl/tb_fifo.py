@@ -1,23 +1,23 @@
 """cocotb: edm_fifo against a Python deque, with random pushes, pops and stalls."""
 
-import random
 from collections import deque
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from tbutil import clock_and_reset
+from tbutil import Digest, clock_and_reset, seeded_random
 
 
 @cocotb.test()
 async def fifo_matches_a_deque(dut):
     depth = 1 << int(dut.DEPTH_LOG2.value)
     mask = (1 << int(dut.WIDTH.value)) - 1
-    rng = random.Random(depth)
+    rng = seeded_random(depth)
     await clock_and_reset(dut, wr_valid=0, rd_ready=0)
     model: deque[int] = deque()
     saw_full = False
     popped = 0
+    digest = Digest("fifo_matches_a_deque")
     for cycle in range(3000):
         fill = (cycle // 100) % 2 == 0  # phases that mostly fill, then mostly drain
         wr = rng.random() < (0.8 if fill else 0.3)
@@ -27,6 +27,7 @@ async def fifo_matches_a_deque(dut):
         dut.wr_data.value = data
         dut.rd_ready.value = rd
         await ReadOnly()
+        digest.add(wr, rd, data, int(dut.rd_data.value) if dut.rd_valid.value else None)
         assert int(dut.count.value) == len(model), f"cycle {cycle}: count"
         assert bool(dut.wr_ready.value) == (len(model) < depth), f"cycle {cycle}: wr_ready"
         assert bool(dut.rd_valid.value) == bool(model), f"cycle {cycle}: rd_valid"
@@ -40,4 +41,5 @@ async def fifo_matches_a_deque(dut):
         if accept:
             model.append(data)
         await FallingEdge(dut.clk)
+    digest.log(dut)
     assert saw_full and popped > 500, (saw_full, popped)

@@ -1,11 +1,10 @@
 """cocotb: edm_fifo_async moves every word across unrelated clocks, in order,
 never overflowing or underflowing, under random back-pressure on both sides."""
 
-import random
-
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
+from tbutil import seeded_random
 
 
 @cocotb.test()
@@ -21,13 +20,13 @@ async def crosses_clock_domains_in_order(dut):
     await ClockCycles(dut.rd_clk, 3)
     dut.wr_rst_n.value = 1
     dut.rd_rst_n.value = 1
-    words = [random.Random(1).getrandbits(66) for _ in range(400)]
+    words = [seeded_random(1).getrandbits(66) for _ in range(400)]
     received = []
     saw_full = False
 
     async def writer():
         nonlocal saw_full
-        rng = random.Random(2)
+        rng = seeded_random(2)
         i = 0
         while i < len(words):
             await FallingEdge(dut.wr_clk)
@@ -41,7 +40,7 @@ async def crosses_clock_domains_in_order(dut):
         dut.wr_valid.value = 0
 
     async def reader():
-        rng = random.Random(3)
+        rng = seeded_random(3)
         while len(received) < len(words):
             await FallingEdge(dut.rd_clk)
             # Read slower on average than the writer writes, so the FIFO fills.

@@ -11,12 +11,11 @@ nothing.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 
 from edm import codec, protocol
 from tb_edm_tx import run
+from tbutil import seeded_random
 
 IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)
 
@@ -31,7 +30,7 @@ def longest_run_without_idle(line):
 
 @cocotb.test()
 async def an_idle_in_every_period(dut):
-    rng = random.Random(7)
+    rng = seeded_random(7)
     enc, frames = [], []
     for _ in range(8):
         data = bytes(rng.getrandbits(8) for _ in range(rng.choice([1500, 9000])))

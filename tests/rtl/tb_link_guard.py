@@ -14,14 +14,12 @@ spans of remote_down.
 
 from __future__ import annotations
 
-import random
-
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
 from tb_ber_monitor import model, stimulus
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 IDLE = (protocol.BT_C8 << 2) | protocol.SYNC_CTRL
 CUT_MT = (((protocol.SUB_MT << 8) | protocol.BT_EDM) << 2) | protocol.SYNC_CTRL
@@ -83,7 +81,7 @@ def unit_blocks(rng):
 @cocotb.test()
 async def link_down_exactly_when_the_model_says(dut):
     window, threshold = int(dut.WINDOW_CYCLES.value), int(dut.THRESHOLD.value)
-    rng = random.Random(window * 7 + threshold)
+    rng = seeded_random(window * 7 + threshold)
     cycles = stimulus(rng, window, threshold, windows=40)
     for c in cycles:
         c[0] = True   # the guard's monitor runs locked

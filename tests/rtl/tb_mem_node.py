@@ -37,14 +37,13 @@ has several requesters race on one word per round: exactly one winner each.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import Dram, clock_and_reset
+from tbutil import Dram, clock_and_reset, seeded_random
 
 NODE = 77                      # this memory node's port
 REQUESTERS = [3, 200, 513, 1020]
@@ -64,7 +63,7 @@ class Bench:
     def __init__(self, dut, seed, *, p_gap=0.1, p_ready=0.7, lat=(1, 12), p_out=0.75, p_grant=0.3,
                  pace=True):
         self.dut = dut
-        self.rng = random.Random(seed)
+        self.rng = seeded_random(seed)
         self.p_gap, self.p_ready, self.lat, self.p_out, self.p_grant = p_gap, p_ready, lat, p_out, p_grant
         self.pace = pace
         init = bytes(self.rng.getrandbits(8) for _ in range(SIZE))

@@ -23,7 +23,6 @@ and a miss is held exactly the walk's bound.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 
 import cocotb
@@ -31,7 +30,7 @@ from cocotb.triggers import FallingEdge, ReadOnly
 
 from edm import codec, protocol
 from edm.related.clio_model import PageTable, Translator
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 PAGE_BITS = 12
 PAGE = 1 << PAGE_BITS
@@ -53,7 +52,7 @@ def pack(block):
 
 class Bench:
     def __init__(self, dut, seed, *, lat=(1, 6), p_ready=0.8, p_eng=0.3, p_gap=0.3, pace=8):
-        self.dut, self.rng = dut, random.Random(seed)
+        self.dut, self.rng = dut, seeded_random(seed)
         self.lat, self.p_ready, self.p_eng, self.p_gap = lat, p_ready, p_eng, p_gap
         self.pace = pace               # events in the stage at most (the link's pacing)
         self.mgmt = None               # (asid, vpn or None) to invalidate in the next cycle

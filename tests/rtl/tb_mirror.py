@@ -23,14 +23,13 @@ stale exactly as the rule says, and the counters agree.
 
 from __future__ import annotations
 
-import random
 from collections import deque
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import protocol
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 OK, TIMEOUT = protocol.STATUS_OK, protocol.STATUS_TIMEOUT
 DSTS = [2, 3, 17, 700]
@@ -56,7 +55,7 @@ class Request:
 async def one_completion_per_request(dut):
     np_ = int(dut.NP.value)
     wait = int(dut.WAIT_CYCLES.value)
-    rng = random.Random(2500 + np_)
+    rng = seeded_random(2500 + np_)
     await clock_and_reset(dut, req_valid=0, req_dst=0, req_tag=0, plane_down=0, eng_req_ready=0, eng_cpl_valid=0,
                           eng_cpl_kind=0, eng_cpl_dst=0, eng_cpl_msg_id=0, eng_cpl_tag=0, eng_cpl_status=0,
                           cpl_ready=0)

@@ -27,7 +27,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
 from edm.sim import Scheduler
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 LINK_GBPS = {protocol.BLOCK_PS_10G: 10, protocol.BLOCK_PS_25G: 25, protocol.BLOCK_PS_100G: 100,
              protocol.BLOCK_PS_400G: 400}
@@ -244,7 +244,7 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
     port can carry, only where the queue has room (unless `fill`). Lane i
     carries source i, or (any_lane) any source."""
     if not hasattr(b, "service"):
-        b.service = service_cycles(b, random.Random(0))
+        b.service = service_cycles(b, seeded_random(0))
     rate = min(1.0, load / b.service)
     for _ in range(cycles):
         lanes: list = [None] * b.n
@@ -306,7 +306,7 @@ async def policy_across_and_within_pairs(dut):
 @cocotb.test()
 async def random_streams_match_the_model(dut):
     b = Bench(dut)
-    rng = random.Random(100 + b.n + 10 * b.srpt)
+    rng = seeded_random(100 + b.n + 10 * b.srpt)
     await b.start()
     for _ in range(100):                                        # bursts: several lanes to one queue
         d = max(range(b.n), key=lambda x: (b.depth - b.queued[x], rng.random()))
@@ -336,7 +336,7 @@ async def full_queues_refuse_and_recover(dut):
     FIFOs while the destination's queue is full, notif_ready drops exactly when
     a lane's FIFO is full; refused lanes are lost, the rest match."""
     b = Bench(dut)
-    rng = random.Random(7 + b.n)
+    rng = seeded_random(7 + b.n)
     await b.start()
     await random_traffic(b, rng, 600, 50.0, hot=[1], any_lane=True, fill=True)
     await random_traffic(b, rng, 400, 50.0, fill=True)

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import json
 import os
-import random
 
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
+from tbutil import seeded_random
 
 IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)
 OUT_PERIOD_PS = 20_000  # 2 ps of difference is 100 ppm (half periods in whole ps)
@@ -146,7 +146,7 @@ async def rate_matching_keeps_every_block(dut):
     case = os.environ.get("RATE_CASE", "fast_200ppm")
     in_ps, load, starve = CASES[case]
     n_blocks = int(os.environ.get("RATE_BLOCKS", "30000"))
-    rng = random.Random(f"{case}:{n_blocks}")
+    rng = seeded_random(f"{case}:{n_blocks}")
     line = make_line(rng, n_blocks, load)
     if starve:
         line = strip_idles(line, len(line) // 4, len(line) // 4 + 3 * protocol.IDLE_PERIOD_BLOCKS)

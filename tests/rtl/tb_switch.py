@@ -27,14 +27,13 @@ carry traffic after it, even with its pair's RREQ store filled to the last block
 from __future__ import annotations
 
 import hashlib
-import random
 from collections import deque
 
 import cocotb
 from cocotb.triggers import FallingEdge
 
 from edm import codec, protocol
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 HOST_LAT = 2
 M64 = (1 << 64) - 1
@@ -228,7 +227,7 @@ class Bench:
         self.dut = dut
         self.n = int(dut.N.value)
         self.chunk = int(dut.CHUNK_BYTES.value)
-        self.rng = random.Random(seed)
+        self.rng = seeded_random(seed)
         self.ro = {m: bytes(self.rng.randrange(256) for _ in range(REGION)) for m in range(self.n)}
         self.compute = list(range(self.n // 2))
         self.memory = list(range(self.n // 2, self.n))

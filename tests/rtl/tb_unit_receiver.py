@@ -22,7 +22,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from tbutil import clock_and_reset
+from tbutil import clock_and_reset, seeded_random
 
 KIND = {"RREQ": protocol.KIND_RREQ, "WREQ": protocol.KIND_WREQ, "RMWREQ": protocol.KIND_RMWREQ,
         "RRES": protocol.KIND_RRES}
@@ -60,7 +60,7 @@ def check_t_bytes(m: codec.Message, t: bytes) -> None:
 
 class Bench:
     def __init__(self, dut, seed: int, p_gap=0.2, p_store=0.7):
-        self.dut, self.rng = dut, random.Random(seed)
+        self.dut, self.rng = dut, seeded_random(seed)
         self.p_gap, self.p_store = p_gap, p_store
         self.cycle = 0
         # The model: the kept unit (message, T words so far) or None.

@@ -2,11 +2,55 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import random
 from collections import deque
 
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
+
+
+def seed() -> int:
+    """The run's seed, the one every random stream of every bench takes:
+    $EDM_SEED (rtlsim.simulate sets it; `edm rtl test --seed N`), 0 when unset."""
+    return int(os.environ.get("EDM_SEED") or 0)
+
+
+_seed_logged = False
+
+
+def seeded_random(stream: int | str) -> random.Random:
+    """The bench's random stream `stream` (a number or name that tells the
+    bench's streams apart) under the run's seed: seed 0 gives Random(stream),
+    the stimulus the benches always had; any other seed, streams of its own."""
+    global _seed_logged
+    s = seed()
+    if not _seed_logged:
+        cocotb.log.info("random stimulus from seed %d (EDM_SEED)", s)
+        _seed_logged = True
+    return random.Random(stream if s == 0 else f"{s}:{stream}")
+
+
+class Digest:
+    """A running SHA-256 of what a bench drove and saw. log() prints it and,
+    when $EDM_DIGEST_FILE is set, appends "name digest" there: the same seed
+    gives the same digest, so a replay can be checked to be one."""
+
+    def __init__(self, name: str):
+        self.name, self.hash = name, hashlib.sha256()
+
+    def add(self, *values) -> None:
+        self.hash.update(repr(values).encode())
+
+    def log(self, dut) -> str:
+        digest = self.hash.hexdigest()[:16]
+        dut._log.info("%s: stimulus and outputs digest %s (seed %d)", self.name, digest, seed())
+        if os.environ.get("EDM_DIGEST_FILE"):
+            with open(os.environ["EDM_DIGEST_FILE"], "a") as out:
+                out.write(f"{self.name} {digest}\n")
+        return digest
 
 
 # The fabric tops' host inputs that are idle through reset.

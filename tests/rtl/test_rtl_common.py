@@ -6,40 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rtlsim import RTL, TESTS, lint, simulate, sources
-
-MODULES = {
-    "edm_fifo": ["common/edm_fifo.sv"],
-    "edm_fifo_async": ["common/edm_fifo_async.sv"],
-    "pcs_scrambler": ["pcs/pcs_scrambler.sv"],
-    "edm_tx": ["common/edm_fifo.sv", "host/edm_tx.sv"],
-    "edm_crc32c_unit": ["common/edm_crc32c_unit.sv"],
-    "edm_rx": ["common/edm_crc32c_unit.sv", "host/edm_rx.sv"],
-    "pcs_block_lock": ["pcs/pcs_block_lock.sv"],
-    "pcs_rate_match": ["common/edm_fifo_async.sv", "pcs/pcs_rate_match.sv"],
-    "pcs_ber_monitor": ["pcs/pcs_ber_monitor.sv"],
-    "pcs_link_guard": ["pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv"],
-    "edm_idle_pacer": ["common/edm_idle_pacer.sv"],
-    "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
-    "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
-    "edm_notif_queue": ["switch/edm_notif_queue.sv"],
-    "edm_pim_scheduler": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv"],
-    "edm_circuit_timeout": ["switch/edm_circuit_timeout.sv"],
-    "edm_ordered_list": ["switch/edm_ordered_list.sv"],
-    "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv",
-                   "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"],
-    "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
-    "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
-    "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
-    "edm_mirror": ["host/edm_mirror.sv"],
-    "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                     "common/edm_unit_receiver.sv", "host/edm_mem_node.sv"],
-    "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
-    "edm_mem_node_xl": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                        "common/edm_unit_receiver.sv", "host/edm_mem_translate.sv", "host/edm_mem_node.sv", "host/edm_mem_node_xl.sv"],
-    "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
-                         "common/edm_unit_emitter.sv", "common/edm_unit_receiver.sv", "host/edm_compute_node.sv"],
-}
+from rtlsim import MODULES, RTL, lint, run_bench, sources
 
 
 @pytest.mark.parametrize("top", sorted(MODULES))
@@ -55,61 +22,52 @@ def test_every_rtl_file_is_linted():
 
 @pytest.mark.parametrize("depth_log2,reg_head", [(1, 0), (3, 0), (1, 1), (3, 1)])
 def test_fifo(depth_log2, reg_head):
-    simulate("edm_fifo", sources("common/edm_fifo.sv"), "tb_fifo",
-             {"WIDTH": 66, "DEPTH_LOG2": depth_log2, "REG_HEAD": reg_head},
+    run_bench("tb_fifo", {"DEPTH_LOG2": depth_log2, "REG_HEAD": reg_head},
              name=f"edm_fifo_{depth_log2}_{reg_head}")
 
 
 @pytest.mark.parametrize("descramble", [0, 1])
 def test_scrambler(descramble):
-    simulate("pcs_scrambler", sources("pcs/pcs_scrambler.sv"), "tb_scrambler",
-             {"DESCRAMBLE": descramble}, name=f"pcs_scrambler_{descramble}")
+    run_bench("tb_scrambler", {"DESCRAMBLE": descramble}, name=f"pcs_scrambler_{descramble}")
 
 
 @pytest.mark.parametrize("top", ["pcs_encoder", "pcs_decoder"])
 def test_pcs_codec(top):
-    simulate(top, sources(*MODULES[top]), f"tb_{top}")
+    run_bench(f"tb_{top}")
 
 
 @pytest.mark.parametrize("depth_log2", [2, 3])
 def test_fifo_async(depth_log2):
-    simulate("edm_fifo_async", sources("common/edm_fifo_async.sv"), "tb_fifo_async",
-             {"WIDTH": 66, "DEPTH_LOG2": depth_log2}, name=f"edm_fifo_async_{depth_log2}")
+    run_bench("tb_fifo_async", {"DEPTH_LOG2": depth_log2}, name=f"edm_fifo_async_{depth_log2}")
 
 
 def test_block_lock():
-    simulate("pcs_block_lock", sources("pcs/pcs_block_lock.sv"), "tb_block_lock")
+    run_bench("tb_block_lock")
 
 
 @pytest.mark.parametrize("strict", [0, 1])
 def test_edm_tx(strict):
-    simulate("edm_tx", sources(*MODULES["edm_tx"]), "tb_edm_tx", {"STRICT": strict}, name=f"edm_tx_{strict}")
+    run_bench("tb_edm_tx", {"STRICT": strict}, name=f"edm_tx_{strict}")
 
 
 def test_crc32c_unit():
-    simulate("edm_crc32c_unit", sources(*MODULES["edm_crc32c_unit"]), "tb_crc32c_unit")
+    run_bench("tb_crc32c_unit")
 
 
 def test_edm_rx():
-    simulate("edm_rx", sources(*MODULES["edm_rx"]), "tb_edm_rx")
+    run_bench("tb_edm_rx")
 
 
 def test_unit_receiver():
-    simulate("edm_unit_receiver", sources(*MODULES["edm_unit_receiver"]), "tb_unit_receiver")
+    run_bench("tb_unit_receiver")
 
 
 def test_mem_node():
-    simulate("edm_mem_node", sources(*MODULES["edm_mem_node"]), "tb_mem_node")
+    run_bench("tb_mem_node")
 
 
 def test_mem_translate():
-    simulate("edm_mem_translate", sources(*MODULES["edm_mem_translate"]), "tb_mem_translate",
-             {"PT_BASE": 0x4_0000, "PT_BUCKETS_LOG2": 4, "PT_WAYS": 4})
-
-
-# The translating node's bench puts its page table in the node's last page
-# (tb_mem_node_xl.PT_BASE: 15 frames after its BASE).
-XL_PARAMETERS = {"PT_BASE": "64'h0123456789ABF000", "PT_BUCKETS_LOG2": 4, "PT_WAYS": 4}
+    run_bench("tb_mem_translate")
 
 
 def translation_cycles(tmp) -> dict:
@@ -121,15 +79,14 @@ def translation_cycles(tmp) -> dict:
     out = {}
     for top in ("edm_mem_node", "edm_mem_node_xl"):
         path = Path(tmp) / f"{top}.json"
-        simulate(top, sources(*MODULES[top]), "tb_mem_node_xl", XL_PARAMETERS if top.endswith("xl") else {},
-                 extra_env={"EDM_XL_LATENCY_JSON": str(path)}, testcase="translation_latency")
+        run_bench("tb_mem_node_xl", toplevel=top, extra_env={"EDM_XL_LATENCY_JSON": str(path)},
+                  testcase="translation_latency")
         out.update(json.loads(path.read_text()))
     return out
 
 
 def test_mem_node_xl():
-    # The bench's page table sits in the node's last page (tb_mem_node_xl.PT_BASE).
-    simulate("edm_mem_node_xl", sources(*MODULES["edm_mem_node_xl"]), "tb_mem_node_xl", XL_PARAMETERS)
+    run_bench("tb_mem_node_xl")
 
 
 def test_translation_adds_no_cycle_on_a_tlb_hit(tmp_path):
@@ -144,15 +101,13 @@ def test_translation_adds_no_cycle_on_a_tlb_hit(tmp_path):
 def test_compute_node_with_mem_nodes():
     # One compute node and two memory nodes (tests/rtl/tb_compute_mem_top.sv)
     # with a Python switch model between them.
-    files = sources(*MODULES["edm_compute_node"], "host/edm_mem_node.sv") + [TESTS / "tb_compute_mem_top.sv"]
-    simulate("tb_compute_mem_top", files, "tb_compute_node")
+    run_bench("tb_compute_node")
 
 
 # One destination's queue against a Python model of its ordered list, operation by operation.
 @pytest.mark.parametrize("srpt,pair_order", [(1, 1), (0, 1), (1, 0)])
 def test_notif_queue(srpt, pair_order):
-    simulate("edm_notif_queue", sources(*MODULES["edm_notif_queue"]), "tb_notif_queue",
-             {"N": 4, "DEPTH": 6, "SRPT": srpt, "PAIR_ORDER": pair_order},
+    run_bench("tb_notif_queue", {"SRPT": srpt, "PAIR_ORDER": pair_order},
              name=f"edm_notif_queue_{srpt}{pair_order}")
 
 
@@ -161,8 +116,7 @@ def test_notif_queue(srpt, pair_order):
 # widths `edm rtl synth --design ordered-list` builds (16-bit key; source port, message id, kind).
 @pytest.mark.parametrize("depth,key_w,data_w,id_w", [(4, 10, 8, 7), (12, 16, 11, 10), (48, 16, 13, 12)])
 def test_ordered_list(depth, key_w, data_w, id_w):
-    simulate("edm_ordered_list", sources(*MODULES["edm_ordered_list"]), "tb_ordered_list",
-             {"DEPTH": depth, "KEY_W": key_w, "DATA_W": data_w, "ID_W": id_w},
+    run_bench("tb_ordered_list", {"DEPTH": depth, "KEY_W": key_w, "DATA_W": data_w, "ID_W": id_w},
              name=f"edm_ordered_list_{depth}", extra_env={"EDM_OL_ID_W": str(id_w)})
 
 
@@ -178,7 +132,7 @@ def test_pim_scheduler(n, srpt, rules):
     edm = rules == "edm"
     params = {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth,
               "PAIR_ORDER": int(not edm), "PIPELINED": int(edm), "HOLD": 2 if edm and srpt else 0}
-    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler", params,
+    run_bench("tb_pim_scheduler", params,
              name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}")
 
 
@@ -186,8 +140,7 @@ def test_pim_scheduler_parks_destinations():
     """PARK_DST, the switch's zero-queue rules (no reference model has them):
     the directed test alone (the paper's builds above run it to check that
     the inputs are ignored)."""
-    simulate("edm_pim_scheduler", sources(*MODULES["edm_pim_scheduler"]), "tb_pim_scheduler",
-             {"N": 4, "PARK_DST": 1}, name="edm_pim_scheduler_4_park", testcase="parked_destinations")
+    run_bench("tb_pim_scheduler", {"N": 4, "PARK_DST": 1}, name="edm_pim_scheduler_4_park", testcase="parked_destinations")
 
 
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py

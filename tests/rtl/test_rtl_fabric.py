@@ -5,21 +5,11 @@ from __future__ import annotations
 
 import json
 
-from rtlsim import TESTS, simulate, sources
-
-FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-         "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv", "pcs/pcs_ber_monitor.sv",
-         "pcs/pcs_link_guard.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
-         "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv",
-         "switch/edm_switch.sv"]
+from rtlsim import run_bench
 
 
 # `edm rtl latency`, network stack cycles (docs/hardware.md, Table 1).
 MEASURED_STACK_CYCLES = {"read": 34, "write": 39}
-
-
-def fabric_sources():
-    return sources(*FILES) + [TESTS / "tb_fabric_top.sv"]
 
 
 # The faults build (tests/rtl/test_rtl_faults.py, experiments/fabric_ppm.py):
@@ -41,8 +31,7 @@ def run_fabric(nc=2, nm=2, link_cycles=19, testcase=None, latency_json=None, rat
     name = f"tb_fabric_{nc}x{nm}_l{link_cycles}"
     if rate_match:
         name += f"_rm_b{ber_window}_{ber_threshold}_c{circuit_timeout}"
-    simulate("tb_fabric_top", fabric_sources(), "tb_fabric",
-             {"NC": nc, "NM": nm, "LINK_CYCLES": link_cycles, "RATE_MATCH": rate_match,
+    run_bench("tb_fabric", {"NC": nc, "NM": nm, "LINK_CYCLES": link_cycles, "RATE_MATCH": rate_match,
               "BER_WINDOW_CYCLES": ber_window, "BER_THRESHOLD": ber_threshold,
               "CIRCUIT_TIMEOUT_CYCLES": circuit_timeout},
              name=name, extra_env=env, testcase=testcase)

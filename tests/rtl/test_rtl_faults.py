@@ -9,9 +9,8 @@ import subprocess
 
 import pytest
 
-from rtlsim import ROOT, TESTS, lint, simulate, sources
-from test_rtl_common import MODULES
-from test_rtl_fabric import FAULTS_BUILD, FILES, run_fabric
+from rtlsim import BENCHES, ROOT, lint, run_bench, sources
+from test_rtl_fabric import FAULTS_BUILD, run_fabric
 
 
 # Both directions at 100 and 200 ppm with the real idle rule, and at 1 % with
@@ -24,7 +23,7 @@ from test_rtl_fabric import FAULTS_BUILD, FILES, run_fabric
     ("fast_1pct", 10000), ("slow_1pct", 10000), ("starved_fast_1pct", 10000),
 ])
 def test_rate_match(case, blocks):
-    simulate("pcs_rate_match", sources(*MODULES["pcs_rate_match"]), "tb_rate_match", name="pcs_rate_match",
+    run_bench("tb_rate_match", name="pcs_rate_match",
              extra_env={"RATE_CASE": case, "RATE_BLOCKS": str(blocks)})
 
 
@@ -32,15 +31,13 @@ def test_rate_match(case, blocks):
 # same traffic without it (which must break the rule).
 @pytest.mark.parametrize("unpaced", [0, 1])
 def test_idle_pacer(unpaced):
-    files = sources(*MODULES["edm_tx"], *MODULES["edm_idle_pacer"]) + [TESTS / "tb_paced_tx_top.sv"]
-    simulate("tb_paced_tx_top", files, "tb_idle_pacer", {"UNPACED": unpaced}, name=f"tb_paced_tx_top_{unpaced}")
+    run_bench("tb_idle_pacer", {"UNPACED": unpaced}, name=f"tb_paced_tx_top_{unpaced}")
 
 
 # A short window with a small threshold, and 802.3's 16 headers in a longer one.
 @pytest.mark.parametrize("window,threshold", [(64, 4), (300, 16)])
 def test_ber_monitor(window, threshold):
-    simulate("pcs_ber_monitor", sources(*MODULES["pcs_ber_monitor"]), "tb_ber_monitor",
-             {"WINDOW_CYCLES": window, "THRESHOLD": threshold}, name=f"pcs_ber_monitor_{window}_{threshold}")
+    run_bench("tb_ber_monitor", {"WINDOW_CYCLES": window, "THRESHOLD": threshold}, name=f"pcs_ber_monitor_{window}_{threshold}")
 
 
 FUZZ_TOP = ["common/edm_crc32c_unit.sv", "host/edm_rx.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv",
@@ -62,45 +59,40 @@ def test_fuzz_rtl_rx_short():
 
 # pcs_link_guard alone: hi_ber and the partner's report take the link down.
 def test_link_guard():
-    simulate("pcs_link_guard", sources(*MODULES["pcs_link_guard"]), "tb_link_guard",
-             {"WINDOW_CYCLES": 64, "THRESHOLD": 4}, name="pcs_link_guard")
+    run_bench("tb_link_guard", name="pcs_link_guard")
 
 
 # The switch's lost-grant timeout alone: never (0), short, and a fabric's.
 @pytest.mark.parametrize("timeout", [0, 5, 100])
 def test_circuit_timeout(timeout):
-    simulate("edm_circuit_timeout", sources(*MODULES["edm_circuit_timeout"]), "tb_circuit_timeout",
-             {"TIMEOUT_CYCLES": timeout}, name=f"edm_circuit_timeout_{timeout}")
+    run_bench("tb_circuit_timeout", {"TIMEOUT_CYCLES": timeout}, name=f"edm_circuit_timeout_{timeout}")
 
 
 # The dual switch's memory side alone: two planes, and a single plane (the
 # filter then only drops stale copies and passes everything else).
 @pytest.mark.parametrize("planes", [2, 1])
 def test_dup_filter(planes):
-    simulate("edm_dup_filter", sources(*MODULES["edm_dup_filter"]), "tb_dup_filter",
-             {"NP": planes, "SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}, name=f"edm_dup_filter_{planes}")
+    run_bench("tb_dup_filter", {"NP": planes}, name=f"edm_dup_filter_{planes}")
 
 
 # The dual switch's compute side alone: two planes, and one.
 @pytest.mark.parametrize("planes", [2, 1])
 def test_mirror(planes):
-    simulate("edm_mirror", sources(*MODULES["edm_mirror"]), "tb_mirror", {"NP": planes, "WAIT_CYCLES": 40},
+    run_bench("tb_mirror", {"NP": planes},
              name=f"edm_mirror_{planes}")
 
 
 def dual_fabric_files():
-    return sources(*FILES, "host/edm_mirror.sv", "host/edm_dup_filter.sv") + [
-        TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
+    return BENCHES["tb_dual_fabric"].sources()
 
 
-def run_dual_fabric(testcase=None, env=None, parameters=None):
+def run_dual_fabric(testcase=None, env=None, parameters=None, seed=None):
     """Builds (or reuses) the dual-switch fabric (tests/rtl/tb_dual_fabric_top.sv)
     and runs tb_dual_fabric; `env` adds EDM_DUAL_ROUNDS, EDM_DUAL_JSON;
-    `parameters` (e.g. READ_ORDER=0) builds a model of its own."""
-    files = dual_fabric_files()
+    `parameters` (e.g. READ_ORDER=0) builds a model of its own; `seed`
+    moves its random streams (else $EDM_SEED)."""
     name = "_".join(["tb_dual_fabric"] + [f"{k}{v}" for k, v in sorted((parameters or {}).items())])
-    simulate("tb_dual_fabric_top", files, "tb_dual_fabric", parameters or {}, name=name, extra_env=env or {},
-             testcase=testcase)
+    run_bench("tb_dual_fabric", parameters or {}, name=name, extra_env=env or {}, testcase=testcase, seed=seed)
 
 
 # tb_dual_fabric's runs with one fault each (experiments/dual_fabric.py runs
@@ -137,7 +129,7 @@ def test_dual_fabric_two_cuts_late_grant():
     message twice and the surplus circuits hold the port across the second
     cut, with no request in flight at it (the bench's precondition;
     docs/faults.md §6)."""
-    run_dual_fabric(testcase=TWO_CUTS_TEST, env={"EDM_DUAL_SEED": "5"})
+    run_dual_fabric(testcase=TWO_CUTS_TEST, seed=5)
 
 
 def test_dual_fabric_link_cut_parked_port():
@@ -149,7 +141,7 @@ def test_dual_fabric_link_cut_parked_port():
     current design this seed passes with the bound off too (PARK_AGE_CYCLES =
     0, 2026-11-26), so the bound's own test is tb_switch's
     a_parked_port_lets_a_waiting_source_in (docs/faults.md §6)."""
-    run_dual_fabric(testcase="compute_link_cut", env={"EDM_DUAL_SEED": "1"})
+    run_dual_fabric(testcase="compute_link_cut", seed=1)
 
 
 def test_dual_fabric_shared_word():

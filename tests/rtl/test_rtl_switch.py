@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from rtlsim import simulate, sources
-
-# Linted with every module by test_rtl_common.py.
-FILES = ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv",
-         "switch/edm_switch.sv"]
+from rtlsim import MODULES, run_bench
 
 
 @pytest.mark.parametrize("n", [4, 8])
 def test_switch(n):
-    simulate("edm_switch", sources(*FILES), "tb_switch", {"N": n, "CHUNK_BYTES": 64}, name=f"edm_switch_{n}")
+    run_bench("tb_switch", {"N": n}, name=f"edm_switch_{n}")
 
 
 def test_switch_without_zero_queue_rules_counts_waiting_data():
     """The paper's rules (ZERO_QUEUE = 0): the mixed traffic makes data wait in
     the switch and cnt_conflict counts it, so the zero count under the rules
     (test_switch, the whole-fabric test) is a check that can fail."""
-    simulate("edm_switch", sources(*FILES), "tb_switch", {"N": 4, "CHUNK_BYTES": 64, "ZERO_QUEUE": 0},
+    run_bench("tb_switch", {"N": 4, "ZERO_QUEUE": 0},
              name="edm_switch_4_paper", testcase="random_traffic")
 
 
@@ -30,8 +26,7 @@ def test_switch_egress_idle_rule(idle_rule, park_age):
     48-byte chunks, a WREQ unit of 9 blocks, 3 scheduler iterations) with the
     age rule off: the egress idle rule alone keeps an idle in every
     IDLE_PERIOD_BLOCKS blocks; without it the check fails (the bench asserts so)."""
-    simulate("edm_switch", sources(*FILES), "tb_switch",
-             {"N": 4, "CHUNK_BYTES": 48, "EGRESS_IDLE_RULE": idle_rule, "PARK_AGE_CYCLES": park_age},
+    run_bench("tb_switch", {"N": 4, "CHUNK_BYTES": 48, "EGRESS_IDLE_RULE": idle_rule, "PARK_AGE_CYCLES": park_age},
              name=f"edm_switch_4_c48_idle{idle_rule}_age{park_age}",
              testcase="an_egress_booked_solid_keeps_an_idle_per_period")
 
@@ -40,7 +35,7 @@ def test_switch_without_age_rule_a_parked_port_starves():
     """PARK_AGE_CYCLES = 0: the waiting source of
     tb_switch.a_parked_port_lets_a_waiting_source_in waits past the bound the
     age rule keeps (the bench asserts so), so that check can fail."""
-    simulate("edm_switch", sources(*FILES), "tb_switch", {"N": 4, "CHUNK_BYTES": 64, "PARK_AGE_CYCLES": 0},
+    run_bench("tb_switch", {"N": 4, "PARK_AGE_CYCLES": 0},
              name="edm_switch_4_age0", testcase="a_parked_port_lets_a_waiting_source_in")
 
 
@@ -52,7 +47,7 @@ def test_switch_synthesizes_for_ecp5(yosys):
 
     from rtlsim import ROOT
 
-    files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in FILES])
+    files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in MODULES["edm_switch"]])
     (ROOT / ".build/synth").mkdir(parents=True, exist_ok=True)
     stat = ".build/synth/edm_switch_n4_d8.stat"
     script = (f"read_verilog -sv {files}; chparam -set N 4 -set DEPTH 8 edm_switch; "

@@ -33,8 +33,7 @@ def run_rtl(workload: str, *, operations: int, outstanding: int, seed: int, reco
     from edm.rtl_latency import testbenches  # noqa: PLC0415
 
     testbenches("edm ycsb --fabric rtl", "tb_ycsb.py")
-    from rtlsim import simulate  # noqa: PLC0415 (the testbenches' own runner)
-    from test_rtl_fabric import fabric_sources  # noqa: PLC0415
+    from rtlsim import run_bench  # noqa: PLC0415 (the testbenches' own runner)
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "ycsb.json"
@@ -43,8 +42,8 @@ def run_rtl(workload: str, *, operations: int, outstanding: int, seed: int, reco
                "EDM_YCSB_SEED": str(seed), "EDM_YCSB_RECORDS": str(records),
                "EDM_YCSB_DISTRIBUTION": distribution or "", "EDM_YCSB_JSON": str(out)}
         # The same model as the fabric tests of this shape (tb_fabric_<nc>x<nm>_l<link>).
-        simulate("tb_fabric_top", fabric_sources(), "tb_ycsb", {"NC": 1, "NM": 1, "LINK_CYCLES": LINK_CYCLES},
-                 name=f"tb_fabric_1x1_l{LINK_CYCLES}", extra_env=env)
+        run_bench("tb_ycsb", {"NC": 1, "NM": 1, "LINK_CYCLES": LINK_CYCLES},
+                  name=f"tb_fabric_1x1_l{LINK_CYCLES}", extra_env=env)
         if not out.exists():
             raise RuntimeError("edm ycsb --fabric rtl: the simulation wrote no result (see the log above)")
         data = json.loads(out.read_text())
