@@ -17,9 +17,13 @@ A sweep file (TOML) names a runner, a base configuration and a grid::
     seed = [1, 2, 3]
 
 Each point's result is stored in ``OUT/points/<key>.json`` where ``key`` is a
-hash of the point's *full* configuration, the runner and a fingerprint of the
-code (the compiled core and the Python package), written atomically with a
-checksum; changing the simulator therefore never reuses a stale result. Re-running a sweep skips every point whose file is present and
+hash of everything that determines it: the point's *full* configuration, the
+runner, a fingerprint of the code (the compiled core and the simulator's Python
+side) and the contents (SHA-256) of every file the point reads, as its runner
+names them (``input_files``: a trace or CDF workload file). It is written
+atomically with a checksum; changing the simulator or an input file's bytes
+therefore never reuses a stale result. Input files named by a relative path are
+found relative to the sweep file's folder, like ``out``. Re-running a sweep skips every point whose file is present and
 valid, so an interrupted sweep resumes without recomputing finished points; a
 corrupted or mismatching file is reported and recomputed. A point whose runner
 raises is written to ``OUT/failed/<key>.json`` with its traceback, reported, and
@@ -33,6 +37,7 @@ Results are written by this process, so only it needs the output folder.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib
 import itertools
@@ -88,7 +93,25 @@ def load_sweep(path: str | Path) -> Sweep:
     out = Path(head.get("out", f"results/{head['name']}"))
     if not out.is_absolute():
         out = path.parent / out
-    return Sweep(name=head["name"], runner=head["runner"], out=out, base=doc.get("base", {}), grid=grid)
+    base = doc.get("base", {})
+    try:
+        runner = resolve_runner(head["runner"])
+    except Exception as e:  # noqa: BLE001 - any import failure is the sweep file's runner
+        raise SweepError(f"{path}: [sweep] runner {head['runner']!r} cannot be loaded: "
+                         f"{type(e).__name__}: {e}") from None
+    # Input files named relative to the sweep file, as `out` is.
+    base = {k: _beside(path.parent, runner, k, v) for k, v in base.items()}
+    grid = {k: [_beside(path.parent, runner, k, v) for v in values] for k, values in grid.items()}
+    return Sweep(name=head["name"], runner=head["runner"], out=out, base=base, grid=grid)
+
+
+def _beside(folder: Path, runner: Callable[..., Any], key: str, value: Any) -> Any:
+    """`value` of field `key` as an absolute path under `folder` when the runner
+    reads it as a relative input file's path; else unchanged."""
+    named = getattr(runner, "input_files", lambda _config: {})({key: value})
+    if key in named and not Path(named[key]).is_absolute():
+        return str((folder / named[key]).resolve())
+    return value
 
 
 def canonical_json(obj: Any) -> str:
@@ -123,9 +146,42 @@ def code_fingerprint() -> str:
     return _FINGERPRINT
 
 
+@functools.lru_cache(maxsize=4096)
+def _file_hash(path: str, mtime_ns: int, size: int, inode: int) -> str:
+    """SHA-256 of a file's bytes (cached while its modification time, size and inode stay)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def input_hashes(runner: str, config: dict[str, Any]) -> dict[str, str]:
+    """{field: SHA-256 of the file it names} for every file the point reads, as
+    the runner's ``input_files(config) -> {field: path}`` names them ("missing"
+    for a file that is not there: the runner then reports it)."""
+    named = getattr(resolve_runner(runner), "input_files", None)
+    out = {}
+    for key, name in (named(config) if named else {}).items():
+        try:
+            st = os.stat(name)
+            out[key] = _file_hash(os.path.abspath(name), st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            out[key] = "missing"
+    return out
+
+
 def point_key(runner: str, config: dict[str, Any]) -> str:
-    """Stable key of one point: the same runner, configuration and code give the same key anywhere."""
-    ident = {"runner": runner, "config": config, "code": code_fingerprint()}
+    """Stable key of one point: the same runner, configuration, code and input
+    file contents give the same key anywhere. (The resolved configuration is a
+    function of the configuration and the code, both in the key.)"""
+    return _key(runner, config, input_hashes(runner, config))
+
+
+def _key(runner: str, config: dict[str, Any], inputs: dict[str, str]) -> str:
+    ident: dict[str, Any] = {"runner": runner, "config": config, "code": code_fingerprint()}
+    if inputs:  # points that read no file keep their keys
+        ident["inputs"] = inputs
     return hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:20]
 
 
@@ -160,14 +216,18 @@ class ResultStore:
             return None
         return doc
 
-    def save(self, runner: str, config: dict[str, Any], result: dict[str, Any], wall_seconds: float) -> Path:
-        key = point_key(runner, config)
+    def save(self, runner: str, config: dict[str, Any], result: dict[str, Any], wall_seconds: float,
+             inputs: dict[str, str] | None = None) -> Path:
+        """Stores a result; `inputs`: the input hashes taken before the run (default: now)."""
+        inputs = input_hashes(runner, config) if inputs is None else inputs
+        key = _key(runner, config, inputs)
         doc = {
             "format": STORE_FORMAT,
             "key": key,
             "runner": runner,
             "code": code_fingerprint(),
             "config": config,
+            "inputs": inputs,
             "result": result,
             "checksum": _checksum(result),
             "wall_seconds": wall_seconds,
@@ -245,12 +305,16 @@ def run_sweep(
     store = ResultStore(sweep.out)
     points = sweep.points()
     pending = [p for p in points if store.load(sweep.runner, p) is None]
+    # The inputs as they were when their points started (a file edited
+    # mid-run then makes its point stale, never the reverse).
+    inputs = [input_hashes(sweep.runner, p) for p in pending]
     failed: list[tuple[dict[str, Any], str]] = []
     computed = 0
     if pending:
-        for config, (status, value, seconds) in _execute(sweep.runner, pending, scheduler, workers, processes, progress):
+        for i, (status, value, seconds) in _execute(sweep.runner, pending, scheduler, workers, processes, progress):
+            config = pending[i]
             if status == "ok":
-                store.save(sweep.runner, config, value, seconds)
+                store.save(sweep.runner, config, value, seconds, inputs[i])
                 computed += 1
             else:
                 store.save_failure(sweep.runner, config, value)
@@ -272,8 +336,8 @@ def _execute(
     workers: int | None,
     processes: bool,
     progress: bool,
-) -> Iterable[tuple[dict[str, Any], tuple[str, Any, float]]]:
-    """Yields (config, outcome) as points finish, in completion order."""
+) -> Iterable[tuple[int, tuple[str, Any, float]]]:
+    """Yields (index in configs, outcome) as points finish, in completion order."""
     from dask.distributed import Client, LocalCluster, as_completed
     from tqdm import tqdm
 
@@ -290,7 +354,7 @@ def _execute(
         )
         client = Client(cluster)
     try:
-        futures = {client.submit(run_one, runner, c, pure=False): c for c in configs}
+        futures = {client.submit(run_one, runner, c, pure=False): i for i, c in enumerate(configs)}
         bar = tqdm(total=len(futures), desc="sweep", unit="point", disable=not progress, file=sys.stderr)
         for fut in as_completed(futures):
             outcome = fut.result()

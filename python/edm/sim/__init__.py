@@ -26,7 +26,7 @@ from edm.sim.workloads import Messages, cdf_text, measured_load, read_trace
 
 Scheduler = _core.Scheduler
 
-__all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "run", "run_point"]
+__all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "input_files", "run", "run_point"]
 
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
@@ -154,9 +154,20 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
             "p99_slowdown_paper_alone": float(np.quantile(measured, 0.99))}
 
 
+def input_files(config: dict[str, Any]) -> dict[str, str]:
+    """{field: path} of every file a configuration reads: its workload when
+    that is a file (a trace or a size CDF), not a named workload."""
+    wl = config.get("workload")
+    return {"workload": wl} if isinstance(wl, str) and wl not in WORKLOADS else {}
+
+
 def run_point(config: dict[str, Any]) -> dict[str, Any]:
     """The summary only: the runner ``edm sweep`` calls (``edm.sim:run_point``)."""
     return run(config).summary
+
+
+# What `edm sweep` hashes into a point's key besides its configuration.
+run_point.input_files = input_files  # type: ignore[attr-defined]
 
 
 def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
