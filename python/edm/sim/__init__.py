@@ -31,6 +31,10 @@ __all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
+# Fraction of all bytes issued delivered by the last issue below which a run
+# is reported as too short against its largest messages (its means then
+# depend on its length).
+SHORT_RUN_DELIVERY = 0.95
 # The core's run totals that the summary renders itself (in ns, or only with
 # their feature on); it copies every other total as the core reports it.
 _RENDERED_TOTALS = frozenset((
@@ -161,6 +165,21 @@ def input_files(config: dict[str, Any]) -> dict[str, str]:
     return {"workload": wl} if isinstance(wl, str) and wl not in WORKLOADS else {}
 
 
+def run_warnings(summary: dict[str, Any]) -> list[str]:
+    """What a summary's headline numbers must not be read without: a run
+    past saturation, or too short for its means to settle."""
+    out = []
+    if summary.get("stable") is False:
+        out.append(f"past saturation: over the second half of the issue period only "
+                   f"{summary['delivery_ratio']:.0%} of the bytes issued were delivered (stable = false); "
+                   f"its latencies grow with the run's length, not only with load")
+    if summary.get("delivered_by_last_issue", 1.0) < SHORT_RUN_DELIVERY:
+        out.append(f"only {summary['delivered_by_last_issue']:.0%} of the bytes were delivered by the last issue "
+                   f"(below {SHORT_RUN_DELIVERY:.0%}): the run is short for its largest messages or saturated, "
+                   f"and its means depend on its length (more messages, or a lower load)")
+    return out
+
+
 def run_point(config: dict[str, Any]) -> dict[str, Any]:
     """The summary only: the runner ``edm sweep`` calls (``edm.sim:run_point``)."""
     return run(config).summary
@@ -222,7 +241,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     ratio = delivered / issued if issued > 0 and t1 > t0 else float("nan")
     summary["delivery_ratio"] = float(ratio)
     # Of all bytes issued, the fraction delivered by the last issue: below
-    # about 0.95 a run is short against its largest messages (or saturated),
+    # SHORT_RUN_DELIVERY a run is short against its largest messages (or saturated),
     # and its means depend on its length.
     sizes = df["size"].to_numpy(np.float64)
     summary["delivered_by_last_issue"] = float(sizes[(complete >= 0) & (complete <= t1)].sum() / sizes.sum())

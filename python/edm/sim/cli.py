@@ -38,6 +38,7 @@ def _cmd(args: argparse.Namespace) -> int:
             if value is not None:
                 config[f["name"]] = value
                 where[f["name"]] = f"flag --{f['name'].replace('_', '-')}"
+        _refuse_unused_by_trace(config, source, where)
         config = sim.config.resolve(config, source, where)
         result = sim.run(config, progress=not args.quiet, source=source)
     except (ConfigError, ValueError) as e:
@@ -57,6 +58,8 @@ def _cmd(args: argparse.Namespace) -> int:
         f"(unloaded {s['mean_unloaded_ns']:.1f} ns), mean slowdown {s['mean_slowdown']:.3f}, "
         f"p99 slowdown {s['p99_slowdown']:.3f}, {s['wall_seconds']:.2f} s -> {out}"
     )
+    for warning in sim.run_warnings(s):
+        print(f"edm simulate: warning: {warning}", file=sys.stderr)
     if "background_frames" in s:
         delays = (f", mean delay {s['frame_delay_mean_ns']:.1f} ns (p99 {s['frame_delay_p99_ns']:.1f} ns)"
                   if s["background_frames"] else "")
@@ -71,6 +74,21 @@ def _cmd(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _refuse_unused_by_trace(config: dict, source: str, where: dict[str, str]) -> None:
+    """A trace's messages and issue times come from its file: a load or a
+    message count given with one would be ignored, so it is refused."""
+    from edm.sim.workloads import is_trace
+
+    wl = config.get("workload")
+    if not isinstance(wl, str) or not is_trace(wl):
+        return
+    for name in ("load", "messages"):
+        if name in config:
+            raise ConfigError(f"{source}: field '{name}' does not apply to the trace workload {wl} "
+                              f"(its messages and issue times come from the file; offered load is measured)"
+                              + (f" ({where[name]})" if name in where else ""))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

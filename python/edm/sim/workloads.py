@@ -42,6 +42,13 @@ def cdf_text(workload: str) -> str | None:
     return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
 
 
+def is_trace(workload: str) -> bool:
+    """Whether a workload names a trace file (not a named workload, not a size-CDF file)."""
+    from edm.sim.config import WORKLOADS
+
+    return workload not in WORKLOADS
+
+
 def load_cdf(app: str) -> list[tuple[float, float]]:
     """(size in CDF_UNIT_BYTES packets, cumulative probability) points of an
     application, as the core's generator reads them."""
