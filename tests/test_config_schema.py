@@ -41,8 +41,7 @@ def test_python_views_are_the_rust_schemas():
 
 
 def test_every_field_is_an_edm_simulate_flag(capsys):
-    with pytest.raises(SystemExit):
-        main(["simulate", "--help"])
+    assert main(["simulate", "--help"]) == 0
     usage = capsys.readouterr().out
     for name in config.DEFAULTS:
         assert f"--{name.replace('_', '-')}" in usage, name

@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from edm.args import in_dir
 from edm.report import Report
 from edm.sweep import ResultStore
 
@@ -137,7 +138,7 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("plot", help="plot and tabulate stored sweep results (no simulation)")
-    p.add_argument("folder", help="a sweep's result folder (its [sweep] out)")
+    p.add_argument("folder", type=in_dir, help="a sweep's result folder (its [sweep] out)")
     p.add_argument("--x", default="load", help="config field on the x axis (default load)")
     p.add_argument("--y", default="mean_slowdown", help="result field to plot (dots for nested fields)")
     p.add_argument("--group", help="config field that separates the curves")

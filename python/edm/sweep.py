@@ -50,9 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from edm.args import address, in_file, integer, out_dir
 from edm.tomlfile import read_toml
 
 STORE_FORMAT = 1
+# How long to wait for a --scheduler to answer.
+SCHEDULER_TIMEOUT_S = 10
 
 
 class SweepError(ValueError):
@@ -86,10 +89,18 @@ def load_sweep(path: str | Path) -> Sweep:
             raise SweepError(f"{path}: [sweep] {key} must be a non-empty string")
     if ":" not in head["runner"]:
         raise SweepError(f"{path}: [sweep] runner must be 'module:function', got {head['runner']!r}")
+    extra = set(head) - {"name", "runner", "out"}
+    if extra:
+        raise SweepError(f"{path}: [sweep] unknown key(s) {sorted(extra)}; expected name, runner, out")
+    if not isinstance(head.get("out", ""), str):
+        raise SweepError(f"{path}: [sweep] out must be a string (a folder)")
     grid = doc.get("grid", {})
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise SweepError(f"{path}: [grid] {key} must be a non-empty list")
+    both = set(grid) & set(doc.get("base", {}))
+    if both:
+        raise SweepError(f"{path}: key(s) {sorted(both)} in both [base] and [grid]; give each in one")
     out = Path(head.get("out", f"results/{head['name']}"))
     if not out.is_absolute():
         out = path.parent / out
@@ -272,6 +283,19 @@ def resolve_runner(spec: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     return getattr(importlib.import_module(module), name)
 
 
+def check_points(name: str, runner: str, points: list[dict[str, Any]]) -> None:
+    """Every point checked before any runs, by the runner's ``check(config)``
+    when it has one; raises SweepError naming the first bad point."""
+    check = getattr(resolve_runner(runner), "check", None)
+    if check is None:
+        return
+    for i, config in enumerate(points):
+        try:
+            check(config)
+        except ValueError as e:
+            raise SweepError(f"{name}: point {i + 1} of {len(points)}: {e}") from None
+
+
 def run_one(runner: str, config: dict[str, Any]) -> tuple[str, Any, float]:
     """Runs on a Dask worker: ("ok", result, seconds) or ("error", traceback, seconds)."""
     start = time.perf_counter()
@@ -304,6 +328,7 @@ def run_sweep(
     start = time.perf_counter()
     store = ResultStore(sweep.out)
     points = sweep.points()
+    check_points(sweep.name, sweep.runner, points)
     pending = [p for p in points if store.load(sweep.runner, p) is None]
     # The inputs as they were when their points started (a file edited
     # mid-run then makes its point stale, never the reverse).
@@ -343,7 +368,11 @@ def _execute(
 
     if scheduler:
         cluster = None
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+        except (OSError, TimeoutError) as e:
+            raise SweepError(f"--scheduler {scheduler}: no Dask scheduler answered within "
+                             f"{SCHEDULER_TIMEOUT_S} s ({type(e).__name__})") from None
     else:
         n = workers or os.cpu_count() or 1
         cluster = LocalCluster(
@@ -368,13 +397,14 @@ def _execute(
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    try:
-        sweep = load_sweep(args.file)
-    except SweepError as e:
-        print(f"edm sweep: {e}", file=sys.stderr)
-        return 2
+    sweep = load_sweep(args.file)  # a SweepError: one line, exit 2 (edm.cli)
     if args.out:
         sweep.out = Path(args.out)
+    else:
+        try:
+            out_dir(str(sweep.out))
+        except argparse.ArgumentTypeError as e:
+            raise SweepError(f"{args.file}: [sweep] out: {e}") from None
     report = run_sweep(
         sweep, scheduler=args.scheduler, workers=args.workers, processes=not args.threads, progress=not args.quiet
     )
@@ -392,10 +422,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a parameter grid on Dask, resuming where it stopped")
-    p.add_argument("file", help="sweep file (TOML with [sweep], [base], [grid])")
-    p.add_argument("--scheduler", help="address of an existing Dask scheduler (default: a local cluster)")
-    p.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    p.add_argument("file", type=in_file, help="sweep file (TOML with [sweep], [base], [grid])")
+    p.add_argument("--scheduler", type=address,
+                   help="address of an existing Dask scheduler, tcp://host:port (default: a local cluster)")
+    p.add_argument("--workers", type=integer(1), help="local worker processes, at least 1 (default: one per core)")
     p.add_argument("--threads", action="store_true", help="run local workers as threads in this process")
-    p.add_argument("--out", help="result folder (default: the sweep file's [sweep] out)")
+    p.add_argument("--out", type=out_dir, help="result folder (default: the sweep file's [sweep] out)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)

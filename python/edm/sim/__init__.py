@@ -24,7 +24,21 @@ from edm import _core
 from edm.sim.config import EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
 from edm.sim.workloads import Messages, cdf_text, measured_load, read_trace
 
-Scheduler = _core.Scheduler
+
+
+class Scheduler:
+    """The stand-alone switch scheduler (the core's ``Scheduler``; its
+    arguments there): ``Scheduler(ports, policy="srpt", chunk_bytes=256, ...)``.
+    Bad arguments raise ConfigError naming the argument."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _core.Scheduler(*args, **kwargs)
+        except (TypeError, ValueError, OverflowError) as e:  # OverflowError: a negative count
+            if isinstance(e, OverflowError):
+                given = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+                raise ConfigError(f"Scheduler({given}): a count or size is negative or too large") from None
+            raise ConfigError(f"Scheduler: {e}") from None
 
 __all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "input_files", "run", "run_point"]
 
@@ -93,7 +107,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     configured workload (e.g. a YCSB message stream, edm.ycsb.rack). A
     generated workload is made and run inside the core; it crosses to Python
     once, for the results table."""
-    cfg = resolve(dict(config or {}), source)
+    cfg = resolve({} if config is None else config, source)
     if messages is None and cfg["workload"] not in WORKLOADS:
         messages = _trace(cfg)
     given = None if messages is None else (
@@ -185,8 +199,16 @@ def run_point(config: dict[str, Any]) -> dict[str, Any]:
     return run(config).summary
 
 
-# What `edm sweep` hashes into a point's key besides its configuration.
+def check_point(config: dict[str, Any]) -> None:
+    """Raises ConfigError if `config` cannot run (``edm sweep`` checks every
+    point with it before starting any)."""
+    resolve(dict(config), "config")
+
+
+# What `edm sweep` hashes into a point's key besides its configuration, and
+# how it checks a point before running any.
 run_point.input_files = input_files  # type: ignore[attr-defined]
+run_point.check = check_point  # type: ignore[attr-defined]
 
 
 def _stats(values: pd.Series, prefix: str) -> dict[str, float]:

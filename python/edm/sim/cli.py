@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from edm.args import out_dir
 from edm.sim import timing
 from edm.sim.config import SCHEMA, ConfigError, field_lines, load_toml, markdown_table
 
@@ -102,7 +103,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "them (the *_cycles fields; python/edm/sim/timing.py)")
     p.add_argument("--timing-file", default=str(timing.DEFAULT_RTL_LATENCY),
                    help=f"the `edm rtl latency` result --timing rtl reads (default {timing.DEFAULT_RTL_LATENCY})")
-    p.add_argument("--out", default="results/simulate", help="output folder (default results/simulate)")
+    p.add_argument("--out", type=out_dir, default="results/simulate", help="output folder (default results/simulate)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--schema", action="store_true", help="print every configuration field as docs/config.md has it")
     p.set_defaults(func=_cmd)
