@@ -47,19 +47,21 @@ def input_errors() -> tuple[type[Exception], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs one command: its exit code (2: bad input, one line; 130: Ctrl-C)."""
+    command = "edm"
     try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as e:  # a bad argument (2, its line printed) or --help (0)
-        return e.code if isinstance(e.code, int) else 2
-    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as e:  # a bad argument (2, its line printed) or --help (0)
+            return e.code if isinstance(e.code, int) else 2
+        command = f"edm {args.command}"
         return int(args.func(args) or 0)
     except input_errors() as e:
         message = str(e).replace("\n", " ")
-        prefix = f"edm {args.command}: "
-        print(message if message.startswith("edm ") else prefix + message, file=sys.stderr)
+        print(message if message.startswith("edm ") else f"{command}: {message}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"edm {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:  # a command that keeps partial work says so itself
+        print(f"{command}: interrupted", file=sys.stderr)
         return 130
 
 

@@ -42,8 +42,11 @@ import hashlib
 import importlib
 import itertools
 import json
+import logging
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -375,12 +378,23 @@ def _execute(
                              f"{SCHEDULER_TIMEOUT_S} s ({type(e).__name__})") from None
     else:
         n = workers or os.cpu_count() or 1
-        cluster = LocalCluster(
-            n_workers=n if processes else 1,
-            threads_per_worker=1 if processes else n,
-            processes=processes,
-            dashboard_address=":0",  # a free port: never clashes with another cluster
-        )
+        # Workers ignore Ctrl-C (they inherit it at start): this process
+        # alone stops, closing the cluster (see _cmd_sweep).
+        main = threading.current_thread() is threading.main_thread()
+        sigint = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+        try:
+            cluster = LocalCluster(
+                n_workers=n if processes else 1,
+                threads_per_worker=1 if processes else n,
+                processes=processes,
+                dashboard_address=":0",  # a free port: never clashes with another cluster
+                # Dask's warnings (a task cancelled when Ctrl-C stops the
+                # cluster, a slow event loop) are not the sweep's news.
+                silence_logs=logging.ERROR,
+            )
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, sigint)
         client = Client(cluster)
     try:
         futures = {client.submit(run_one, runner, c, pure=False): i for i, c in enumerate(configs)}
@@ -390,6 +404,10 @@ def _execute(
             bar.update(1)
             yield futures[fut], outcome
         bar.close()
+    except KeyboardInterrupt:
+        # Closing a cluster mid-task makes Dask log every lost task: not news.
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        raise
     finally:
         client.close()
         if cluster is not None:
@@ -405,9 +423,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             out_dir(str(sweep.out))
         except argparse.ArgumentTypeError as e:
             raise SweepError(f"{args.file}: [sweep] out: {e}") from None
-    report = run_sweep(
-        sweep, scheduler=args.scheduler, workers=args.workers, processes=not args.threads, progress=not args.quiet
-    )
+    try:
+        report = run_sweep(sweep, scheduler=args.scheduler, workers=args.workers, processes=not args.threads,
+                           progress=not args.quiet)
+    except KeyboardInterrupt:
+        stored = len(list((sweep.out / "points").glob("*.json")))
+        print(f"edm sweep: interrupted; cluster stopped, {stored} points stored in {sweep.out} "
+              f"(the same command resumes)", file=sys.stderr)
+        return 130
     for path in report.corrupted:
         print(f"edm sweep: {path}: stored result was corrupted or stale; recomputed", file=sys.stderr)
     for config, error in report.failed:

@@ -6,6 +6,7 @@
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::config::{Priority, Ps};
+use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
@@ -373,18 +374,26 @@ fn run<'py>(
             }
         }
     };
-    let (out, app) = if closed_loop {
-        let run = c.run_closed_loop(&msgs, &mut report);
-        workload = Some(workload_columns(py, &run.messages)?);
-        (run.outcome, Some(run.report))
-    } else {
-        (model.run(&msgs, &mut report), None)
-    };
+    // A pending signal (Ctrl-C) stops the run within a few thousand events;
+    // what finished is returned, marked "interrupted".
+    let pending_signal = Box::new(|| Python::with_gil(|py| py.check_signals().is_err()));
+    let ((out, app, ran), interrupted) = engine::with_stop_check(pending_signal, || {
+        if closed_loop {
+            let run = c.run_closed_loop(&msgs, &mut report);
+            (run.outcome, Some(run.report), Some(run.messages))
+        } else {
+            (model.run(&msgs, &mut report), None, None)
+        }
+    });
+    if let Some(ran) = ran {
+        workload = Some(workload_columns(py, &ran)?);
+    }
     if let Some(e) = callback_error {
         return Err(e);
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
+    totals.set_item("interrupted", interrupted)?;
     if let Some(a) = app {
         totals.set_item("application", application_dict(py, &a)?)?;
     }

@@ -40,7 +40,7 @@ class Scheduler:
                 raise ConfigError(f"Scheduler({given}): a count or size is negative or too large") from None
             raise ConfigError(f"Scheduler: {e}") from None
 
-__all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "input_files", "run", "run_point"]
+__all__ = ["ConfigError", "Interrupted", "Result", "Scheduler", "alone_ps", "build_workload", "input_files", "run", "run_point"]
 
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
@@ -64,6 +64,16 @@ _RENDERED_TOTALS = frozenset((
 class Result:
     summary: dict[str, Any]
     messages: pd.DataFrame
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (a pending signal) before its end. ``result``
+    holds what finished: messages not finished have no latency, and the
+    summary says ``"interrupted": true``. Never a finished sweep point."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__("interrupted")
+        self.result = result
 
 
 def _columns(cols: tuple[bytearray, ...]) -> Messages:
@@ -123,6 +133,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     bar = _progress_bar(len(messages) if messages is not None else cfg["messages"]) if progress else None
     generated, complete, alone, totals = _core.run(cfg, cdf_text(cfg["workload"]), given,
                                                    bar.update_to if bar else None)
+    interrupted = bool(totals.pop("interrupted", False))
     wall = time.perf_counter() - started
     if bar:
         bar.close()
@@ -144,6 +155,9 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     summary = summarise(cfg, df, totals, wall)
     if cfg["protocol"] in EDM_PROTOCOLS and cfg["zero_queue"]:
         summary.update(_against_paper_alone(cfg, df))
+    summary["interrupted"] = interrupted
+    if interrupted:
+        raise Interrupted(Result(summary=summary, messages=df))
     return Result(summary=summary, messages=df)
 
 

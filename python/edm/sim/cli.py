@@ -41,7 +41,10 @@ def _cmd(args: argparse.Namespace) -> int:
                 where[f["name"]] = f"flag --{f['name'].replace('_', '-')}"
         _refuse_unused_by_trace(config, source, where)
         config = sim.config.resolve(config, source, where)
-        result = sim.run(config, progress=not args.quiet, source=source)
+        try:
+            result = sim.run(config, progress=not args.quiet, source=source)
+        except sim.Interrupted as stop:
+            result = stop.result
     except (ConfigError, ValueError) as e:
         print(f"edm simulate: {e}", file=sys.stderr)
         return 2
@@ -54,6 +57,10 @@ def _cmd(args: argparse.Namespace) -> int:
         print(f"edm simulate: --out {out}: cannot write the results: {e.strerror or e} "
               f"({e.filename or out})", file=sys.stderr)
         return 2
+    if s["interrupted"]:
+        print(f"edm simulate: interrupted: {s['completed']} of {s['messages']} messages finished; "
+              f"partial results (summary \"interrupted\": true) in {out}", file=sys.stderr)
+        return 130
     print(
         f"{s['protocol']}: {s['completed']}/{s['messages']} messages, mean latency {s['mean_latency_ns']:.1f} ns "
         f"(unloaded {s['mean_unloaded_ns']:.1f} ns), mean slowdown {s['mean_slowdown']:.3f}, "
