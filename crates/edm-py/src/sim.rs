@@ -253,6 +253,13 @@ fn size_cdf_points(text: &str) -> PyResult<Vec<(f64, f64)>> {
     Ok(cdf.points().to_vec())
 }
 
+/// What a workload names: "named" (generated), "cdf" (a size-CDF file the
+/// generator samples) or "trace" (a trace file).
+#[pyfunction]
+fn workload_kind(workload: &str) -> &'static str {
+    schema::WorkloadKind::of(workload).name()
+}
+
 /// The generated workload of `config` as columns (`edm.sim.build_workload`).
 #[pyfunction]
 #[pyo3(signature = (config, cdf_text=None))]
@@ -674,6 +681,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_kind, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
     m.add("PROTOCOLS", PROTOCOLS.to_vec())?;

@@ -57,6 +57,47 @@ pub const GENERATED_WORKLOADS: &[&str] = &[
     "memcached",
 ];
 
+/// What a workload names: a generated workload ([`GENERATED_WORKLOADS`]), a
+/// size-CDF file (the applications' format: three columns a line; sampled by
+/// the open-loop generator) or a trace file (seven columns a line; its
+/// messages run as given). docs/workloads.md has both formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    Named,
+    CdfFile,
+    TraceFile,
+}
+
+impl WorkloadKind {
+    /// The kind of `workload`: a file's first line that is neither blank nor
+    /// a comment (`#`) decides; anything unreadable counts as a trace (whose
+    /// reader then says what is wrong).
+    pub fn of(workload: &str) -> Self {
+        use std::io::BufRead;
+        if GENERATED_WORKLOADS.contains(&workload) {
+            return WorkloadKind::Named;
+        }
+        let first = std::fs::File::open(workload).ok().and_then(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .map_while(Result::ok)
+                .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        });
+        match first {
+            Some(line) if line.split_whitespace().count() == 3 => WorkloadKind::CdfFile,
+            _ => WorkloadKind::TraceFile,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Named => "named",
+            WorkloadKind::CdfFile => "cdf",
+            WorkloadKind::TraceFile => "trace",
+        }
+    }
+}
+
 /// Application CDF sizes are in packets of this many bytes.
 pub const CDF_UNIT_BYTES: u32 = 1460;
 
@@ -337,7 +378,7 @@ fields! {
         "0: every node is compute and memory (all-to-all); else the last this many nodes serve" => memory_nodes;
     link_gbps: Kind::IntOf(&[10, 25, 100, 400]), Scope::All, "link rate, Gb/s" => fabric.link_gbps;
     workload: Kind::Workload, Scope::All,
-        "micro, an application (hadoop, spark, sparksql, graphlab, memcached) or a trace file" => workload;
+        "micro, an application (hadoop, spark, sparksql, graphlab, memcached), a size-CDF file or a trace file (docs/workloads.md)" => workload;
     load: real(0.0, 1.5, true, false), Scope::All,
         "memory payload per compute node, fraction of its link rate (generated workloads)" => load;
     write_ratio: real(0.0, 1.0, false, false), Scope::All,

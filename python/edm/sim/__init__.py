@@ -22,7 +22,7 @@ import pandas as pd
 
 from edm import _core
 from edm.sim.config import EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
-from edm.sim.workloads import Messages, cdf_text, measured_load, read_trace
+from edm.sim.workloads import Messages, cdf_text, is_trace, measured_load, read_trace
 
 
 
@@ -101,9 +101,21 @@ def _trace(cfg: dict[str, Any]) -> Messages:
 def build_workload(cfg: dict[str, Any]) -> Messages:
     """The messages a resolved configuration issues (:func:`run` makes a
     generated workload inside the core instead; this is for looking at one)."""
-    if cfg["workload"] not in WORKLOADS:
+    if is_trace(cfg["workload"]):
         return _trace(cfg)
-    return _columns(_core.generate(cfg, cdf_text(cfg["workload"])))
+    return _columns(_core.generate(cfg, _cdf(cfg)))
+
+
+def _cdf(cfg: dict[str, Any]) -> str | None:
+    """The size CDF text of a generated workload (None for micro), checked:
+    a size-CDF file's error names the file."""
+    try:
+        text = cdf_text(cfg["workload"])
+        if text is not None:
+            _core.size_cdf_points(text)
+        return text
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{cfg['workload']}: not a usable size-CDF file: {e}") from None
 
 
 def _column(values: np.ndarray, dtype: type) -> bytes:
@@ -118,7 +130,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     generated workload is made and run inside the core; it crosses to Python
     once, for the results table."""
     cfg = resolve({} if config is None else config, source)
-    if messages is None and cfg["workload"] not in WORKLOADS:
+    if messages is None and is_trace(cfg["workload"]):
         messages = _trace(cfg)
     given = None if messages is None else (
         _column(messages.op, np.uint8),
@@ -131,7 +143,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     )
     started = time.perf_counter()
     bar = _progress_bar(len(messages) if messages is not None else cfg["messages"]) if progress else None
-    generated, complete, alone, totals = _core.run(cfg, cdf_text(cfg["workload"]), given,
+    generated, complete, alone, totals = _core.run(cfg, _cdf(cfg) if messages is None else None, given,
                                                    bar.update_to if bar else None)
     interrupted = bool(totals.pop("interrupted", False))
     wall = time.perf_counter() - started
@@ -286,7 +298,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
     # A generated workload offers the configured load; a trace, or a closed
     # loop, what it issued, measured (the config's `load` does not apply).
-    if cfg["workload"] in WORKLOADS and not cfg["closed_loop_threads"]:
+    if not is_trace(cfg["workload"]) and not cfg["closed_loop_threads"]:
         summary["offered_load"], summary["offered_load_source"] = cfg["load"], "config"
     else:
         summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
