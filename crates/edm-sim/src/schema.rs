@@ -140,7 +140,7 @@ pub enum Kind {
     },
     /// One of these names.
     Choice(&'static [&'static str]),
-    /// A generated workload's name or a trace file's path.
+    /// A generated workload's name, or a size-CDF or trace file's path.
     Workload,
     /// Failure events (`Failure::parse_list`).
     Failures,
