@@ -87,12 +87,17 @@ def in_file(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text}: no such file")
     if p.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a folder, not a file")
+    _opens(p, "rb", "read")
+    return text
+
+
+def _opens(p: Path, mode: str, verb: str) -> None:
+    """`p` opens with `mode` (append leaves a file as it was)."""
     try:
-        with p.open("rb"):
+        with p.open(mode):
             pass
     except OSError as e:
-        raise argparse.ArgumentTypeError(f"{text}: cannot be read ({e.strerror})") from None
-    return text
+        raise argparse.ArgumentTypeError(f"{p}: cannot be {verb} ({e.strerror})") from None
 
 
 def in_dir(text: str) -> str:
@@ -110,11 +115,7 @@ def out_file(text: str) -> str:
     if text == "" or p.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: is a folder, not a file" if text else "empty path")
     if p.exists():
-        try:
-            with p.open("ab"):
-                pass
-        except OSError as e:
-            raise argparse.ArgumentTypeError(f"{text}: cannot be written ({e.strerror})") from None
+        _opens(p, "ab", "written")
         return text
     _check_creatable(text, p.parent)
     return text

@@ -28,8 +28,9 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult
 }
 
 fn priority(name: &str) -> PyResult<Priority> {
-    Priority::from_name(name)
-        .ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
+    Priority::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("priority: {name:?} is not srpt, fcfs or las"))
+    })
 }
 
 /// A Python value as the schema takes it: an int (never a bool), a float or

@@ -390,8 +390,8 @@ fields! {
         "leading fraction of messages left out of the statistics" => warmup_fraction;
     chunk_bytes: int(1, MESSAGE_BYTES), Scope::Edm, "bytes one grant allows" => edm.chunk_bytes;
     max_active_notifs: int(1, 255), Scope::Edm, "X: most active notifications per destination at a host" => edm.max_active_notifs;
-    priority: Kind::Choice(&["srpt", "fcfs"]), Scope::Edm,
-        "notification priority: shortest remaining first or first come" => edm.priority;
+    priority: Kind::Choice(&["srpt", "fcfs", "las"]), Scope::Edm,
+        "notification priority: shortest remaining first, first come, or least attained service (chunks granted)" => edm.priority;
     max_iterations: int(0, U32), Scope::Edm,
         "most PIM iterations after a wake-up (0: while any request was refused)" => edm.max_iterations;
     memory_order: Kind::Choice(&["pair", "address"]), Scope::Rule,
