@@ -186,3 +186,18 @@ def test_junk_through_the_python_api_raises_ordinary_exceptions():
             except Exception as e:  # noqa: BLE001 - any ordinary exception is the point
                 seen.setdefault(name, set()).add(type(e).__name__)
     assert all(v - {"ok"} for v in seen.values()), f"every entry point refused some junk: {seen}"
+
+
+# -- issue #38: the Python API's wrong types are the project's ConfigError -------
+
+@pytest.mark.parametrize("config, match", [("abc", "dict of fields, not str"), (42, "dict of fields, not int"),
+                                           ({1: 2}, "field name 1 is not a string")])
+def test_run_with_a_config_that_is_not_a_dict_of_fields_is_a_config_error(config, match):
+    with pytest.raises(ConfigError, match=match):
+        sim.run(config)
+
+
+@pytest.mark.parametrize("args", [(-1,), ("four",), (4.5,)])
+def test_scheduler_with_wrong_types_is_a_config_error(args):
+    with pytest.raises(ConfigError, match="Scheduler"):
+        Scheduler(*args)

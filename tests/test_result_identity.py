@@ -80,3 +80,14 @@ def test_every_input_kind_is_in_the_key(tmp_path, kind):
     path.write_text(path.read_text() + "\n")
     assert sweep_mod.point_key("edm.sim:run_point", {"workload": str(path)}) != key
     assert input_files({"workload": "hadoop"}) == {}
+
+
+def test_a_runner_outside_the_simulator_has_its_own_code_in_the_key(tmp_path, monkeypatch):
+    mod = tmp_path / "my_runner.py"
+    mod.write_text("def run(config):\n    return {'y': config['x']}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    key = sweep_mod.point_key("my_runner:run", {"x": 1})
+    mod.write_text("def run(config):\n    return {'y': 2 * config['x']}\n")
+    assert sweep_mod.point_key("my_runner:run", {"x": 1}) != key
+    # edm.sim's runner is covered by the code fingerprint, not hashed again.
+    assert sweep_mod.runner_code("edm.sim:run_point") is None

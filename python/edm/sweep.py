@@ -19,7 +19,7 @@ A sweep file (TOML) names a runner, a base configuration and a grid::
 Each point's result is stored in ``OUT/points/<key>.json`` where ``key`` is a
 hash of everything that determines it: the point's *full* configuration, the
 runner, a fingerprint of the code (the compiled core and the simulator's Python
-side) and the contents (SHA-256) of every file the point reads, as its runner
+side, and the runner's own module when it lies outside them) and the contents (SHA-256) of every file the point reads, as its runner
 names them (``input_files``: a trace or CDF workload file). It is written
 atomically with a checksum; changing the simulator or an input file's bytes
 therefore never reuses a stale result. Input files named by a relative path are
@@ -192,8 +192,35 @@ def point_key(runner: str, config: dict[str, Any]) -> str:
     return _key(runner, config, input_hashes(runner, config))
 
 
+@functools.lru_cache(maxsize=64)
+def _runner_file(runner: str) -> Path | None:
+    """The runner's module file when the code fingerprint does not cover it
+    (a runner outside edm.sim, e.g. an experiment's own); else None."""
+    path = getattr(importlib.import_module(runner.partition(":")[0]), "__file__", None)
+    if path is None:
+        return None
+    path = Path(path).resolve()
+    root = Path(__file__).resolve().parent
+    if path.is_relative_to(root) and path.relative_to(root).parts[0].startswith(_FINGERPRINTED):
+        return None
+    return path
+
+
+def runner_code(runner: str) -> str | None:
+    """SHA-256 of the runner's own module file, when the code fingerprint does
+    not cover it (what that module imports is not followed)."""
+    path = _runner_file(runner)
+    if path is None:
+        return None
+    st = path.stat()
+    return _file_hash(str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
 def _key(runner: str, config: dict[str, Any], inputs: dict[str, str]) -> str:
     ident: dict[str, Any] = {"runner": runner, "config": config, "code": code_fingerprint()}
+    own = runner_code(runner)
+    if own is not None:  # edm.sim's runner is in the fingerprint: its points keep their keys
+        ident["runner_code"] = own
     if inputs:  # points that read no file keep their keys
         ident["inputs"] = inputs
     return hashlib.sha256(canonical_json(ident).encode()).hexdigest()[:20]
