@@ -374,18 +374,23 @@ fn run<'py>(
         }
     };
     let mut model = c.model();
-    let mut callback_error = None;
+    let mut callback_error: Option<PyErr> = None;
+    let callback_failed = std::rc::Rc::new(std::cell::Cell::new(false));
+    let failed = callback_failed.clone();
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {
             if let Err(e) = cb.call1(py, (done, total)) {
                 callback_error = Some(e);
+                callback_failed.set(true);
             }
         }
     };
-    // A pending signal (Ctrl-C) stops the run within a few thousand events;
-    // what finished is returned, marked "interrupted".
-    let pending_signal = Box::new(|| Python::with_gil(|py| py.check_signals().is_err()));
-    let ((out, app, ran), interrupted) = engine::with_stop_check(pending_signal, || {
+    // A pending signal (Ctrl-C) stops the run within a few thousand events,
+    // as does a progress callback that failed (Ctrl-C may land in it); what
+    // finished is returned, marked "interrupted".
+    let pending_signal =
+        Box::new(move || failed.get() || Python::with_gil(|py| py.check_signals().is_err()));
+    let ((out, app, ran), mut interrupted) = engine::with_stop_check(pending_signal, || {
         if closed_loop {
             let run = c.run_closed_loop(&msgs, &mut report);
             (run.outcome, Some(run.report), Some(run.messages))
@@ -397,7 +402,10 @@ fn run<'py>(
         workload = Some(workload_columns(py, &ran)?);
     }
     if let Some(e) = callback_error {
-        return Err(e);
+        if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+            return Err(e);
+        }
+        interrupted = true;
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
