@@ -28,8 +28,9 @@ def test_scheduler_ports_out_of_range_is_a_value_error_not_an_abort(ports):
 
 
 @pytest.mark.parametrize("ports", [-1, -(10**6)])
-def test_scheduler_negative_ports_is_an_overflow_error(ports):
-    with pytest.raises(OverflowError):
+def test_scheduler_negative_ports_is_a_config_error(ports):
+    # Issue #38: was the binding's raw OverflowError.
+    with pytest.raises(ConfigError, match="negative or too large"):
         Scheduler(ports)
 
 
@@ -136,7 +137,8 @@ def test_out_naming_an_existing_file_is_a_clear_error(tmp_path, capsys):
 def test_out_below_a_file_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "f").write_text("x")
     assert main(["simulate", "--nodes", "4", "--messages", "50", "--out", str(tmp_path / "f" / "sub"), "--quiet"]) == 2
-    assert "cannot write the results" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--out" in err and "is a file, not a folder" in err and len(err.strip().splitlines()) == 1
 
 
 # -- wrong types and sizes through the Python API: an exception, never an abort ---
@@ -184,3 +186,18 @@ def test_junk_through_the_python_api_raises_ordinary_exceptions():
             except Exception as e:  # noqa: BLE001 - any ordinary exception is the point
                 seen.setdefault(name, set()).add(type(e).__name__)
     assert all(v - {"ok"} for v in seen.values()), f"every entry point refused some junk: {seen}"
+
+
+# -- issue #38: the Python API's wrong types are the project's ConfigError -------
+
+@pytest.mark.parametrize("config, match", [("abc", "dict of fields, not str"), (42, "dict of fields, not int"),
+                                           ({1: 2}, "field name 1 is not a string")])
+def test_run_with_a_config_that_is_not_a_dict_of_fields_is_a_config_error(config, match):
+    with pytest.raises(ConfigError, match=match):
+        sim.run(config)
+
+
+@pytest.mark.parametrize("args", [(-1,), ("four",), (4.5,)])
+def test_scheduler_with_wrong_types_is_a_config_error(args):
+    with pytest.raises(ConfigError, match="Scheduler"):
+        Scheduler(*args)

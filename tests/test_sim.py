@@ -299,7 +299,7 @@ _OPTION_VALUES = {
     "start_delay": [0, 1],
     "egress_feedback": [0, 1],
     "max_iterations": [0, 1, 3],
-    "priority": ["srpt", "fcfs"],
+    "priority": ["srpt", "fcfs", "las"],
     "max_active_notifs": [1, 3, 255],
     "chunk_bytes": [1, 64, 256, 9000],
 }

@@ -221,7 +221,7 @@ def test_edm_ycsb_command_quick(tmp_path, capsys):
     assert main(["ycsb", "--workload", "e"]) == 2
     assert "--workload 'e'" in capsys.readouterr().err
     assert main(["ycsb", "--requests", "0"]) == 2
-    assert "--requests 0" in capsys.readouterr().err
+    assert "--requests: 0 must be at least 1" in capsys.readouterr().err
 
 
 def test_rack_scale_message_stream_through_the_simulator():

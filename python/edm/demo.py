@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 
+from edm.args import integer
 from edm import codec, protocol
 from edm.codec import Message
 
@@ -76,5 +77,5 @@ def run(seed: int) -> int:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     d = sub.add_parser("demo", help="encode, multiplex, corrupt and decode a mix of frames and memory messages")
-    d.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    d.add_argument("--seed", type=integer(0, 2**64 - 1), default=1, help="random seed (default 1)")
     d.set_defaults(func=lambda a: run(seed=a.seed))

@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edm.args import address, integer, out_dir
 from edm import reproduce_related, reproduce_ycsb, stored_results
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
@@ -184,10 +185,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ):
         p = sub.add_parser(name, help=helptext)
         p.add_argument("--quick", action="store_true", help="the small version (seconds, not minutes)")
-        p.add_argument("--out", help="result folder (default results/reproduce[-quick])")
+        p.add_argument("--out", type=out_dir, help="result folder (default results/reproduce[-quick])")
         if not report_only:
-            p.add_argument("--scheduler", help="address of an existing Dask scheduler (default: a local cluster)")
-            p.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+            p.add_argument("--scheduler", type=address,
+                           help="address of an existing Dask scheduler, tcp://host:port (default: a local cluster)")
+            p.add_argument("--workers", type=integer(1),
+                           help="local worker processes, at least 1 (default: one per core)")
             p.add_argument("--quiet", action="store_true", help="no progress bars")
         else:
             p.set_defaults(scheduler=None, workers=None, quiet=True)

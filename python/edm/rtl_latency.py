@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from edm.args import integer, out_file
 from edm import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,11 +177,12 @@ def add_subparser(psub) -> None:
     s.add_argument("--host", action="store_true", help="only the host pipeline steps (§3.2.1)")
     s.add_argument("--translation", action="store_true",
                    help="also the cycles a translating memory node (Clio, edm_mem_node_xl) adds, TLB hit and miss")
-    s.add_argument("--link-cycles", type=int, default=19,
+    s.add_argument("--link-cycles", type=integer(0, 10_000), default=19,
                    help="link delay line per hop in cycles (default 19: 2 x 19 + 10 ns rounded up)")
-    s.add_argument("--compute-nodes", type=int, default=2, help="compute nodes in the fabric (default 2)")
-    s.add_argument("--memory-nodes", type=int, default=2, help="memory nodes in the fabric (default 2)")
-    s.add_argument("--json", default="results/rtl/latency.json", help="where to write the results as JSON")
+    s.add_argument("--compute-nodes", type=integer(1, 64), default=2, help="compute nodes in the fabric (default 2)")
+    s.add_argument("--memory-nodes", type=integer(1, 64), default=2, help="memory nodes in the fabric (default 2)")
+    s.add_argument("--json", type=out_file, default="results/rtl/latency.json",
+                   help="where to write the results as JSON")
     s.add_argument("--waves", action="store_true",
                    help="build the fabric with FST tracing (also EDM_WAVES=1) and print the waveform's path")
     s.set_defaults(func=_latency)

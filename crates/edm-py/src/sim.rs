@@ -6,6 +6,7 @@
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::config::{Priority, Ps};
+use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
@@ -27,8 +28,9 @@ fn get<'py, T: FromPyObject<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult
 }
 
 fn priority(name: &str) -> PyResult<Priority> {
-    Priority::from_name(name)
-        .ok_or_else(|| PyValueError::new_err(format!("priority: {name:?} is not srpt or fcfs")))
+    Priority::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!("priority: {name:?} is not srpt, fcfs or las"))
+    })
 }
 
 /// A Python value as the schema takes it: an int (never a bool), a float or
@@ -252,6 +254,13 @@ fn size_cdf_points(text: &str) -> PyResult<Vec<(f64, f64)>> {
     Ok(cdf.points().to_vec())
 }
 
+/// What a workload names: "named" (generated), "cdf" (a size-CDF file the
+/// generator samples) or "trace" (a trace file).
+#[pyfunction]
+fn workload_kind(workload: &str) -> &'static str {
+    schema::WorkloadKind::of(workload).name()
+}
+
 /// The generated workload of `config` as columns (`edm.sim.build_workload`).
 #[pyfunction]
 #[pyo3(signature = (config, cdf_text=None))]
@@ -365,26 +374,42 @@ fn run<'py>(
         }
     };
     let mut model = c.model();
-    let mut callback_error = None;
+    let mut callback_error: Option<PyErr> = None;
+    let callback_failed = std::rc::Rc::new(std::cell::Cell::new(false));
+    let failed = callback_failed.clone();
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {
             if let Err(e) = cb.call1(py, (done, total)) {
                 callback_error = Some(e);
+                callback_failed.set(true);
             }
         }
     };
-    let (out, app) = if closed_loop {
-        let run = c.run_closed_loop(&msgs, &mut report);
-        workload = Some(workload_columns(py, &run.messages)?);
-        (run.outcome, Some(run.report))
-    } else {
-        (model.run(&msgs, &mut report), None)
-    };
+    // A pending signal (Ctrl-C) stops the run within a few thousand events,
+    // as does a progress callback that failed (Ctrl-C may land in it); what
+    // finished is returned, marked "interrupted".
+    let pending_signal =
+        Box::new(move || failed.get() || Python::with_gil(|py| py.check_signals().is_err()));
+    let ((out, app, ran), mut interrupted) = engine::with_stop_check(pending_signal, || {
+        if closed_loop {
+            let run = c.run_closed_loop(&msgs, &mut report);
+            (run.outcome, Some(run.report), Some(run.messages))
+        } else {
+            (model.run(&msgs, &mut report), None, None)
+        }
+    });
+    if let Some(ran) = ran {
+        workload = Some(workload_columns(py, &ran)?);
+    }
     if let Some(e) = callback_error {
-        return Err(e);
+        if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+            return Err(e);
+        }
+        interrupted = true;
     }
     let t = &out.totals;
     let totals = PyDict::new(py);
+    totals.set_item("interrupted", interrupted)?;
     if let Some(a) = app {
         totals.set_item("application", application_dict(py, &a)?)?;
     }
@@ -665,6 +690,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_kind, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;
     m.add("PROTOCOLS", PROTOCOLS.to_vec())?;

@@ -15,6 +15,12 @@ pub enum Priority {
     Srpt,
     /// Earliest notification first (light-tailed workloads).
     Fcfs,
+    /// Least attained service first: the message granted the fewest chunks so
+    /// far (ties: the earliest). Needs no size in advance; it shares a
+    /// destination chunk by chunk among equal messages. Simulator only (the
+    /// RTL scheduler has srpt and fcfs); the example of docs/architecture.md,
+    /// "Add a priority".
+    Las,
 }
 
 impl Priority {
@@ -22,6 +28,7 @@ impl Priority {
         match name {
             "srpt" => Some(Priority::Srpt),
             "fcfs" => Some(Priority::Fcfs),
+            "las" => Some(Priority::Las),
             _ => None,
         }
     }
@@ -30,6 +37,7 @@ impl Priority {
         match self {
             Priority::Srpt => "srpt",
             Priority::Fcfs => "fcfs",
+            Priority::Las => "las",
         }
     }
 }

@@ -57,6 +57,47 @@ pub const GENERATED_WORKLOADS: &[&str] = &[
     "memcached",
 ];
 
+/// What a workload names: a generated workload ([`GENERATED_WORKLOADS`]), a
+/// size-CDF file (the applications' format: three columns a line; sampled by
+/// the open-loop generator) or a trace file (seven columns a line; its
+/// messages run as given). docs/workloads.md has both formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    Named,
+    CdfFile,
+    TraceFile,
+}
+
+impl WorkloadKind {
+    /// The kind of `workload`: a file's first line that is neither blank nor
+    /// a comment (`#`) decides; anything unreadable counts as a trace (whose
+    /// reader then says what is wrong).
+    pub fn of(workload: &str) -> Self {
+        use std::io::BufRead;
+        if GENERATED_WORKLOADS.contains(&workload) {
+            return WorkloadKind::Named;
+        }
+        let first = std::fs::File::open(workload).ok().and_then(|f| {
+            std::io::BufReader::new(f)
+                .lines()
+                .map_while(Result::ok)
+                .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        });
+        match first {
+            Some(line) if line.split_whitespace().count() == 3 => WorkloadKind::CdfFile,
+            _ => WorkloadKind::TraceFile,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Named => "named",
+            WorkloadKind::CdfFile => "cdf",
+            WorkloadKind::TraceFile => "trace",
+        }
+    }
+}
+
 /// Application CDF sizes are in packets of this many bytes.
 pub const CDF_UNIT_BYTES: u32 = 1460;
 
@@ -99,7 +140,7 @@ pub enum Kind {
     },
     /// One of these names.
     Choice(&'static [&'static str]),
-    /// A generated workload's name or a trace file's path.
+    /// A generated workload's name, or a size-CDF or trace file's path.
     Workload,
     /// Failure events (`Failure::parse_list`).
     Failures,
@@ -337,7 +378,7 @@ fields! {
         "0: every node is compute and memory (all-to-all); else the last this many nodes serve" => memory_nodes;
     link_gbps: Kind::IntOf(&[10, 25, 100, 400]), Scope::All, "link rate, Gb/s" => fabric.link_gbps;
     workload: Kind::Workload, Scope::All,
-        "micro, an application (hadoop, spark, sparksql, graphlab, memcached) or a trace file" => workload;
+        "micro, an application (hadoop, spark, sparksql, graphlab, memcached), a size-CDF file or a trace file (docs/workloads.md)" => workload;
     load: real(0.0, 1.5, true, false), Scope::All,
         "memory payload per compute node, fraction of its link rate (generated workloads)" => load;
     write_ratio: real(0.0, 1.0, false, false), Scope::All,
@@ -349,8 +390,8 @@ fields! {
         "leading fraction of messages left out of the statistics" => warmup_fraction;
     chunk_bytes: int(1, MESSAGE_BYTES), Scope::Edm, "bytes one grant allows" => edm.chunk_bytes;
     max_active_notifs: int(1, 255), Scope::Edm, "X: most active notifications per destination at a host" => edm.max_active_notifs;
-    priority: Kind::Choice(&["srpt", "fcfs"]), Scope::Edm,
-        "notification priority: shortest remaining first or first come" => edm.priority;
+    priority: Kind::Choice(&["srpt", "fcfs", "las"]), Scope::Edm,
+        "notification priority: shortest remaining first, first come, or least attained service (chunks granted)" => edm.priority;
     max_iterations: int(0, U32), Scope::Edm,
         "most PIM iterations after a wake-up (0: while any request was refused)" => edm.max_iterations;
     memory_order: Kind::Choice(&["pair", "address"]), Scope::Rule,

@@ -132,12 +132,13 @@ impl SizeCdf {
     }
 
     /// An application CDF file as shipped (python/edm/workloads/CDF_*.txt:
-    /// lines of size in packets, an unused column, cumulative probability).
+    /// lines of size in packets, an unused column, cumulative probability;
+    /// blank lines and `#` comments skipped).
     pub fn from_text(text: &str, unit: u32) -> Result<Self, String> {
         let mut points = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let parts: Vec<&str> = line.split_whitespace().collect();
-            if parts.is_empty() {
+            if parts.is_empty() || parts[0].starts_with('#') {
                 continue;
             }
             let num = |s: &str| {

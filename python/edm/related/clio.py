@@ -31,6 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from edm.args import integer, out_file, real
 from edm import codec, protocol
 from edm.related.clio_model import BucketFull, PageTable, Translator
 
@@ -400,19 +401,23 @@ def _main(args: argparse.Namespace) -> int:
 def add_parser(rsub) -> None:
     p = rsub.add_parser("clio", help="Clio: allocate remote regions per address space, translate and protect",
                         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--memory-nodes", type=int, default=2)
-    p.add_argument("--frames", type=int, default=4096, help="data frames (pages) per memory node")
-    p.add_argument("--page-bits", type=int, default=12, help="log2 of the page size (12: 4 KiB; 21: 2 MiB)")
-    p.add_argument("--buckets-log2", type=int, default=10, help="page-table buckets per node, log2")
-    p.add_argument("--ways", type=int, default=4, help="slots per page-table bucket (a walk reads 2 x ways words)")
-    p.add_argument("--processes", type=int, default=8)
-    p.add_argument("--regions", type=int, default=4, help="regions each process allocates")
-    p.add_argument("--requests", type=int, default=100_000)
-    p.add_argument("--outside", type=float, default=0.05, help="fraction of requests aimed outside a mapping")
-    p.add_argument("--tlb-entries", type=int, default=8)
-    p.add_argument("--dram-cycles", type=int, default=4, help="DRAM read latency in PHY cycles (the RTL bench's)")
-    p.add_argument("--sim-messages", type=int, default=4000,
+    p.add_argument("--memory-nodes", type=integer(1, 1024), default=2, help="memory nodes, 1..1024 (default 2)")
+    p.add_argument("--frames", type=integer(1, 1 << 24), default=4096, help="data frames (pages) per memory node")
+    p.add_argument("--page-bits", type=integer(6, 30), default=12,
+                   help="log2 of the page size, 6..30 (12: 4 KiB; 21: 2 MiB)")
+    p.add_argument("--buckets-log2", type=integer(0, 24), default=10, help="page-table buckets per node, log2")
+    p.add_argument("--ways", type=integer(1, 64), default=4,
+                   help="slots per page-table bucket (a walk reads 2 x ways words)")
+    p.add_argument("--processes", type=integer(1, 4096), default=8)
+    p.add_argument("--regions", type=integer(1, 4096), default=4, help="regions each process allocates")
+    p.add_argument("--requests", type=integer(1), default=100_000)
+    p.add_argument("--outside", type=real(0.0, 1.0), default=0.05,
+                   help="fraction of requests aimed outside a mapping, 0..1")
+    p.add_argument("--tlb-entries", type=integer(0, 1 << 16), default=8)
+    p.add_argument("--dram-cycles", type=integer(0, 1 << 16), default=4,
+                   help="DRAM read latency in PHY cycles (the RTL bench's)")
+    p.add_argument("--sim-messages", type=integer(0, 10**7), default=4000,
                    help="messages per simulator run of every protocol with protection on (0: skip the simulator)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", default="", help="also write the figures as JSON here")
+    p.add_argument("--seed", type=integer(0, 2**63 - 1), default=1)
+    p.add_argument("--json", type=out_file, default=None, help="also write the figures as JSON here")
     p.set_defaults(func=_main)

@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
+from edm.args import out_dir
 from edm import sim
 from edm.report import Report
 from edm.sim.config import resolve
@@ -349,5 +350,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("closed-loop", help="Gao et al.: application run time with the loop closed (budget sweep "
                                            "on an ideal fabric; EDM and every baseline)")
     p.add_argument("--quick", action="store_true", help="the small version (seconds)")
-    p.add_argument("--out", default="results/related/closed_loop", help="report folder")
+    p.add_argument("--out", type=out_dir, default="results/related/closed_loop", help="report folder")
     p.set_defaults(func=_cmd)

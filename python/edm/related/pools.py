@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edm.args import out_dir
 from edm import sim
 
 POLICIES = ("uniform", "random", "round-robin", "smart-idle")
@@ -194,7 +195,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pools", help="rack memory pools (Puri): DRAM contention and placement policies")
     p.add_argument("--quick", action="store_true", help="5 000 messages, one seed (default 30 000, seeds 1-3)")
-    p.add_argument("--out", default="results/related/pools", help="output folder")
+    p.add_argument("--out", type=out_dir, default="results/related/pools", help="output folder")
     p.set_defaults(func=_cmd)
 
 

@@ -22,15 +22,33 @@ import pandas as pd
 
 from edm import _core
 from edm.sim.config import EDM_PROTOCOLS, PAPER_RULES, WORKLOADS, ConfigError, resolve
-from edm.sim.workloads import Messages, cdf_text, measured_load, read_trace
+from edm.sim.workloads import Messages, cdf_text, is_trace, measured_load, read_trace
 
-Scheduler = _core.Scheduler
 
-__all__ = ["ConfigError", "Result", "Scheduler", "alone_ps", "build_workload", "run", "run_point"]
+
+class Scheduler:
+    """The stand-alone switch scheduler (the core's ``Scheduler``; its
+    arguments there): ``Scheduler(ports, policy="srpt", chunk_bytes=256, ...)``.
+    Bad arguments raise ConfigError naming the argument."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return _core.Scheduler(*args, **kwargs)
+        except (TypeError, ValueError, OverflowError) as e:  # OverflowError: a negative count
+            if isinstance(e, OverflowError):
+                given = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+                raise ConfigError(f"Scheduler({given}): a count or size is negative or too large") from None
+            raise ConfigError(f"Scheduler: {e}") from None
+
+__all__ = ["ConfigError", "Interrupted", "Result", "Scheduler", "alone_ps", "build_workload", "input_files", "run", "run_point"]
 
 # Bytes completed / bytes issued over the second half of a run's issue period
 # below which the run is reported as past saturation (`stable` = False).
 STABLE_DELIVERY = 0.9
+# Fraction of all bytes issued delivered by the last issue below which a run
+# is reported as too short against its largest messages (its means then
+# depend on its length).
+SHORT_RUN_DELIVERY = 0.95
 # The core's run totals that the summary renders itself (in ns, or only with
 # their feature on); it copies every other total as the core reports it.
 _RENDERED_TOTALS = frozenset((
@@ -46,6 +64,16 @@ _RENDERED_TOTALS = frozenset((
 class Result:
     summary: dict[str, Any]
     messages: pd.DataFrame
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (a pending signal) before its end. ``result``
+    holds what finished: messages not finished have no latency, and the
+    summary says ``"interrupted": true``. Never a finished sweep point."""
+
+    def __init__(self, result: Result) -> None:
+        super().__init__("interrupted")
+        self.result = result
 
 
 def _columns(cols: tuple[bytearray, ...]) -> Messages:
@@ -73,9 +101,21 @@ def _trace(cfg: dict[str, Any]) -> Messages:
 def build_workload(cfg: dict[str, Any]) -> Messages:
     """The messages a resolved configuration issues (:func:`run` makes a
     generated workload inside the core instead; this is for looking at one)."""
-    if cfg["workload"] not in WORKLOADS:
+    if is_trace(cfg["workload"]):
         return _trace(cfg)
-    return _columns(_core.generate(cfg, cdf_text(cfg["workload"])))
+    return _columns(_core.generate(cfg, _cdf(cfg)))
+
+
+def _cdf(cfg: dict[str, Any]) -> str | None:
+    """The size CDF text of a generated workload (None for micro), checked:
+    a size-CDF file's error names the file."""
+    try:
+        text = cdf_text(cfg["workload"])
+        if text is not None:
+            _core.size_cdf_points(text)
+        return text
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{cfg['workload']}: not a usable size-CDF file: {e}") from None
 
 
 def _column(values: np.ndarray, dtype: type) -> bytes:
@@ -89,8 +129,8 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     configured workload (e.g. a YCSB message stream, edm.ycsb.rack). A
     generated workload is made and run inside the core; it crosses to Python
     once, for the results table."""
-    cfg = resolve(dict(config or {}), source)
-    if messages is None and cfg["workload"] not in WORKLOADS:
+    cfg = resolve({} if config is None else config, source)
+    if messages is None and is_trace(cfg["workload"]):
         messages = _trace(cfg)
     given = None if messages is None else (
         _column(messages.op, np.uint8),
@@ -103,8 +143,9 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     )
     started = time.perf_counter()
     bar = _progress_bar(len(messages) if messages is not None else cfg["messages"]) if progress else None
-    generated, complete, alone, totals = _core.run(cfg, cdf_text(cfg["workload"]), given,
+    generated, complete, alone, totals = _core.run(cfg, _cdf(cfg) if messages is None else None, given,
                                                    bar.update_to if bar else None)
+    interrupted = bool(totals.pop("interrupted", False))
     wall = time.perf_counter() - started
     if bar:
         bar.close()
@@ -126,6 +167,9 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     summary = summarise(cfg, df, totals, wall)
     if cfg["protocol"] in EDM_PROTOCOLS and cfg["zero_queue"]:
         summary.update(_against_paper_alone(cfg, df))
+    summary["interrupted"] = interrupted
+    if interrupted:
+        raise Interrupted(Result(summary=summary, messages=df))
     return Result(summary=summary, messages=df)
 
 
@@ -154,9 +198,43 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
             "p99_slowdown_paper_alone": float(np.quantile(measured, 0.99))}
 
 
+def input_files(config: dict[str, Any]) -> dict[str, str]:
+    """{field: path} of every file a configuration reads: its workload when
+    that is a file (a trace or a size CDF), not a named workload."""
+    wl = config.get("workload")
+    return {"workload": wl} if isinstance(wl, str) and wl not in WORKLOADS else {}
+
+
+def run_warnings(summary: dict[str, Any]) -> list[str]:
+    """What a summary's headline numbers must not be read without: a run
+    past saturation, or too short for its means to settle."""
+    out = []
+    if summary.get("stable") is False:
+        out.append(f"past saturation: over the second half of the issue period only "
+                   f"{summary['delivery_ratio']:.0%} of the bytes issued were delivered (stable = false); "
+                   f"its latencies grow with the run's length, not only with load")
+    if summary.get("delivered_by_last_issue", 1.0) < SHORT_RUN_DELIVERY:
+        out.append(f"only {summary['delivered_by_last_issue']:.0%} of the bytes were delivered by the last issue "
+                   f"(below {SHORT_RUN_DELIVERY:.0%}): the run is short for its largest messages or saturated, "
+                   f"and its means depend on its length (more messages, or a lower load)")
+    return out
+
+
 def run_point(config: dict[str, Any]) -> dict[str, Any]:
     """The summary only: the runner ``edm sweep`` calls (``edm.sim:run_point``)."""
     return run(config).summary
+
+
+def check_point(config: dict[str, Any]) -> None:
+    """Raises ConfigError if `config` cannot run (``edm sweep`` checks every
+    point with it before starting any)."""
+    resolve(dict(config), "config")
+
+
+# What `edm sweep` hashes into a point's key besides its configuration, and
+# how it checks a point before running any.
+run_point.input_files = input_files  # type: ignore[attr-defined]
+run_point.check = check_point  # type: ignore[attr-defined]
 
 
 def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
@@ -211,7 +289,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     ratio = delivered / issued if issued > 0 and t1 > t0 else float("nan")
     summary["delivery_ratio"] = float(ratio)
     # Of all bytes issued, the fraction delivered by the last issue: below
-    # about 0.95 a run is short against its largest messages (or saturated),
+    # SHORT_RUN_DELIVERY a run is short against its largest messages (or saturated),
     # and its means depend on its length.
     sizes = df["size"].to_numpy(np.float64)
     summary["delivered_by_last_issue"] = float(sizes[(complete >= 0) & (complete <= t1)].sum() / sizes.sum())
@@ -220,7 +298,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
     # A generated workload offers the configured load; a trace, or a closed
     # loop, what it issued, measured (the config's `load` does not apply).
-    if cfg["workload"] in WORKLOADS and not cfg["closed_loop_threads"]:
+    if not is_trace(cfg["workload"]) and not cfg["closed_loop_threads"]:
         summary["offered_load"], summary["offered_load_source"] = cfg["load"], "config"
     else:
         summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),

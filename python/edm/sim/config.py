@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,12 @@ def resolve(config: dict[str, Any], source: str = "config", where: dict[str, str
     """Defaults filled in and every field checked (by the Rust core); raises
     ConfigError naming ``source`` and the field, and where that field was set
     when ``where`` says (e.g. {"nodes": "line 3"})."""
+    if not isinstance(config, Mapping):
+        raise ConfigError(f"{source}: a configuration is a dict of fields, not {type(config).__name__} "
+                          f"{config!r:.40}")
+    for k in config:
+        if not isinstance(k, str):
+            raise ConfigError(f"{source}: field name {k!r} is not a string")
     try:
         return _core.resolve_config({k: _plain(v) for k, v in config.items()}, source)
     except ValueError as e:

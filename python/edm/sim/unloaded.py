@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from edm import protocol
+from edm.args import integer, out_file
 from edm.sim.config import PROTOCOLS, resolve
 
 OPS = {"read": 0, "write": 1}
@@ -91,6 +92,7 @@ def _cmd(args: argparse.Namespace) -> int:
     print(f"\n{args.size} B read (8 B request) and write alone, {args.link_gbps} Gbps; "
           f"command: edm unloaded --link-gbps {args.link_gbps}")
     if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(rows, indent=2))
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
@@ -99,6 +101,7 @@ def _cmd(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("unloaded", help="unloaded read/write latency of every protocol beside Table 1")
     p.add_argument("--link-gbps", type=int, default=100, choices=[10, 25, 100, 400])
-    p.add_argument("--size", type=int, default=64, help="bytes read or written")
-    p.add_argument("--json", help="also write the rows as JSON here")
+    p.add_argument("--size", type=integer(1, protocol.MAX_MESSAGE_BYTES), default=64,
+                   help=f"bytes read or written, 1..{protocol.MAX_MESSAGE_BYTES} (default 64)")
+    p.add_argument("--json", type=out_file, help="also write the rows as JSON here")
     p.set_defaults(func=_cmd)

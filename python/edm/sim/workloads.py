@@ -1,6 +1,10 @@
-"""Workload inputs: the application size CDFs shipped with EDM (read and
-sampled by the core's open-loop generator), and the paper artifact's trace
-format (import and export).
+"""Workload inputs: size CDFs (the applications' shipped with EDM, or any
+file in their format; sampled by the core's open-loop generator), and the
+paper artifact's trace format (import and export). Both formats, with their
+units, and how to add a named workload: docs/workloads.md.
+
+Size-CDF format, one point per line: ``size unused cumulative_probability``,
+size in CDF_UNIT_BYTES (1460-byte) packets.
 
 Trace format, one message per line, seven whitespace-separated integers:
 ``id type src dst size response start_slot`` where type is 1 (RREQ) or 3
@@ -31,15 +35,32 @@ class TraceError(ValueError):
     """A malformed trace; the message names the file, line and field."""
 
 
+def workload_kind(workload: str) -> str:
+    """"named" (generated), "cdf" (a size-CDF file, generated from) or
+    "trace" (a trace file, run as given): the core decides, from a file's
+    first line (three columns: a CDF)."""
+    return _core.workload_kind(workload)
+
+
 def cdf_text(workload: str) -> str | None:
-    """An application's size CDF file as shipped (lines of size in 1460-byte
-    packets, an unused column, cumulative probability; parsed by the core's
-    ``SizeCdf::from_text``); None for any other workload."""
+    """The size CDF a workload samples: an application's file as shipped, or
+    a size-CDF file's text (lines of size in 1460-byte packets, an unused
+    column, cumulative probability; parsed by the core's
+    ``SizeCdf::from_text``); None for micro and for a trace."""
     from edm.sim.config import WORKLOADS
 
-    if workload == "micro" or workload not in WORKLOADS:
+    if workload == "micro":
         return None
-    return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
+    if workload in WORKLOADS:
+        return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
+    if workload_kind(workload) != "cdf":
+        return None
+    return Path(workload).read_text(encoding="utf-8")
+
+
+def is_trace(workload: str) -> bool:
+    """Whether a workload names a trace file (not a named workload, not a size-CDF file)."""
+    return workload_kind(workload) == "trace"
 
 
 def load_cdf(app: str) -> list[tuple[float, float]]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from edm.args import integer, out_file, real
 from edm.ycsb import models
 from edm.ycsb.run import DEFAULT_DRAM_NS, DEFAULT_RECORDS, run_model
 from edm.ycsb.workload import DISTRIBUTIONS, WORKLOADS
@@ -54,25 +55,10 @@ def check_args(a: argparse.Namespace) -> None:
     for f in a.fabric:
         if f not in known:
             bad("--fabric", f, f"not one of {', '.join(known)}")
-    if a.requests < 1:
-        bad("--requests", a.requests, "must be at least 1")
-    for k in a.outstanding:
-        if k < 1:
-            bad("--outstanding", k, "must be at least 1")
-    for x in a.load:
-        if not 0 < x <= 1.5:
-            bad("--load", x, "must be in (0, 1.5]")
-    for x in a.local_fraction:
-        if not 0 <= x < 1:
-            bad("--local-fraction", x, "must be in [0, 1) (1 would leave nothing remote)")
-    if a.records < 2:
-        bad("--records", a.records, "must be at least 2")
-    if a.link_gbps not in (10, 25, 100, 400):
-        bad("--link-gbps", a.link_gbps, "not one of 10, 25, 100, 400")
-    if a.dram_ns < 0:
-        bad("--dram-ns", a.dram_ns, "must be non-negative")
-    if a.memory_nodes < 1:
-        bad("--memory-nodes", a.memory_nodes, "must be at least 1")
+    # Numbers are checked as they are parsed (edm.args); what depends on several options here.
+    if any(f.startswith("sim:") for f in a.fabric) and not 1 <= a.rack_memory_nodes < a.nodes:
+        bad("--rack-memory-nodes", a.rack_memory_nodes, f"must be in 1..{a.nodes - 1} (--nodes {a.nodes}: "
+            "the others are compute nodes)")
 
 
 def one_run(a: argparse.Namespace, workload: str, fabric: str, outstanding: int, local: float,
@@ -158,21 +144,23 @@ def add_parser(sub) -> None:
     p.add_argument("--fabric", nargs="+",
                    help="edm, roce, cxl (models), rtl (cycle-accurate EDM), sim:<protocol> (rack scale); "
                         "default edm roce cxl")
-    p.add_argument("--requests", type=int, default=20_000, help="YCSB operations per run (default 20000)")
-    p.add_argument("--outstanding", nargs="+", type=int, help="operations in flight (default 1)")
-    p.add_argument("--local-fraction", nargs="+", type=float,
+    p.add_argument("--requests", type=integer(1), default=20_000, help="YCSB operations per run (default 20000)")
+    p.add_argument("--outstanding", nargs="+", type=integer(1), help="operations in flight (default 1)")
+    p.add_argument("--local-fraction", nargs="+", type=real(0.0, 1.0, hi_open=True),
                    help="share of objects in the compute node's DRAM (Figure 7; default 0)")
-    p.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
-    p.add_argument("--records", type=int, default=DEFAULT_RECORDS, help=f"keys loaded (default {DEFAULT_RECORDS})")
+    p.add_argument("--seed", type=integer(0, 2**63 - 1), default=1, help="seed of every random choice (default 1)")
+    p.add_argument("--records", type=integer(2), default=DEFAULT_RECORDS, help=f"keys loaded (default {DEFAULT_RECORDS})")
     p.add_argument("--distribution", choices=DISTRIBUTIONS, help="request distribution (default: the workload's)")
-    p.add_argument("--link-gbps", type=int, default=25, help="link rate of the modelled fabrics (default 25, the paper's)")
-    p.add_argument("--dram-ns", type=float, default=DEFAULT_DRAM_NS,
+    p.add_argument("--link-gbps", type=int, choices=[10, 25, 100, 400], default=25, help="link rate of the modelled fabrics (default 25, the paper's)")
+    p.add_argument("--dram-ns", type=real(0.0), default=DEFAULT_DRAM_NS,
                    help=f"DRAM access, local or at a memory node (default {DEFAULT_DRAM_NS:g}, our assumption)")
-    p.add_argument("--memory-nodes", type=int, default=1, help="memory nodes of the modelled fabrics (default 1)")
-    p.add_argument("--nodes", type=int, default=144, help="sim: nodes in the rack (default 144)")
-    p.add_argument("--rack-memory-nodes", type=int, default=16, help="sim: how many of them hold shards (default 16)")
-    p.add_argument("--load", nargs="+", type=float, default=[0.3],
+    p.add_argument("--memory-nodes", type=integer(1), default=1, help="memory nodes of the modelled fabrics (default 1)")
+    p.add_argument("--nodes", type=integer(2, 1024), default=144, help="sim: nodes in the rack, 2..1024 (default 144)")
+    p.add_argument("--rack-memory-nodes", type=integer(1), default=16,
+                   help="sim: how many of them hold shards, 1..nodes-1 (default 16)")
+    p.add_argument("--load", nargs="+", type=real(0.0, 1.5, lo_open=True), default=[0.3],
                    help="sim: offered bytes over the memory nodes' link capacity, one run each (default 0.3)")
-    p.add_argument("--rack-gbps", type=int, default=100, help="sim: link rate (default 100, as Figure 8)")
-    p.add_argument("--json", help="write every run's numbers here")
+    p.add_argument("--rack-gbps", type=int, choices=[10, 25, 100, 400], default=100,
+                   help="sim: link rate (default 100, as Figure 8)")
+    p.add_argument("--json", type=out_file, help="write every run's numbers here")
     p.set_defaults(func=_main)

@@ -127,6 +127,44 @@ pub struct RunEnd {
 
 /// How many events between progress reports (a power of two).
 const PROGRESS_EVERY: u64 = 1 << 16;
+/// How many events between polls of the stop check (a power of two; a few
+/// thousand events are well under a millisecond of wall time).
+const STOP_CHECK_EVERY: u64 = 1 << 12;
+
+/// A request to stop a run early, polled by the run loop: the host's
+/// interrupt (Ctrl-C) reaches a long run here.
+type StopCheck = Box<dyn FnMut() -> bool>;
+
+thread_local! {
+    static STOP_CHECK: std::cell::RefCell<Option<StopCheck>> = const { std::cell::RefCell::new(None) };
+    static STOPPED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with `check` polled every [`STOP_CHECK_EVERY`] events by every
+/// run loop on this thread; a run whose check says true ends there, its
+/// unfinished messages unfinished. Returns `f`'s result and whether a run
+/// was stopped early.
+pub fn with_stop_check<R>(check: StopCheck, f: impl FnOnce() -> R) -> (R, bool) {
+    struct Uninstall;
+    impl Drop for Uninstall {
+        fn drop(&mut self) {
+            STOP_CHECK.with(|c| *c.borrow_mut() = None);
+        }
+    }
+    STOP_CHECK.with(|c| *c.borrow_mut() = Some(check));
+    STOPPED.with(|s| s.set(false));
+    let _uninstall = Uninstall;
+    let out = f();
+    (out, STOPPED.with(|s| s.replace(false)))
+}
+
+fn stop_requested() -> bool {
+    let stop = STOP_CHECK.with(|c| c.borrow_mut().as_mut().is_some_and(|check| check()));
+    if stop {
+        STOPPED.with(|s| s.set(true));
+    }
+    stop
+}
 
 /// Where a run's issues come from, in time order.
 pub trait Issues {
@@ -210,6 +248,9 @@ pub fn run_fed<S: Simulation, I: Issues>(
         end.events += 1;
         if end.events % PROGRESS_EVERY == 0 {
             progress(sim.completed(), total);
+        }
+        if end.events % STOP_CHECK_EVERY == 0 && stop_requested() {
+            break;
         }
         sim.before_event();
         if sim.handle(now, event) {

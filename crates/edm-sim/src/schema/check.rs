@@ -98,7 +98,10 @@ impl Kind {
                 )
             }
             Kind::Choice(names) => names.join(", "),
-            Kind::Workload => format!("{}, or a trace file", GENERATED_WORKLOADS.join(", ")),
+            Kind::Workload => format!(
+                "{}, or a size-CDF or trace file",
+                GENERATED_WORKLOADS.join(", ")
+            ),
             Kind::Failures => {
                 "events target@down_ns[-up_ns][/ber], comma-separated; target switch[:P] or link:H[:P]"
                     .into()
@@ -152,7 +155,7 @@ impl Kind {
                     Ok(v.clone())
                 } else {
                     Err(Some(format!(
-                        "is not one of {} or an existing trace file",
+                        "is not one of {} or an existing size-CDF or trace file",
                         name_list(GENERATED_WORKLOADS)
                     )))
                 }

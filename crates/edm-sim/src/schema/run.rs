@@ -24,9 +24,10 @@ impl RunConfig {
         baseline_with(&self.protocol, &self.fabric, &self.baselines).expect("a resolved protocol")
     }
 
-    /// Whether the workload is made by the open-loop generator (else it names a trace).
+    /// Whether the workload is made by the open-loop generator (a named one
+    /// or a size-CDF file; else it names a trace).
     pub fn generated(&self) -> bool {
-        GENERATED_WORKLOADS.contains(&self.workload.as_str())
+        WorkloadKind::of(&self.workload) != WorkloadKind::TraceFile
     }
 
     /// The open-loop generator of a generated workload; `cdf_text` is an
@@ -35,8 +36,13 @@ impl RunConfig {
     pub fn open_loop(&self, cdf_text: Option<&str>) -> Result<OpenLoop, String> {
         let sizes = match (self.workload.as_str(), cdf_text) {
             ("micro", _) => SizeCdf::fixed(self.message_bytes),
-            (_, Some(text)) => SizeCdf::from_text(text, CDF_UNIT_BYTES)
-                .map_err(|e| format!("CDF_{}.txt: {e}", self.workload))?,
+            (name, Some(text)) => SizeCdf::from_text(text, CDF_UNIT_BYTES).map_err(|e| {
+                if GENERATED_WORKLOADS.contains(&name) {
+                    format!("CDF_{name}.txt: {e}")
+                } else {
+                    format!("{name}: {e}")
+                }
+            })?,
             (name, None) => return Err(format!("workload {name:?}: no size CDF given")),
         };
         let gen = OpenLoop {

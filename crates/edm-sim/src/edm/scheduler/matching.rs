@@ -120,6 +120,7 @@ impl Scheduler {
             let bytes = e.remaining.min(self.chunk_bytes);
             let first = !e.granted;
             e.granted = true;
+            e.attained_chunks = e.attained_chunks.saturating_add(1);
             e.remaining -= bytes;
             let last = e.remaining == 0;
             let (msg, kind, next) = (e.msg, e.kind, e.next);
@@ -142,7 +143,7 @@ impl Scheduler {
                 self.queues[dst as usize].len -= 1;
                 self.occupancy -= 1;
             } else {
-                // A new key (SRPT) or lead (a first chunk granted).
+                // A new key (SRPT, LAS) or lead (a first chunk granted).
                 self.remove_head(dst, key, at_head);
                 self.insert_head(id);
             }

@@ -26,6 +26,8 @@ pub(super) struct Entry {
     pub(super) granted: bool,
     /// WREQ or RRES: the kind of the data units, for their wire time.
     pub(super) kind: Kind,
+    /// Chunks granted so far (LAS priority; saturates).
+    pub(super) attained_chunks: u16,
 }
 
 /// A priority key: the pair (major, minor) as one integer, `major << 64 |
@@ -47,6 +49,7 @@ impl Entry {
         match priority {
             Priority::Srpt => key_of(self.remaining as u64, self.order),
             Priority::Fcfs => key_of(self.order, 0),
+            Priority::Las => key_of(self.attained_chunks as u64, self.order),
         }
     }
 
@@ -119,6 +122,7 @@ impl Scheduler {
             remaining: bytes,
             order: self.next_order,
             granted: false,
+            attained_chunks: 0,
             kind,
             first_extra_ps: u32::try_from(first_extra_ps)
                 .expect("a first chunk's extra delay fits 4 ms"),

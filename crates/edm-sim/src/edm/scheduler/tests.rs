@@ -13,11 +13,7 @@ fn every_iteration_is_a_matching_and_maximal_when_run_to_quiescence() {
         let n = 8;
         let mut s = sched(
             n,
-            if trial % 2 == 0 {
-                Priority::Srpt
-            } else {
-                Priority::Fcfs
-            },
+            [Priority::Srpt, Priority::Fcfs, Priority::Las][trial % 3],
         );
         for m in 0..40u32 {
             let src = rng.below(n as u64) as u16;
@@ -96,17 +92,88 @@ fn fcfs_serves_in_arrival_order_and_chunks_then_releases() {
     let mut s = sched(3, Priority::Fcfs);
     s.notify(0, 1, 0, 1, 600, Kind::Wreq, 0);
     s.notify(0, 2, 0, 2, 64, Kind::Wreq, 0);
+    let order: Vec<_> = all_grants(&mut s)
+        .iter()
+        .map(|g| (g.msg, g.bytes))
+        .collect();
+    assert_eq!(order, vec![(1, 256), (1, 256), (1, 88), (2, 64)]);
+}
+
+/// Every grant of a scheduler iterated to the end, each iteration at the
+/// next change (or a scheduler cycle on).
+fn all_grants(s: &mut Scheduler) -> Vec<Grant> {
     let mut now = 0;
-    let mut order = Vec::new();
+    let mut grants = Vec::new();
     while !s.is_empty() {
-        let it = s.iterate(now);
-        order.extend(it.grants.iter().map(|g| (g.msg, g.bytes)));
+        grants.extend(s.iterate(now).grants);
         now = s
             .next_change_after(now)
             .unwrap_or(now + s.iteration_ps())
             .max(now + s.iteration_ps());
     }
-    assert_eq!(order, vec![(1, 256), (1, 256), (1, 88), (2, 64)]);
+    grants
+}
+
+#[test]
+fn las_shares_a_destination_chunk_by_chunk_srpt_runs_one_to_the_end() {
+    // Closed form: k equal messages of c chunks from k free sources to one
+    // destination. LAS grants them in turn, grant i to source 1 + i mod k;
+    // SRPT (and FCFS) sends the oldest whole, then the next.
+    let (k, c) = (3u16, 4u32);
+    let run = |priority| {
+        let mut s = sched(k as usize + 1, priority);
+        for src in 1..=k {
+            s.notify(0, src, 0, src as u32, c * 256, Kind::Wreq, 0);
+        }
+        all_grants(&mut s)
+            .iter()
+            .map(|g| (g.src, g.bytes))
+            .collect::<Vec<_>>()
+    };
+    let las: Vec<(u16, u32)> = (0..k as u32 * c)
+        .map(|i| (1 + (i % k as u32) as u16, 256))
+        .collect();
+    let whole: Vec<(u16, u32)> = (0..k as u32 * c)
+        .map(|i| (1 + (i / c) as u16, 256))
+        .collect();
+    assert_eq!(run(Priority::Las), las);
+    assert_eq!(run(Priority::Srpt), whole);
+    assert_eq!(run(Priority::Fcfs), whole);
+}
+
+#[test]
+fn las_invariant_no_grant_to_a_message_ahead_of_a_waiting_one() {
+    // Whenever LAS grants a chunk at a destination, no other message there
+    // (each its pair's head, its source free) has attained fewer chunks.
+    let mut rng = crate::rng::Rng::new(38);
+    let mut s = sched(6, Priority::Las);
+    let mut attained = std::collections::HashMap::new();
+    for m in 0..5u32 {
+        s.notify(
+            0,
+            1 + m as u16,
+            0,
+            m,
+            256 * (1 + rng.below(6) as u32),
+            Kind::Wreq,
+            0,
+        );
+        attained.insert(m, 0u32);
+    }
+    for g in all_grants(&mut s) {
+        let least = attained.values().min().copied().unwrap();
+        assert_eq!(
+            attained[&g.msg], least,
+            "LAS granted message {} ahead of a less served one",
+            g.msg
+        );
+        if g.last {
+            attained.remove(&g.msg);
+        } else {
+            *attained.get_mut(&g.msg).unwrap() += 1;
+        }
+    }
+    assert!(attained.is_empty(), "every message finished");
 }
 
 #[test]
