@@ -3,7 +3,8 @@
 # Called by `make` once; the stamp .build/system.stamp skips it afterwards.
 set -euo pipefail
 # ccache: the RTL tests compile Verilator's runtime once instead of once per model (tests/rtl/rtlsim.py).
-pkgs=(verilator iverilog g++ ccache make pkg-config python3 python3-venv python3-dev git)
+# qflow-tech-osu018 + opensta: `edm rtl asic` (OSU 0.18 µm liberty, static timing with `sta`).
+pkgs=(verilator iverilog g++ ccache make pkg-config python3 python3-venv python3-dev git qflow-tech-osu018 opensta)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

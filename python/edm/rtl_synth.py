@@ -383,8 +383,9 @@ def _progress(msg: str) -> None:
     print(f"[edm rtl synth] {msg}", file=sys.stderr, flush=True)
 
 
-def _run(cmd: list[str], log: Path, label: str) -> tuple[int, float]:
-    """Run `cmd` from the repository root into `log`, reporting on stderr every minute."""
+def _run(cmd: list[str], log: Path, label: str,
+         progress: Callable[[str], None] = _progress) -> tuple[int, float]:
+    """Run `cmd` from the repository root into `log`, reporting to `progress` every minute."""
     start = time.monotonic()
     with open(ROOT / log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
@@ -393,7 +394,7 @@ def _run(cmd: list[str], log: Path, label: str) -> tuple[int, float]:
                 rc = proc.wait(timeout=60)
                 break
             except subprocess.TimeoutExpired:
-                _progress(f"{label}: still running, {_clock(time.monotonic() - start)}")
+                progress(f"{label}: still running, {_clock(time.monotonic() - start)}")
             except BaseException:
                 proc.kill()
                 proc.wait()
@@ -415,12 +416,9 @@ def _tail(path: Path, lines: int = 30) -> str:
 RULES = {"paper": {}, "edm": {"PAIR_ORDER": 0, "PIPELINED": 1, "HOLD": 2}}
 
 
-def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
-                 design: Design = DESIGNS["scheduler"], abc: str = "abc9", rules: str = "paper") -> str:
-    """The Yosys commands. ``abc="abc9"``: synth_ecp5 as it is (timing-driven ABC9 LUT
-    mapping). ``abc="plain"``: the same script with ABC9 replaced by ``abc -lut 4``
-    (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16).
-    ``rules``: the scheduler's rule set (RULES)."""
+def read_script(n: int, depth: int, wrapper: Path, design: Design, rules: str = "paper") -> str:
+    """The Yosys commands that read the design's SystemVerilog with its wrapper and set
+    its parameters (N, DEPTH, the scheduler's rule set): shared by every flow."""
     files = " ".join(design.sources + [str(wrapper)])
     if rules not in RULES:
         raise SynthError(f"unknown rules {rules!r} (one of {', '.join(RULES)})")
@@ -428,6 +426,16 @@ def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
     head = f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
     if sets:
         head += f"chparam {sets} {SCHEDULER}; "
+    return head
+
+
+def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
+                 design: Design = DESIGNS["scheduler"], abc: str = "abc9", rules: str = "paper") -> str:
+    """The Yosys commands. ``abc="abc9"``: synth_ecp5 as it is (timing-driven ABC9 LUT
+    mapping). ``abc="plain"``: the same script with ABC9 replaced by ``abc -lut 4``
+    (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16).
+    ``rules``: the scheduler's rule set (RULES)."""
+    head = read_script(n, depth, wrapper, design, rules)
     tail = f"tee -q -o {stat} stat -json"
     if abc == "abc9":
         return head + f"synth_ecp5 -top {design.top} -json {netlist}; " + tail
@@ -654,3 +662,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from edm import rtl_bench  # noqa: PLC0415
 
     rtl_bench.add_subparser(psub)
+    from edm import rtl_asic  # noqa: PLC0415
+
+    rtl_asic.add_subparser(psub)
