@@ -11,7 +11,7 @@ DEPS_STAMP := $(VENV)/.deps.stamp
 EXT_STAMP := $(VENV)/.ext.stamp
 RUST_SOURCES := Cargo.toml pyproject.toml $(shell find crates -name '*.rs' -o -name 'Cargo.toml')
 
-.PHONY: setup test test-rust test-python demo reproduce lint clean
+.PHONY: setup test lint demo reproduce clean
 
 setup: $(EXT_STAMP)
 
@@ -33,8 +33,16 @@ $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SOURCES)
 # long RTL builds bound the time); loadgroup keeps tests that share a Verilator
 # model (xdist_group) on one worker, so it is built once.
 test: setup
+	$(VENV)/bin/ruff check python tests experiments
 	cargo test --workspace --exclude edm-py
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+
+# Every linter, failing on any finding: clippy (warnings are errors), ruff
+# (pyproject.toml's rules) and Verilator's -Wall lint of every RTL top.
+lint: setup
+	cargo clippy --workspace --all-targets -q -- -D warnings
+	$(VENV)/bin/ruff check python tests experiments
+	$(PY) -m pytest -q tests/rtl/test_rtl_common.py -k lint
 
 demo: setup
 	$(VENV)/bin/edm demo

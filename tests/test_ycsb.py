@@ -232,7 +232,7 @@ def test_rack_scale_message_stream_through_the_simulator():
                                    records=300)
     assert len(clients) == 9 and len(rows) == sum(c.requests for c in clients)
     assert {r[3] for r in rows} == {9, 10, 11}
-    for _, _, _, node, _, size, addr in rows:
+    for _, _, _, _, _, size, addr in rows:
         assert addr % 1024 in (0, *(8 + 100 * f for f in range(10))) and size in (1024, 100)
     e = run_rack("a", "edm", nodes=12, memory_nodes=3, load=0.3, gbps=100, operations=450, seed=3, records=300)
     r = run_rack("a", "pfc_dcqcn", nodes=12, memory_nodes=3, load=0.3, gbps=100, operations=450, seed=3,

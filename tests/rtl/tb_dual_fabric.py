@@ -684,7 +684,7 @@ class Dual:
                 k0 = differ[0] // 8 * 8
                 mine = [e for e in self.dram_log if e[1] == m and e[3] == k0]
                 self.dut._log.info(f"DRAM writes of word {k0:#x} at memory node {m}: {mine}")
-                for cyc, _, y, a, data, mask in mine:
+                for cyc, _, y, _a, data, _mask in mine:
                     b = data.to_bytes(8, "little")
                     self.dut._log.info(f"  cycle {cyc} plane {y}: in writes "
                                        f"{[(w['c'], w['m'], w['id'], w['off'], w['data'].find(b)) for w in self.writes if b in w['data']]}; "
@@ -1006,7 +1006,7 @@ async def shared_word(dut):
     await f.start()
     rng = f.rng
     n = int(os.environ.get("EDM_DUAL_SHARED", "100"))   # each; without the order: lost updates
-    for k in range(n):
+    for _ in range(n):
         for c in range(f.nc):
             if rng.random() < 0.7:
                 r = f.request(c, K_RMW, 0, SHARED, op=protocol.RMW_FAA, arg0=rng.getrandbits(60))

@@ -235,7 +235,7 @@ async def first_copy_kept_second_and_stale_dropped(dut):
                 assert (int(dut.memo_old.value) >> (64 * p)) & (2**64 - 1) == old, f"cycle {cycle} plane {p}"
         out_dup = int(dut.out_dup.value)
         out_replay = int(dut.out_replay.value)
-        for p, (d, m) in enumerate(zip(drives, commits)):
+        for p, (_, m) in enumerate(zip(drives, commits)):
             verdict = model.verdict(m) if m is not None else "pass"
             if verdict in counts:
                 counts[verdict][p] += 1

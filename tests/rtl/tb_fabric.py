@@ -593,7 +593,7 @@ async def link_hi_ber(dut):
     BER monitor; the link is disabled at both ends while hi_ber is up; the
     other compute node's traffic goes on; then the link comes back."""
     f = await new_fabric(dut, 75)
-    c, other, n = 0, 1, f.n
+    c, other = 0, 1
     bad = int(os.environ.get("EDM_FABRIC_BER_THRESHOLD", "4")) + 2
     for k in range(20):   # the other node's load, to both memory nodes
         m = k % f.nm

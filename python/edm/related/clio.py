@@ -284,9 +284,9 @@ def simulate(seed: int = 1, messages: int = 4000, outside: float = 0.05, protoco
         return float(df.loc[df["op"] == "read", "latency_ns"].mean())
 
     rows = []
-    for protocol in protocols:
-        s = run_at(protocol, outside).summary
-        rows.append({"protocol": protocol, **{k: s[k] for k in (
+    for name in protocols:
+        s = run_at(name, outside).summary
+        rows.append({"protocol": name, **{k: s[k] for k in (
             "protection_checks", "denied_reads", "denied_writes", "served_outside", "denied_inside",
             "delivered_bytes")},
             "read_served_ns": read_ns(protocol, 0.0), "read_denied_ns": read_ns(protocol, 1.0)})
