@@ -29,13 +29,16 @@ BG_MEMORY_LOAD = 0.3  # memory load of the background-frames experiment (below E
 BG_LOADS = (0.3, 0.6)
 BG_FRAMES = (1500, 9000)
 EDM_CURVES = ["edm", "edm-paper"]
-BASELINES = [p for p in PROTOCOLS if p not in EDM_CURVES]
+# pFabric's Ideal (central preemptive SRPT, no control; docs/simulator.md): the
+# reference every curve's "distance from ideal" divides by, not a competitor.
+IDEAL = "ideal-srpt"
+BASELINES = [p for p in PROTOCOLS if p not in EDM_CURVES and p != IDEAL]
 ASIC_CURVES = [f"{p}-3GHz" for p in EDM_CURVES]
-CURVES = [*EDM_CURVES, *ASIC_CURVES, *BASELINES]  # Figure 8a
+CURVES = [*EDM_CURVES, *ASIC_CURVES, *BASELINES, IDEAL]  # Figure 8a
 # EDM's two protocols with our RTL's pipeline steps (`--timing rtl`), beside Figure 8.
 RTL_CURVES = [f"{p}-rtl" for p in EDM_CURVES]
 RTL_LATENCY_FILE = "rtl_latency.json"  # `edm reproduce`'s stored `edm rtl latency`
-APP_CURVES = [*EDM_CURVES, *BASELINES]  # Figure 8b
+APP_CURVES = [*EDM_CURVES, *BASELINES, IDEAL]  # Figure 8b
 # Delivered by the last issue (of all bytes issued) that an application run
 # needs for its means not to depend on the run's length.
 RUN_LENGTH_TARGET = 0.95
@@ -138,7 +141,7 @@ def run_point(config: dict[str, Any]) -> dict[str, Any]:
 # Relative cost of one message per protocol (measured, one core): the slow
 # points are submitted first so that no long point is left alone at the end.
 _COST = {"edm": 5.0, "cxl": 8.0, "pfabric": 1.6, "dctcp": 1.5, "ird": 1.0, "edm-paper": 1.0,
-         "pfc_dcqcn": 0.6, "fastpass": 0.8}
+         "pfc_dcqcn": 0.6, "fastpass": 0.8, IDEAL: 0.05}
 
 
 def _cost(config: dict[str, Any]) -> float:

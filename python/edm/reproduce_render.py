@@ -13,8 +13,11 @@ from edm.reproduce_claims import (
     best_fig8a,
     best_fig8b,
     claims,
+    distance,
     fig8a_tables,
     fig8b_table,
+    ideal_rows,
+    ideal_sentence,
     label_curves,
     lowest,
     op_latency,
@@ -33,6 +36,7 @@ from edm.reproduce_plan import (
     CURVES,
     EDM_CURVES,
     EDM_RULES,
+    IDEAL,
     RATIOS,
     RTL_CURVES,
     RTL_LATENCY_FILE,
@@ -210,8 +214,11 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     plt.close(fig)
     for label, ratio in RATIOS.items():
         r.heading(f"Figure 8a, {label}", level=3)
+        mean = op_metric(ratio, "mean")
+        ideal = {k[1]: v[mean][0] for k, v in t8a[label].items() if k[0] == IDEAL}
         r.table([{"curve": k[0], "load": k[1],
-                  "mean slowdown": v[op_metric(ratio, "mean")][0], "±": v[op_metric(ratio, "mean")][1],
+                  "mean slowdown": v[mean][0], "±": v[mean][1],
+                  "distance from ideal": distance(v[mean][0], ideal[k[1]]) if k[1] in ideal else "-",
                   "p99 slowdown": v[op_metric(ratio, "p99")][0],
                   "mean latency ns": v[op_latency(ratio)][0],
                   "delivered/issued": v["delivery_ratio"][0],
@@ -272,8 +279,11 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     r.figure("fig8b", fig, "Figure 8b: MCT / ideal (alone) MCT per application workload")
     plt.close(fig)
     low = lowest(b_docs, ["workload", "curve"], "delivered_by_last_issue")
+    ideal_b = {k[0]: v["mean_slowdown"][0] for k, v in t8b.items() if k[1] == IDEAL}
     r.table([{"workload": k[0], "curve": k[1], "mean slowdown": v["mean_slowdown"][0],
-              "±": v["mean_slowdown"][1], "p99 slowdown": v["p99_slowdown"][0],
+              "±": v["mean_slowdown"][1],
+              "distance from ideal": distance(v["mean_slowdown"][0], ideal_b[k[0]]) if k[0] in ideal_b else "-",
+              "p99 slowdown": v["p99_slowdown"][0],
               "mean MCT us": round(v["mean_latency_ns"][0] / 1e3, 2),
               "delivered by last issue": low[k],
               f">= {RUN_LENGTH_TARGET}": "yes" if low[k] >= RUN_LENGTH_TARGET else
@@ -281,6 +291,14 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
              for k, v in sorted(t8b.items(), key=lambda kv: (APPS.index(kv[0][0]), APP_CURVES.index(kv[0][1])))])
     r.paragraph("\"delivered by last issue\": of all bytes a run issued, the fraction delivered by its last issue "
                 "time, lowest over seeds.")
+    r.heading("Distance from ideal", level=3)
+    r.paragraph(f"{IDEAL} is pFabric's Ideal on EDM's data path: a central scheduler with zero latency keeps a "
+                "greedy shortest-remaining-first matching of source uplinks to destination downlinks, recomputed at "
+                "every arrival and completion, preemptive, no control blocks (docs/simulator.md). Each curve's mean "
+                f"slowdown divided by {IDEAL}'s on the same workload and seeds (1: as good as the ideal), and its "
+                f"mean MCT divided by {IDEAL}'s (range over the workloads; slowdowns divide by each protocol's own "
+                "alone latency, MCTs do not). " + ideal_sentence(t8b))
+    r.table(ideal_rows(t8b))
     paper_alone = table_of([d for d in b_docs if d["config"]["curve"] == "edm"], ["workload"],
                            ["mean_slowdown_paper_alone", "p99_slowdown_paper_alone"])
     r.paragraph("EDM's zero-queue rule makes its own alone latency longer for messages of several chunks (each "

@@ -504,6 +504,9 @@ const EXPECTED_BASELINES: &[u64] = &[
     0xf42847cffd3dd7c5,
     0xfb09d2cd478d17a1,
     0xbad1394aedc9efce,
+    // ideal-srpt, pinned when it was added (issue #43).
+    0x3e89a8b28876238a,
+    0x05f676550437b838,
 ];
 
 #[test]
