@@ -13,3 +13,15 @@ def square(config: dict) -> dict:
     if config["x"] in config.get("fail_on", []):
         raise RuntimeError(f"x={config['x']} is set to fail")
     return {"square": config["x"] ** 2}
+
+
+def simulate(config: dict) -> dict:
+    """A small simulation (``edm.sim``), logged like ``square``; its summary without the
+    fields that measure the machine (wall time), so two runs of a point compare equal."""
+    from edm import sim
+
+    with open(config["log"], "a") as f:
+        f.write(f"{config['seed']}\n")
+    sim_config = {k: v for k, v in config.items() if k != "log"}
+    summary = sim.run(sim_config).summary
+    return {k: v for k, v in summary.items() if k not in ("wall_seconds", "messages_per_second")}
