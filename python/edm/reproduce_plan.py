@@ -177,6 +177,12 @@ class Plan:
     # (no run length delivers 95 % by the last issue; their queues, and the
     # cost of simulating them, grow with the run): (protocol, messages).
     short_app_runs: tuple[tuple[str, int], ...] = ()
+    # Figure 8b at the paper's switch scale (§2: 512 ports at 100 Gb/s): one
+    # workload, the first seed, every protocol; (protocol, messages) as above.
+    scale_nodes: int = 512
+    scale_workload: str = "hadoop"
+    scale_messages: int = 20_000
+    short_scale_runs: tuple[tuple[str, int], ...] = ()
 
     def app_messages_of(self, protocol: str) -> int:
         return dict(self.short_app_runs).get(protocol, self.app_messages)
@@ -185,13 +191,15 @@ class Plan:
     def full() -> Plan:
         return Plan(nodes=144, micro_messages=100_000, app_messages=60_000,
                     loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9), app_load=0.5, seeds=(1, 2, 3), warmup_fraction=0.1,
-                    ablation_loads=(0.3, 0.5, 0.55, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 20_000),))
+                    ablation_loads=(0.3, 0.5, 0.55, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 20_000),),
+                    short_scale_runs=(("cxl", 5_000),))
 
     @staticmethod
     def quick() -> Plan:
         return Plan(nodes=16, micro_messages=600, app_messages=60,
                     loads=(0.3, 0.8), app_load=0.5, seeds=(1,), warmup_fraction=0.1,
-                    ablation_loads=(0.3, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 40),))
+                    ablation_loads=(0.3, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 40),),
+                    scale_nodes=64, scale_messages=200, short_scale_runs=(("cxl", 100),))
 
     def sweeps(self, out: Path) -> dict[str, Sweep]:
         assert set(self.ablation_app_seeds) <= set(self.seeds), "ablation seeds must be Figure 8b seeds"
@@ -229,7 +237,10 @@ class Plan:
         background = grid("background", bg_base, background_load=list(BG_LOADS),
                           background_frame_bytes=list(BG_FRAMES), background_preemption=[1, 0], seed=seeds)
         quiet = grid("background_quiet", bg_base, seed=seeds)
-        sweeps = [fig8a, fig8a_asic, fig8b, ablation_apps, ablation_micro, background, quiet]
+        fig8b_scale = listed("fig8b_scale", [
+            {**apps, "nodes": self.scale_nodes, "protocol": p, "workload": self.scale_workload, "seed": seeds[0],
+             "messages": dict(self.short_scale_runs).get(p, self.scale_messages)} for p in PROTOCOLS])
+        sweeps = [fig8a, fig8a_asic, fig8b, fig8b_scale, ablation_apps, ablation_micro, background, quiet]
         # Figure 8 again with our RTL's pipeline steps, when `edm rtl latency` is stored
         # in `out` (the full run measures it first): mixed traffic, one seed for the apps.
         steps = rtl_steps(out)

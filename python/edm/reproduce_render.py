@@ -107,6 +107,33 @@ def _rtl_timing_section(r: Any, docs: dict[str, list[dict[str, Any]]], t8a: dict
              for (w, c), v in sorted({**{k: v for k, v in t8b.items() if k[1] in EDM_CURVES}, **b_rtl}.items())])
 
 
+def _scale_section(r: Any, plan: Plan, docs: list[dict[str, Any]], t8b: Any) -> None:
+    """Figure 8b's points at the paper's switch scale, beside the same workload at plan.nodes."""
+    w = plan.scale_workload
+    r.heading(f"At {plan.scale_nodes} nodes", level=3)
+    shorter = dict(plan.short_scale_runs)
+    seconds = sum(d.get("wall_seconds", 0.0) for d in docs)
+    r.paragraph(f"The paper's switch scale (§2: 512 ports at 100 Gb/s, a 51.2 Tb/s switch): {w} at load "
+                f"{plan.app_load}, {plan.scale_nodes} nodes, seed {plan.seeds[0]}, {plan.scale_messages} messages"
+                + "".join(f" ({c}: {n})" for c, n in shorter.items())
+                + f", beside the same workload at {plan.nodes} nodes (mean over seeds). The runs are short for so many "
+                f"nodes (about {plan.scale_messages // plan.scale_nodes} messages per node): see \"delivered by last "
+                f"issue\" (the means of a run below {RUN_LENGTH_TARGET} depend on its length). Cost of these "
+                f"{len(docs)} points: {seconds:.0f} s of simulation (sum over points, as stored).")
+    ideal = next((d["result"]["mean_slowdown"] for d in docs if d["config"]["protocol"] == IDEAL), None)
+    rows = []
+    for d in sorted(docs, key=lambda d: APP_CURVES.index(d["config"]["curve"])):
+        c, res = d["config"]["curve"], d["result"]
+        small = t8b.get((w, c))
+        rows.append({"curve": c, "mean slowdown": res["mean_slowdown"],
+                     "distance from ideal": distance(res["mean_slowdown"], ideal) if ideal else "-",
+                     "p99 slowdown": res["p99_slowdown"], "mean MCT us": round(res["mean_latency_ns"] / 1e3, 2),
+                     "delivered by last issue": round(res["delivered_by_last_issue"], 3),
+                     f"mean slowdown at {plan.nodes} nodes": small["mean_slowdown"][0] if small else "-",
+                     "stable": "yes" if res["delivery_ratio"] >= STABLE_DELIVERY else "SATURATED"})
+    r.table(rows)
+
+
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str, computed: int | None = None,
                  rtl: dict[str, Any] | None = None, ycsb: dict[str, Any] | None = None,
                  related: dict[str, Any] | None = None) -> tuple[Path, Path]:
@@ -306,6 +333,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
                 "edm-paper's. edm against the paper rules' alone latency instead:")
     r.table([{"workload": w, "edm mean slowdown": v["mean_slowdown_paper_alone"][0],
               "edm p99 slowdown": v["p99_slowdown_paper_alone"][0]} for (w,), v in paper_alone.items()])
+    _scale_section(r, plan, docs["fig8b_scale"], t8b)
 
     # Best protocol -------------------------------------------------------
     _rtl_timing_section(r, docs, t8a, t8b)
