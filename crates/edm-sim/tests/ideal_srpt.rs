@@ -2,24 +2,13 @@
 //! invariants of a matching, and that EDM never beats it.
 mod common;
 
-use common::{assert_complete_and_conserved, workload};
+use common::{assert_complete_and_conserved, mean_slowdown, workload, write};
 use edm_proto::message::{message_blocks, Kind};
 use edm_sim::config::{FabricConfig, Ps, StepCycles};
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::ideal_srpt::{IdealSrpt, Service};
 use edm_sim::schema::{RunConfig, Value};
 use edm_sim::workload::{MessageSpec, Op, SizeCdf};
-
-fn write(requester: u16, memory: u16, size: u32, issue_ps: Ps) -> MessageSpec {
-    MessageSpec {
-        op: Op::Write,
-        requester,
-        memory,
-        size,
-        issue_ps,
-        ..Default::default()
-    }
-}
 
 fn fabric(nodes: usize) -> FabricConfig {
     FabricConfig {
@@ -150,15 +139,6 @@ fn one_message_per_port_bytes_conserved_every_message_completes() {
     // Deterministic.
     let again = IdealSrpt::new(f).run(&msgs, &mut |_, _| {});
     assert_eq!(done(&again), done(&out));
-}
-
-fn mean_slowdown(msgs: &[MessageSpec], out: &Outcome) -> f64 {
-    let s: f64 = msgs
-        .iter()
-        .zip(&out.records)
-        .map(|(m, r)| (r.complete_ps.unwrap() - m.issue_ps) as f64 / r.alone_ps as f64)
-        .sum();
-    s / msgs.len() as f64
 }
 
 /// EDM with every control step, hop and scheduler cycle at (nearly) zero:
