@@ -23,7 +23,7 @@ SEEDS = list(range(1, 9))
 
 def _sweep_file(tmp_path: Path) -> Path:
     f = tmp_path / "sweep.toml"
-    # Each point about half a second of simulation, so the kill lands mid-sweep.
+    # Each point at least half a second, so the kill lands mid-sweep on any machine.
     f.write_text(f"""
 [sweep]
 name = "dist"
@@ -31,9 +31,10 @@ runner = "sweep_runners:simulate"
 out = "out"
 [base]
 log = "{tmp_path / 'calls.log'}"
+sleep = 0.5
 protocol = "edm-paper"
 nodes = 16
-messages = 12000
+messages = 4000
 load = 0.5
 [grid]
 seed = {SEEDS}
