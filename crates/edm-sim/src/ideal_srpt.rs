@@ -126,6 +126,10 @@ impl IdealSrpt {
             epoch: 0,
             src_taken: vec![0; nodes],
             dst_taken: vec![0; nodes],
+            src_holder: vec![0; nodes],
+            dst_holder: vec![0; nodes],
+            finish_seq: 0,
+            next_finish: Ps::MAX,
             completions: Vec::with_capacity(messages.len()),
             services: Vec::new(),
             trace,
@@ -196,8 +200,8 @@ const NOT_RUNNING: Ps = Ps::MAX;
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     Issue(u32),
-    /// The earliest finish of the matching made at this epoch (stale once
-    /// the matching is recomputed).
+    /// The earliest finish of the matching (stale once a later one is
+    /// scheduled: its number is not `finish_seq`).
     Finish(u64),
 }
 
@@ -219,18 +223,25 @@ struct SrptSim<'a> {
     epoch: u64,
     src_taken: Vec<u64>,
     dst_taken: Vec<u64>,
+    /// The message holding each taken port.
+    src_holder: Vec<u32>,
+    dst_holder: Vec<u32>,
+    /// The number of the latest finish event, and its time.
+    finish_seq: u64,
+    next_finish: Ps,
     completions: Vec<(u32, Ps)>,
     services: Vec<Service>,
     trace: bool,
 }
 
 impl SrptSim<'_> {
-    /// Sends what the matching sent since `last_ps`; finishes messages done.
-    fn advance(&mut self, now: Ps) {
+    /// Sends what the matching sent since `last_ps`; finishes messages done
+    /// (true if any).
+    fn advance(&mut self, now: Ps) -> bool {
         let sent = now - self.last_ps;
         self.last_ps = now;
         if sent == 0 {
-            return;
+            return false;
         }
         let mut finished = false;
         for &i in &self.running {
@@ -245,6 +256,58 @@ impl SrptSim<'_> {
             let remaining = &self.remaining;
             self.pending.retain(|&i| remaining[i as usize] > 0);
         }
+        finished
+    }
+
+    /// A message's place in SRPT order now.
+    fn key(&self, i: u32) -> (Ps, Ps, u32) {
+        (
+            self.remaining[i as usize],
+            self.messages[i as usize].issue_ps,
+            i,
+        )
+    }
+
+    /// The matching with message `i` just issued, where no recomputation
+    /// can change it (true): between arrivals and completions the running
+    /// messages' remaining times fall together, which only moves matched
+    /// messages ahead of unmatched ones and leaves the greedy matching as it
+    /// is. So `i` joins it if both its ports are free, and changes nothing if
+    /// each port is free or held by a message ahead of it. Else (it would
+    /// preempt) false: the caller recomputes.
+    fn place_arrival(&mut self, now: Ps, i: u32) -> bool {
+        let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
+        let (s, d) = (s as usize, d as usize);
+        let epoch = self.epoch;
+        let (s_free, d_free) = (self.src_taken[s] != epoch, self.dst_taken[d] != epoch);
+        if s_free && d_free {
+            self.take(s, d, i);
+            if self.trace {
+                self.started[i as usize] = now;
+            }
+            let finish = now + self.remaining[i as usize];
+            if finish < self.next_finish {
+                self.schedule_finish(finish);
+            }
+            return true;
+        }
+        let key = self.key(i);
+        (s_free || self.key(self.src_holder[s]) < key)
+            && (d_free || self.key(self.dst_holder[d]) < key)
+    }
+
+    fn take(&mut self, s: usize, d: usize, i: u32) {
+        self.src_taken[s] = self.epoch;
+        self.dst_taken[d] = self.epoch;
+        self.src_holder[s] = i;
+        self.dst_holder[d] = i;
+        self.running.push(i);
+    }
+
+    fn schedule_finish(&mut self, at: Ps) {
+        self.finish_seq += 1;
+        self.next_finish = at;
+        self.q.push(at, Ev::Finish(self.finish_seq));
     }
 
     /// The greedy SRPT matching at `now`, and the event of its first finish.
@@ -264,15 +327,14 @@ impl SrptSim<'_> {
         self.running.clear();
         let mut first_finish = Ps::MAX;
         let nodes = self.src_taken.len();
-        for &i in &self.pending {
+        for k in 0..self.pending.len() {
+            let i = self.pending[k];
             let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
             let (s, d) = (s as usize, d as usize);
             if self.src_taken[s] == epoch || self.dst_taken[d] == epoch {
                 continue;
             }
-            self.src_taken[s] = epoch;
-            self.dst_taken[d] = epoch;
-            self.running.push(i);
+            self.take(s, d, i);
             first_finish = first_finish.min(self.remaining[i as usize]);
             if self.running.len() == nodes {
                 break; // every uplink taken
@@ -282,7 +344,9 @@ impl SrptSim<'_> {
             self.trace_changes(now, &previous);
         }
         if first_finish != Ps::MAX {
-            self.q.push(now + first_finish, Ev::Finish(epoch));
+            self.schedule_finish(now + first_finish);
+        } else {
+            self.next_finish = Ps::MAX;
         }
     }
 
@@ -325,16 +389,18 @@ impl Simulation for SrptSim<'_> {
 
     fn handle(&mut self, now: Ps, event: Ev) -> bool {
         match event {
-            Ev::Finish(epoch) if epoch != self.epoch => false,
+            Ev::Finish(seq) if seq != self.finish_seq => false,
             Ev::Finish(_) => {
                 self.advance(now);
                 self.rematch(now);
                 true
             }
             Ev::Issue(i) => {
-                self.advance(now);
+                let finished = self.advance(now);
                 self.pending.push(i);
-                self.rematch(now);
+                if finished || !self.place_arrival(now, i) {
+                    self.rematch(now);
+                }
                 true
             }
         }
