@@ -20,7 +20,12 @@ fn fabric(nodes: usize) -> FabricConfig {
 /// A write's wire time from the protocol's framing: 256-byte data units.
 fn wire(f: &FabricConfig, size: u32) -> Ps {
     let unit = |len: u32| message_blocks(Kind::Wreq, len as u16) as Ps;
-    let blocks = (size / 256) as Ps * unit(256) + if size % 256 > 0 { unit(size % 256) } else { 0 };
+    let blocks = (size / 256) as Ps * unit(256)
+        + if size.is_multiple_of(256) {
+            0
+        } else {
+            unit(size % 256)
+        };
     blocks * f.block_ps()
 }
 
