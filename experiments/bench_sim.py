@@ -2,6 +2,7 @@
 
     .venv/bin/python experiments/bench_sim.py            # the two standard cases
     .venv/bin/python experiments/bench_sim.py --quick    # smaller, for a smoke run
+    .venv/bin/python experiments/bench_sim.py --scale    # nodes and messages: time, memory, events/s
 
 Each case runs in a fresh process so its peak RSS is its own.
 """
@@ -35,14 +36,51 @@ CASES = {
 }
 
 
+# The scaling table (issue #43): EDM's rules, 64 B messages at load 0.5, on
+# every switch size at 10^5 messages and at 512 nodes up to 10^7; then the
+# 512-node hadoop case. Targets: 10^7 at 512 nodes within 1 GB peak; hadoop
+# 10^5 at 512 nodes within 10 s on one core.
+SCALE_NODES = (16, 64, 144, 256, 512)
+SCALE_MESSAGES = (100_000, 1_000_000, 10_000_000)
+
+
+def scale_cases(max_messages: int) -> list[dict]:
+    micro = {"protocol": "edm", "workload": "micro", "message_bytes": 64, "load": 0.5}
+    cases = [{**micro, "nodes": n, "messages": SCALE_MESSAGES[0]} for n in SCALE_NODES]
+    cases += [{**micro, "nodes": 512, "messages": m} for m in SCALE_MESSAGES[1:] if m <= max_messages]
+    cases.append({"protocol": "edm", "workload": "hadoop", "load": 0.5, "nodes": 512, "messages": 100_000})
+    return cases
+
+
+def scale_table(max_messages: int) -> None:
+    cmd = f"{sys.executable} experiments/bench_sim.py --scale" + (
+        f" --max-messages {max_messages}" if max_messages != SCALE_MESSAGES[-1] else "")
+    print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case, "
+          f"{time.strftime('%Y-%m-%d')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print("| protocol | workload | nodes | messages | engine s | total s | CPU s | peak RSS MB | events/s (CPU) "
+          "| msg/s (CPU) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for config in scale_cases(max_messages):
+        out = subprocess.run([sys.executable, __file__, "--config", json.dumps(config)],
+                             capture_output=True, text=True, check=True, env=ONE_CORE)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"| {config['protocol']} | {config['workload']} | {config['nodes']} | {r['messages']:,} "
+              f"| {r['engine_seconds']:.2f} | {r['total_seconds']:.2f} | {r['cpu_seconds']:.2f} "
+              f"| {r['peak_rss_mb']:.0f} | {r['events'] / r['cpu_seconds']:,.0f} "
+              f"| {r['messages'] / r['cpu_seconds']:,.0f} |", flush=True)
+
+
 def run_case(config: dict) -> dict:
     from edm import sim
 
     start = time.perf_counter()
+    cpu = time.process_time()
     r = sim.run(config)
     wall = time.perf_counter() - start
     s = r.summary
     return {
+        # CPU time of this process: what the case costs on one core even on a busy machine.
+        "cpu_seconds": time.process_time() - cpu,
         "messages": s["messages"],
         "completed": s["completed"],
         "engine_seconds": s["wall_seconds"],
@@ -57,8 +95,18 @@ def run_case(config: dict) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="a tenth of the messages")
+    ap.add_argument("--scale", action="store_true", help="the scaling table (nodes x messages)")
+    ap.add_argument("--max-messages", type=int, default=SCALE_MESSAGES[-1],
+                    help="--scale: leave out runs of more messages than this")
     ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--config", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.config:
+        print(json.dumps(run_case(json.loads(args.config))))
+        return 0
+    if args.scale:
+        scale_table(args.max_messages)
+        return 0
     if args.case:
         config = dict(CASES[args.case])
         if args.quick:

@@ -37,6 +37,7 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     n8b = len(PROTOCOLS) * len(APPS) * len(plan.seeds)
     assert f"fig8a: {n8a} points, 0 reused, {n8a} computed, 0 failed" in err
     assert f"fig8b: {n8b} points, 0 reused, {n8b} computed, 0 failed" in err
+    assert f"fig8b_scale: {len(PROTOCOLS)} points, 0 reused, {len(PROTOCOLS)} computed, 0 failed" in err
     n_asic = 2 * len(RATIOS) * len(plan.loads) * len(plan.seeds)
     assert f"fig8a_asic: {n_asic} points, 0 reused, {n_asic} computed, 0 failed" in err
     n_abl = (len(ABLATION) - 2) * len(APPS) * len(plan.ablation_app_seeds)
@@ -67,6 +68,17 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     for name in APP_CURVES:
         assert re.search(rf"\| hadoop \| {name} \| [^\n]* \| 0\.\d+ \| (yes|no|no, saturated) \|", fig8b), name
     assert "delivered_by_last_issue" in fig8b and "Run length" in fig8b
+    # Distance from ideal: each curve's mean slowdown over ideal-srpt's, computed from the stored points.
+    ideal = fig8b.split("### Distance from ideal")[1]
+    for name in APP_CURVES:
+        if name != "ideal-srpt":
+            assert re.search(rf"\| {name} \| \d+\.\d+ \|", ideal), name
+    assert "edm is " in ideal and "x ideal-srpt's mean slowdown" in ideal
+    assert re.search(r"\| hadoop \| ideal-srpt \| [0-9.]+ \| [0-9.]+ \| 1(\.0+)? \|", fig8b)
+    scale = fig8b.split(f"### At {plan.scale_nodes} nodes")[1].split("##")[0]
+    for name in APP_CURVES:
+        assert re.search(rf"\| {name} \| [0-9.]+ \| [0-9.]+ \|", scale), name
+    assert "s of simulation" in scale
     assert "edm against the paper rules' alone latency" in fig8b and "| hadoop | " in fig8b.split("alone latency")[-1]
     # The best protocol of every mix and load, and of every workload, is one of the curves.
     best = md.split("## Best protocol")[1].split("## Ablation")[0]

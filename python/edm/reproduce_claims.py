@@ -14,6 +14,7 @@ from edm.reproduce_plan import (
     BASELINES,
     CURVES,
     EDM_CURVES,
+    IDEAL,
     RATIOS,
     RUN_LENGTH_TARGET,
     ablation_variants,
@@ -166,8 +167,8 @@ def best_fig8a(t8a: dict[str, Table]) -> list[dict[str, Any]]:
         t = t8a[label]
         for load in sorted({k[1] for k in t}):
             at = {k[0]: v for k, v in t.items() if k[1] == load}
-            fpga = {c: at[c][m][0] for c in CURVES if c in at and c not in ASIC_CURVES}
-            every = {c: at[c][m][0] for c in CURVES if c in at}
+            fpga = {c: at[c][m][0] for c in CURVES if c in at and c not in (*ASIC_CURVES, IDEAL)}
+            every = {c: at[c][m][0] for c in CURVES if c in at and c != IDEAL}
             best, value = _best(fpga)
             base, base_value = _best({c: fpga[c] for c in BASELINES if c in fpga})
             fast, fast_value = _best(every)
@@ -177,22 +178,66 @@ def best_fig8a(t8a: dict[str, Table]) -> list[dict[str, Any]]:
                          **{c: at[c][m][0] for c in EDM_CURVES if c in at},
                          "best baseline": f"{base} ({_num(base_value)})",
                          "best with 3 GHz curves": fast if fast == best else f"{fast} ({_num(fast_value)})",
-                         "lowest mean latency": f"{lat} ({lat_value:.0f} ns)"})
+                         "lowest mean latency": f"{lat} ({lat_value:.0f} ns)",
+                         IDEAL: at[IDEAL][m][0] if IDEAL in at else "-",
+                         "best / ideal": distance(value, at[IDEAL][m][0]) if IDEAL in at else "-"})
     return rows
 
 
 def best_fig8b(t8b: Table) -> list[dict[str, Any]]:
     rows = []
     for w in APPS:
-        slow = {c: t8b[(w, c)]["mean_slowdown"][0] for c in APP_CURVES if (w, c) in t8b}
+        slow = {c: t8b[(w, c)]["mean_slowdown"][0] for c in APP_CURVES if (w, c) in t8b and c != IDEAL}
         best, value = _best(slow)
         base, base_value = _best({c: slow[c] for c in BASELINES if c in slow})
         lat, lat_value = _best({c: t8b[(w, c)]["mean_latency_ns"][0] for c in slow})
         rows.append({"workload": w, "best": best, "its mean slowdown": value,
                      **{c: slow[c] for c in EDM_CURVES if c in slow},
                      "best baseline": f"{base} ({_num(base_value)})",
-                     "lowest mean MCT": f"{lat} ({lat_value / 1e3:.1f} us)"})
+                     "lowest mean MCT": f"{lat} ({lat_value / 1e3:.1f} us)",
+                     IDEAL: t8b[(w, IDEAL)]["mean_slowdown"][0] if (w, IDEAL) in t8b else "-",
+                     "best / ideal": (distance(value, t8b[(w, IDEAL)]["mean_slowdown"][0])
+                                      if (w, IDEAL) in t8b else "-")})
     return rows
+
+
+# ------------------------------------------------------------ distance from ideal
+
+def distance(value: float, ideal: float) -> float:
+    """A mean slowdown's distance from ideal-srpt's: their ratio (1: as good as the ideal)."""
+    return round(value / ideal, 3)
+
+
+def ideal_rows(t8b: Table) -> list[dict[str, Any]]:
+    """Figure 8b's distance from ideal: per curve, each workload's mean slowdown / ideal-srpt's,
+    and its mean MCT / ideal-srpt's (the two differ where a protocol's alone latency does)."""
+    rows = []
+    for c in APP_CURVES:
+        if c == IDEAL or not all((w, c) in t8b and (w, IDEAL) in t8b for w in APPS):
+            continue
+        row: dict[str, Any] = {"curve": c}
+        for w in APPS:
+            row[w] = distance(t8b[(w, c)]["mean_slowdown"][0], t8b[(w, IDEAL)]["mean_slowdown"][0])
+        mct = [t8b[(w, c)]["mean_latency_ns"][0] / t8b[(w, IDEAL)]["mean_latency_ns"][0] for w in APPS]
+        row["mean MCT / ideal's"] = _range(mct)
+        rows.append(row)
+    return sorted(rows, key=lambda r: max(r[w] for w in APPS))
+
+
+def ideal_sentence(t8b: Table) -> str:
+    """Where EDM's two protocols stand against ideal-srpt and the best baseline (from the table)."""
+    rows = {r["curve"]: r for r in ideal_rows(t8b)}
+    if not rows:
+        return "ideal-srpt is not among the stored points."
+    parts = []
+    for c in EDM_CURVES:
+        if c in rows:
+            parts.append(f"{c} is {_range([rows[c][w] for w in APPS], '.3f')}x ideal-srpt's mean slowdown")
+    base = [c for c in rows if c in BASELINES]
+    if base:
+        best = min(base, key=lambda c: max(rows[c][w] for w in APPS))
+        parts.append(f"the closest baseline, {best}, {_range([rows[best][w] for w in APPS], '.3f')}x")
+    return "Over the five workloads " + "; ".join(parts) + "."
 
 
 # ------------------------------------------------------------ summary
@@ -202,7 +247,7 @@ def summary_rows(t8a: dict[str, Table], t8b: Table) -> list[dict[str, Any]]:
     rows = []
     mixed = t8a["mixed"]
     loads = sorted({k[1] for k in mixed})
-    for name in (*EDM_CURVES, *ASIC_CURVES, *BASELINES):
+    for name in (*EDM_CURVES, *ASIC_CURVES, *BASELINES, IDEAL):
         row: dict[str, Any] = {"curve": name}
         apps = [t8b[(w, name)] for w in APPS if (w, name) in t8b]
         row["apps mean slowdown"] = _range([v["mean_slowdown"][0] for v in apps]) if apps else "-"

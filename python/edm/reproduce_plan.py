@@ -29,13 +29,16 @@ BG_MEMORY_LOAD = 0.3  # memory load of the background-frames experiment (below E
 BG_LOADS = (0.3, 0.6)
 BG_FRAMES = (1500, 9000)
 EDM_CURVES = ["edm", "edm-paper"]
-BASELINES = [p for p in PROTOCOLS if p not in EDM_CURVES]
+# pFabric's Ideal (central preemptive SRPT, no control; docs/simulator.md): the
+# reference every curve's "distance from ideal" divides by, not a competitor.
+IDEAL = "ideal-srpt"
+BASELINES = [p for p in PROTOCOLS if p not in EDM_CURVES and p != IDEAL]
 ASIC_CURVES = [f"{p}-3GHz" for p in EDM_CURVES]
-CURVES = [*EDM_CURVES, *ASIC_CURVES, *BASELINES]  # Figure 8a
+CURVES = [*EDM_CURVES, *ASIC_CURVES, *BASELINES, IDEAL]  # Figure 8a
 # EDM's two protocols with our RTL's pipeline steps (`--timing rtl`), beside Figure 8.
 RTL_CURVES = [f"{p}-rtl" for p in EDM_CURVES]
 RTL_LATENCY_FILE = "rtl_latency.json"  # `edm reproduce`'s stored `edm rtl latency`
-APP_CURVES = [*EDM_CURVES, *BASELINES]  # Figure 8b
+APP_CURVES = [*EDM_CURVES, *BASELINES, IDEAL]  # Figure 8b
 # Delivered by the last issue (of all bytes issued) that an application run
 # needs for its means not to depend on the run's length.
 RUN_LENGTH_TARGET = 0.95
@@ -137,8 +140,10 @@ def run_point(config: dict[str, Any]) -> dict[str, Any]:
 
 # Relative cost of one message per protocol (measured, one core): the slow
 # points are submitted first so that no long point is left alone at the end.
+# (ideal-srpt is cheap but for saturated mixed 64 B traffic, the slowest micro
+# points there are: 17.7 s at load 0.9 on 144 nodes.)
 _COST = {"edm": 5.0, "cxl": 8.0, "pfabric": 1.6, "dctcp": 1.5, "ird": 1.0, "edm-paper": 1.0,
-         "pfc_dcqcn": 0.6, "fastpass": 0.8}
+         "pfc_dcqcn": 0.6, "fastpass": 0.8, IDEAL: 5.0}
 
 
 def _cost(config: dict[str, Any]) -> float:
@@ -174,6 +179,12 @@ class Plan:
     # (no run length delivers 95 % by the last issue; their queues, and the
     # cost of simulating them, grow with the run): (protocol, messages).
     short_app_runs: tuple[tuple[str, int], ...] = ()
+    # Figure 8b at the paper's switch scale (§2: 512 ports at 100 Gb/s): one
+    # workload, the first seed, every protocol; (protocol, messages) as above.
+    scale_nodes: int = 512
+    scale_workload: str = "hadoop"
+    scale_messages: int = 20_000
+    short_scale_runs: tuple[tuple[str, int], ...] = ()
 
     def app_messages_of(self, protocol: str) -> int:
         return dict(self.short_app_runs).get(protocol, self.app_messages)
@@ -182,13 +193,15 @@ class Plan:
     def full() -> Plan:
         return Plan(nodes=144, micro_messages=100_000, app_messages=60_000,
                     loads=(0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9), app_load=0.5, seeds=(1, 2, 3), warmup_fraction=0.1,
-                    ablation_loads=(0.3, 0.5, 0.55, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 20_000),))
+                    ablation_loads=(0.3, 0.5, 0.55, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 20_000),),
+                    short_scale_runs=(("cxl", 5_000),))
 
     @staticmethod
     def quick() -> Plan:
         return Plan(nodes=16, micro_messages=600, app_messages=60,
                     loads=(0.3, 0.8), app_load=0.5, seeds=(1,), warmup_fraction=0.1,
-                    ablation_loads=(0.3, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 40),))
+                    ablation_loads=(0.3, 0.6), ablation_app_seeds=(1,), short_app_runs=(("cxl", 40),),
+                    scale_nodes=64, scale_messages=200, short_scale_runs=(("cxl", 100),))
 
     def sweeps(self, out: Path) -> dict[str, Sweep]:
         assert set(self.ablation_app_seeds) <= set(self.seeds), "ablation seeds must be Figure 8b seeds"
@@ -226,7 +239,10 @@ class Plan:
         background = grid("background", bg_base, background_load=list(BG_LOADS),
                           background_frame_bytes=list(BG_FRAMES), background_preemption=[1, 0], seed=seeds)
         quiet = grid("background_quiet", bg_base, seed=seeds)
-        sweeps = [fig8a, fig8a_asic, fig8b, ablation_apps, ablation_micro, background, quiet]
+        fig8b_scale = listed("fig8b_scale", [
+            {**apps, "nodes": self.scale_nodes, "protocol": p, "workload": self.scale_workload, "seed": seeds[0],
+             "messages": dict(self.short_scale_runs).get(p, self.scale_messages)} for p in PROTOCOLS])
+        sweeps = [fig8a, fig8a_asic, fig8b, fig8b_scale, ablation_apps, ablation_micro, background, quiet]
         # Figure 8 again with our RTL's pipeline steps, when `edm rtl latency` is stored
         # in `out` (the full run measures it first): mixed traffic, one seed for the apps.
         steps = rtl_steps(out)

@@ -13,8 +13,11 @@ from edm.reproduce_claims import (
     best_fig8a,
     best_fig8b,
     claims,
+    distance,
     fig8a_tables,
     fig8b_table,
+    ideal_rows,
+    ideal_sentence,
     label_curves,
     lowest,
     op_latency,
@@ -33,6 +36,7 @@ from edm.reproduce_plan import (
     CURVES,
     EDM_CURVES,
     EDM_RULES,
+    IDEAL,
     RATIOS,
     RTL_CURVES,
     RTL_LATENCY_FILE,
@@ -101,6 +105,33 @@ def _rtl_timing_section(r: Any, docs: dict[str, list[dict[str, Any]]], t8a: dict
     r.table([{"workload": w, "curve": c, "mean slowdown": v["mean_slowdown"][0],
               "mean MCT us": round(v["mean_latency_ns"][0] / 1e3, 3)}
              for (w, c), v in sorted({**{k: v for k, v in t8b.items() if k[1] in EDM_CURVES}, **b_rtl}.items())])
+
+
+def _scale_section(r: Any, plan: Plan, docs: list[dict[str, Any]], t8b: Any) -> None:
+    """Figure 8b's points at the paper's switch scale, beside the same workload at plan.nodes."""
+    w = plan.scale_workload
+    r.heading(f"At {plan.scale_nodes} nodes", level=3)
+    shorter = dict(plan.short_scale_runs)
+    seconds = sum(d.get("wall_seconds", 0.0) for d in docs)
+    r.paragraph(f"The paper's switch scale (§2: 512 ports at 100 Gb/s, a 51.2 Tb/s switch): {w} at load "
+                f"{plan.app_load}, {plan.scale_nodes} nodes, seed {plan.seeds[0]}, {plan.scale_messages} messages"
+                + "".join(f" ({c}: {n})" for c, n in shorter.items())
+                + f", beside the same workload at {plan.nodes} nodes (mean over seeds). The runs are short for so many "
+                f"nodes (about {plan.scale_messages // plan.scale_nodes} messages per node): see \"delivered by last "
+                f"issue\" (the means of a run below {RUN_LENGTH_TARGET} depend on its length). Cost of these "
+                f"{len(docs)} points: {seconds:.0f} s of simulation (sum over points, as stored).")
+    ideal = next((d["result"]["mean_slowdown"] for d in docs if d["config"]["protocol"] == IDEAL), None)
+    rows = []
+    for d in sorted(docs, key=lambda d: APP_CURVES.index(d["config"]["curve"])):
+        c, res = d["config"]["curve"], d["result"]
+        small = t8b.get((w, c))
+        rows.append({"curve": c, "mean slowdown": res["mean_slowdown"],
+                     "distance from ideal": distance(res["mean_slowdown"], ideal) if ideal else "-",
+                     "p99 slowdown": res["p99_slowdown"], "mean MCT us": round(res["mean_latency_ns"] / 1e3, 2),
+                     "delivered by last issue": round(res["delivered_by_last_issue"], 3),
+                     f"mean slowdown at {plan.nodes} nodes": small["mean_slowdown"][0] if small else "-",
+                     "stable": "yes" if res["delivery_ratio"] >= STABLE_DELIVERY else "SATURATED"})
+    r.table(rows)
 
 
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str, computed: int | None = None,
@@ -210,8 +241,11 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     plt.close(fig)
     for label, ratio in RATIOS.items():
         r.heading(f"Figure 8a, {label}", level=3)
+        mean = op_metric(ratio, "mean")
+        ideal = {k[1]: v[mean][0] for k, v in t8a[label].items() if k[0] == IDEAL}
         r.table([{"curve": k[0], "load": k[1],
-                  "mean slowdown": v[op_metric(ratio, "mean")][0], "±": v[op_metric(ratio, "mean")][1],
+                  "mean slowdown": v[mean][0], "±": v[mean][1],
+                  "distance from ideal": distance(v[mean][0], ideal[k[1]]) if k[1] in ideal else "-",
                   "p99 slowdown": v[op_metric(ratio, "p99")][0],
                   "mean latency ns": v[op_latency(ratio)][0],
                   "delivered/issued": v["delivery_ratio"][0],
@@ -272,8 +306,11 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     r.figure("fig8b", fig, "Figure 8b: MCT / ideal (alone) MCT per application workload")
     plt.close(fig)
     low = lowest(b_docs, ["workload", "curve"], "delivered_by_last_issue")
+    ideal_b = {k[0]: v["mean_slowdown"][0] for k, v in t8b.items() if k[1] == IDEAL}
     r.table([{"workload": k[0], "curve": k[1], "mean slowdown": v["mean_slowdown"][0],
-              "±": v["mean_slowdown"][1], "p99 slowdown": v["p99_slowdown"][0],
+              "±": v["mean_slowdown"][1],
+              "distance from ideal": distance(v["mean_slowdown"][0], ideal_b[k[0]]) if k[0] in ideal_b else "-",
+              "p99 slowdown": v["p99_slowdown"][0],
               "mean MCT us": round(v["mean_latency_ns"][0] / 1e3, 2),
               "delivered by last issue": low[k],
               f">= {RUN_LENGTH_TARGET}": "yes" if low[k] >= RUN_LENGTH_TARGET else
@@ -281,6 +318,14 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
              for k, v in sorted(t8b.items(), key=lambda kv: (APPS.index(kv[0][0]), APP_CURVES.index(kv[0][1])))])
     r.paragraph("\"delivered by last issue\": of all bytes a run issued, the fraction delivered by its last issue "
                 "time, lowest over seeds.")
+    r.heading("Distance from ideal", level=3)
+    r.paragraph(f"{IDEAL} is pFabric's Ideal on EDM's data path: a central scheduler with zero latency keeps a "
+                "greedy shortest-remaining-first matching of source uplinks to destination downlinks, recomputed at "
+                "every arrival and completion, preemptive, no control blocks (docs/simulator.md). Each curve's mean "
+                f"slowdown divided by {IDEAL}'s on the same workload and seeds (1: as good as the ideal), and its "
+                f"mean MCT divided by {IDEAL}'s (range over the workloads; slowdowns divide by each protocol's own "
+                "alone latency, MCTs do not). " + ideal_sentence(t8b))
+    r.table(ideal_rows(t8b))
     paper_alone = table_of([d for d in b_docs if d["config"]["curve"] == "edm"], ["workload"],
                            ["mean_slowdown_paper_alone", "p99_slowdown_paper_alone"])
     r.paragraph("EDM's zero-queue rule makes its own alone latency longer for messages of several chunks (each "
@@ -288,6 +333,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
                 "edm-paper's. edm against the paper rules' alone latency instead:")
     r.table([{"workload": w, "edm mean slowdown": v["mean_slowdown_paper_alone"][0],
               "edm p99 slowdown": v["p99_slowdown_paper_alone"][0]} for (w,), v in paper_alone.items()])
+    _scale_section(r, plan, docs["fig8b_scale"], t8b)
 
     # Best protocol -------------------------------------------------------
     _rtl_timing_section(r, docs, t8a, t8b)

@@ -31,7 +31,10 @@ retried on the next run; the other points are unaffected.
 
 Points run on a Dask ``LocalCluster`` by default, or on any Dask scheduler given
 by ``--scheduler tcp://host:port`` (e.g. one started by dask-jobqueue on Slurm).
-Results are written by this process, so only it needs the output folder.
+Results are written by this process, so only it needs the output folder. A
+point whose worker is lost is run again elsewhere and stored once
+(tests/test_sweep_distributed.py: a scheduler and two workers from the ``dask``
+CLI, one killed mid-sweep).
 """
 
 from __future__ import annotations

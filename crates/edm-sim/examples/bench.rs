@@ -1,7 +1,8 @@
 //! Engine speed without Python: `cargo run -p edm-sim --release --example bench
-//! -- [micro|hadoop] [messages] [paper|edm|BASELINE]` (the cases of
+//! -- [micro|hadoop] [messages] [paper|edm|BASELINE] [nodes]` (the cases of
 //! experiments/bench_sim.py; `paper`, the default: the paper's rules; `edm`:
-//! EDM's rules; or a packet baseline by name, e.g. `dctcp`).
+//! EDM's rules; or a packet baseline by name, e.g. `dctcp`; 144 nodes unless
+//! given).
 use edm_sim::baselines::baseline;
 use edm_sim::config::{EdmConfig, FabricConfig};
 use edm_sim::edm::Edm;
@@ -21,8 +22,9 @@ fn main() {
         other => panic!("unknown case {other}"),
     };
     let messages = args.get(2).map_or(default_messages, |s| s.parse().unwrap());
+    let nodes = args.get(4).map_or(144, |s| s.parse().unwrap());
     let msgs = OpenLoop {
-        nodes: 144,
+        nodes,
         roles: Roles::AllToAll,
         link_gbps: 100,
         load,
@@ -35,7 +37,10 @@ fn main() {
     let start = Instant::now();
     let mut msgs = msgs;
     edm_sim::workload::assign_addresses(&mut msgs, 1 << 30, 1);
-    let fabric = FabricConfig::default();
+    let fabric = FabricConfig {
+        nodes,
+        ..FabricConfig::default()
+    };
     let mut protocol: Box<dyn Protocol> = match args.get(3).map_or("paper", String::as_str) {
         "paper" => Box::new(Edm::new(fabric, EdmConfig::paper())),
         "edm" => Box::new(Edm::new(fabric, EdmConfig::edm_rules())),

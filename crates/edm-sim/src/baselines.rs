@@ -14,7 +14,8 @@ use crate::packet::*;
 use crate::workload::MessageSpec;
 use edm_proto::spec::*;
 
-/// The baselines by name, in the paper's order.
+/// The baselines by name, in the paper's order, then the ideal reference
+/// (`ideal-srpt`, [`crate::ideal_srpt`]).
 pub const BASELINES: &[&str] = crate::schema::PROTOCOLS
     .split_at(crate::schema::EDM_PROTOCOLS.len())
     .1;
@@ -298,6 +299,7 @@ pub fn baseline_with(
             let c = fastpass_config(&f);
             Box::new(PacketProtocol::new(f, move || Fastpass::new(c.clone())))
         }
+        "ideal-srpt" => Box::new(crate::ideal_srpt::IdealSrpt::new(f)),
         _ => return None,
     })
 }

@@ -6,6 +6,7 @@ pub mod baselines;
 pub mod config;
 pub mod edm;
 pub mod engine;
+pub mod ideal_srpt;
 pub mod memory;
 pub mod packet;
 pub mod rng;

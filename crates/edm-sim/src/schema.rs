@@ -33,7 +33,8 @@ pub use setting::Setting;
 
 /// Every protocol a run may name: EDM's two rule sets on its one model,
 /// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
-/// then the paper's baselines in its order ([`BASELINES`]).
+/// then the paper's baselines in its order and the ideal reference
+/// `ideal-srpt` (together [`BASELINES`]).
 pub const PROTOCOLS: &[&str] = &[
     "edm",
     "edm-paper",
@@ -43,6 +44,7 @@ pub const PROTOCOLS: &[&str] = &[
     "pfc_dcqcn",
     "cxl",
     "fastpass",
+    "ideal-srpt",
 ];
 pub const EDM_PROTOCOLS: &[&str] = PROTOCOLS.split_at(2).0;
 
@@ -372,7 +374,7 @@ const DCQCN: Scope = Scope::Baselines(&["pfc_dcqcn"]);
 
 fields! {
     protocol: Kind::Choice(PROTOCOLS), Scope::All,
-        "edm (EDM's rules), edm-paper (the paper's) or a baseline" => protocol;
+        "edm (EDM's rules), edm-paper (the paper's), a baseline or ideal-srpt (pFabric's Ideal: central preemptive SRPT, no control)" => protocol;
     nodes: int(2, PORTS), Scope::All, "hosts on the one switch" => fabric.nodes;
     memory_nodes: int(0, PORTS - 1), Scope::All,
         "0: every node is compute and memory (all-to-all); else the last this many nodes serve" => memory_nodes;

@@ -202,14 +202,6 @@ fn a_short_message_starves_between_two_long_circuits_unless_held() {
     // 0 -> 1 and 2 -> 3 stream long writes, the second starting half a chunk
     // later; then 0 wants to send 64 bytes to 3. Each busy pair is released
     // together and re-matched at once, and 0 and 3 are never free together.
-    let write = |requester, memory, size, issue_ps| MessageSpec {
-        op: Op::Write,
-        requester,
-        memory,
-        size,
-        issue_ps,
-        ..Default::default()
-    };
     let msgs = [
         write(0, 1, 400_000, 0),
         write(2, 3, 400_000, 10_000),

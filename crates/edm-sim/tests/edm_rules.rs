@@ -535,15 +535,7 @@ fn pipelined_matching_carries_more_64_byte_traffic() {
     // release instead of within an iteration (not while the iteration that
     // matched it is in flight: measured 0.81 of the paper's mean slowdown).
     let msgs = workload(32, 0.5, 0.5, SizeCdf::fixed(64), 30_000, 4);
-    let mean = |cfg| {
-        let out = run(fabric(32, 100), cfg, &msgs);
-        let s: f64 = msgs
-            .iter()
-            .zip(&out.records)
-            .map(|(m, r)| (r.complete_ps.unwrap() - m.issue_ps) as f64 / r.alone_ps as f64)
-            .sum();
-        s / msgs.len() as f64
-    };
+    let mean = |cfg| mean_slowdown(&msgs, &run(fabric(32, 100), cfg, &msgs));
     let paper = mean(EdmConfig::default());
     let pipelined = mean(EdmConfig {
         pipelined_matching: true,

@@ -504,6 +504,11 @@ const EXPECTED_BASELINES: &[u64] = &[
     0xf42847cffd3dd7c5,
     0xfb09d2cd478d17a1,
     0xbad1394aedc9efce,
+    // ideal-srpt (issue #43): changed once when arrivals that cannot alter
+    // the matching stopped recomputing it (fewer events; every completion
+    // time the same on five runs compared, saturated and closed-loop included).
+    0x827240427b88cd9d,
+    0x4f7a3546e23d0121,
 ];
 
 #[test]

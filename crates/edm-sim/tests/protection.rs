@@ -63,7 +63,8 @@ fn allowed(layout: &Layout, m: &MessageSpec) -> bool {
 
 #[test]
 fn no_protocol_serves_outside_a_mapping_or_denies_inside() {
-    for protocol in PROTOCOLS {
+    // ideal-srpt has no memory node: the schema refuses protection with it.
+    for protocol in PROTOCOLS.iter().filter(|&&p| p != "ideal-srpt") {
         for seed in 0..3 {
             let c = config(protocol, seed, &[]);
             let msgs = workload(&c);

@@ -52,6 +52,7 @@ STACK = {
     "ird": "raw Ethernet",
     "fastpass": "raw Ethernet",
     "cxl": "CXL flits, 100 ns switch hop",
+    "ideal-srpt": "EDM's data path, no control (pFabric's Ideal)",
 }
 
 

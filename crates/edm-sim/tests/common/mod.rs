@@ -1,4 +1,5 @@
-//! Fabrics, configurations and workloads the EDM tests (edm.rs, edm_rules.rs) share.
+//! Fabrics, configurations and workloads the EDM tests (edm.rs, edm_rules.rs,
+//! ideal_srpt.rs, scale.rs) share.
 #![allow(dead_code)] // each test file uses some of them
 use edm_proto::spec::*;
 use edm_sim::config::{EdmConfig, FabricConfig, Ps};
@@ -16,6 +17,28 @@ pub fn fabric(nodes: usize, gbps: u32) -> FabricConfig {
 
 pub fn run(fabric: FabricConfig, cfg: EdmConfig, msgs: &[MessageSpec]) -> Outcome {
     Edm::new(fabric, cfg).run(msgs, &mut |_, _| {})
+}
+
+/// A write of `size` bytes from `requester` to `memory`, issued at `issue_ps`.
+pub fn write(requester: u16, memory: u16, size: u32, issue_ps: Ps) -> MessageSpec {
+    MessageSpec {
+        op: Op::Write,
+        requester,
+        memory,
+        size,
+        issue_ps,
+        ..Default::default()
+    }
+}
+
+/// Mean over messages of latency / latency alone (every message completed).
+pub fn mean_slowdown(msgs: &[MessageSpec], out: &Outcome) -> f64 {
+    let s: f64 = msgs
+        .iter()
+        .zip(&out.records)
+        .map(|(m, r)| (r.complete_ps.unwrap() - m.issue_ps) as f64 / r.alone_ps as f64)
+        .sum();
+    s / msgs.len() as f64
 }
 
 pub fn one(op: Op, size: u32) -> MessageSpec {
