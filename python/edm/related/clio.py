@@ -289,7 +289,7 @@ def simulate(seed: int = 1, messages: int = 4000, outside: float = 0.05, protoco
         rows.append({"protocol": name, **{k: s[k] for k in (
             "protection_checks", "denied_reads", "denied_writes", "served_outside", "denied_inside",
             "delivered_bytes")},
-            "read_served_ns": read_ns(protocol, 0.0), "read_denied_ns": read_ns(protocol, 1.0)})
+            "read_served_ns": read_ns(name, 0.0), "read_denied_ns": read_ns(name, 1.0)})
     return rows
 
 
