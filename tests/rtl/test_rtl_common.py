@@ -19,6 +19,7 @@ MODULES = {
     "pcs_rate_match": ["common/edm_fifo_async.sv", "pcs/pcs_rate_match.sv"],
     "pcs_ber_monitor": ["pcs/pcs_ber_monitor.sv"],
     "pcs_link_guard": ["pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv"],
+    "pcs_link_fault": ["pcs/pcs_link_fault.sv"],
     "edm_idle_pacer": ["common/edm_idle_pacer.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
