@@ -19,7 +19,7 @@ MEASURED_STACK_CYCLES = {"read": 34, "write": 39}
 
 
 def fabric_sources():
-    return sources(*FILES) + [TESTS / "tb_fabric_top.sv"]
+    return sources(*FILES) + [TESTS / "tb_scrambled_link.sv", TESTS / "tb_fabric_top.sv"]
 
 
 # The faults build (tests/rtl/test_rtl_faults.py, experiments/fabric_ppm.py):

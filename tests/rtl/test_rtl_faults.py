@@ -96,7 +96,7 @@ def test_mirror(planes):
 
 def dual_fabric_files():
     return sources(*FILES, "host/edm_mirror.sv", "host/edm_dup_filter.sv") + [
-        TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
+        TESTS / "tb_scrambled_link.sv", TESTS / "tb_fabric_top.sv", TESTS / "tb_dual_fabric_top.sv"]
 
 
 def run_dual_fabric(testcase=None, env=None, parameters=None):
