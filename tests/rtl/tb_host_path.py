@@ -15,7 +15,13 @@ Tests
     units offered at $EDM_HOST_PATH_LOAD of the link's blocks (default 0.6):
     every frame byte for byte with a good FCS, every unit intact, frames
     preempted, and the frame latency under that load.
-Both write their figures to $EDM_HOST_PATH_JSON (a JSON object per test name)
+  * ordered_sets: with the memory units at the same load, the source sends
+    remote fault, then local fault sequence ordered sets (its own coding of
+    them) and then idles: cocotbext-eth's sink must read back the same
+    ordered set, and the receiving host's pcs_link_fault must go to Remote
+    Fault, then Local Fault, within 100 cycles, and back to OK only after
+    128 clean columns; the units still arrive intact.
+The first two write their figures to $EDM_HOST_PATH_JSON (a JSON object per test name)
 when set.
 """
 
@@ -185,6 +191,17 @@ class HostPath:
                                                          "cnt_corrupted", "cnt_unknown", "cnt_bad_sync")}
 
 
+async def drain(h: HostPath) -> None:
+    """Offers no more units and steps until every queued one has arrived."""
+    h.pool = []
+    start = h.cycle
+    while h.mem_queue or h.rx_unit is not None or len(h.mem_got) < len(h.mem_sent):
+        await h.step()
+        assert h.cycle < start + 20000, "memory units stopped arriving"
+    for _ in range(20):
+        await h.step()
+
+
 async def run(dut, name: str, frames: int, load: float, seed: int) -> dict:
     h = HostPath(dut, seed, load)
     await h.start()
@@ -200,12 +217,7 @@ async def run(dut, name: str, frames: int, load: float, seed: int) -> dict:
             got.append(h.sink.recv_nowait())
         assert h.cycle < limit, "frames stopped arriving"
     busy = h.cycle
-    h.pool = []   # no new units; let the queued ones drain
-    while h.mem_queue or h.rx_unit is not None or len(h.mem_got) < len(h.mem_sent):
-        await h.step()
-        assert h.cycle < busy + 20000, "memory units stopped arriving"
-    for _ in range(20):
-        await h.step()
+    await drain(h)
     assert h.sink.empty(), "a frame arrived that was never sent"
     # Byte for byte, good FCS (cocotbext-eth's check), the packet scapy built.
     for i, (p, rx) in enumerate(zip(pkts, got)):
@@ -260,3 +272,35 @@ async def frames_with_memory(dut):
     load = float(os.environ.get("EDM_HOST_PATH_LOAD", "0.6"))
     out = await run(dut, "frames_with_memory", frame_count(), load, 12)
     assert out["memory_load"] >= 0.5 * load and out["frames_preempted"] >= out["frames"] // 5, out
+
+
+@cocotb.test()
+async def ordered_sets(dut):
+    h = HostPath(dut, 13, float(os.environ.get("EDM_HOST_PATH_LOAD", "0.6")))
+    await h.start()
+    for _ in range(300):
+        await h.step()
+    assert int(dut.rx_link_fault.value) == 0 and dut.rx_link_up.value
+    for seq, state in ((protocol.SEQ_REMOTE_FAULT, 2), (protocol.SEQ_LOCAL_FAULT, 1)):
+        # cocotbext-eth holds an ordered set's three data lanes as one number, lane 1 first.
+        os_value = int.from_bytes(seq.to_bytes(3, "little"), "big")
+        h.source.set_seq_os(os_value)
+        start = h.cycle
+        while int(dut.rx_link_fault.value) != state:
+            await h.step()
+            assert h.cycle < start + 100, f"no link fault {state} after the fault sequences"
+        assert not dut.rx_link_up.value
+        assert h.sink.get_os() == (os_value, False), "the sink read another ordered set"
+        h.source.set_seq_os(None)
+        start = h.cycle
+        while int(dut.rx_link_fault.value) != 0:
+            await h.step()
+            assert h.cycle < start + 2000, "the link fault never cleared"
+        # 128 clean columns are 64 words, and the last fault sequences were still on their way.
+        assert h.cycle - start >= 64, h.cycle - start
+        assert dut.rx_link_up.value
+    await drain(h)
+    assert h.mem_got == h.mem_sent and len(h.mem_got) > 15, "memory units altered, lost or reordered"
+    counters = h.counters()
+    assert not any(counters.values()), counters
+    assert int(dut.cnt_rx_remote_fault.value) == 1

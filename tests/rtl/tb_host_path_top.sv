@@ -2,6 +2,7 @@
 // receive path, with a MAC-side XGMII at both ends for cocotbext-eth:
 //   XGMII in -> pcs_encoder -> MAC buffer -> edm_tx (+ memory units) -> scrambler
 //   -> LINK_CYCLES delay -> descrambler -> edm_rx -> pcs_decoder -> XGMII out
+//                                                 |                -> pcs_link_fault
 //                                                 -> memory units out
 // The XGMII source has no ready, only a clock enable: the bench drives
 // xgmii_tx_en from mac_room each cycle, and a word sent under the enable is
@@ -36,6 +37,11 @@ module tb_host_path_top #(
     output logic        rx_mem_last,
     output logic        rx_mem_error,
     output logic        rx_mem_abort,
+    // The receiving host's reconciliation sublayer (pcs_link_fault) on the
+    // decoder's words: its link state and the remote faults it took.
+    output logic [1:0]  rx_link_fault,
+    output logic        rx_link_up,
+    output logic [15:0] cnt_rx_remote_fault,
     // Status: words the encoder or decoder could not code, MAC buffer
     // overflows (must stay 0), the receiver's counters.
     output logic [15:0] cnt_enc_invalid,
@@ -90,6 +96,13 @@ module tb_host_path_top #(
   pcs_decoder decoder (
       .clk, .rst_n, .in_valid(dec_in_valid), .block(dec_in_block),
       .out_valid(xgmii_rx_valid), .xgmii_data(xgmii_rxd), .xgmii_ctrl(xgmii_rxc), .invalid(dec_invalid)
+  );
+
+  // Its transmit side has no line here: the MAC words it would send are idles.
+  pcs_link_fault partner_rs (
+      .clk, .rst_n, .rx_valid(xgmii_rx_valid), .rx_data(xgmii_rxd), .rx_ctrl(xgmii_rxc), .pcs_fault(1'b0),
+      .tx_valid(1'b1), .tx_in_data({8{edm_pkg::XGMII_IDLE}}), .tx_in_ctrl(8'hFF), .tx_data(), .tx_ctrl(),
+      .link_fault(rx_link_fault), .link_up(rx_link_up), .cnt_local_fault(), .cnt_remote_fault(cnt_rx_remote_fault)
   );
 
   always_ff @(posedge clk)

@@ -206,7 +206,8 @@ def test_synthesizes_for_ecp5(top):
 
 
 HOST_PATH_FILES = ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv",
-                   "pcs/pcs_decoder.sv", "pcs/pcs_scrambler.sv", "host/edm_tx.sv", "host/edm_rx.sv"]
+                   "pcs/pcs_decoder.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_link_fault.sv", "host/edm_tx.sv",
+                   "host/edm_rx.sv"]
 
 
 def run_host_path(frames: int = 300, load: float = 0.6, json_out=None):
