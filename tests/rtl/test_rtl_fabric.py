@@ -9,7 +9,7 @@ from rtlsim import TESTS, simulate, sources
 
 FILES = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
          "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv", "pcs/pcs_ber_monitor.sv",
-         "pcs/pcs_link_guard.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
+         "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv", "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv", "host/edm_compute_node.sv", "host/edm_mem_node.sv",
          "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv",
          "switch/edm_switch.sv"]
 
