@@ -93,3 +93,26 @@ def test_address_space_id_is_the_top_of_the_address_word():
         codec.space_address(1, 1 << protocol.ADDR_ASID_LSB)
     statuses = [protocol.STATUS_OK, protocol.STATUS_TIMEOUT, protocol.STATUS_ERROR, protocol.STATUS_DENIED]
     assert len(set(statuses)) == 4 and max(statuses) < 1 << protocol.HDR_OP_W
+
+
+def test_link_fault_ordered_sets():
+    # 802.3 Clause 46 (table 46-5): a fault column is /Q/ (0x9C) in lane 0 then
+    # 0x00 0x00 0x01 (local) or 0x00 0x00 0x02 (remote); Clause 49 (figure
+    # 49-7) codes two of them as an O0/O4 block, O codes 0x0, D1..D3 in bytes
+    # 1..3 and D5..D7 in bytes 5..7. The constants (one definition, checked
+    # against edm_pkg.sv above) and the reference codec must say exactly that,
+    # and the four ordered-set block types must stay far from EDM's type.
+    from edm import codec
+
+    assert protocol.XGMII_SEQ == 0x9C and protocol.O_CODE_SEQ == 0
+    for seq, lane3 in ((protocol.SEQ_LOCAL_FAULT, 0x01), (protocol.SEQ_REMOTE_FAULT, 0x02)):
+        assert seq.to_bytes(3, "little") == bytes([0, 0, lane3])
+        column = bytes([0x9C, 0, 0, lane3])
+        word = (int.from_bytes(column * 2, "little"), 0x11)
+        [block] = codec.xgmii_encode([word])
+        assert block == (protocol.SYNC_CTRL, int.from_bytes(bytes([0x55, 0, 0, lane3, 0, 0, 0, lane3]), "little"))
+        assert codec.xgmii_decode([block]) == [word]
+    ordered = (protocol.BT_O0_C4, protocol.BT_O0_O4, protocol.BT_C4_O4, protocol.BT_O0_S4)
+    assert ordered == (0x4B, 0x55, 0x2D, 0x66)
+    assert all(bin(t ^ protocol.BT_EDM).count("1") >= 4 for t in ordered)
+    assert protocol.LINK_FAULT_SEQS == 4 and protocol.LINK_FAULT_COLUMNS == 128

@@ -49,6 +49,20 @@ package edm_pkg;
   localparam logic [7:0] XGMII_ERROR = 8'hFE;
   localparam logic [7:0] XGMII_SEQ = 8'h9C;
 
+  // ---- Ordered sets (figure 49-7) and link fault signalling (Clause 46) ----
+  // 4-bit O code of the sequence ordered set (/Q/ in lane 0 or 4) in a block's
+  // O0 (payload bits 35:32) or O4 (39:36) field; the only ordered set EDM codes.
+  localparam logic [3:0] O_CODE_SEQ = 4'h0;
+  // The three data lanes after /Q/ (lane 1 in bits 7:0): local fault 00 00 01,
+  // remote fault 00 00 02 (802.3 table 46-5).
+  localparam logic [23:0] SEQ_LOCAL_FAULT = 24'h010000;
+  localparam logic [23:0] SEQ_REMOTE_FAULT = 24'h020000;
+  // 802.3 46.3.4: a fault is taken after LINK_FAULT_SEQS fault sequences of one
+  // type, each within LINK_FAULT_COLUMNS four-lane columns of the one before,
+  // and cleared after LINK_FAULT_COLUMNS columns with none.
+  localparam int unsigned LINK_FAULT_SEQS = 4;
+  localparam int unsigned LINK_FAULT_COLUMNS = 128;
+
   // ---- EDM control blocks: block type BT_EDM, then a subtype byte ----
   // The only 8-bit value at Hamming distance >= 4 from all 15 standard types
   // (together they are the extended Hamming [8,4,4] code). EDM blocks are

@@ -38,14 +38,33 @@ module pcs_decoder (
           ctrl = 8'h01;
           data = {p[63:8], edm_pkg::XGMII_START};
         end
-        edm_pkg::BT_C4_S4: begin
+        edm_pkg::BT_C4_S4, edm_pkg::BT_C4_O4: begin
+          // C0..C3, then S4 after a zero nibble or the sequence O4.
           ctrl = 8'h1F;
           for (int i = 0; i < 4; i++) begin
             data[8*i +: 8] = pcs_codec_pkg::xgmii_of_code7(p[8 + 7*i +: 7]);
             ok &= pcs_codec_pkg::is_known_code7(p[8 + 7*i +: 7]);
           end
-          ok &= p[39:36] == 4'b0;
-          data[63:32] = {p[63:40], edm_pkg::XGMII_START};
+          ok &= p[39:36] == (p[7:0] == edm_pkg::BT_C4_S4 ? 4'b0 : edm_pkg::O_CODE_SEQ);
+          data[63:32] = {p[63:40], p[7:0] == edm_pkg::BT_C4_S4 ? edm_pkg::XGMII_START : edm_pkg::XGMII_SEQ};
+        end
+        edm_pkg::BT_O0_S4, edm_pkg::BT_O0_O4: begin
+          // /Q/ D1..D3, then S4 after a zero nibble or the sequence O4.
+          ctrl = 8'h11;
+          ok &= p[35:32] == edm_pkg::O_CODE_SEQ;
+          ok &= p[39:36] == (p[7:0] == edm_pkg::BT_O0_S4 ? 4'b0 : edm_pkg::O_CODE_SEQ);
+          data = {p[63:40], p[7:0] == edm_pkg::BT_O0_S4 ? edm_pkg::XGMII_START : edm_pkg::XGMII_SEQ,
+                  p[31:8], edm_pkg::XGMII_SEQ};
+        end
+        edm_pkg::BT_O0_C4: begin
+          // /Q/ D1..D3, then C4..C7.
+          ctrl = 8'hF1;
+          ok &= p[35:32] == edm_pkg::O_CODE_SEQ;
+          data[31:0] = {p[31:8], edm_pkg::XGMII_SEQ};
+          for (int i = 4; i < 8; i++) begin
+            data[8*i +: 8] = pcs_codec_pkg::xgmii_of_code7(p[36 + 7*(i - 4) +: 7]);
+            ok &= pcs_codec_pkg::is_known_code7(p[36 + 7*(i - 4) +: 7]);
+          end
         end
         default: begin
           ok = 1'b0;

@@ -35,6 +35,7 @@ MODULES = {
     "pcs_rate_match": ["common/edm_fifo_async.sv", "pcs/pcs_rate_match.sv"],
     "pcs_ber_monitor": ["pcs/pcs_ber_monitor.sv"],
     "pcs_link_guard": ["pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv"],
+    "pcs_link_fault": ["pcs/pcs_link_fault.sv"],
     "edm_idle_pacer": ["common/edm_idle_pacer.sv"],
     "pcs_encoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv"],
     "pcs_decoder": ["pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv"],
@@ -60,9 +61,14 @@ MODULES = {
 # The whole fabric (tests/rtl/tb_fabric_top.sv) without its top.
 FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
-          "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "host/edm_tx.sv", "host/edm_rx.sv",
+          "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv",
+          "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
           "host/edm_compute_node.sv", "host/edm_mem_node.sv", "switch/edm_notif_queue.sv",
           "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"]
+
+# A host's transmit path to its partner's receive path (tests/rtl/tb_host_path_top.sv).
+HOST_PATH = ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv",
+             "pcs/pcs_decoder.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv"]
 
 
 def sources(*relative: str) -> list[Path]:
@@ -72,8 +78,8 @@ def sources(*relative: str) -> list[Path]:
 
 @dataclass(frozen=True)
 class Bench:
-    """A cocotb bench: its top, the top's files (rtl/ paths; a name ending in
-    _top.sv is a test top under tests/rtl), the parameters every run of it sets,
+    """A cocotb bench: its top, the top's files (rtl/ paths; a name starting
+    with tb_ is a test file under tests/rtl), the parameters every run of it sets,
     and the GTKWave save file for its waveform (tests/rtl/waves/)."""
     toplevel: str
     files: tuple[str, ...]
@@ -81,7 +87,7 @@ class Bench:
     gtkw: str | None = None
 
     def sources(self) -> list[Path]:
-        return [PACKAGE] + [TESTS / f if f.endswith("_top.sv") else RTL / f for f in self.files]
+        return [PACKAGE] + [TESTS / f if f.startswith("tb_") else RTL / f for f in self.files]
 
 
 def _module(top: str, parameters: dict | None = None, gtkw: str | None = None) -> Bench:
@@ -118,10 +124,14 @@ BENCHES: dict[str, Bench] = {
     "tb_circuit_timeout": _module("edm_circuit_timeout"),
     "tb_dup_filter": _module("edm_dup_filter", {"SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}),
     "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
-    "tb_fabric": Bench("tb_fabric_top", (*FABRIC, "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
-    "tb_ycsb": Bench("tb_fabric_top", (*FABRIC, "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
+    "tb_link_fault": _module("pcs_link_fault"),
+    # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
+    "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),
+    "tb_fabric": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
+    "tb_ycsb": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
     "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv", "host/edm_dup_filter.sv",
-                                                   "tb_fabric_top.sv", "tb_dual_fabric_top.sv")),
+                                                   "tb_scrambled_link.sv", "tb_fabric_top.sv",
+                                                   "tb_dual_fabric_top.sv")),
 }
 
 

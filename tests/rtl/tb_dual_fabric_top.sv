@@ -192,7 +192,7 @@ module tb_dual_fabric_top #(
           .grant_size(g_size[K*16 +: 16]),
           .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(ctl_missed[K*16 +: 16]),
           .cnt_paced(),
-          .link_down(link_down[K]),
+          .link_down(link_down[K]), .up_link_fault(), .down_link_fault(),  // the private wire (LINK_FAULT_RS = 0)
           .up_rm_deleted(), .up_rm_inserted(), .up_rm_overflow(), .up_rm_underflow(), .up_rm_starved(),
           .down_rm_deleted(), .down_rm_inserted(), .down_rm_overflow(), .down_rm_underflow(), .down_rm_starved(),
           .up_cnt_bad_sync(), .up_cnt_hi_ber(), .up_cnt_discarded(),

@@ -31,11 +31,15 @@ Tests
     buffer's idles deleted minus inserted equal, within its depth, to the
     blocks its sender's clock made more than its receiver's.
   * link_hi_ber (RATE_MATCH = 1, a short BER window): invalid sync headers on one
-    compute node's uplink raise the switch-side monitor's hi_ber; the link goes
-    down at both ends (counted), nothing from it reaches the switch, its host
-    stops sending and its read times out to a NULL response; the other compute
-    node's traffic completes, every byte checked; once the errors stop the
-    link comes back and the host's next reads complete.
+    compute node's uplink raise the switch-side monitor's hi_ber; the switch
+    end's pcs_link_fault is in Local Fault within two cycles and sends remote
+    fault blocks, the host end takes Remote Fault from them within the
+    block-lock window (64 blocks) and its host stops sending (802.3 Clause 46
+    on the line, tb_fabric_port's LINK_FAULT_RS); nothing from the link
+    reaches the switch (counted); no other link leaves OK; the other compute
+    node's traffic completes, every byte checked; once the errors stop both
+    ends return to OK, the link comes back and the host's read, issued while
+    it was down, completes.
   * lost_notification, lost_grant (faults build): a write whose /N/, or whose
     /G/, is hit on the wire lands once, whole, through the compute node's /N/
     re-sends and the switch's lost-grant timeout; the counters agree with
@@ -124,6 +128,9 @@ class Clocks:
                 mask |= 1 << d
                 self.ticks[d] += 1
         return mask
+
+
+LOCAL_FAULT, REMOTE_FAULT = 1, 2   # pcs_link_fault's link_fault
 
 
 def link_cycles() -> int:
@@ -590,10 +597,10 @@ async def clock_offsets(dut):
 @cocotb.test(skip=not rate_match())
 async def link_hi_ber(dut):
     """Invalid sync headers on compute node 0's uplink raise the switch-side
-    BER monitor; the link is disabled at both ends while hi_ber is up; the
-    other compute node's traffic goes on; then the link comes back."""
+    BER monitor; the switch end signals remote fault on the line and the host
+    stops; the other compute node's traffic goes on; then the link comes back."""
     f = await new_fabric(dut, 75)
-    c, other = 0, 1
+    c, other, n = 0, 1, f.n
     bad = int(os.environ.get("EDM_FABRIC_BER_THRESHOLD", "4")) + 2
     for k in range(20):   # the other node's load, to both memory nodes
         m = k % f.nm
@@ -607,20 +614,46 @@ async def link_hi_ber(dut):
     t_err = f.cycle + 5
     for k in range(bad):  # one sync bit flipped: 01 -> 00, 10 -> 11, both invalid
         f.flips[t_err + k] = [("up", c, 1)]
+    # 802.3 link fault signalling on the line (tb_fabric_port, LINK_FAULT_RS):
+    # the switch's receiver (hi_ber) is in Local Fault at once and sends remote
+    # fault blocks; the host takes Remote Fault from them and stops sending.
+    seen = {}   # (where, state) -> first cycle
+
+    def watch():
+        states = {"hi_ber": field(int(dut.up_cnt_hi_ber.value), c, 16),
+                  "switch end": field(int(dut.up_link_fault.value), c, 2),
+                  "host end": field(int(dut.down_link_fault.value), c, 2)}
+        for where, state in states.items():
+            seen.setdefault((where, state), f.cycle)
+        for p in range(n):
+            if p != c:
+                assert field(int(dut.up_link_fault.value), p, 2) == field(int(dut.down_link_fault.value), p, 2) == 0
     while not int(dut.link_down.value) >> c & 1:
         await f.step()
+        watch()
         assert f.cycle < t_err + 100, "hi_ber did not take the link down"
     t_down = f.cycle
+    t_hi = seen[("hi_ber", 1)]
+    assert seen[("switch end", LOCAL_FAULT)] - t_hi <= 2, seen
+    # Within the block-lock window (64 blocks) of the fault: over the link, the
+    # elastic buffer, edm_rx and the decoder, and four fault columns.
+    assert seen[("host end", REMOTE_FAULT)] - seen[("switch end", LOCAL_FAULT)] <= 64, seen
+    assert seen[("host end", REMOTE_FAULT)] == t_down, seen
     off = RO_SIZE // 4
     r = f.request(c, K_RREQ, 0, off, 64, expect=bytes(f.model[0][off:off + 64]))
     tx_before = sum(1 for u in f.unit_log if u[1] == "tx" and u[2] == c)
     while int(dut.link_down.value) >> c & 1:
         await f.step()
+        watch()
         assert f.cycle < t_down + 5000, "the link never came back"
         if r.get("t_req") is not None:
             assert r.get("t_cpl") is None, "a read completed over a disabled link"
     t_up = f.cycle
     assert sum(1 for u in f.unit_log if u[1] == "tx" and u[2] == c) == tx_before, "the host sent while down"
+    # Back to OK: the switch end 128 clean columns after its hi_ber fell, the
+    # host end 128 columns after the last remote fault block reached it.
+    assert field(int(dut.up_link_fault.value), c, 2) == field(int(dut.down_link_fault.value), c, 2) == 0
+    assert ("host end", LOCAL_FAULT) not in seen, seen
     await f.run()
     assert r.get("t_cpl") is not None and r["t_cpl"] > t_up and r["got"] == r["expect"]
     got = f.counters()
@@ -635,6 +668,8 @@ async def link_hi_ber(dut):
         for i, v in enumerate(values):
             assert v == want.get((name, i), 0), (name, i, v, got)
     assert all(f.dram[m] == f.model[m] for m in range(f.nm))
+    dut._log.info(f"hi_ber at cycle {t_hi}, switch end local fault at {seen[('switch end', LOCAL_FAULT)]}, "
+                  f"host end remote fault at {seen[('host end', REMOTE_FAULT)]}")
     dut._log.info(f"link {c} down from cycle {t_down} to {t_up} ({t_up - t_down} cycles); "
                   f"{len(f.done)} requests checked; counters {got}")
 

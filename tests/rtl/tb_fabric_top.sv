@@ -21,7 +21,8 @@ module tb_fabric_top #(
     parameter int unsigned RATE_MATCH = 0,
     parameter int unsigned BER_WINDOW_CYCLES = 48828,  // pcs_ber_monitor at every receiver
     parameter int unsigned BER_THRESHOLD = 16,
-    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0  // the switch gives up circuits idle this long
+    parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // the switch gives up circuits idle this long
+    parameter bit          LINK_FAULT_RS = 1'b1  // tb_fabric_port: 802.3 link fault signalling on the line
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -123,6 +124,11 @@ module tb_fabric_top #(
     // Link disable on a high bit-error rate (pcs_link_guard at both ends):
     // host p has stopped sending, and each end's monitor counters.
     output logic [NC+NM-1:0]      link_down,
+    // Link fault signalling (LINK_FAULT_RS): each end's pcs_link_fault state
+    // (0 OK, 1 local fault, 2 remote fault), the switch's receiver (up_) and
+    // the host's (down_).
+    output logic [(NC+NM)*2-1:0]  up_link_fault,
+    output logic [(NC+NM)*2-1:0]  down_link_fault,
     output logic [(NC+NM)*16-1:0] up_cnt_bad_sync,
     output logic [(NC+NM)*16-1:0] up_cnt_hi_ber,
     output logic [(NC+NM)*16-1:0] up_cnt_discarded,
@@ -168,7 +174,7 @@ module tb_fabric_top #(
 
   for (genvar p = 0; p < N; p++) begin : g_port
     tb_fabric_port #(.LINK_CYCLES(LINK_CYCLES), .RATE_MATCH(RATE_MATCH), .BER_WINDOW_CYCLES(BER_WINDOW_CYCLES),
-                     .BER_THRESHOLD(BER_THRESHOLD)) phy (
+                     .BER_THRESHOLD(BER_THRESHOLD), .LINK_FAULT_RS(LINK_FAULT_RS)) phy (
         .hclk(hclk[p]), .sclk, .rst_n,
         .e_valid(e_out_valid[p]), .e_ready(e_out_ready[p]),
         .e_block(e_out_block[p*66 +: 66]), .e_last(e_out_last[p]),
@@ -192,6 +198,7 @@ module tb_fabric_top #(
         .down_rm_overflow(down_rm_overflow[p*16 +: 16]), .down_rm_underflow(down_rm_underflow[p*16 +: 16]),
         .down_rm_starved(down_rm_starved[p*16 +: 16]), .cnt_paced(h_cnt_paced[p*16 +: 16]),
         .link_down(link_down[p]),
+        .up_link_fault(up_link_fault[p*2 +: 2]), .down_link_fault(down_link_fault[p*2 +: 2]),
         .up_cnt_bad_sync(up_cnt_bad_sync[p*16 +: 16]), .up_cnt_hi_ber(up_cnt_hi_ber[p*16 +: 16]),
         .up_cnt_discarded(up_cnt_discarded[p*16 +: 16]),
         .down_cnt_bad_sync(down_cnt_bad_sync[p*16 +: 16]), .down_cnt_hi_ber(down_cnt_hi_ber[p*16 +: 16]),
@@ -284,11 +291,20 @@ endmodule
 // link guards disable the link, both directions, when either end's BER monitor
 // raises hi_ber: received blocks become idles and the host stops sending
 // memory units (its edm_tx then sends fillers or finishes a frame).
+// LINK_FAULT_RS = 0: the partner's hi_ber reaches each guard on a private
+// wire (remote_down, two flops). LINK_FAULT_RS = 1: 802.3 link fault
+// signalling on the line instead (docs/protocol.md §6a): a pcs_link_fault at
+// each end reads its receiver's standard blocks (through a pcs_decoder) with
+// its own hi_ber as the PCS's fault; in Local Fault its end sends remote
+// fault blocks in place of its line, in Remote Fault idles; a guard discards
+// only on its own hi_ber, and the host sends memory units only while its RS
+// has the link up.
 module tb_fabric_port #(
     parameter int unsigned LINK_CYCLES = 19,
     parameter int unsigned RATE_MATCH = 0,
     parameter int unsigned BER_WINDOW_CYCLES = 48828,
-    parameter int unsigned BER_THRESHOLD = 16
+    parameter int unsigned BER_THRESHOLD = 16,
+    parameter bit          LINK_FAULT_RS = 1'b0
 ) (
     input  logic        hclk,   // the host's clock
     input  logic        sclk,   // the switch's
@@ -320,6 +336,8 @@ module tb_fabric_port #(
     output logic [15:0] cnt_ctl_missed,
     output logic [15:0] cnt_paced,
     output logic        link_down,
+    output logic [1:0]  up_link_fault,    // the switch end's RS (0 with LINK_FAULT_RS = 0)
+    output logic [1:0]  down_link_fault,  // the host end's
     // Switch side (sclk): its port, and its frames toward the host.
     input  logic        s_enc_valid,
     output logic        s_enc_ready,
@@ -367,7 +385,8 @@ module tb_fabric_port #(
   logic [65:0] up_rx, up_matched;
   logic        up_matched_valid, up_guarded_valid;
   logic [65:0] up_guarded;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk(hclk), .rst_n, .tx(h_tx_line), .flip(up_flip),
+  logic [65:0] h_line;  // h_tx_line, or what the host's RS sends in its place
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk(hclk), .rst_n, .tx(h_line), .flip(up_flip),
                                                      .rx(up_rx), .line());
   tb_link_receiver #(.RATE_MATCH(RATE_MATCH)) up_rm (
       .in_clk(hclk), .out_clk(sclk), .rst_n, .in_block(up_rx), .out_valid(up_matched_valid), .out_block(up_matched),
@@ -377,7 +396,7 @@ module tb_fabric_port #(
   pcs_link_guard #(.WINDOW_CYCLES(BER_WINDOW_CYCLES), .THRESHOLD(BER_THRESHOLD)) up_guard (
       .clk(sclk), .rst_n, .in_valid(up_matched_valid), .in_block(up_matched),
       .out_valid(up_guarded_valid), .out_block(up_guarded),
-      .remote_down(down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
+      .remote_down(LINK_FAULT_RS ? 1'b0 : down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
       .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded),
       .cnt_cut_units()
   );
@@ -407,7 +426,8 @@ module tb_fabric_port #(
   );
   logic [65:0] down_rx, down_matched;
   logic        down_matched_valid;
-  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk(sclk), .rst_n, .tx(s_tx_line), .flip(down_flip),
+  logic [65:0] s_line;  // s_tx_line, or what the switch end's RS sends in its place
+  tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) down (.clk(sclk), .rst_n, .tx(s_line), .flip(down_flip),
                                                        .rx(down_rx), .line());
   tb_link_receiver #(.RATE_MATCH(RATE_MATCH)) down_rm (
       .in_clk(sclk), .out_clk(hclk), .rst_n, .in_block(down_rx), .out_valid(down_matched_valid),
@@ -415,14 +435,32 @@ module tb_fabric_port #(
       .cnt_deleted(down_rm_deleted), .cnt_inserted(down_rm_inserted), .cnt_overflow(down_rm_overflow),
       .cnt_underflow(down_rm_underflow), .cnt_idle_starved(down_rm_starved)
   );
-  logic rx_valid;
+  logic rx_valid, guard_down;
   pcs_link_guard #(.WINDOW_CYCLES(BER_WINDOW_CYCLES), .THRESHOLD(BER_THRESHOLD)) down_guard (
       .clk(hclk), .rst_n, .in_valid(down_matched_valid), .in_block(down_matched),
       .out_valid(rx_valid), .out_block(h_rx_line),
-      .remote_down(up_hi_ber), .hi_ber(down_hi_ber), .link_down,
+      .remote_down(LINK_FAULT_RS ? 1'b0 : up_hi_ber), .hi_ber(down_hi_ber), .link_down(guard_down),
       .cnt_bad_sync(down_cnt_bad_sync), .cnt_hi_ber(down_cnt_hi_ber), .cnt_discarded(down_cnt_discarded),
       .cnt_cut_units()
   );
+
+  if (LINK_FAULT_RS) begin : g_rs
+    tb_link_fault_end sw_end (
+        .clk(sclk), .rst_n, .rx_valid(up_guarded_valid), .rx_block(up_guarded), .pcs_fault(up_hi_ber),
+        .tx_block(s_tx_line), .line(s_line), .link_fault(up_link_fault), .link_up()
+    );
+    logic h_link_up;
+    tb_link_fault_end host_end (
+        .clk(hclk), .rst_n, .rx_valid(dec_valid), .rx_block(dec_block), .pcs_fault(down_hi_ber),
+        .tx_block(h_tx_line), .line(h_line), .link_fault(down_link_fault), .link_up(h_link_up)
+    );
+    assign link_down = !h_link_up;
+  end else begin : g_wire
+    assign s_line = s_tx_line;
+    assign h_line = h_tx_line;
+    assign {up_link_fault, down_link_fault} = '0;
+    assign link_down = guard_down;
+  end
 
   edm_rx host_rx (
       .clk(hclk), .rst_n,
@@ -469,38 +507,37 @@ module tb_link_receiver #(
   end
 endmodule
 
-// Scrambler -> LINK_CYCLES delay -> descrambler; the sync header travels beside
-// the payload (aligned with the scramblers' one-cycle registers).
-module tb_scrambled_link #(
-    parameter int unsigned LINK_CYCLES = 19
-) (
+// One end of a link with 802.3 link fault signalling, at the block level of
+// the fabric's lines: its receiver's standard blocks (decoded) into a
+// pcs_link_fault; while that says Local Fault the end sends remote fault
+// blocks in place of its line, in Remote Fault idles (the line's memory
+// units and frames are lost then: link_up tells the host to hold them).
+module tb_link_fault_end (
     input  logic        clk,
     input  logic        rst_n,
-    input  logic [65:0] tx,
-    input  logic [65:0] flip,  // bit errors on the wire
-    output logic [65:0] rx,
-    output logic [65:0] line   // on the wire (scrambled), after the delay and the errors
+    input  logic        rx_valid,
+    input  logic [65:0] rx_block,
+    input  logic        pcs_fault,
+    input  logic [65:0] tx_block,
+    output logic [65:0] line,
+    output logic [1:0]  link_fault,
+    output logic        link_up
 );
-  // A valid bit travels with each block so the receiver sees idles, not the
-  // delay line's reset contents, until the first block arrives.
+  localparam logic [31:0] RF_COLUMN = {edm_pkg::SEQ_REMOTE_FAULT, edm_pkg::XGMII_SEQ};
+  localparam logic [65:0] RF_BLOCK = {RF_COLUMN[31:8], edm_pkg::O_CODE_SEQ, edm_pkg::O_CODE_SEQ, RF_COLUMN[31:8],
+                                      edm_pkg::BT_O0_O4, edm_pkg::SYNC_CTRL};
   localparam logic [65:0] IDLE = {56'b0, edm_pkg::BT_C8, edm_pkg::SYNC_CTRL};
-  logic [63:0] scr, descr;
-  logic [1:0]  scr_sync, rx_sync;
-  logic        scr_valid, descr_valid;
-  pcs_scrambler #(.DESCRAMBLE(1'b0)) s (
-      .clk, .rst_n, .in_valid(1'b1), .in_data(tx[65:2]), .out_valid(scr_valid), .out_data(scr));
-  always_ff @(posedge clk) scr_sync <= tx[1:0];
-  logic [66:0] dl [LINK_CYCLES + 1];
-  assign dl[0] = {scr_valid, scr, scr_sync};
-  for (genvar k = 0; k < LINK_CYCLES; k++) begin : g_delay
-    always_ff @(posedge clk)
-      if (!rst_n) dl[k + 1] <= '0;
-      else dl[k + 1] <= dl[k];
-  end
-  assign line = dl[LINK_CYCLES][65:0] ^ flip;
-  pcs_scrambler #(.DESCRAMBLE(1'b1)) d (
-      .clk, .rst_n, .in_valid(dl[LINK_CYCLES][66]), .in_data(line[65:2]), .out_valid(descr_valid),
-      .out_data(descr));
-  always_ff @(posedge clk) rx_sync <= line[1:0];
-  assign rx = descr_valid ? {descr, rx_sync} : IDLE;
+  logic        w_valid;
+  logic [63:0] w_data;
+  logic [7:0]  w_ctrl;
+  pcs_decoder decoder (
+      .clk, .rst_n, .in_valid(rx_valid), .block(rx_block), .out_valid(w_valid), .xgmii_data(w_data),
+      .xgmii_ctrl(w_ctrl), .invalid()
+  );
+  pcs_link_fault rs (
+      .clk, .rst_n, .rx_valid(w_valid), .rx_data(w_data), .rx_ctrl(w_ctrl), .pcs_fault,
+      .tx_valid(1'b0), .tx_in_data({8{edm_pkg::XGMII_IDLE}}), .tx_in_ctrl(8'hFF), .tx_data(), .tx_ctrl(),
+      .link_fault, .link_up, .cnt_local_fault(), .cnt_remote_fault()
+  );
+  assign line = link_fault == 2'd1 ? RF_BLOCK : link_fault == 2'd2 ? IDLE : tx_block;
 endmodule

@@ -4,7 +4,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import codec, protocol
-from pcs_vectors import frame_blocks, lane4_start_word, terminate_words
+from pcs_vectors import frame_blocks, lane4_start_word, ordered_set_words, terminate_words
 from tbutil import clock_and_reset, seeded_random
 
 ERROR_WORD = (int.from_bytes(bytes([protocol.XGMII_ERROR] * 8), "little"), 0xFF)
@@ -25,7 +25,8 @@ async def decode(dut, block):
 async def frames_and_corrupted_blocks(dut):
     await clock_and_reset(dut, in_valid=0)
     rng = seeded_random(23)
-    blocks = frame_blocks(rng, 24) + codec.xgmii_encode([lane4_start_word(rng) for _ in range(4)] + terminate_words(rng))
+    blocks = frame_blocks(rng, 24) + codec.xgmii_encode([lane4_start_word(rng) for _ in range(4)] + terminate_words(rng)
+                                                  + ordered_set_words(rng))
     for i, (block, expected) in enumerate(zip(blocks, codec.xgmii_decode(blocks))):
         got, invalid = await decode(dut, block)
         assert not invalid and got == expected, f"block {i}: {got} != {expected}"

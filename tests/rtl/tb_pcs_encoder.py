@@ -3,8 +3,8 @@
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec
-from pcs_vectors import frame_blocks, lane4_start_word, terminate_words
+from edm import codec, protocol
+from pcs_vectors import frame_blocks, lane4_start_word, near_ordered_set_words, ordered_set_words, terminate_words
 from tbutil import clock_and_reset, seeded_random
 
 
@@ -25,17 +25,21 @@ async def frames_idles_and_junk(dut):
     rng = seeded_random(17)
     reference = frame_blocks(rng, 24)
     words = codec.xgmii_decode(reference)
-    words += [lane4_start_word(rng) for _ in range(4)] + terminate_words(rng)
+    words += [lane4_start_word(rng) for _ in range(4)] + terminate_words(rng) + ordered_set_words(rng)
     reference += codec.xgmii_encode(words[len(reference):])
+    types = {b[1] & 0xFF for b in reference if b[0] == protocol.SYNC_CTRL}
+    assert {protocol.BT_O0_O4, protocol.BT_O0_S4, protocol.BT_O0_C4, protocol.BT_C4_O4} <= types
     for i, (word, expected) in enumerate(zip(words, reference)):
         got, invalid = await encode(dut, word)
         assert not invalid and got == expected, f"word {i} {word}: {got} != {expected}"
     # Words with no encoding must become the all-error block and be flagged.
     error_block = None
-    for _ in range(200):
-        word = (rng.getrandbits(64), rng.choice([0x0F, 0x3C, 0x81, 0x02]))
+    near = near_ordered_set_words(rng)
+    shapes = [0x0F, 0x3C, 0x81, 0x02, 0x11, 0xF1, 0x1F]
+    for word in [(rng.getrandbits(64), rng.choice(shapes)) for _ in range(200)] + near:
         try:
             codec.xgmii_encode([word])
+            assert word not in near, f"{word} has an encoding"
             continue
         except codec.CodecError:
             pass

@@ -155,3 +155,21 @@ def test_synthesizes_for_ecp5(top):
     cells = synthesize(top)
     combinational = top in {"edm_crc32c_unit"}  # no registers: its users hold the state
     assert cells.get("LUT4", 0) > 0 and (cells.get("TRELLIS_FF", 0) > 0) != combinational, cells
+
+
+def run_host_path(frames: int = 300, load: float = 0.6, json_out=None):
+    """Real frames (scapy, cocotbext-eth) through a host's transmit path and
+    its partner's receive path while memory units preempt them (tb_host_path.py)."""
+    env = {"EDM_HOST_PATH_FRAMES": str(frames), "EDM_HOST_PATH_LOAD": str(load)}
+    if json_out:
+        env["EDM_HOST_PATH_JSON"] = str(json_out)
+    run_bench("tb_host_path", extra_env=env)
+
+
+def test_host_path_with_independent_ethernet_models(tmp_path):
+    out = tmp_path / "host_path.json"
+    run_host_path(json_out=out)
+    import json  # noqa: PLC0415
+
+    data = json.loads(out.read_text())
+    assert data["frames_with_memory"]["frames"] == 300 and data["frames_with_memory"]["memory_units"] > 1000

@@ -62,6 +62,12 @@ def test_link_guard():
     run_bench("tb_link_guard", name="pcs_link_guard")
 
 
+# The reconciliation sublayer's link fault signalling (802.3 Clause 46) alone,
+# against link_fault_model.py every cycle, with 802.3's window and count.
+def test_link_fault():
+    run_bench("tb_link_fault")
+
+
 # The switch's lost-grant timeout alone: never (0), short, and a fabric's.
 @pytest.mark.parametrize("timeout", [0, 5, 100])
 def test_circuit_timeout(timeout):

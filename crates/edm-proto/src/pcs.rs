@@ -13,9 +13,6 @@ pub type XgmiiWord = (u64, u8);
 
 /// Preamble bytes after /S/ and before the SFD (the /S/ itself replaces the first).
 const PREAMBLE_DATA_LANES: usize = ETH_PREAMBLE_BYTES as usize - 2;
-/// The 4-bit O code of the sequence ordered set (/Q/, XGMII_SEQ in lane 0 or 4);
-/// it is the only ordered set supported.
-const O_CODE_SEQUENCE: u64 = 0x0;
 /// /T/ block types by the number of data bytes before the terminate (lane of /T/).
 const TERMINATE_TYPES: [u8; 8] = [BT_T0, BT_T1, BT_T2, BT_T3, BT_T4, BT_T5, BT_T6, BT_T7];
 const LANES: usize = 8;
@@ -93,7 +90,7 @@ fn xgmii_control(code: u64) -> Option<u8> {
 }
 
 fn ordered_set_code(xgmii: u8) -> Option<u64> {
-    (xgmii == XGMII_SEQ).then_some(O_CODE_SEQUENCE)
+    (xgmii == XGMII_SEQ).then_some(O_CODE_SEQ as u64)
 }
 
 /// XGMII ctrl masks of the word shapes that have a control block.
@@ -161,6 +158,44 @@ fn control_payload(data: u64, ctrl: u8) -> Option<u64> {
     Some(payload)
 }
 
+/// The two Clause 46 link faults a sequence ordered set reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkFault {
+    Local,
+    Remote,
+}
+
+impl LinkFault {
+    /// Lanes 1..3 of its sequence ordered set (lane 1 in bits 7:0).
+    pub const fn lanes(self) -> u32 {
+        match self {
+            LinkFault::Local => SEQ_LOCAL_FAULT,
+            LinkFault::Remote => SEQ_REMOTE_FAULT,
+        }
+    }
+}
+
+/// The XGMII word a reconciliation sublayer sends while it signals `fault`:
+/// the fault sequence in both columns (lanes 0..3 and 4..7), an O0/O4 block.
+pub const fn fault_word(fault: LinkFault) -> XgmiiWord {
+    let column = XGMII_SEQ as u64 | (fault.lanes() as u64) << 8;
+    (column | column << 32, CTRL_LANES_0_AND_4)
+}
+
+/// The fault sequence in column `c` (0: lanes 0..3, 1: lanes 4..7) of a
+/// word, if that column is one: /Q/ in its first lane, data in the other three.
+pub fn column_fault((data, ctrl): XgmiiWord, c: usize) -> Option<LinkFault> {
+    let column = (data >> (32 * c)) as u32;
+    if (ctrl >> (4 * c)) & 0xF != 0x1 || column as u8 != XGMII_SEQ {
+        return None;
+    }
+    match column >> 8 {
+        SEQ_LOCAL_FAULT => Some(LinkFault::Local),
+        SEQ_REMOTE_FAULT => Some(LinkFault::Remote),
+        _ => None,
+    }
+}
+
 /// Encodes one XGMII word as a block.
 pub fn encode_word((data, ctrl): XgmiiWord) -> Result<Block, PcsError> {
     if ctrl == 0 {
@@ -208,7 +243,7 @@ fn decode_one(block: Block) -> Option<XgmiiWord> {
             Some(())
         })
     };
-    let ordered_set = |lsb: usize| (bits(p, lsb, 4) == O_CODE_SEQUENCE).then_some(XGMII_SEQ);
+    let ordered_set = |lsb: usize| (bits(p, lsb, 4) == O_CODE_SEQ as u64).then_some(XGMII_SEQ);
     let start_after_zero_nibble = || (bits(p, LANE4_LSB, 4) == 0).then_some(XGMII_START);
     match block.block_type() {
         BT_C8 => codes(&mut w, 0..LANES, CODES_LSB)?,
@@ -510,6 +545,41 @@ mod tests {
             "all 15 standard types are exercised"
         );
         assert_eq!(xgmii_decode(&blocks), Ok(words));
+    }
+
+    #[test]
+    fn fault_sequences_are_ordered_set_blocks() {
+        // Figure 49-7: O0/O4 (0x55) with D1..D3 in bytes 1..3, both O codes
+        // 0 (sequence), D5..D7 in bytes 5..7.
+        for (fault, lane3) in [(LinkFault::Local, 0x01u64), (LinkFault::Remote, 0x02)] {
+            let word = fault_word(fault);
+            let block = encode_word(word).unwrap();
+            assert_eq!(
+                block,
+                Block::control(BT_O0_O4 as u64 | lane3 << 24 | lane3 << 56)
+            );
+            assert_eq!(decode_block(block), Ok(word));
+            assert_eq!(column_fault(word, 0), Some(fault));
+            assert_eq!(column_fault(word, 1), Some(fault));
+        }
+        // A fault column beside idles (0x4B, 0x2D) and before a start (0x66).
+        let lf = [Q, d(0), d(0), d(1)];
+        let w = word([lf[0], lf[1], lf[2], lf[3], I, I, I, I]);
+        assert_eq!(encode_word(w).unwrap().block_type(), BT_O0_C4);
+        assert_eq!(
+            (column_fault(w, 0), column_fault(w, 1)),
+            (Some(LinkFault::Local), None)
+        );
+        let w = word([I, I, I, I, Q, d(0), d(0), d(2)]);
+        assert_eq!(encode_word(w).unwrap().block_type(), BT_C4_O4);
+        assert_eq!(column_fault(w, 1), Some(LinkFault::Remote));
+        let w = word([lf[0], lf[1], lf[2], lf[3], S, d(0x55), d(0x55), d(0x55)]);
+        assert_eq!(encode_word(w).unwrap().block_type(), BT_O0_S4);
+        // Other sequence data is an ordered set but no fault.
+        assert_eq!(
+            column_fault(word([Q, d(0), d(0), d(3), I, I, I, I]), 0),
+            None
+        );
     }
 
     #[test]

@@ -62,6 +62,23 @@ spec! {
     XGMII_ERROR: u8 = 0xFE;
     XGMII_SEQ: u8 = 0x9C;
 
+    // ---- Ordered sets (figure 49-7) and link fault signalling (Clause 46) ----
+    /// 4-bit O code of the sequence ordered set (/Q/: XGMII_SEQ in lane 0 or 4)
+    /// in a block's O0 (payload bits 35:32) or O4 (39:36) field. The only
+    /// ordered set EDM codes (the signal ordered set /Fsig/ is not used).
+    O_CODE_SEQ: u8 = 0x0;
+    /// The three data lanes after /Q/ (lane 1 in bits 7:0) of a local fault
+    /// sequence: 0x00 0x00 0x01 (802.3 table 46-5).
+    SEQ_LOCAL_FAULT: u32 = 0x01_0000;
+    /// ... of a remote fault sequence: 0x00 0x00 0x02.
+    SEQ_REMOTE_FAULT: u32 = 0x02_0000;
+    /// 802.3 46.3.4: the reconciliation sublayer takes a fault after this many
+    /// fault sequences of one type, each within LINK_FAULT_COLUMNS columns of
+    /// the one before, and clears it after LINK_FAULT_COLUMNS columns with none.
+    LINK_FAULT_SEQS: u32 = 4;
+    /// Four-lane XGMII columns of the fault window (a 64-bit word is two).
+    LINK_FAULT_COLUMNS: u32 = 128;
+
     // ---- EDM control blocks: block type BT_EDM, then a subtype byte ----
     /// The only 8-bit value at Hamming distance >= 4 from all 15 standard types
     /// (together they are the extended Hamming [8,4,4] code). EDM blocks are
