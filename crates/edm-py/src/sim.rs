@@ -5,7 +5,7 @@
 //! columns for a pandas DataFrame.
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
-use edm_sim::config::{Priority, Ps};
+use edm_sim::config::Priority;
 use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
@@ -13,6 +13,7 @@ use edm_sim::schema::{
     self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
     MAX_MESSAGES, PROTOCOLS,
 };
+use edm_sim::time::Ps;
 use edm_sim::workload::{
     assign_addresses, check_messages, MessageSpec, Op, OpenLoop, Roles, SizeCdf,
 };

@@ -3,7 +3,7 @@
 //! [`Protocol`] like EDM. Every default and its source: docs/simulator.md,
 //! "Baselines". Slowdowns divide by each message's latency alone in the
 //! network under the same protocol, measured by running it alone.
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
 use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
 use crate::packet::cxl::{Cxl, CxlConfig};
 use crate::packet::dcqcn::{Dcqcn, DcqcnConfig};
@@ -11,6 +11,7 @@ use crate::packet::fastpass::{Fastpass, FastpassConfig};
 use crate::packet::ird::{Ird, IrdConfig};
 use crate::packet::window::{WindowConfig, WindowLaw, WindowTransport};
 use crate::packet::*;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 use edm_proto::spec::*;
 

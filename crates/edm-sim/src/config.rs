@@ -2,11 +2,9 @@
 //! (Table 1 constants from `edm_proto::spec`).
 use crate::rng::Rng;
 use crate::schema::RunConfig;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 use edm_proto::spec;
-
-/// Picoseconds: the simulator's exact unit of time.
-pub type Ps = u64;
 
 /// Notification-queue priority (§3.1.1 property 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

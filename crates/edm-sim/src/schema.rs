@@ -8,7 +8,7 @@
 #[cfg(test)]
 use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
-use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
+use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority};
 use crate::edm::faults::format_failures;
 use crate::edm::faults::DataRecovery;
 use crate::edm::Edm;
@@ -16,6 +16,7 @@ use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
 use crate::engine::ideal::{IdealFabric, IdealLatency};
 use crate::engine::Protocol;
 use crate::memory::placement::{PlacementConfig, Policy, POLICIES};
+use crate::time::Ps;
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 use edm_proto::spec;
 use std::fmt;

@@ -1,7 +1,7 @@
 //! Workloads: the messages a run issues. Generators are seeded and exact; a
 //! trace can also be given message by message (see `edm.sim.trace` in Python).
-use crate::config::Ps;
 use crate::rng::Rng;
+use crate::time::Ps;
 
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
 /// RMW reads and writes one 64-bit word.

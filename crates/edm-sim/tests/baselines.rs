@@ -2,13 +2,14 @@
 //! unloaded latencies (Table 1), and the behaviour each is known for.
 use edm_proto::spec::*;
 use edm_sim::baselines::*;
-use edm_sim::config::{FabricConfig, Ps};
+use edm_sim::config::FabricConfig;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::packet::cxl::Cxl;
 use edm_sim::packet::dcqcn::Dcqcn;
 use edm_sim::packet::ird::Ird;
 use edm_sim::packet::window::WindowTransport;
 use edm_sim::packet::*;
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
 fn fabric(nodes: usize) -> FabricConfig {

@@ -1,9 +1,10 @@
 //! EDM model invariants and closed-form checks.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, Priority, Ps};
+use edm_sim::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::time::Ps;
 use edm_sim::workload::{assign_addresses, MessageSpec, Op, SizeCdf};
 
 mod common;

@@ -17,11 +17,12 @@
 use edm_proto::message::Kind;
 use edm_sim::background::BackgroundConfig;
 use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
-use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::config::{EdmConfig, FabricConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::rng::Rng;
 use edm_sim::scheduler::Scheduler;
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 
 /// FNV-1a, 64 bit: stable across Rust versions and platforms.

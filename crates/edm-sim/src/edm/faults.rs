@@ -23,7 +23,7 @@
 //! copies (from either plane of the dual switch, `plane.rs`);
 //! `faults/failover.rs` what a switch drops when it fails or sees a port
 //! go down; `faults/rmw.rs` the memory nodes' record of RMWs applied.
-use crate::config::Ps;
+use crate::time::Ps;
 
 mod errors;
 mod failover;

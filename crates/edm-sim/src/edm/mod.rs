@@ -25,8 +25,9 @@ mod switch;
 mod units;
 
 use crate::background::{FrameStats, FrameStream};
-use crate::config::{EdmConfig, FabricConfig, Ps};
+use crate::config::{EdmConfig, FabricConfig};
 use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;

@@ -13,8 +13,9 @@ use super::placement::Timeline;
 use super::sim::Sim;
 use super::units::Unit;
 use super::Edm;
-use crate::config::{MemoryOrder, Ps};
+use crate::config::MemoryOrder;
 use crate::edm::scheduler::{Iteration, Scheduler};
+use crate::time::Ps;
 use std::collections::VecDeque;
 
 /// Every plane, as a set of plane ids (`Sim::on_planes`).

@@ -8,12 +8,13 @@ use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
 use super::{Edm, Transmission, UnitKind};
 use crate::background::FrameStats;
-use crate::config::{MemoryOrder, Ps};
+use crate::config::MemoryOrder;
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
 use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
 use std::collections::VecDeque;

@@ -5,9 +5,9 @@ use super::placement::place_circuit;
 use super::sim::Sim;
 use super::units::{Ev, Msg, Unit, NO_CHUNK};
 use super::{Edm, UnitKind};
-use crate::config::Ps;
 use crate::edm::scheduler::Grant;
 use crate::engine::prefetch;
+use crate::time::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
 

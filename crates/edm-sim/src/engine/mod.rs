@@ -17,9 +17,9 @@ use closed_loop::ClosedLoop;
 /// What a run calls now and then with (messages completed, messages).
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
-use crate::config::Ps;
 use crate::edm::EdmCounters;
 use crate::packet::PacketStats;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect

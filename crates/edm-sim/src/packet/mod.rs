@@ -22,7 +22,7 @@ pub mod window;
 pub use net::Net;
 pub use run::{fill_alone, simulate, simulate_fed, AloneCache};
 
-use crate::config::Ps;
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
 

@@ -10,11 +10,11 @@
 //! their demand to the switch again by re-sending it, as after a lost /N/:
 //! their timers look while a message is unfinished and re-send it when they
 //! heard nothing of it on that plane for a whole retry period (`recovery.rs`).
-use crate::config::Ps;
 use crate::edm::faults::Failure;
 use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Msg};
 use crate::edm::Edm;
+use crate::time::Ps;
 
 impl Sim<'_> {
     /// Queues the failure events of the configuration: a switch failing, a
