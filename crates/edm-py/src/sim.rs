@@ -5,7 +5,7 @@
 //! columns for a pandas DataFrame.
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
-use edm_sim::config::Priority;
+use edm_sim::edm::config::Priority;
 use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
@@ -217,7 +217,7 @@ fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<
         messages: get(w, "messages")?,
         seed: get(w, "seed")?,
     };
-    gen.validate().map_err(PyValueError::new_err)?;
+    RunConfig::validate_open_loop(&gen).map_err(PyValueError::new_err)?;
     workload_columns(py, &gen.generate())
 }
 

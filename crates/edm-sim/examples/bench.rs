@@ -4,7 +4,8 @@
 //! EDM's rules; or a packet baseline by name, e.g. `dctcp`; 144 nodes unless
 //! given).
 use edm_sim::baselines::baseline;
-use edm_sim::config::{EdmConfig, FabricConfig};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
 use edm_sim::workload::{OpenLoop, Roles, SizeCdf};

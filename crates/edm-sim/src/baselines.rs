@@ -25,7 +25,8 @@ pub const BASELINES: &[&str] = crate::schema::PROTOCOLS
 /// statically partitioned.
 pub const SWITCH_BUFFER_BYTES: u64 = 200_000;
 
-/// Overrides of the baselines' defaults for sweeps; 0 keeps a default.
+/// Overrides of the baselines' defaults for sweeps; 0 keeps a default
+/// (checked by `crate::schema::RunConfig::validate_baselines`).
 /// Each field applies to the protocols its name or comment says and is
 /// ignored by the others (so one grid can span every protocol).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -50,18 +51,6 @@ pub struct BaselineParams {
     pub cxl_credits: u32,
     /// IRD: bytes a receiver may have granted and not yet received.
     pub ird_window_bytes: u64,
-}
-
-impl BaselineParams {
-    /// Checked by the configuration schema (`crate::schema`), the one place
-    /// configurations are validated.
-    pub fn validate(&self) -> Result<(), String> {
-        let run = crate::schema::RunConfig {
-            baselines: self.clone(),
-            ..Default::default()
-        };
-        run.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// Wire bytes of a full-size raw Ethernet frame (buffers and thresholds must

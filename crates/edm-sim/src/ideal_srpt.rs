@@ -19,7 +19,8 @@
 //! switch's forwarding, the receiver's processing, a read's memory access,
 //! minus the block already counted in `wire`). Alone, a message takes
 //! exactly `wire + path` (its `alone_ps`).
-use crate::config::{FabricConfig, StepCycles};
+use crate::config::FabricConfig;
+use crate::edm::config::StepCycles;
 use crate::engine::closed_loop::ClosedLoop;
 use crate::engine::{
     run_fed, utilisation, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record,

@@ -8,7 +8,8 @@
 #[cfg(test)]
 use crate::baselines::BASELINES;
 use crate::baselines::{baseline_with, BaselineParams};
-use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority};
+use crate::config::FabricConfig;
+use crate::edm::config::{EdmConfig, MemoryOrder, Priority};
 use crate::edm::faults::format_failures;
 use crate::edm::faults::DataRecovery;
 use crate::edm::Edm;
@@ -638,6 +639,40 @@ impl RunConfig {
             accept(f, &(f.get)(self))?;
         }
         self.check_together()
+    }
+
+    /// Baseline overrides alone (every other field at its default), checked.
+    pub fn validate_baselines(baselines: &BaselineParams) -> Result<(), String> {
+        let run = RunConfig {
+            baselines: baselines.clone(),
+            ..Default::default()
+        };
+        run.validate().map_err(|e| e.to_string())
+    }
+
+    /// An open-loop workload's parameters, checked as the run that would
+    /// generate it.
+    pub fn validate_open_loop(w: &OpenLoop) -> Result<(), String> {
+        let mut run = RunConfig {
+            memory_nodes: match w.roles {
+                Roles::AllToAll => 0,
+                Roles::Split { memory } => memory,
+            },
+            load: w.load,
+            write_ratio: w.write_ratio,
+            messages: w.messages,
+            seed: w.seed,
+            ..Default::default()
+        };
+        run.fabric.nodes = w.nodes;
+        run.fabric.link_gbps = w.link_gbps;
+        if let Roles::Split { memory: 0 } = w.roles {
+            return Err(
+                "memory_nodes: a split of compute and memory nodes needs at least one memory node"
+                    .into(),
+            );
+        }
+        run.validate().map_err(|e| e.to_string())
     }
 
     /// Every field's value, in [`FIELDS`] order.

@@ -9,6 +9,7 @@ use edm_sim::packet::dcqcn::Dcqcn;
 use edm_sim::packet::ird::Ird;
 use edm_sim::packet::window::WindowTransport;
 use edm_sim::packet::*;
+use edm_sim::schema::RunConfig;
 use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
@@ -390,21 +391,20 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
         ..Default::default()
     });
     assert!(small.packet.drops > 0 && small.packet.max_queue_bytes <= 6_000);
-    assert!(BaselineParams {
+    let validate = RunConfig::validate_baselines;
+    assert!(validate(&BaselineParams {
         dcqcn_kmin_bytes: 10,
         dcqcn_kmax_bytes: 5,
         ..Default::default()
-    }
-    .validate()
+    })
     .unwrap_err()
     .contains("dcqcn_kmin_bytes"));
-    assert!(BaselineParams {
+    assert!(validate(&BaselineParams {
         pfc_xoff_bytes: 100,
         ..Default::default()
-    }
-    .validate()
+    })
     .is_err());
-    assert!(BaselineParams::default().validate().is_ok());
+    assert!(validate(&BaselineParams::default()).is_ok());
 }
 
 #[test]

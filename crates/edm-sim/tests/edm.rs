@@ -1,7 +1,7 @@
 //! EDM model invariants and closed-form checks.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, Priority};
+use edm_sim::edm::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::time::Ps;

@@ -2,7 +2,8 @@
 //! link traces, memory order, fences, batching, pipelined matching.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder, Priority};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, MemoryOrder, Priority};
 use edm_sim::edm::{Edm, Transmission, UnitKind};
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::time::Ps;

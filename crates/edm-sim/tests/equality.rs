@@ -17,7 +17,8 @@
 use edm_proto::message::Kind;
 use edm_sim::background::BackgroundConfig;
 use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
-use edm_sim::config::{EdmConfig, FabricConfig, Priority};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::rng::Rng;

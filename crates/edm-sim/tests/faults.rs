@@ -4,7 +4,8 @@
 //! "protocol"`) lost; bytes are conserved, no copy is delivered twice,
 //! writes to one address stay in order. With `data_recovery = "ideal"` (a
 //! write NACK the protocol lacks) nothing is lost.
-use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, MemoryOrder};
 use edm_sim::edm::faults::{DataRecovery, Failure, FaultConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};

@@ -10,10 +10,11 @@
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
 //! and where circuits go), `plane.rs` (a switch plane: its links, switch and
 //! scheduler; two with the dual switch), `link.rs` (a link with /N/ and /G/ insertion),
-//! `alone.rs` (a message's latency alone, in closed form), `faults.rs` and
+//! `config.rs` (EDM's configuration), `alone.rs` (a message's latency alone, in closed form), `faults.rs` and
 //! `faults/` (bit errors, read timeouts, and the timers and retries that
 //! recover).
 mod alone;
+pub mod config;
 pub mod faults;
 mod hosts;
 pub mod link;
@@ -25,7 +26,8 @@ mod switch;
 mod units;
 
 use crate::background::{FrameStats, FrameStream};
-use crate::config::{EdmConfig, FabricConfig};
+use crate::config::FabricConfig;
+use crate::edm::config::EdmConfig;
 use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};

@@ -13,7 +13,7 @@ use super::placement::Timeline;
 use super::sim::Sim;
 use super::units::Unit;
 use super::Edm;
-use crate::config::MemoryOrder;
+use crate::edm::config::MemoryOrder;
 use crate::edm::scheduler::{Iteration, Scheduler};
 use crate::time::Ps;
 use std::collections::VecDeque;

@@ -8,7 +8,7 @@ use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
 use super::{Edm, Transmission, UnitKind};
 use crate::background::FrameStats;
-use crate::config::MemoryOrder;
+use crate::edm::config::MemoryOrder;
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };

@@ -7,6 +7,7 @@
 pub mod dram;
 pub mod placement;
 pub mod protection;
+pub mod translate;
 
 use crate::time::Ps;
 pub use dram::{Dram, DramConfig, LINE_BYTES};

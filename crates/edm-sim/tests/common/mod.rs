@@ -2,7 +2,8 @@
 //! ideal_srpt.rs, scale.rs) share.
 #![allow(dead_code)] // each test file uses some of them
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, FabricConfig};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::time::Ps;

@@ -3,7 +3,7 @@
 //! pairs become busy and are granted a chunk one iteration later.
 use super::queue::{key_major, Key, NONE};
 use super::{Grant, Iteration, Scheduler};
-use crate::config::Priority;
+use crate::edm::config::Priority;
 use crate::engine::prefetch;
 use crate::time::Ps;
 

@@ -15,7 +15,7 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
-use crate::config::Priority;
+use crate::edm::config::Priority;
 
 use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
