@@ -36,7 +36,7 @@ pub use setting::Setting;
 /// Every protocol a run may name: EDM's two rule sets on its one model,
 /// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
 /// then the paper's baselines in its order and the ideal reference
-/// `ideal-srpt` (together [`BASELINES`]).
+/// `ideal-srpt` (together [`crate::baselines::BASELINES`]; a test checks).
 pub const PROTOCOLS: &[&str] = &[
     "edm",
     "edm-paper",
