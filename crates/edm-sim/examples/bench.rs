@@ -53,6 +53,6 @@ fn main() {
         "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.edm.scheduler_iterations
+        out.totals.edm().scheduler_iterations
     );
 }

@@ -221,7 +221,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         let t = &out.totals;
         assert_eq!(
             (
-                t.edm.switch_data_conflicts,
+                t.edm().switch_data_conflicts,
                 t.max_switch_data_queue,
                 t.max_switch_data_wait_ps
             ),
@@ -230,7 +230,8 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         );
         eprintln!(
             "{name}: longest grant wait {} ps, longest request wait {} ps",
-            t.edm.max_grant_wait_ps, t.edm.max_request_wait_ps
+            t.edm().max_grant_wait_ps,
+            t.edm().max_request_wait_ps
         );
     }
 }

@@ -141,7 +141,7 @@ impl Sim<'_> {
         // not into a plane whose link its host sees down.
         let planes = self.mirror_planes(m.requester, now);
         if planes != ALL_PLANES {
-            self.totals.edm.faults.unmirrored += 1;
+            self.counters.faults.unmirrored += 1;
         }
         if let Some(p) = self.planes_of.get_mut(i as usize) {
             *p = planes;
@@ -198,8 +198,8 @@ impl Sim<'_> {
                 return;
             }
             book.book(start, len);
-            self.totals.edm.max_request_wait_ps =
-                self.totals.edm.max_request_wait_ps.max(start - ready);
+            self.counters.max_request_wait_ps =
+                self.counters.max_request_wait_ps.max(start - ready);
             self.plane.uplinks[h as usize].account(now, start, unit.blocks);
             self.plane.controls[h as usize].pop_front();
             self.record(h, true, start, unit.blocks, &unit);

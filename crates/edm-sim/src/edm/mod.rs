@@ -28,13 +28,14 @@ mod units;
 use crate::background::{FrameStats, FrameStream};
 use crate::config::FabricConfig;
 use crate::edm::config::EdmConfig;
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
+use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol, Totals};
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use link::Link;
 use sim::Sim;
+use std::sync::LazyLock;
 use units::Msg;
 
 /// What a unit on a link is.
@@ -69,6 +70,14 @@ pub struct EdmCounters {
     pub frames: FrameStats,
     /// What faults did (`EdmConfig::faults`).
     pub faults: faults::FaultCounters,
+}
+
+impl Totals {
+    /// EDM's counters of this run (all 0 for another protocol's run).
+    pub fn edm(&self) -> &EdmCounters {
+        static NONE: LazyLock<EdmCounters> = LazyLock::new(EdmCounters::default);
+        self.counters().unwrap_or(&NONE)
+    }
 }
 
 /// One unit on one link, as [`Edm::run_traced`] records it.

@@ -6,7 +6,7 @@ use super::faults::RmwLog;
 use super::link::frame_stats;
 use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
-use super::{Edm, Transmission, UnitKind};
+use super::{Edm, EdmCounters, Transmission, UnitKind};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
@@ -36,6 +36,8 @@ pub(super) struct Sim<'a> {
     /// (message, completion time), in completion order.
     pub(super) completions: Vec<(u32, Ps)>,
     pub(super) totals: Totals,
+    /// EDM's own counters, handed to `totals` when the run ends.
+    pub(super) counters: EdmCounters,
     pub(super) completed: u64,
     /// Zero-queue mode (`EdmConfig::zero_queue`).
     pub(super) zq: bool,
@@ -163,6 +165,7 @@ impl<'a> Sim<'a> {
                     .collect()
             },
             totals: Totals::default(),
+            counters: EdmCounters::default(),
             completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
@@ -276,7 +279,7 @@ impl<'a> Sim<'a> {
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
         let mut frames = FrameStats::default();
         self.enter(0);
-        let counters = &mut self.totals.edm;
+        let counters = &mut self.counters;
         for plane in std::iter::once(&mut self.plane).chain(self.other_plane.as_deref_mut()) {
             for link in plane.uplinks.iter_mut().chain(&mut plane.downlinks) {
                 link.apply_controls(Ps::MAX);
@@ -306,7 +309,8 @@ impl<'a> Sim<'a> {
             self.totals.downlink_util_mean,
             self.totals.downlink_util_max,
         ) = down;
-        self.totals.edm.frames = frames;
+        self.counters.frames = frames;
+        self.totals.protocol = Some(Box::new(self.counters));
         if let Some(memory) = self.memory.take() {
             self.totals.memory = memory.stats;
         }
@@ -427,7 +431,7 @@ impl<'a> Sim<'a> {
                 // Data and forwarded requests (the first grant of a response) first.
                 let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
                 if high && now < self.plane.egress_data_until[to as usize] {
-                    self.totals.edm.switch_data_conflicts += 1;
+                    self.counters.switch_data_conflicts += 1;
                 }
                 let link = &mut self.plane.downlinks[to as usize];
                 let start = link.start_time(now, high);

@@ -148,7 +148,7 @@ pub fn simulate_fed<T: Transport, I: Issues>(
     }
     let busiest = net.egress.iter().map(|e| e.byte_ps).max().unwrap_or(0);
     net.stats.mean_queue_bytes_busiest = busiest as f64 / end as f64;
-    totals.packet = net.stats;
+    totals.protocol = Some(Box::new(net.stats));
     if let Some(memory) = net.memory {
         totals.memory = memory.stats;
     }

@@ -122,7 +122,7 @@ impl Sim<'_> {
         if self.rmw_log.is_none() || self.denied(request.msg) {
             return;
         }
-        let counters = &mut self.totals.edm.faults;
+        let counters = &mut self.counters.faults;
         let log = self.rmw_log.as_mut().expect("checked above");
         let (i, pair) = (request.msg as usize, log.pair(request));
         if request.spec.op == Op::Rmw {
