@@ -3,7 +3,7 @@
 //! message alone must take exactly this long; tests/edm.rs).
 use super::placement::place_circuit;
 use super::units::Msg;
-use super::Edm;
+use super::model::Edm;
 use crate::time::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;

@@ -4,7 +4,8 @@
 use super::plane::ALL_PLANES;
 use super::sim::Sim;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
-use super::{Edm, UnitKind};
+use super::model::Edm;
+use super::units::UnitKind;
 use crate::edm::config::MemoryOrder;
 use crate::time::Ps;
 use crate::workload::{overlaps, MessageSpec, Op};

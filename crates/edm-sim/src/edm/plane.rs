@@ -7,12 +7,12 @@
 //! The event being handled works on `Sim::plane`; the other plane waits in
 //! `Sim::other_plane` and the two are swapped when an event of the other
 //! plane comes (a single plane pays nothing for this).
-use super::faults::Faults;
+use super::faults::errors::Faults;
 use super::link::Link;
 use super::placement::Timeline;
 use super::sim::Sim;
 use super::units::Unit;
-use super::Edm;
+use super::model::Edm;
 use crate::edm::config::MemoryOrder;
 use crate::edm::scheduler::{Iteration, Scheduler};
 use crate::time::Ps;

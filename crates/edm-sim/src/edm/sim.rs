@@ -2,11 +2,12 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
-use super::faults::RmwLog;
+use super::faults::rmw::RmwLog;
 use super::link::frame_stats;
 use super::plane::Plane;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
-use super::{Edm, EdmCounters, Transmission, UnitKind};
+use super::model::{Edm, EdmCounters, Transmission};
+use super::units::UnitKind;
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{

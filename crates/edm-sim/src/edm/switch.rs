@@ -4,7 +4,8 @@
 use super::placement::place_circuit;
 use super::sim::Sim;
 use super::units::{Ev, Msg, Unit, NO_CHUNK};
-use super::{Edm, UnitKind};
+use super::model::Edm;
+use super::units::UnitKind;
 use crate::edm::scheduler::Grant;
 use crate::engine::prefetch;
 use crate::time::Ps;

@@ -13,7 +13,7 @@
 use crate::edm::faults::Failure;
 use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Msg};
-use crate::edm::Edm;
+use crate::edm::model::Edm;
 use crate::time::Ps;
 
 impl Sim<'_> {

@@ -6,7 +6,8 @@ use super::Fate;
 use crate::edm::scheduler::Grant;
 use crate::edm::sim::{Chunk, Sim, LOST, NOT_KEPT};
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
-use crate::edm::{Edm, UnitKind};
+use crate::edm::model::Edm;
+use crate::edm::units::UnitKind;
 use crate::time::Ps;
 use crate::workload::Op;
 

@@ -25,7 +25,7 @@
 //! (`rmw_first_copy_refused`); both must stay 0.
 use crate::edm::sim::Sim;
 use crate::edm::units::Unit;
-use crate::edm::UnitKind;
+use crate::edm::units::UnitKind;
 use crate::workload::Op;
 
 pub(in crate::edm) struct RmwLog {
