@@ -16,8 +16,8 @@ use crate::workload::MessageSpec;
 use edm_proto::spec::*;
 
 /// The baselines by name, in the paper's order, then the ideal reference
-/// (`ideal-srpt`, [`crate::ideal_srpt`]). The schema's protocol list is EDM's
-/// two then these (a test in `schema/tests.rs` checks).
+/// (`ideal-srpt`, [`crate::ideal_srpt`]); the schema's protocol list is EDM's
+/// two then these.
 pub const BASELINES: &[&str] = &[
     "dctcp",
     "ird",

@@ -5,9 +5,7 @@
 //! from [`FIELDS`]; a field's value lives in the typed structs the engine
 //! takes ([`FabricConfig`], [`EdmConfig`], [`BaselineParams`]) inside a
 //! [`RunConfig`].
-#[cfg(test)]
-use crate::baselines::BASELINES;
-use crate::baselines::{baseline_with, BaselineParams};
+use crate::baselines::{baseline_with, BaselineParams, BASELINES};
 use crate::config::FabricConfig;
 use crate::edm::config::{EdmConfig, MemoryOrder, Priority};
 use crate::edm::faults::format_failures;
@@ -33,22 +31,29 @@ pub use check::ConfigError;
 use check::{accept, name_list};
 pub use setting::Setting;
 
-/// Every protocol a run may name: EDM's two rule sets on its one model,
-/// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
-/// then the paper's baselines in its order and the ideal reference
-/// `ideal-srpt` (together [`crate::baselines::BASELINES`]; a test checks).
-pub const PROTOCOLS: &[&str] = &[
-    "edm",
-    "edm-paper",
-    "dctcp",
-    "ird",
-    "pfabric",
-    "pfc_dcqcn",
-    "cxl",
-    "fastpass",
-    "ideal-srpt",
-];
-pub const EDM_PROTOCOLS: &[&str] = PROTOCOLS.split_at(2).0;
+/// EDM's two rule sets on its one model: "edm" (EDM's rules, the default)
+/// and "edm-paper" (the paper's, fixed).
+pub const EDM_PROTOCOLS: &[&str] = &["edm", "edm-paper"];
+
+/// Every protocol a run may name: [`EDM_PROTOCOLS`], then the paper's
+/// baselines in its order and the ideal reference `ideal-srpt` (together
+/// [`BASELINES`], which the baselines name themselves).
+pub const PROTOCOLS: &[&str] =
+    &concat::<{ EDM_PROTOCOLS.len() + BASELINES.len() }>(EDM_PROTOCOLS, BASELINES);
+
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - a.len()];
+        i += 1;
+    }
+    out
+}
 
 /// Workloads the open-loop generator makes: fixed-size `micro`, then the
 /// applications whose size CDFs ship as python/edm/workloads/CDF_<name>.txt.
