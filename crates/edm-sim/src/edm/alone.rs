@@ -1,9 +1,9 @@
 //! The latency of one EDM message alone in the network, in closed form:
 //! the denominator of every slowdown, and a check on the simulation (a
 //! message alone must take exactly this long; tests/edm.rs).
+use super::model::Edm;
 use super::placement::place_circuit;
 use super::units::Msg;
-use super::model::Edm;
 use crate::time::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;

@@ -1,11 +1,11 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
+use super::model::Edm;
 use super::plane::ALL_PLANES;
 use super::sim::Sim;
-use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
-use super::model::Edm;
 use super::units::UnitKind;
+use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
 use crate::edm::config::MemoryOrder;
 use crate::time::Ps;
 use crate::workload::{overlaps, MessageSpec, Op};

@@ -1,11 +1,11 @@
 //! EDM's switch: notifications into the scheduler, its iterations, and the
 //! grants they issue; in zero-queue mode each grant's whole circuit is
 //! booked at once (`placement.rs`).
+use super::model::Edm;
 use super::placement::place_circuit;
 use super::sim::Sim;
-use super::units::{Ev, Msg, Unit, NO_CHUNK};
-use super::model::Edm;
 use super::units::UnitKind;
+use super::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::edm::scheduler::Grant;
 use crate::engine::prefetch;
 use crate::time::Ps;

@@ -11,9 +11,9 @@
 //! their timers look while a message is unfinished and re-send it when they
 //! heard nothing of it on that plane for a whole retry period (`recovery.rs`).
 use crate::edm::faults::Failure;
+use crate::edm::model::Edm;
 use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Msg};
-use crate::edm::model::Edm;
 use crate::time::Ps;
 
 impl Sim<'_> {

@@ -3,11 +3,11 @@
 //! receivers that keep a chunk's first copy, from either plane of a dual
 //! switch.
 use super::Fate;
+use crate::edm::model::Edm;
 use crate::edm::scheduler::Grant;
 use crate::edm::sim::{Chunk, Sim, LOST, NOT_KEPT};
-use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
-use crate::edm::model::Edm;
 use crate::edm::units::UnitKind;
+use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::time::Ps;
 use crate::workload::Op;
 
