@@ -657,6 +657,47 @@ impl<'a> Sim<'a> {
     }
 }
 
+/// The memory nodes' record of RMWs applied (`faults/rmw.rs`), when the run
+/// keeps one.
+impl Sim<'_> {
+    /// Message `i` is issued: it takes the next issue number.
+    pub(super) fn rmw_issued(&mut self, i: u32) {
+        if let Some(log) = self.rmw_log.as_mut() {
+            log.issued_message(i);
+        }
+    }
+
+    /// Message `i`'s request is generated: it carries the issue number of
+    /// the oldest unfinished message of its pair `pair` (itself at most).
+    pub(super) fn rmw_mark(&mut self, i: u32, pair: usize) {
+        if let Some(log) = self.rmw_log.as_mut() {
+            // (Lossy runs keep the memory-order rule's unfinished lists.)
+            let oldest = self.unfinished.get(pair).and_then(|u| u.first());
+            log.mark(i, oldest.copied());
+        }
+    }
+
+    /// Whether the forwarded request `request` is an RMW copy its memory
+    /// node answers without applying it (its DRAM is not touched).
+    pub(super) fn rmw_replays(&self, request: &Unit) -> bool {
+        self.rmw_log
+            .as_ref()
+            .is_some_and(|log| log.replays(request))
+    }
+
+    /// A forwarded request reaches its memory node intact: its mark is
+    /// taken, and an RMW's copy applied, answered with the kept result, or
+    /// refused.
+    pub(super) fn request_reaches_memory(&mut self, request: &Unit) {
+        debug_assert_eq!(request.kind, UnitKind::ForwardedRequest);
+        if self.rmw_log.is_none() || self.denied(request.msg) {
+            return;
+        }
+        let log = self.rmw_log.as_mut().expect("checked above");
+        log.reaches_memory(request, &mut self.counters.faults);
+    }
+}
+
 /// The dual switch's planes: which one events work on.
 impl Sim<'_> {
     /// Makes plane `id` the one events work on (with one plane: it is).
