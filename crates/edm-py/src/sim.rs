@@ -5,7 +5,7 @@
 //! columns for a pandas DataFrame.
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
-use edm_sim::config::{Priority, Ps};
+use edm_sim::edm::config::Priority;
 use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
@@ -13,6 +13,7 @@ use edm_sim::schema::{
     self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
     MAX_MESSAGES, PROTOCOLS,
 };
+use edm_sim::time::Ps;
 use edm_sim::workload::{
     assign_addresses, check_messages, MessageSpec, Op, OpenLoop, Roles, SizeCdf,
 };
@@ -216,7 +217,7 @@ fn generate_open_loop<'py>(py: Python<'py>, w: &Bound<'py, PyDict>) -> PyResult<
         messages: get(w, "messages")?,
         seed: get(w, "seed")?,
     };
-    gen.validate().map_err(PyValueError::new_err)?;
+    RunConfig::validate_open_loop(&gen).map_err(PyValueError::new_err)?;
     workload_columns(py, &gen.generate())
 }
 
@@ -408,6 +409,7 @@ fn run<'py>(
         interrupted = true;
     }
     let t = &out.totals;
+    let (edm, packet) = (t.edm(), t.packet());
     let totals = PyDict::new(py);
     totals.set_item("interrupted", interrupted)?;
     if let Some(a) = app {
@@ -427,44 +429,44 @@ fn run<'py>(
         downlink_util_max: t.downlink_util_max,
         max_switch_data_queue: t.max_switch_data_queue,
         max_switch_data_wait_ps: t.max_switch_data_wait_ps,
-        switch_data_conflicts: t.edm.switch_data_conflicts,
-        max_grant_wait_ps: t.edm.max_grant_wait_ps,
-        max_request_wait_ps: t.edm.max_request_wait_ps,
-        max_notification_queue: t.edm.max_notification_queue,
-        scheduler_iterations: t.edm.scheduler_iterations,
-        timed_out: t.edm.faults.timed_out,
-        late_data: t.edm.faults.late_data,
-        control_corrupted: t.edm.faults.control_corrupted,
-        data_corrupted: t.edm.faults.data_corrupted,
-        undetected: t.edm.faults.undetected,
-        notify_retries: t.edm.faults.notify_retries,
-        chunk_retries: t.edm.faults.chunk_retries,
-        write_data_lost: t.edm.faults.write_data_lost,
-        write_bytes_lost: t.edm.faults.write_bytes_lost,
-        writes_lost: t.edm.faults.writes_lost,
-        response_data_dropped: t.edm.faults.response_data_dropped,
-        duplicate_notifications: t.edm.faults.duplicate_notifications,
-        duplicate_data: t.edm.faults.duplicate_data,
-        duplicate_grants: t.edm.faults.duplicate_grants,
-        link_down_drops: t.edm.faults.link_down_drops,
-        links_disabled: t.edm.faults.links_disabled,
-        failed: t.edm.faults.failed,
-        mirror_copies_discarded: t.edm.faults.mirror_copies_discarded,
-        unmirrored: t.edm.faults.unmirrored,
-        demand_dropped: t.edm.faults.demand_dropped,
-        rmw_replayed: t.edm.faults.rmw_replayed,
-        rmw_refused: t.edm.faults.rmw_refused,
-        rmw_results_kept_max: t.edm.faults.rmw_results_kept_max,
-        rmw_applied_twice: t.edm.faults.rmw_applied_twice,
-        rmw_first_copy_refused: t.edm.faults.rmw_first_copy_refused,
+        switch_data_conflicts: edm.switch_data_conflicts,
+        max_grant_wait_ps: edm.max_grant_wait_ps,
+        max_request_wait_ps: edm.max_request_wait_ps,
+        max_notification_queue: edm.max_notification_queue,
+        scheduler_iterations: edm.scheduler_iterations,
+        timed_out: edm.faults.timed_out,
+        late_data: edm.faults.late_data,
+        control_corrupted: edm.faults.control_corrupted,
+        data_corrupted: edm.faults.data_corrupted,
+        undetected: edm.faults.undetected,
+        notify_retries: edm.faults.notify_retries,
+        chunk_retries: edm.faults.chunk_retries,
+        write_data_lost: edm.faults.write_data_lost,
+        write_bytes_lost: edm.faults.write_bytes_lost,
+        writes_lost: edm.faults.writes_lost,
+        response_data_dropped: edm.faults.response_data_dropped,
+        duplicate_notifications: edm.faults.duplicate_notifications,
+        duplicate_data: edm.faults.duplicate_data,
+        duplicate_grants: edm.faults.duplicate_grants,
+        link_down_drops: edm.faults.link_down_drops,
+        links_disabled: edm.faults.links_disabled,
+        failed: edm.faults.failed,
+        mirror_copies_discarded: edm.faults.mirror_copies_discarded,
+        unmirrored: edm.faults.unmirrored,
+        demand_dropped: edm.faults.demand_dropped,
+        rmw_replayed: edm.faults.rmw_replayed,
+        rmw_refused: edm.faults.rmw_refused,
+        rmw_results_kept_max: edm.faults.rmw_results_kept_max,
+        rmw_applied_twice: edm.faults.rmw_applied_twice,
+        rmw_first_copy_refused: edm.faults.rmw_first_copy_refused,
         delivered_bytes: t.delivered_bytes,
-        drops: t.packet.drops,
-        ecn_marks: t.packet.ecn_marks,
-        pauses: t.packet.pauses,
-        retransmissions: t.packet.retransmissions,
-        timeouts: t.packet.timeouts,
-        max_switch_queue_bytes: t.packet.max_queue_bytes,
-        max_ingress_bytes: t.packet.max_ingress_bytes,
+        drops: packet.drops,
+        ecn_marks: packet.ecn_marks,
+        pauses: packet.pauses,
+        retransmissions: packet.retransmissions,
+        timeouts: packet.timeouts,
+        max_switch_queue_bytes: packet.max_queue_bytes,
+        max_ingress_bytes: packet.max_ingress_bytes,
         dram_lines: t.memory.lines(),
         dram_wait_mean_ps: t.memory.wait_mean_ps(),
         dram_wait_p99_ps: t.memory.wait_quantile_ps(0.99),
@@ -477,7 +479,7 @@ fn run<'py>(
         served_outside: t.protection.served_outside,
         denied_inside: t.protection.denied_inside,
     );
-    let fr = &t.edm.frames;
+    let fr = &edm.frames;
     let mut delays = fr.delays_ps.clone();
     delays.sort_unstable();
     let pct = |q: f64| -> f64 {

@@ -4,7 +4,8 @@
 //! EDM's rules; or a packet baseline by name, e.g. `dctcp`; 144 nodes unless
 //! given).
 use edm_sim::baselines::baseline;
-use edm_sim::config::{EdmConfig, FabricConfig};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
 use edm_sim::engine::Protocol;
 use edm_sim::workload::{OpenLoop, Roles, SizeCdf};
@@ -52,6 +53,6 @@ fn main() {
         "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.edm.scheduler_iterations
+        out.totals.edm().scheduler_iterations
     );
 }

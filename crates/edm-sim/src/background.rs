@@ -8,8 +8,9 @@
 //! Frames do not generate events: their service is computed lazily, gap by gap,
 //! between the memory transmissions the link reports ([`FrameStream::memory_busy`]),
 //! so they cost nothing when off and little when on.
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
 use crate::rng::Rng;
+use crate::time::Ps;
 use std::collections::VecDeque;
 
 /// Wire bytes a frame adds besides its own bytes: preamble + SFD (8) and the

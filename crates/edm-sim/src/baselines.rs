@@ -3,7 +3,7 @@
 //! [`Protocol`] like EDM. Every default and its source: docs/simulator.md,
 //! "Baselines". Slowdowns divide by each message's latency alone in the
 //! network under the same protocol, measured by running it alone.
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
 use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
 use crate::packet::cxl::{Cxl, CxlConfig};
 use crate::packet::dcqcn::{Dcqcn, DcqcnConfig};
@@ -11,20 +11,29 @@ use crate::packet::fastpass::{Fastpass, FastpassConfig};
 use crate::packet::ird::{Ird, IrdConfig};
 use crate::packet::window::{WindowConfig, WindowLaw, WindowTransport};
 use crate::packet::*;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 use edm_proto::spec::*;
 
 /// The baselines by name, in the paper's order, then the ideal reference
-/// (`ideal-srpt`, [`crate::ideal_srpt`]).
-pub const BASELINES: &[&str] = crate::schema::PROTOCOLS
-    .split_at(crate::schema::EDM_PROTOCOLS.len())
-    .1;
+/// (`ideal-srpt`, [`crate::ideal_srpt`]); the schema's protocol list is EDM's
+/// two then these.
+pub const BASELINES: &[&str] = &[
+    "dctcp",
+    "ird",
+    "pfabric",
+    "pfc_dcqcn",
+    "cxl",
+    "fastpass",
+    "ideal-srpt",
+];
 
 /// Per-egress switch buffer (bytes): ~25 MB shared over 128 x 100G ports,
 /// statically partitioned.
 pub const SWITCH_BUFFER_BYTES: u64 = 200_000;
 
-/// Overrides of the baselines' defaults for sweeps; 0 keeps a default.
+/// Overrides of the baselines' defaults for sweeps; 0 keeps a default
+/// (checked by `crate::schema::RunConfig::validate_baselines`).
 /// Each field applies to the protocols its name or comment says and is
 /// ignored by the others (so one grid can span every protocol).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -49,18 +58,6 @@ pub struct BaselineParams {
     pub cxl_credits: u32,
     /// IRD: bytes a receiver may have granted and not yet received.
     pub ird_window_bytes: u64,
-}
-
-impl BaselineParams {
-    /// Checked by the configuration schema (`crate::schema`), the one place
-    /// configurations are validated.
-    pub fn validate(&self) -> Result<(), String> {
-        let run = crate::schema::RunConfig {
-            baselines: self.clone(),
-            ..Default::default()
-        };
-        run.validate().map_err(|e| e.to_string())
-    }
 }
 
 /// Wire bytes of a full-size raw Ethernet frame (buffers and thresholds must

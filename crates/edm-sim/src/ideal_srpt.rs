@@ -19,12 +19,14 @@
 //! switch's forwarding, the receiver's processing, a read's memory access,
 //! minus the block already counted in `wire`). Alone, a message takes
 //! exactly `wire + path` (its `alone_ps`).
-use crate::config::{FabricConfig, Ps, StepCycles};
+use crate::config::FabricConfig;
+use crate::edm::config::StepCycles;
 use crate::engine::closed_loop::ClosedLoop;
 use crate::engine::{
     run_fed, utilisation, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record,
     Simulation, Totals,
 };
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::{DEFAULT_CHUNK_BYTES, RMW_RESULT_BYTES};

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod packet;
 pub mod rng;
 pub mod schema;
+pub mod time;
 pub mod workload;
 
 /// EDM's reference scheduler on its own (what `edm.sim.Scheduler` steps).

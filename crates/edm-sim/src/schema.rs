@@ -5,10 +5,9 @@
 //! from [`FIELDS`]; a field's value lives in the typed structs the engine
 //! takes ([`FabricConfig`], [`EdmConfig`], [`BaselineParams`]) inside a
 //! [`RunConfig`].
-#[cfg(test)]
-use crate::baselines::BASELINES;
-use crate::baselines::{baseline_with, BaselineParams};
-use crate::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
+use crate::baselines::{baseline_with, BaselineParams, BASELINES};
+use crate::config::FabricConfig;
+use crate::edm::config::{EdmConfig, MemoryOrder, Priority};
 use crate::edm::faults::format_failures;
 use crate::edm::faults::DataRecovery;
 use crate::edm::Edm;
@@ -16,6 +15,7 @@ use crate::engine::closed_loop::{ClosedLoopConfig, ClosedLoopRun, ComputeTime};
 use crate::engine::ideal::{IdealFabric, IdealLatency};
 use crate::engine::Protocol;
 use crate::memory::placement::{PlacementConfig, Policy, POLICIES};
+use crate::time::Ps;
 use crate::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 use edm_proto::spec;
 use std::fmt;
@@ -31,22 +31,29 @@ pub use check::ConfigError;
 use check::{accept, name_list};
 pub use setting::Setting;
 
-/// Every protocol a run may name: EDM's two rule sets on its one model,
-/// "edm" (EDM's rules, the default) and "edm-paper" (the paper's, fixed),
-/// then the paper's baselines in its order and the ideal reference
-/// `ideal-srpt` (together [`BASELINES`]).
-pub const PROTOCOLS: &[&str] = &[
-    "edm",
-    "edm-paper",
-    "dctcp",
-    "ird",
-    "pfabric",
-    "pfc_dcqcn",
-    "cxl",
-    "fastpass",
-    "ideal-srpt",
-];
-pub const EDM_PROTOCOLS: &[&str] = PROTOCOLS.split_at(2).0;
+/// EDM's two rule sets on its one model: "edm" (EDM's rules, the default)
+/// and "edm-paper" (the paper's, fixed).
+pub const EDM_PROTOCOLS: &[&str] = &["edm", "edm-paper"];
+
+/// Every protocol a run may name: [`EDM_PROTOCOLS`], then the paper's
+/// baselines in its order and the ideal reference `ideal-srpt` (together
+/// [`BASELINES`], which the baselines name themselves).
+pub const PROTOCOLS: &[&str] =
+    &concat::<{ EDM_PROTOCOLS.len() + BASELINES.len() }>(EDM_PROTOCOLS, BASELINES);
+
+const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - a.len()];
+        i += 1;
+    }
+    out
+}
 
 /// Workloads the open-loop generator makes: fixed-size `micro`, then the
 /// applications whose size CDFs ship as python/edm/workloads/CDF_<name>.txt.
@@ -637,6 +644,40 @@ impl RunConfig {
             accept(f, &(f.get)(self))?;
         }
         self.check_together()
+    }
+
+    /// Baseline overrides alone (every other field at its default), checked.
+    pub fn validate_baselines(baselines: &BaselineParams) -> Result<(), String> {
+        let run = RunConfig {
+            baselines: baselines.clone(),
+            ..Default::default()
+        };
+        run.validate().map_err(|e| e.to_string())
+    }
+
+    /// An open-loop workload's parameters, checked as the run that would
+    /// generate it.
+    pub fn validate_open_loop(w: &OpenLoop) -> Result<(), String> {
+        let mut run = RunConfig {
+            memory_nodes: match w.roles {
+                Roles::AllToAll => 0,
+                Roles::Split { memory } => memory,
+            },
+            load: w.load,
+            write_ratio: w.write_ratio,
+            messages: w.messages,
+            seed: w.seed,
+            ..Default::default()
+        };
+        run.fabric.nodes = w.nodes;
+        run.fabric.link_gbps = w.link_gbps;
+        if let Roles::Split { memory: 0 } = w.roles {
+            return Err(
+                "memory_nodes: a split of compute and memory nodes needs at least one memory node"
+                    .into(),
+            );
+        }
+        run.validate().map_err(|e| e.to_string())
     }
 
     /// Every field's value, in [`FIELDS`] order.

@@ -1,7 +1,7 @@
 //! Workloads: the messages a run issues. Generators are seeded and exact; a
 //! trace can also be given message by message (see `edm.sim.trace` in Python).
-use crate::config::Ps;
 use crate::rng::Rng;
+use crate::time::Ps;
 
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
 /// RMW reads and writes one 64-bit word.
@@ -215,31 +215,7 @@ pub struct OpenLoop {
 }
 
 impl OpenLoop {
-    /// Checked by the configuration schema (`crate::schema`), the one place
-    /// configurations are validated.
-    pub fn validate(&self) -> Result<(), String> {
-        let mut run = crate::schema::RunConfig {
-            memory_nodes: match self.roles {
-                Roles::AllToAll => 0,
-                Roles::Split { memory } => memory,
-            },
-            load: self.load,
-            write_ratio: self.write_ratio,
-            messages: self.messages,
-            seed: self.seed,
-            ..Default::default()
-        };
-        run.fabric.nodes = self.nodes;
-        run.fabric.link_gbps = self.link_gbps;
-        if let Roles::Split { memory: 0 } = self.roles {
-            return Err(
-                "memory_nodes: a split of compute and memory nodes needs at least one memory node"
-                    .into(),
-            );
-        }
-        run.validate().map_err(|e| e.to_string())
-    }
-
+    /// Its parameters are checked by `crate::schema::RunConfig::validate_open_loop`.
     pub fn generate(&self) -> Vec<MessageSpec> {
         let (compute, memory): (Vec<u16>, Vec<u16>) = match self.roles {
             Roles::AllToAll => (

@@ -2,13 +2,15 @@
 //! unloaded latencies (Table 1), and the behaviour each is known for.
 use edm_proto::spec::*;
 use edm_sim::baselines::*;
-use edm_sim::config::{FabricConfig, Ps};
+use edm_sim::config::FabricConfig;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::packet::cxl::Cxl;
 use edm_sim::packet::dcqcn::Dcqcn;
 use edm_sim::packet::ird::Ird;
 use edm_sim::packet::window::WindowTransport;
 use edm_sim::packet::*;
+use edm_sim::schema::RunConfig;
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
 fn fabric(nodes: usize) -> FabricConfig {
@@ -182,14 +184,15 @@ fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
     let span = last_completion_ps(&out);
     let gbps = bytes as f64 * 8.0 / span as f64 * 1e3;
     assert!(gbps > 85.0, "goodput {gbps:.1} Gbps");
-    assert!(out.totals.packet.ecn_marks > 0);
-    let mean_q = out.totals.packet.mean_queue_bytes_busiest;
+    assert!(out.totals.packet().ecn_marks > 0);
+    let mean_q = out.totals.packet().mean_queue_bytes_busiest;
     assert!(
         mean_q > 0.5 * k as f64 && mean_q < 4.0 * k as f64,
         "mean queue {mean_q:.0} B vs K = {k} B"
     );
     assert_eq!(
-        out.totals.packet.drops, 0,
+        out.totals.packet().drops,
+        0,
         "DCTCP keeps the queue far below the buffer"
     );
 }
@@ -204,14 +207,14 @@ fn pfc_never_drops_and_pauses_under_incast() {
     let mut p = PacketProtocol::new(f.clone(), move || Dcqcn::new(cfg.clone(), gbps));
     let out = p.run(&msgs, &mut |_, _| {});
     assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
-    assert_eq!(out.totals.packet.drops, 0);
-    assert!(out.totals.packet.pauses > 0, "incast must trigger PAUSE");
-    assert!(out.totals.packet.ecn_marks > 0);
+    assert_eq!(out.totals.packet().drops, 0);
+    assert!(out.totals.packet().pauses > 0, "incast must trigger PAUSE");
+    assert!(out.totals.packet().ecn_marks > 0);
     // The headroom above Xoff absorbs what is in flight when PAUSE is sent.
     assert!(
-        out.totals.packet.max_ingress_bytes < pfc.xoff + 20_000,
+        out.totals.packet().max_ingress_bytes < pfc.xoff + 20_000,
         "{}",
-        out.totals.packet.max_ingress_bytes
+        out.totals.packet().max_ingress_bytes
     );
 }
 
@@ -232,7 +235,7 @@ fn pfabric_drops_and_lets_short_messages_overtake_long_ones() {
         .max()
         .unwrap();
     assert!(
-        out.totals.packet.drops > 0,
+        out.totals.packet().drops > 0,
         "a 2-BDP buffer must overflow under 16-way incast"
     );
     assert!(
@@ -258,7 +261,7 @@ fn cxl_never_drops_and_blocks_the_head_of_line_under_incast() {
     let cfg = cxl_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Cxl::new(cfg.clone()));
     let out = p.run(&mixed, &mut |_, _| {});
-    assert_eq!(out.totals.packet.drops, 0);
+    assert_eq!(out.totals.packet().drops, 0);
     let mean_victim = |out: &Outcome, msgs: &[MessageSpec]| {
         let v: Vec<f64> = msgs
             .iter()
@@ -368,7 +371,7 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
             WindowTransport::new("dctcp", cfg.clone())
         });
         let out = proto.run(&msgs, &mut |_, _| {});
-        out.totals.packet.mean_queue_bytes_busiest
+        out.totals.packet().mean_queue_bytes_busiest
     };
     let (q, q_high) = (
         mean_queue(BaselineParams::default()),
@@ -383,27 +386,26 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
         4 * k
     );
     // A buffer of a few frames overflows under an 8-to-1 incast.
-    assert_eq!(default.packet.drops, 0);
+    assert_eq!(default.packet().drops, 0);
     let small = run(BaselineParams {
         switch_buffer_bytes: 6_000,
         ..Default::default()
     });
-    assert!(small.packet.drops > 0 && small.packet.max_queue_bytes <= 6_000);
-    assert!(BaselineParams {
+    assert!(small.packet().drops > 0 && small.packet().max_queue_bytes <= 6_000);
+    let validate = RunConfig::validate_baselines;
+    assert!(validate(&BaselineParams {
         dcqcn_kmin_bytes: 10,
         dcqcn_kmax_bytes: 5,
         ..Default::default()
-    }
-    .validate()
+    })
     .unwrap_err()
     .contains("dcqcn_kmin_bytes"));
-    assert!(BaselineParams {
+    assert!(validate(&BaselineParams {
         pfc_xoff_bytes: 100,
         ..Default::default()
-    }
-    .validate()
+    })
     .is_err());
-    assert!(BaselineParams::default().validate().is_ok());
+    assert!(validate(&BaselineParams::default()).is_ok());
 }
 
 #[test]
@@ -429,7 +431,7 @@ fn a_permutation_runs_every_pair_near_line_rate_without_congestion_signals() {
         );
         let t = &out.totals;
         assert_eq!(
-            (t.packet.drops, t.packet.pauses, t.packet.timeouts),
+            (t.packet().drops, t.packet().pauses, t.packet().timeouts),
             (0, 0, 0),
             "{name}: congestion signals"
         );

@@ -1,9 +1,9 @@
 //! Closed-loop applications (engine/closed_loop.rs) on every protocol and
 //! on the ideal fabric (engine/ideal.rs): the run time in closed form on an
 //! ideal fabric, Little's law, determinism, bytes conserved.
-use edm_sim::config::Ps;
 use edm_sim::engine::closed_loop::ClosedLoopRun;
 use edm_sim::schema::{RunConfig, Value, PROTOCOLS};
+use edm_sim::time::Ps;
 use edm_sim::workload::MessageSpec;
 
 fn config(pairs: &[(&str, Value)]) -> RunConfig {

@@ -1,9 +1,10 @@
 //! EDM model invariants and closed-form checks.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, Priority, Ps};
+use edm_sim::edm::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::time::Ps;
 use edm_sim::workload::{assign_addresses, MessageSpec, Op, SizeCdf};
 
 mod common;
@@ -109,7 +110,7 @@ fn every_byte_is_delivered_and_the_scheduler_keeps_its_bounds() {
         // Every node is compute and memory: a destination's queue holds up to X
         // writes from each other node and X reads it issued to each other node.
         assert!(
-            out.totals.edm.max_notification_queue <= 2 * 3 * 15,
+            out.totals.edm().max_notification_queue <= 2 * 3 * 15,
             "2*X*(N-1) bound"
         );
         for (m, r) in msgs.iter().zip(&out.records) {
@@ -259,9 +260,9 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
     for out in [&quiet, &preempt, &wait] {
         assert_eq!(out.totals.delivered_bytes, 64 * msgs.len() as u64);
     }
-    assert_eq!(quiet.totals.edm.frames.frames, 0);
+    assert_eq!(quiet.totals.edm().frames.frames, 0);
     let links = 2 * 16;
-    let frames = preempt.totals.edm.frames.frames as f64;
+    let frames = preempt.totals.edm().frames.frames as f64;
     let span = preempt.totals.end_ps as f64;
     let carried = frames
         * BackgroundConfig {
@@ -275,8 +276,8 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
         carried > 0.4 && carried < 0.6,
         "frames carried {carried} of each link"
     );
-    assert!(preempt.totals.edm.frames.memory_wait_max_ps <= block);
-    assert!(preempt.totals.edm.frames.memory_waits > 1000);
+    assert!(preempt.totals.edm().frames.memory_wait_max_ps <= block);
+    assert!(preempt.totals.edm().frames.memory_waits > 1000);
     let (q, p, w) = (
         mean_latency(&quiet),
         mean_latency(&preempt),
@@ -291,7 +292,7 @@ fn preemption_keeps_memory_latency_within_blocks_of_unloaded_under_jumbo_frames(
         "without preemption memory waits for frames: +{} ps",
         w - q
     );
-    assert!(wait.totals.edm.frames.memory_wait_max_ps > 500 * block);
+    assert!(wait.totals.edm().frames.memory_wait_max_ps > 500 * block);
 }
 
 #[test]
@@ -310,7 +311,7 @@ fn memory_data_waits_at_a_switch_egress_only_behind_control_blocks() {
         EdmConfig::default(),
         &streams(&[(0, 1)], 4096, 100),
     );
-    assert_eq!(one.totals.edm.switch_data_conflicts, 0);
+    assert_eq!(one.totals.edm().switch_data_conflicts, 0);
     assert_eq!(one.totals.max_switch_data_queue, 0);
     assert_eq!(one.totals.max_switch_data_wait_ps, 0);
     // Two opposite streams: each host's downlink carries the other's data
@@ -324,7 +325,7 @@ fn memory_data_waits_at_a_switch_egress_only_behind_control_blocks() {
     let chunks_per_stream = 100 * 4096u64.div_ceil(256);
     let block = f.block_ps();
     let t = &both.totals;
-    assert!(t.edm.switch_data_conflicts > 0, "{t:?}");
+    assert!(t.edm().switch_data_conflicts > 0, "{t:?}");
     assert!(
         t.max_switch_data_wait_ps <= chunks_per_stream * block,
         "waits beyond the /G/ blocks: {t:?}"

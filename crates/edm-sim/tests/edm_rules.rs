@@ -2,9 +2,11 @@
 //! link traces, memory order, fences, batching, pipelined matching.
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder, Priority, Ps};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, MemoryOrder, Priority};
 use edm_sim::edm::{Edm, Transmission, UnitKind};
 use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::time::Ps;
 use edm_sim::workload::{assign_addresses, overlaps, MessageSpec, Op, SizeCdf};
 
 mod common;
@@ -219,7 +221,7 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         let t = &out.totals;
         assert_eq!(
             (
-                t.edm.switch_data_conflicts,
+                t.edm().switch_data_conflicts,
                 t.max_switch_data_queue,
                 t.max_switch_data_wait_ps
             ),
@@ -228,7 +230,8 @@ fn with_the_zero_queue_rules_memory_data_never_waits_at_the_switch() {
         );
         eprintln!(
             "{name}: longest grant wait {} ps, longest request wait {} ps",
-            t.edm.max_grant_wait_ps, t.edm.max_request_wait_ps
+            t.edm().max_grant_wait_ps,
+            t.edm().max_request_wait_ps
         );
     }
 }

@@ -17,11 +17,13 @@
 use edm_proto::message::Kind;
 use edm_sim::background::BackgroundConfig;
 use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
-use edm_sim::config::{EdmConfig, FabricConfig, Priority, Ps};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::rng::Rng;
 use edm_sim::scheduler::Scheduler;
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, OpenLoop, Roles, SizeCdf};
 
 /// FNV-1a, 64 bit: stable across Rust versions and platforms.
@@ -82,23 +84,23 @@ fn outcome_hash(out: &Outcome) -> u64 {
         t.end_ps,
         t.max_switch_data_queue as u64,
         t.max_switch_data_wait_ps,
-        t.edm.switch_data_conflicts,
-        t.edm.max_notification_queue as u64,
-        t.edm.scheduler_iterations,
+        t.edm().switch_data_conflicts,
+        t.edm().max_notification_queue as u64,
+        t.edm().scheduler_iterations,
         t.delivered_bytes,
-        t.edm.frames.frames,
-        t.edm.frames.memory_waits,
-        t.edm.frames.memory_wait_total_ps,
-        t.edm.frames.memory_wait_max_ps,
+        t.edm().frames.frames,
+        t.edm().frames.memory_waits,
+        t.edm().frames.memory_wait_total_ps,
+        t.edm().frames.memory_wait_max_ps,
     ] {
         h.u64(v);
     }
-    if t.edm.max_grant_wait_ps + t.edm.max_request_wait_ps > 0 {
+    if t.edm().max_grant_wait_ps + t.edm().max_request_wait_ps > 0 {
         // Zero-queue runs only (the paper's runs were hashed without them).
-        h.u64(t.edm.max_grant_wait_ps);
-        h.u64(t.edm.max_request_wait_ps);
+        h.u64(t.edm().max_grant_wait_ps);
+        h.u64(t.edm().max_request_wait_ps);
     }
-    for &d in &t.edm.frames.delays_ps {
+    for &d in &t.edm().frames.delays_ps {
         h.u64(d);
     }
     for v in [
@@ -526,13 +528,13 @@ fn baseline_runs_are_unchanged() {
             let t = &out.totals;
             let mut h = Fnv(outcome_hash(&out));
             for v in [
-                t.packet.drops,
-                t.packet.ecn_marks,
-                t.packet.pauses,
-                t.packet.retransmissions,
-                t.packet.timeouts,
-                t.packet.max_queue_bytes,
-                t.packet.max_ingress_bytes,
+                t.packet().drops,
+                t.packet().ecn_marks,
+                t.packet().pauses,
+                t.packet().retransmissions,
+                t.packet().timeouts,
+                t.packet().max_queue_bytes,
+                t.packet().max_ingress_bytes,
             ] {
                 h.u64(v);
             }

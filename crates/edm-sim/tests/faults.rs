@@ -4,7 +4,8 @@
 //! "protocol"`) lost; bytes are conserved, no copy is delivered twice,
 //! writes to one address stay in order. With `data_recovery = "ideal"` (a
 //! write NACK the protocol lacks) nothing is lost.
-use edm_sim::config::{EdmConfig, FabricConfig, MemoryOrder};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::{EdmConfig, MemoryOrder};
 use edm_sim::edm::faults::{DataRecovery, Failure, FaultConfig};
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
@@ -80,7 +81,7 @@ fn without_faults_no_read_times_out_and_nothing_is_retried() {
     ] {
         let out = run(cfg, &msgs);
         assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
-        assert_eq!(out.totals.edm.faults, Default::default());
+        assert_eq!(out.totals.edm().faults, Default::default());
     }
 }
 
@@ -101,7 +102,7 @@ fn a_read_unanswered_in_time_finishes_with_a_null_response() {
     );
     let reads = msgs.iter().filter(|m| m.op != Op::Write).count() as u64;
     assert!(reads > 100);
-    let f = &out.totals.edm.faults;
+    let f = &out.totals.edm().faults;
     assert_eq!(f.timed_out, reads);
     assert!(f.late_data >= reads, "{f:?}");
     for (m, r) in msgs.iter().zip(&out.records) {
@@ -129,7 +130,7 @@ fn with_an_ideal_nack_bit_errors_lose_no_operation_duplicate_none_and_keep_write
             ..FaultConfig::default()
         };
         let out = run(rules(faults, zero_queue), &msgs);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         // Something was hit, on every kind of unit, and recovered.
         assert!(f.control_corrupted > 20 && f.data_corrupted > 20, "{f:?}");
         assert!(
@@ -174,7 +175,7 @@ fn the_error_draws_follow_the_seed() {
             &msgs,
         );
         let times: Vec<_> = out.records.iter().map(|r| r.complete_ps).collect();
-        (times, out.totals.edm.faults)
+        (times, out.totals.edm().faults.clone())
     };
     assert_eq!(with_seed(1), with_seed(1));
     assert_ne!(with_seed(1).0, with_seed(2).0);
@@ -213,7 +214,7 @@ fn failing(failures: &str, dual_switch: bool) -> FaultConfig {
 /// returns how many completed and how many failed (lost ones: the
 /// counters).
 fn accounted(msgs: &[MessageSpec], out: &Outcome) -> (u64, u64) {
-    let f = &out.totals.edm.faults;
+    let f = &out.totals.edm().faults;
     let done = out
         .records
         .iter()
@@ -265,11 +266,11 @@ fn a_link_or_switch_down_and_back_loses_only_writes_sent_into_it() {
                 ..failing(&events, false)
             };
             let out = run(rules(ideal, zero_queue), &msgs);
-            let f = &out.totals.edm.faults;
+            let f = &out.totals.edm().faults;
             assert!(f.link_down_drops > 0 && f.demand_dropped > 0, "{f:?}");
             assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0), "{f:?}");
             let out = run(rules(failing(&events, false), zero_queue), &msgs);
-            let f = &out.totals.edm.faults;
+            let f = &out.totals.edm().faults;
             let (done, failed) = accounted(&msgs, &out);
             assert_eq!(
                 (done + f.writes_lost, failed),
@@ -296,7 +297,7 @@ fn a_switch_lost_for_good_fails_what_it_carried_unless_a_second_plane_takes_over
         let events = format!("{target}@{}", end / 2);
         for zero_queue in [false, true] {
             let dual = run(rules(failing(&events, true), zero_queue), &msgs);
-            let f = &dual.totals.edm.faults;
+            let f = &dual.totals.edm().faults;
             assert_eq!(accounted(&msgs, &dual), (msgs.len() as u64, 0), "{f:?}");
             assert!(f.link_down_drops > 0, "{target} {f:?}");
             // Both planes carried the messages issued before the failure.
@@ -324,7 +325,7 @@ fn without_faults_the_dual_switch_completes_each_message_as_one_plane_does() {
     for zero_queue in [false, true] {
         let single = run(rules(failing(&never, false), zero_queue), &msgs);
         let dual = run(rules(failing(&never, true), zero_queue), &msgs);
-        let f = &dual.totals.edm.faults;
+        let f = &dual.totals.edm().faults;
         for (i, (a, b)) in single.records.iter().zip(&dual.records).enumerate() {
             assert_eq!(a.complete_ps, b.complete_ps, "message {i}");
         }
@@ -384,7 +385,7 @@ fn after_a_plane_fails_its_hosts_stop_sending_into_it_once_they_see_it_or_the_ot
             };
             let seen = down + link_detect_ns * 1000;
             let out = run(rules(faults, zero_queue), &msgs);
-            let f = &out.totals.edm.faults;
+            let f = &out.totals.edm().faults;
             let slowest = msgs
                 .iter()
                 .zip(&out.records)
@@ -454,7 +455,7 @@ fn a_link_down_and_back_is_left_out_while_its_host_sees_it_down_then_mirrored_ag
         };
         let detect = faults.link_detect_ps();
         let (out, trace) = Edm::new(fabric.clone(), rules(faults, zero_queue)).run_traced(&msgs);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         assert_eq!(accounted(&msgs, &out), (msgs.len() as u64, 0), "{f:?}");
         let mine = |m: &MessageSpec| m.requester == host;
         let may = count(&msgs, &out, |m, done| {
@@ -476,7 +477,7 @@ fn a_link_down_and_back_is_left_out_while_its_host_sees_it_down_then_mirrored_ag
         // (generated, and in zero-queue mode waiting for a gap): nothing,
         // not even a retry, decided later.
         let generated = fabric.cycles(EdmConfig::edm_rules().steps.gen_req);
-        let waited = out.totals.edm.max_request_wait_ps;
+        let waited = out.totals.edm().max_request_wait_ps;
         assert!(
             latest_while_seen_down <= generated + waited,
             "{latest_while_seen_down} ps"
@@ -508,7 +509,7 @@ fn with_an_ideal_nack_bit_errors_on_both_planes_lose_no_operation_nor_duplicate_
             ..FaultConfig::default()
         };
         let out = run(rules(faults, zero_queue), &msgs);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         assert!(f.data_corrupted > 20 && f.control_corrupted > 20, "{f:?}");
         assert!(
             f.duplicate_data > 0 && f.mirror_copies_discarded > 0,
@@ -533,7 +534,7 @@ fn the_ber_monitor_disables_a_noisy_link_and_the_second_plane_carries_on() {
         };
         let out = run(lossy_rules(faults), &msgs);
         let (_, failed) = accounted(&msgs, &out);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         assert!(f.data_corrupted > 0, "{f:?}");
         // A dual-switch host sees its disabled link and leaves that plane out.
         assert_eq!(
@@ -625,7 +626,7 @@ fn a_failed_switch_and_a_port_seen_down_get_nothing_granted_after_they_are_seen(
             let seen = down + faults.link_detect_ps();
             let (out, trace) =
                 Edm::new(fabric.clone(), rules(faults, zero_queue)).run_traced(&msgs);
-            let f = &out.totals.edm.faults;
+            let f = &out.totals.edm().faults;
             let (done, failed) = accounted(&msgs, &out);
             assert!(
                 f.demand_dropped > 0 && f.link_down_drops > 0,
@@ -682,7 +683,7 @@ fn an_rmw_is_applied_once_whatever_copies_of_it_reach_its_memory_node() {
         // each second copy is recognised and answered with the first's
         // result: every RMW applied exactly once.
         let out = run(rules(failing("", true), zero_queue), &msgs);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         assert_eq!(
             (f.rmw_replayed, f.rmw_refused, f.rmw_applied_twice),
             (rmws, 0, 0),
@@ -738,7 +739,7 @@ fn an_rmw_is_applied_once_whatever_copies_of_it_reach_its_memory_node() {
                 ..failing(&failures, dual)
             };
             let out = run(rules(faults, zero_queue), &msgs);
-            let f = &out.totals.edm.faults;
+            let f = &out.totals.edm().faults;
             assert!(f.rmw_replayed > 0, "{failures} {f:?}");
             assert_eq!(
                 (f.rmw_applied_twice, f.rmw_first_copy_refused),
@@ -827,7 +828,7 @@ fn with_the_protocol_writes_hit_after_the_switch_are_lost_and_counted() {
         };
         assert_eq!(faults.data_recovery, DataRecovery::Protocol);
         let (out, sent, late_grants) = write_units_sent(&msgs, rules(faults.clone(), zero_queue));
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         let (done, failed) = accounted(&msgs, &out);
         assert_eq!((f.undetected, failed), (0, 0), "{f:?}");
         assert!(f.writes_lost > 20 && f.response_data_dropped > 20, "{f:?}");
@@ -882,7 +883,7 @@ fn with_the_protocol_writes_hit_after_the_switch_are_lost_and_counted() {
             ..faults
         };
         let (out, _, late_grants) = write_units_sent(&msgs, rules(ideal, zero_queue));
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         assert_eq!((f.writes_lost, f.write_data_lost), (0, 0), "{f:?}");
         assert!(late_grants > 20, "{late_grants} {f:?}");
         assert!(f.chunk_retries > f.control_corrupted + 100, "{f:?}");
@@ -907,7 +908,7 @@ fn with_the_protocol_the_write_units_lost_follow_their_exposure() {
             ..FaultConfig::default()
         };
         let out = run(rules(faults, zero_queue), &msgs);
-        let f = &out.totals.edm.faults;
+        let f = &out.totals.edm().faults;
         let lost = f.write_data_lost as f64;
         assert!(mean > 200.0, "{mean}");
         assert!(
@@ -934,7 +935,7 @@ fn with_the_protocol_the_dual_switch_loses_a_write_only_if_both_copies_are_hit()
             };
             let out = run(rules(faults, zero_queue), &msgs);
             let (done, failed) = accounted(&msgs, &out);
-            let f = out.totals.edm.faults;
+            let f = out.totals.edm().faults.clone();
             assert_eq!((failed, f.undetected), (0, 0), "{f:?}");
             assert_eq!(done + f.writes_lost, msgs.len() as u64, "{f:?}");
             f

@@ -4,10 +4,12 @@ mod common;
 
 use common::{assert_complete_and_conserved, mean_slowdown, workload, write};
 use edm_proto::message::{message_blocks, Kind};
-use edm_sim::config::{FabricConfig, Ps, StepCycles};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::StepCycles;
 use edm_sim::engine::{Outcome, Protocol};
 use edm_sim::ideal_srpt::{IdealSrpt, Service};
 use edm_sim::schema::{RunConfig, Value};
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, SizeCdf};
 
 fn fabric(nodes: usize) -> FabricConfig {

@@ -67,7 +67,8 @@ fn every_protocol_completes_everything_through_the_dram_and_conserves_bytes() {
         assert_eq!(mem.late_responses, 0, "{protocol}");
         if protocol == "edm" {
             assert_eq!(
-                out.totals.edm.switch_data_conflicts, 0,
+                out.totals.edm().switch_data_conflicts,
+                0,
                 "zero-queue rules kept"
             );
         }

@@ -4,11 +4,11 @@
 //! workload, a denied read carries only the empty response and touches no
 //! DRAM, a denied write is dropped.
 use edm_proto::message::{message_blocks, Kind};
-use edm_sim::config::Ps;
 use edm_sim::edm::{Edm, UnitKind};
 use edm_sim::memory::dram::lines;
 use edm_sim::memory::protection::{writes, Layout};
 use edm_sim::schema::{RunConfig, Value, PROTOCOLS};
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op};
 
 fn config(protocol: &str, seed: u64, extra: &[(&str, Value)]) -> RunConfig {

@@ -1,10 +1,10 @@
 //! The latency of one EDM message alone in the network, in closed form:
 //! the denominator of every slowdown, and a check on the simulation (a
 //! message alone must take exactly this long; tests/edm.rs).
+use super::model::Edm;
 use super::placement::place_circuit;
 use super::units::Msg;
-use super::Edm;
-use crate::config::Ps;
+use crate::time::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
 
@@ -21,7 +21,8 @@ impl Edm {
         let iteration = self.iteration_ps();
         let kind = Self::data_kind(m);
         let mut remaining = Self::data_bytes(m);
-        let visible = self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
+        let visible =
+            self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
         let mut grant = visible + iteration;
         let mut first = true;
         let (mut uplink_free, mut downlink_free) = (0, 0);
@@ -69,7 +70,8 @@ impl Edm {
         let early = self.early_grant_ps();
         let kind = Self::data_kind(m);
         let mut remaining = Self::data_bytes(m);
-        let visible = self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
+        let visible =
+            self.c(self.cfg.steps.gen_req) + hop + self.notification_delay(m.op != Op::Write);
         // The iteration deciding the next chunk starts at `decided`.
         let mut decided = visible;
         let mut first = true;

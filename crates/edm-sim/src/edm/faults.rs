@@ -23,15 +23,12 @@
 //! copies (from either plane of the dual switch, `plane.rs`);
 //! `faults/failover.rs` what a switch drops when it fails or sees a port
 //! go down; `faults/rmw.rs` the memory nodes' record of RMWs applied.
-use crate::config::Ps;
+use crate::time::Ps;
 
-mod errors;
+pub mod errors;
 mod failover;
 mod recovery;
-mod rmw;
-
-pub use errors::{control_undetected, data_undetected, Faults};
-pub(super) use rmw::RmwLog;
+pub(super) mod rmw;
 
 /// The faults a run models (all off by default).
 #[derive(Clone, Debug, PartialEq)]

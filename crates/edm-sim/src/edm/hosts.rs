@@ -1,11 +1,13 @@
 //! EDM's hosts: when a message may go (fences, the memory-order rule, at
 //! most X active notifications per destination, batching), its /N/ or
 //! request, and what a host does with the grants and data it receives.
+use super::model::Edm;
 use super::plane::ALL_PLANES;
 use super::sim::Sim;
+use super::units::UnitKind;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
-use super::{Edm, UnitKind};
-use crate::config::{MemoryOrder, Ps};
+use crate::edm::config::MemoryOrder;
+use crate::time::Ps;
 use crate::workload::{overlaps, MessageSpec, Op};
 
 impl Sim<'_> {
@@ -140,7 +142,7 @@ impl Sim<'_> {
         // not into a plane whose link its host sees down.
         let planes = self.mirror_planes(m.requester, now);
         if planes != ALL_PLANES {
-            self.totals.edm.faults.unmirrored += 1;
+            self.counters.faults.unmirrored += 1;
         }
         if let Some(p) = self.planes_of.get_mut(i as usize) {
             *p = planes;
@@ -197,8 +199,8 @@ impl Sim<'_> {
                 return;
             }
             book.book(start, len);
-            self.totals.edm.max_request_wait_ps =
-                self.totals.edm.max_request_wait_ps.max(start - ready);
+            self.counters.max_request_wait_ps =
+                self.counters.max_request_wait_ps.max(start - ready);
             self.plane.uplinks[h as usize].account(now, start, unit.blocks);
             self.plane.controls[h as usize].pop_front();
             self.record(h, true, start, unit.blocks, &unit);

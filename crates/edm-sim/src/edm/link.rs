@@ -1,7 +1,8 @@
 //! EDM's link: one direction of one wire, sending whole units back to back
 //! with /N/ and /G/ control blocks slipped in anywhere (docs/protocol.md §3.3).
 use crate::background::{FrameStats, FrameStream};
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
+use crate::time::Ps;
 use std::collections::VecDeque;
 
 /// What a link transmission delivers: when the first and the last block

@@ -1,7 +1,7 @@
 //! EDM's zero-queue mode: the booked timeline of each link direction and
 //! where a circuit (its grant, its data on the uplink and at the egress) goes.
-use super::Edm;
-use crate::config::Ps;
+use super::model::Edm;
+use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
 use std::collections::VecDeque;

@@ -7,14 +7,14 @@
 //! The event being handled works on `Sim::plane`; the other plane waits in
 //! `Sim::other_plane` and the two are swapped when an event of the other
 //! plane comes (a single plane pays nothing for this).
-use super::faults::Faults;
+use super::faults::errors::Faults;
 use super::link::Link;
+use super::model::Edm;
 use super::placement::Timeline;
-use super::sim::Sim;
 use super::units::Unit;
-use super::Edm;
-use crate::config::{MemoryOrder, Ps};
+use crate::edm::config::MemoryOrder;
 use crate::edm::scheduler::{Iteration, Scheduler};
+use crate::time::Ps;
 use std::collections::VecDeque;
 
 /// Every plane, as a set of plane ids (`Sim::on_planes`).
@@ -174,54 +174,5 @@ impl Plane {
         edm.cfg.faults.dual_switch
             || edm.cfg.faults.drops_demand()
             || edm.cfg.faults.protocol_recovery()
-    }
-}
-
-impl Sim<'_> {
-    /// Makes plane `id` the one events work on (with one plane: it is).
-    #[inline(always)]
-    pub(super) fn enter(&mut self, id: u8) {
-        if self.plane.id != id {
-            let other = self
-                .other_plane
-                .as_mut()
-                .expect("an event names a plane the run has");
-            std::mem::swap(&mut self.plane, other);
-        }
-    }
-
-    /// Runs `act` on each plane of `planes` (a bit per plane id) in turn (a
-    /// host mirroring a message), and returns to the plane it was on.
-    pub(super) fn on_planes(&mut self, planes: u8, mut act: impl FnMut(&mut Self)) {
-        if self.other_plane.is_none() {
-            return act(self);
-        }
-        let back = self.plane.id;
-        for id in (0..2).filter(|id| planes & 1 << id != 0) {
-            self.enter(id);
-            act(self);
-        }
-        self.enter(back);
-    }
-
-    /// The planes host `h` sends a message's /N/ or request on at `at`
-    /// (a bit per plane id): with the dual switch, those whose link it does
-    /// not see down (docs/faults.md §4), as the RTL's `edm_mirror` leaves
-    /// out a plane whose link guard reports it down; every plane if it sees
-    /// them all down (it has nothing better: the retries and `give_up_ns`
-    /// take over).
-    pub(super) fn mirror_planes(&self, h: u16, at: Ps) -> u8 {
-        let Some(other) = self.other_plane.as_deref() else {
-            return ALL_PLANES;
-        };
-        let seen_up = [&self.plane, other]
-            .into_iter()
-            .filter(|p| !p.faults.seen_down(h, at))
-            .fold(0, |mask, p| mask | 1 << p.id);
-        if seen_up == 0 {
-            ALL_PLANES
-        } else {
-            seen_up
-        }
     }
 }

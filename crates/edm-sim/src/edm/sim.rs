@@ -2,18 +2,20 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
-use super::faults::RmwLog;
+use super::faults::rmw::RmwLog;
 use super::link::frame_stats;
-use super::plane::Plane;
+use super::model::{Edm, EdmCounters, Transmission};
+use super::plane::{Plane, ALL_PLANES};
+use super::units::UnitKind;
 use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
-use super::{Edm, Transmission, UnitKind};
 use crate::background::FrameStats;
-use crate::config::{MemoryOrder, Ps};
+use crate::edm::config::MemoryOrder;
 use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
 };
 use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
 use std::collections::VecDeque;
@@ -35,6 +37,8 @@ pub(super) struct Sim<'a> {
     /// (message, completion time), in completion order.
     pub(super) completions: Vec<(u32, Ps)>,
     pub(super) totals: Totals,
+    /// EDM's own counters, handed to `totals` when the run ends.
+    pub(super) counters: EdmCounters,
     pub(super) completed: u64,
     /// Zero-queue mode (`EdmConfig::zero_queue`).
     pub(super) zq: bool,
@@ -162,6 +166,7 @@ impl<'a> Sim<'a> {
                     .collect()
             },
             totals: Totals::default(),
+            counters: EdmCounters::default(),
             completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
@@ -275,7 +280,7 @@ impl<'a> Sim<'a> {
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
         let mut frames = FrameStats::default();
         self.enter(0);
-        let counters = &mut self.totals.edm;
+        let counters = &mut self.counters;
         for plane in std::iter::once(&mut self.plane).chain(self.other_plane.as_deref_mut()) {
             for link in plane.uplinks.iter_mut().chain(&mut plane.downlinks) {
                 link.apply_controls(Ps::MAX);
@@ -305,7 +310,8 @@ impl<'a> Sim<'a> {
             self.totals.downlink_util_mean,
             self.totals.downlink_util_max,
         ) = down;
-        self.totals.edm.frames = frames;
+        self.counters.frames = frames;
+        self.totals.protocol = Some(Box::new(self.counters));
         if let Some(memory) = self.memory.take() {
             self.totals.memory = memory.stats;
         }
@@ -426,7 +432,7 @@ impl<'a> Sim<'a> {
                 // Data and forwarded requests (the first grant of a response) first.
                 let high = matches!(unit.kind, UnitKind::Data | UnitKind::ForwardedRequest);
                 if high && now < self.plane.egress_data_until[to as usize] {
-                    self.totals.edm.switch_data_conflicts += 1;
+                    self.counters.switch_data_conflicts += 1;
                 }
                 let link = &mut self.plane.downlinks[to as usize];
                 let start = link.start_time(now, high);
@@ -647,6 +653,97 @@ impl<'a> Sim<'a> {
             kind: UnitKind::Data,
             blocks: message_blocks(Edm::data_kind(grant.spec), grant.bytes as u16) as u32,
             ..grant
+        }
+    }
+}
+
+/// The memory nodes' record of RMWs applied (`faults/rmw.rs`), when the run
+/// keeps one.
+impl Sim<'_> {
+    /// Message `i` is issued: it takes the next issue number.
+    pub(super) fn rmw_issued(&mut self, i: u32) {
+        if let Some(log) = self.rmw_log.as_mut() {
+            log.issued_message(i);
+        }
+    }
+
+    /// Message `i`'s request is generated: it carries the issue number of
+    /// the oldest unfinished message of its pair `pair` (itself at most).
+    pub(super) fn rmw_mark(&mut self, i: u32, pair: usize) {
+        if let Some(log) = self.rmw_log.as_mut() {
+            // (Lossy runs keep the memory-order rule's unfinished lists.)
+            let oldest = self.unfinished.get(pair).and_then(|u| u.first());
+            log.mark(i, oldest.copied());
+        }
+    }
+
+    /// Whether the forwarded request `request` is an RMW copy its memory
+    /// node answers without applying it (its DRAM is not touched).
+    pub(super) fn rmw_replays(&self, request: &Unit) -> bool {
+        self.rmw_log
+            .as_ref()
+            .is_some_and(|log| log.replays(request))
+    }
+
+    /// A forwarded request reaches its memory node intact: its mark is
+    /// taken, and an RMW's copy applied, answered with the kept result, or
+    /// refused.
+    pub(super) fn request_reaches_memory(&mut self, request: &Unit) {
+        debug_assert_eq!(request.kind, UnitKind::ForwardedRequest);
+        if self.rmw_log.is_none() || self.denied(request.msg) {
+            return;
+        }
+        let log = self.rmw_log.as_mut().expect("checked above");
+        log.reaches_memory(request, &mut self.counters.faults);
+    }
+}
+
+/// The dual switch's planes: which one events work on.
+impl Sim<'_> {
+    /// Makes plane `id` the one events work on (with one plane: it is).
+    #[inline(always)]
+    pub(super) fn enter(&mut self, id: u8) {
+        if self.plane.id != id {
+            let other = self
+                .other_plane
+                .as_mut()
+                .expect("an event names a plane the run has");
+            std::mem::swap(&mut self.plane, other);
+        }
+    }
+
+    /// Runs `act` on each plane of `planes` (a bit per plane id) in turn (a
+    /// host mirroring a message), and returns to the plane it was on.
+    pub(super) fn on_planes(&mut self, planes: u8, mut act: impl FnMut(&mut Self)) {
+        if self.other_plane.is_none() {
+            return act(self);
+        }
+        let back = self.plane.id;
+        for id in (0..2).filter(|id| planes & 1 << id != 0) {
+            self.enter(id);
+            act(self);
+        }
+        self.enter(back);
+    }
+
+    /// The planes host `h` sends a message's /N/ or request on at `at`
+    /// (a bit per plane id): with the dual switch, those whose link it does
+    /// not see down (docs/faults.md §4), as the RTL's `edm_mirror` leaves
+    /// out a plane whose link guard reports it down; every plane if it sees
+    /// them all down (it has nothing better: the retries and `give_up_ns`
+    /// take over).
+    pub(super) fn mirror_planes(&self, h: u16, at: Ps) -> u8 {
+        let Some(other) = self.other_plane.as_deref() else {
+            return ALL_PLANES;
+        };
+        let seen_up = [&self.plane, other]
+            .into_iter()
+            .filter(|p| !p.faults.seen_down(h, at))
+            .fold(0, |mask, p| mask | 1 << p.id);
+        if seen_up == 0 {
+            ALL_PLANES
+        } else {
+            seen_up
         }
     }
 }

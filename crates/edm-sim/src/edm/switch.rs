@@ -1,13 +1,14 @@
 //! EDM's switch: notifications into the scheduler, its iterations, and the
 //! grants they issue; in zero-queue mode each grant's whole circuit is
 //! booked at once (`placement.rs`).
+use super::model::Edm;
 use super::placement::place_circuit;
 use super::sim::Sim;
+use super::units::UnitKind;
 use super::units::{Ev, Msg, Unit, NO_CHUNK};
-use super::{Edm, UnitKind};
-use crate::config::Ps;
 use crate::edm::scheduler::Grant;
 use crate::engine::prefetch;
+use crate::time::Ps;
 use crate::workload::Op;
 use edm_proto::message::message_blocks;
 
@@ -309,7 +310,7 @@ impl Sim<'_> {
         let up_clear = self.plane.up_book[src].book_data(data_up, wire);
         debug_assert!(up_clear, "data overlaps on uplink {src}");
         if !self.plane.down_book[dst].book_data(data_egress, wire) {
-            self.totals.edm.switch_data_conflicts += 1;
+            self.counters.switch_data_conflicts += 1;
         }
         let data = sent.unwrap_or(data);
         let arrives = data_egress + hop + data.blocks as Ps * block - block;
@@ -361,8 +362,7 @@ impl Sim<'_> {
                 self.q.push(arrives, Ev::Finished(grant.msg));
             }
         }
-        self.totals.edm.max_grant_wait_ps =
-            self.totals.edm.max_grant_wait_ps.max(grant_at - generated);
+        self.counters.max_grant_wait_ps = self.counters.max_grant_wait_ps.max(grant_at - generated);
         let release =
             edm.zero_queue_release(undelayed_egress.unwrap_or(data_egress) + wire, g.release);
         self.plane.sched.hold_src_until(g.src, release);

@@ -1,8 +1,22 @@
 //! What moves through one EDM run (`sim.rs`): a message's handle (`Msg`),
 //! the members of a mega-message (`Batch`), the units on the links and the
 //! events that carry them (`Ev`).
-use super::UnitKind;
 use crate::workload::{MessageSpec, Op};
+
+/// What a unit on a link is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitKind {
+    /// /N/ for a write.
+    Notify,
+    /// An RREQ or RMWREQ from the requester (the implicit notification).
+    Request,
+    /// /G/ to a data source.
+    Grant,
+    /// The RREQ/RMWREQ forwarded to the memory node: the response's first grant.
+    ForwardedRequest,
+    /// One chunk of WREQ or RRES data.
+    Data,
+}
 
 /// What the handlers need of a message, carried by its units (so that events
 /// need not look the message up: a cache miss per event on large workloads).

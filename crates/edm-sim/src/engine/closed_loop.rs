@@ -5,8 +5,8 @@
 //! streams cannot show. The loop is an [`Issues`] feed of the one run loop,
 //! so it drives EDM and every baseline alike.
 use super::{Issues, Outcome, Protocol};
-use crate::config::Ps;
 use crate::rng::Rng;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -7,7 +7,7 @@ use super::closed_loop::ClosedLoop;
 use super::{
     run_fed, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record, Simulation, Totals,
 };
-use crate::config::Ps;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 
 /// What each message takes on the ideal fabric.

@@ -17,10 +17,11 @@ use closed_loop::ClosedLoop;
 /// What a run calls now and then with (messages completed, messages).
 pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 
-use crate::config::Ps;
-use crate::edm::EdmCounters;
-use crate::packet::PacketStats;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
+use std::any::Any;
+use std::fmt;
+use std::panic::RefUnwindSafe;
 
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
 /// on results; a no-op off x86-64).
@@ -65,14 +66,47 @@ pub struct Totals {
     pub max_switch_data_wait_ps: Ps,
     /// Data bytes delivered to their destination.
     pub delivered_bytes: u64,
-    /// EDM's own counters (all 0 for the packet baselines).
-    pub edm: EdmCounters,
-    /// The packet fabric's counters (all 0 for EDM).
-    pub packet: PacketStats,
+    /// The protocol's own counters (EDM's, the packet fabric's), which the
+    /// engine carries without knowing them (`Totals::edm`, `Totals::packet`).
+    pub protocol: Option<Box<dyn ProtocolCounters>>,
     /// The memory nodes' DRAMs (with `FabricConfig::dram` on).
     pub memory: crate::memory::MemoryStats,
     /// The memory nodes' protection (with `FabricConfig::protection` on).
     pub protection: crate::memory::protection::ProtectionStats,
+}
+
+/// Counters a protocol keeps besides the engine's [`Totals`]; any plain
+/// data type is one. The engine carries them opaquely, so it names no protocol.
+pub trait ProtocolCounters: Any + fmt::Debug + Send + Sync + RefUnwindSafe {
+    fn clone_boxed(&self) -> Box<dyn ProtocolCounters>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any + fmt::Debug + Clone + Send + Sync + RefUnwindSafe> ProtocolCounters for T {
+    fn clone_boxed(&self) -> Box<dyn ProtocolCounters> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Clone for Box<dyn ProtocolCounters> {
+    fn clone(&self) -> Self {
+        (**self).clone_boxed()
+    }
+}
+
+impl Totals {
+    /// The protocol's counters if they are a `C` (None for another
+    /// protocol's run). Each protocol names its own: `Totals::edm`,
+    /// `Totals::packet`.
+    pub fn counters<C: ProtocolCounters>(&self) -> Option<&C> {
+        self.protocol
+            .as_deref()
+            .and_then(|c| c.as_any().downcast_ref::<C>())
+    }
 }
 
 /// A protocol run over a workload: what the engine returns.

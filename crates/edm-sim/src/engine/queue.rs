@@ -1,7 +1,7 @@
 //! The event queue every simulation runs on: a timing wheel that hands out
 //! events in time order, ties in insertion order (deterministic).
 use super::prefetch;
-use crate::config::Ps;
+use crate::time::Ps;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

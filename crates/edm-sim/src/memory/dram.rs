@@ -2,7 +2,7 @@
 //! each 64-byte line an access that waits for its bank and then for its
 //! channel's data bus (docs/related.md, "Puri"). An access never starts
 //! before it arrives.
-use crate::config::Ps;
+use crate::time::Ps;
 use std::collections::VecDeque;
 
 /// Bytes one burst moves (a DDR4 x64 channel, burst length 8).

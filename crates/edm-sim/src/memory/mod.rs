@@ -7,8 +7,9 @@
 pub mod dram;
 pub mod placement;
 pub mod protection;
+pub mod translate;
 
-use crate::config::Ps;
+use crate::time::Ps;
 pub use dram::{Dram, DramConfig, LINE_BYTES};
 
 /// The wait histogram: whole ns below 1024 ns, above that 512 buckets per

@@ -4,9 +4,9 @@
 //! requester, drawn by a skewed popularity (a few hot regions per node), so
 //! where the hot regions land decides how evenly the memory nodes' DRAMs
 //! are loaded. Policies: random, round-robin, and Puri's smart-idle.
-use crate::config::Ps;
 use crate::memory::dram::lines;
 use crate::rng::Rng;
+use crate::time::Ps;
 use crate::workload::MessageSpec;
 
 /// How the manager picks a memory node for a new region.

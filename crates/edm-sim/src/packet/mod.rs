@@ -22,9 +22,11 @@ pub mod window;
 pub use net::Net;
 pub use run::{fill_alone, simulate, simulate_fed, AloneCache};
 
-use crate::config::Ps;
+use crate::engine::Totals;
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
+use std::sync::LazyLock;
 
 /// What a packet is to the fabric: data is queued, dropped and marked;
 /// control packets (ACKs, credits, CNPs, requests to an arbiter) too, except
@@ -241,6 +243,14 @@ pub struct PacketStats {
     pub timeouts: u64,
     /// Time-averaged bytes queued at the egress with the largest average.
     pub mean_queue_bytes_busiest: f64,
+}
+
+impl Totals {
+    /// The packet fabric's counters of this run (all 0 for another protocol's run).
+    pub fn packet(&self) -> &PacketStats {
+        static NONE: LazyLock<PacketStats> = LazyLock::new(PacketStats::default);
+        self.counters().unwrap_or(&NONE)
+    }
 }
 
 /// Bytes of a message's request, write-data and response flows: the same

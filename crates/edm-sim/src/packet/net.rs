@@ -3,11 +3,12 @@
 //! CXL's input-queued credit mode. Transports act on it through [`Net`].
 use super::response_bytes;
 use super::{Discipline, Ecn, Flow, FlowRole, Packet, PacketConfig, PacketKind, PacketStats};
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
 use crate::engine::{EventQueue, Record};
 use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
 use crate::rng::Rng;
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::spec::*;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};

@@ -3,8 +3,9 @@
 //! running a message alone.
 use super::net::{Ev, Net};
 use super::{request_bytes, FlowRole, PacketKind, Transport};
-use crate::config::{FabricConfig, Ps};
+use crate::config::FabricConfig;
 use crate::engine::{self, utilisation, EventQueue, InOrder, Issues, Outcome, Simulation, Totals};
+use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -147,7 +148,7 @@ pub fn simulate_fed<T: Transport, I: Issues>(
     }
     let busiest = net.egress.iter().map(|e| e.byte_ps).max().unwrap_or(0);
     net.stats.mean_queue_bytes_busiest = busiest as f64 / end as f64;
-    totals.packet = net.stats;
+    totals.protocol = Some(Box::new(net.stats));
     if let Some(memory) = net.memory {
         totals.memory = memory.stats;
     }
@@ -199,7 +200,12 @@ impl AloneCache {
             ..fabric.clone()
         };
         let mut t = make();
-        let out = simulate(&mut t, &served, std::slice::from_ref(&alone), &mut |_, _| {});
+        let out = simulate(
+            &mut t,
+            &served,
+            std::slice::from_ref(&alone),
+            &mut |_, _| {},
+        );
         let v = out.records[0]
             .complete_ps
             .expect("a message alone always completes");

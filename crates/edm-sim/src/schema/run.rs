@@ -58,7 +58,7 @@ impl RunConfig {
             messages: self.messages,
             seed: self.seed,
         };
-        gen.validate()?;
+        RunConfig::validate_open_loop(&gen)?;
         Ok(gen)
     }
 

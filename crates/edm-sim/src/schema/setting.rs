@@ -1,7 +1,7 @@
 //! A field's Rust value as a [`Value`] and back.
 use super::Value;
-use crate::config::Ps;
 use crate::edm::faults::{format_failures, Failure};
+use crate::time::Ps;
 
 /// A Rust value a field holds, as a [`Value`] (`from_value` sees only values
 /// its field's [`Kind`] has accepted).

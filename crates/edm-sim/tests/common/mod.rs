@@ -2,9 +2,11 @@
 //! ideal_srpt.rs, scale.rs) share.
 #![allow(dead_code)] // each test file uses some of them
 use edm_proto::spec::*;
-use edm_sim::config::{EdmConfig, FabricConfig, Ps};
+use edm_sim::config::FabricConfig;
+use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
 use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
 pub fn fabric(nodes: usize, gbps: u32) -> FabricConfig {

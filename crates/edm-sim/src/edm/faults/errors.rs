@@ -1,8 +1,8 @@
 //! Bit errors on the links (the error model above, seeded) and the BER
 //! monitor that disables a link after too many of them.
 use super::{Fate, FaultConfig};
-use crate::config::Ps;
 use crate::rng::Rng;
+use crate::time::Ps;
 
 /// The seeded error draws of a run.
 pub struct Faults {

@@ -10,11 +10,11 @@
 //! their demand to the switch again by re-sending it, as after a lost /N/:
 //! their timers look while a message is unfinished and re-send it when they
 //! heard nothing of it on that plane for a whole retry period (`recovery.rs`).
-use crate::config::Ps;
 use crate::edm::faults::Failure;
+use crate::edm::model::Edm;
 use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Msg};
-use crate::edm::Edm;
+use crate::time::Ps;
 
 impl Sim<'_> {
     /// Queues the failure events of the configuration: a switch failing, a
@@ -46,7 +46,7 @@ impl Sim<'_> {
     /// The current plane's switch fails: it drops all it holds.
     pub(in crate::edm) fn switch_fails(&mut self, now: Ps) -> bool {
         let dropped = self.plane.sched.drop_entries(|_, _| true);
-        self.totals.edm.faults.demand_dropped += dropped.len() as u64;
+        self.counters.faults.demand_dropped += dropped.len() as u64;
         let plane = &mut self.plane;
         plane.queued.clear();
         plane.queued_free.clear();
@@ -69,7 +69,7 @@ impl Sim<'_> {
         *seen += 1;
         if *seen == 1 {
             let dropped = self.plane.sched.drop_entries(|s, d| s == h || d == h);
-            self.totals.edm.faults.demand_dropped += dropped.len() as u64;
+            self.counters.faults.demand_dropped += dropped.len() as u64;
             for id in dropped {
                 let (i, _) = self.plane.queued[id as usize];
                 self.plane.queued_free.push(id);

@@ -3,11 +3,12 @@
 //! receivers that keep a chunk's first copy, from either plane of a dual
 //! switch.
 use super::Fate;
-use crate::config::Ps;
+use crate::edm::model::Edm;
 use crate::edm::scheduler::Grant;
 use crate::edm::sim::{Chunk, Sim, LOST, NOT_KEPT};
+use crate::edm::units::UnitKind;
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
-use crate::edm::{Edm, UnitKind};
+use crate::time::Ps;
 use crate::workload::Op;
 
 impl Sim<'_> {
@@ -49,7 +50,7 @@ impl Sim<'_> {
         }
         if self.refuses(unit.spec) {
             // A port of its path is seen down: refused, as if lost.
-            self.totals.edm.faults.demand_dropped += 1;
+            self.counters.faults.demand_dropped += 1;
             return false;
         }
         let i = unit.msg as usize;
@@ -61,7 +62,7 @@ impl Sim<'_> {
         }
         let seen = &mut self.plane.at_switch[i];
         if *seen {
-            self.totals.edm.faults.duplicate_notifications += 1;
+            self.counters.faults.duplicate_notifications += 1;
             return false;
         }
         *seen = true;
@@ -89,7 +90,7 @@ impl Sim<'_> {
 
     /// Counts a unit's fate: false if it is lost.
     fn count(&mut self, fate: Fate, control: bool) -> bool {
-        let counters = &mut self.totals.edm.faults;
+        let counters = &mut self.counters.faults;
         match fate {
             Fate::Intact => true,
             Fate::LinkDown => {
@@ -161,7 +162,7 @@ impl Sim<'_> {
             return;
         }
         if unit.spec.op != Op::Write {
-            self.totals.edm.faults.response_data_dropped += 1;
+            self.counters.faults.response_data_dropped += 1;
             return;
         }
         if self.ended[i] {
@@ -175,8 +176,8 @@ impl Sim<'_> {
             return;
         }
         chunk.kept_from = LOST;
-        self.totals.edm.faults.write_data_lost += 1;
-        self.totals.edm.faults.write_bytes_lost += unit.bytes as u64;
+        self.counters.faults.write_data_lost += 1;
+        self.counters.faults.write_bytes_lost += unit.bytes as u64;
         self.lost_bytes[i] += unit.bytes;
         self.write_settles(unit.msg);
     }
@@ -207,7 +208,7 @@ impl Sim<'_> {
         if delivered + self.lost_bytes[k] == whole {
             self.ended[k] = true;
             self.records[k].lost = true;
-            self.totals.edm.faults.writes_lost += 1;
+            self.counters.faults.writes_lost += 1;
         }
     }
 
@@ -255,7 +256,7 @@ impl Sim<'_> {
         let first = !chunk.grant_heard[plane];
         chunk.grant_heard[plane] = true;
         if !first {
-            self.totals.edm.faults.duplicate_grants += 1;
+            self.counters.faults.duplicate_grants += 1;
         }
         Some(first)
     }
@@ -270,7 +271,7 @@ impl Sim<'_> {
         }
         let kept_from = self.chunks.get(unit.chunk as usize).map(|c| c.kept_from);
         let mirrored = kept_from.is_some_and(|p| p != NOT_KEPT && p != unit.plane);
-        let counters = &mut self.totals.edm.faults;
+        let counters = &mut self.counters.faults;
         if kept_from == Some(LOST) {
             // (A copy of a chunk counted lost, sent again: not written.)
             counters.duplicate_data += 1;
@@ -353,7 +354,7 @@ impl Sim<'_> {
             self.q.push(check, Ev::NotifyCheck(unit));
             return false;
         }
-        self.totals.edm.faults.notify_retries += 1;
+        self.counters.faults.notify_retries += 1;
         // Generated again, as a new one is (so the uplink's control blocks
         // stay in time order behind those of messages issued just before).
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
@@ -391,11 +392,11 @@ impl Sim<'_> {
         if self.refuses(m) {
             // A port of its path is seen down: the switch drops the chunk
             // (its requester sends the message again).
-            self.totals.edm.faults.demand_dropped += 1;
+            self.counters.faults.demand_dropped += 1;
             self.forget(grant.msg);
             return false;
         }
-        self.totals.edm.faults.chunk_retries += 1;
+        self.counters.faults.chunk_retries += 1;
         let id = self.enqueue_chunk(grant.msg, m, grant.chunk);
         let visible = now + self.edm.notification_delay(false);
         let (src, dst) = Edm::data_path(m);
@@ -451,7 +452,7 @@ impl Sim<'_> {
                 let chunk = &mut self.chunks[self.message_chunks[i][k] as usize];
                 if !chunk.delivered() {
                     chunk.kept_from = LOST;
-                    self.totals.edm.faults.write_data_lost += 1;
+                    self.counters.faults.write_data_lost += 1;
                 }
             }
             let whole = Edm::data_bytes(Msg::of(&self.msgs[i]));
@@ -461,7 +462,7 @@ impl Sim<'_> {
                 0
             };
             let missing = whole - delivered - self.lost_bytes[i];
-            self.totals.edm.faults.write_bytes_lost += missing as u64;
+            self.counters.faults.write_bytes_lost += missing as u64;
             self.lost_bytes[i] += missing;
             self.write_settles(i as u32);
         }
@@ -474,10 +475,10 @@ impl Sim<'_> {
         self.ended[i as usize] = true;
         if give_up {
             self.records[i as usize].timed_out = true;
-            self.totals.edm.faults.failed += 1;
+            self.counters.faults.failed += 1;
         } else {
             self.records[i as usize].timed_out = true;
-            self.totals.edm.faults.timed_out += 1;
+            self.counters.faults.timed_out += 1;
         }
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);

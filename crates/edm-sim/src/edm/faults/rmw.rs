@@ -23,9 +23,8 @@
 //! applied so far that no copy applied was applied before
 //! (`rmw_applied_twice`) and no refused copy was its RMW's first
 //! (`rmw_first_copy_refused`); both must stay 0.
-use crate::edm::sim::Sim;
+use super::FaultCounters;
 use crate::edm::units::Unit;
-use crate::edm::UnitKind;
 use crate::workload::Op;
 
 pub(in crate::edm) struct RmwLog {
@@ -87,66 +86,52 @@ impl RmwLog {
     }
 }
 
-impl Sim<'_> {
+impl RmwLog {
     /// Message `i` is issued: it takes the next issue number.
-    pub(in crate::edm) fn rmw_issued(&mut self, i: u32) {
-        if let Some(log) = self.rmw_log.as_mut() {
-            log.issue_no[i as usize] = log.issued;
-            log.issued += 1;
-        }
+    pub(in crate::edm) fn issued_message(&mut self, i: u32) {
+        self.issue_no[i as usize] = self.issued;
+        self.issued += 1;
     }
 
     /// Message `i`'s request is generated: it carries the issue number of
-    /// the oldest unfinished message of its pair `pair` (itself at most).
-    pub(in crate::edm) fn rmw_mark(&mut self, i: u32, pair: usize) {
-        if let Some(log) = self.rmw_log.as_mut() {
-            // (Lossy runs keep the memory-order rule's unfinished lists.)
-            let oldest = self.unfinished.get(pair).and_then(|u| u.first());
-            log.carried[i as usize] = log.issue_no[*oldest.unwrap_or(&i) as usize];
-        }
+    /// `oldest`, the oldest unfinished message of its pair (itself if none).
+    pub(in crate::edm) fn mark(&mut self, i: u32, oldest: Option<u32>) {
+        self.carried[i as usize] = self.issue_no[oldest.unwrap_or(i) as usize];
     }
 
     /// Whether the forwarded request `request` is an RMW copy its memory
     /// node answers without applying it (its DRAM is not touched).
-    pub(in crate::edm) fn rmw_replays(&self, request: &Unit) -> bool {
-        self.rmw_log
-            .as_ref()
-            .is_some_and(|log| request.spec.op == Op::Rmw && log.verdict(request) != Verdict::Apply)
+    pub(in crate::edm) fn replays(&self, request: &Unit) -> bool {
+        request.spec.op == Op::Rmw && self.verdict(request) != Verdict::Apply
     }
 
     /// A forwarded request reaches its memory node intact: its mark is
     /// taken, and an RMW's copy applied, answered with the kept result, or
     /// refused.
-    pub(in crate::edm) fn request_reaches_memory(&mut self, request: &Unit) {
-        debug_assert_eq!(request.kind, UnitKind::ForwardedRequest);
-        if self.rmw_log.is_none() || self.denied(request.msg) {
-            return;
-        }
-        let counters = &mut self.totals.edm.faults;
-        let log = self.rmw_log.as_mut().expect("checked above");
-        let (i, pair) = (request.msg as usize, log.pair(request));
+    pub(in crate::edm) fn reaches_memory(&mut self, request: &Unit, counters: &mut FaultCounters) {
+        let (i, pair) = (request.msg as usize, self.pair(request));
         if request.spec.op == Op::Rmw {
-            match log.verdict(request) {
+            match self.verdict(request) {
                 Verdict::Refuse => {
                     counters.rmw_refused += 1;
-                    if !log.applied[i] {
+                    if !self.applied[i] {
                         counters.rmw_first_copy_refused += 1;
                     }
                 }
                 Verdict::Replay => counters.rmw_replayed += 1,
                 Verdict::Apply => {
-                    if log.applied[i] {
+                    if self.applied[i] {
                         counters.rmw_applied_twice += 1;
                     }
-                    log.applied[i] = true;
-                    log.kept[pair].push(log.issue_no[i]);
+                    self.applied[i] = true;
+                    self.kept[pair].push(self.issue_no[i]);
                 }
             }
         }
-        let low = log.low_with(request);
-        log.low[pair] = low;
-        log.kept[pair].retain(|&no| no >= low);
-        let kept = log.kept[pair].len() as u64;
+        let low = self.low_with(request);
+        self.low[pair] = low;
+        self.kept[pair].retain(|&no| no >= low);
+        let kept = self.kept[pair].len() as u64;
         counters.rmw_results_kept_max = counters.rmw_results_kept_max.max(kept);
     }
 }

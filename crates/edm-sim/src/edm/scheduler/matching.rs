@@ -3,8 +3,9 @@
 //! pairs become busy and are granted a chunk one iteration later.
 use super::queue::{key_major, Key, NONE};
 use super::{Grant, Iteration, Scheduler};
-use crate::config::{Priority, Ps};
+use crate::edm::config::Priority;
 use crate::engine::prefetch;
+use crate::time::Ps;
 
 impl Scheduler {
     /// One priority-PIM iteration starting at `now`.

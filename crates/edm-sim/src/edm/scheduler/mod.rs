@@ -15,7 +15,9 @@ mod queue;
 #[cfg(test)]
 mod tests;
 
-use crate::config::{Priority, Ps};
+use crate::edm::config::Priority;
+
+use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
 use queue::{Entry, Key, Queue, NONE};
 

@@ -1,7 +1,8 @@
 //! The scheduler's notification queues: entries, per-destination queues
 //! sorted by priority, per-pair FIFO lists, and notifying and revealing.
 use super::Scheduler;
-use crate::config::{Priority, Ps};
+use crate::edm::config::Priority;
+use crate::time::Ps;
 use edm_proto::message::Kind;
 use std::collections::VecDeque;
 
