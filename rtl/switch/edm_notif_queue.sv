@@ -211,7 +211,9 @@ module edm_notif_queue #(
     slot_before = (j < k) ? order[j*X + k] : !order[k*X + j];
   endfunction
 
-  logic [S-1:0]          cand, pick;      // candidate slots; the pair's best one
+  // Each pair's best candidate slot is registered (pick, one-hot), computed
+  // from the next state, so the request stage starts from it.
+  logic [S-1:0]          cand_n, pick_n, pick;
   logic [N-1:0]          pc_v, pc_elig;   // per pair: a candidate; eligible
   logic [N-1:0][JW-1:0]  pc_j;
   logic [N-1:0][IW-1:0]  pc_msg;
@@ -221,18 +223,20 @@ module edm_notif_queue #(
 
   always_comb
     for (integer s = 0; s < N; s++) begin
+      // Next cycle's candidates: valid, visible, and (pair order) no older valid slot.
       for (integer j = 0; j < X; j++) begin
-        cand[s*X + j] = s_valid[s*X + j] && s_age[s*X + j] == VIS;
+        cand_n[s*X + j] = n_valid[s*X + j] && (ins_hit[s*X + j] ? (VIS == '0)
+                          : (s_age[s*X + j] == VIS || s_age[s*X + j] + 1'b1 == VIS));
         if (PAIR_ORDER)
           for (integer k = 0; k < X; k++)
-            if (k != j && s_valid[s*X + k] && slot_before(older_q[s], k, j)) cand[s*X + j] = 1'b0;
+            if (k != j && n_valid[s*X + k] && slot_before(n_older[s], k, j)) cand_n[s*X + j] = 1'b0;
       end
       for (integer j = 0; j < X; j++) begin
-        pick[s*X + j] = cand[s*X + j];
+        pick_n[s*X + j] = cand_n[s*X + j];
         if (!PAIR_ORDER)
           for (integer k = 0; k < X; k++)
-            if (k != j && cand[s*X + k]
-                && !slot_before(KEEP_PRIO ? prio_q[s] : older_q[s], j, k)) pick[s*X + j] = 1'b0;
+            if (k != j && cand_n[s*X + k]
+                && !slot_before(KEEP_PRIO ? n_prio[s] : n_older[s], j, k)) pick_n[s*X + j] = 1'b0;
       end
       // pick is one-hot (or zero): OR the picked slot's fields together.
       pc_v[s] = 1'b0;
@@ -295,6 +299,7 @@ module edm_notif_queue #(
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       s_valid <= '0;
+      pick <= '0;
       p_v <= 1'b0;
       one_free <= '1;
       two_free <= (X > 1) ? '1 : '0;
@@ -307,6 +312,7 @@ module edm_notif_queue #(
     end else begin
       p_v <= ins_v;
       s_valid <= n_valid;
+      pick <= pick_n;
       one_free <= one_free_n;
       two_free <= two_free_n;
       count <= n_count;
