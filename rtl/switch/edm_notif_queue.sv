@@ -82,7 +82,6 @@ module edm_notif_queue #(
   localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
   localparam int unsigned S = N * X;                   // slots, slot s*X + j = pair s, j
   localparam int unsigned CW = $clog2(DEPTH + 1);      // a count of entries
-  localparam int unsigned NP = 1 << PW;                // the tree's leaves (N rounded up)
   // An insert is registered (p_), written into its slot the next cycle, and
   // visible once age == VIS_AGE, age 0 being the cycle after that write.
   localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 2;
@@ -102,13 +101,6 @@ module edm_notif_queue #(
                             input [SW-1:0] b_rem, input [TW-1:0] b_stamp);
     if (SRPT) ranks_before = (a_rem < b_rem) || (a_rem == b_rem && older_stamp(a_stamp, b_stamp));
     else ranks_before = older_stamp(a_stamp, b_stamp);
-  endfunction
-
-  // A tree node keeps its right child (r) over its left (l) when r is valid
-  // and ranks before l (keys are unique: l wins nothing by a tie).
-  function automatic take_right(input l_v, input [SW-1:0] l_rem, input [TW-1:0] l_stamp,
-                                input r_v, input [SW-1:0] r_rem, input [TW-1:0] r_stamp);
-    take_right = r_v && (!l_v || ranks_before(r_rem, r_stamp, l_rem, l_stamp));
   endfunction
 
   // ---------------------------------------------------------------- state
@@ -258,42 +250,78 @@ module edm_notif_queue #(
     end
 
   // ---------------------------------------------------------------- request: tree over the pairs
-  // Heap order: node i's children are 2i and 2i+1, leaves NP..2NP-1 (pair
-  // i - NP), the root is node 1. Each node keeps the better of its children.
+  // A tree of radix 4 over the pairs' candidates, in heap order: node i's
+  // children are 4i+1 .. 4i+4, the leaves NI .. NI+P-1 (pair k at NI + k,
+  // invalid beyond N), the root node 0. Each node compares its four children
+  // pairwise at once (6 comparators) and keeps the one no other valid child
+  // beats: one comparator and a 4:1 multiplexer per level, ⌈log4 N⌉ levels.
+  localparam int unsigned LV = (PW + 1) / 2;          // levels
+  localparam int unsigned P = 1 << (2 * LV);          // leaves (4^LV >= N)
+  localparam int unsigned NI = (P - 1) / 3;           // inner nodes
   localparam int unsigned NODE_W = 1 + PW + JW + IW + SW + 1 + TW;
-  logic [2*NP-1:1][NODE_W-1:0] t_node;
+  localparam int unsigned BEST_W = 1 + PW + SW + TW;
+
+  // The one of four (valid, bytes, stamp) that no other valid one beats
+  // (keys are unique; on a tie, which cannot happen, the lower index).
+  function automatic [1:0] best_of_four(input [3:0] v, input [4*SW-1:0] rem, input [4*TW-1:0] stamp);
+    logic [3:1] wins;   // (child 0 wins when no other does)
+    for (integer i = 1; i < 4; i++) begin
+      wins[i] = v[i];
+      for (integer j = 0; j < 4; j++)
+        if (j < i && v[j] && !ranks_before(rem[i*SW +: SW], stamp[i*TW +: TW], rem[j*SW +: SW], stamp[j*TW +: TW]))
+          wins[i] = 1'b0;
+        else if (j > i && v[j] && ranks_before(rem[j*SW +: SW], stamp[j*TW +: TW], rem[i*SW +: SW], stamp[i*TW +: TW]))
+          wins[i] = 1'b0;
+    end
+    best_of_four = {wins[2] || wins[3], wins[1] || wins[3]};   // wins is one-hot or zero
+  endfunction
+
+  logic [NI+P-1:0][NODE_W-1:0] t_node;
   /* verilator lint_off UNUSEDSIGNAL */  // (without HOLD_TREE)
-  logic [2*NP-1:1][1+PW+SW+TW-1:0] b_node;   // the hold's tree: valid, pair, bytes, stamp
+  logic [NI+P-1:0][BEST_W-1:0] b_node;   // the hold's tree: valid, pair, bytes, stamp
+  logic [NI-1:0][1:0] b_pick;
   /* verilator lint_on UNUSEDSIGNAL */
+  logic [NI-1:0][1:0] t_pick;
 
   always_comb begin
-    for (integer i = 0; i < NP; i++)
-      t_node[NP + i] = (i < N) ? {pc_elig[i % N], PW'(i), pc_j[i % N], pc_msg[i % N], pc_rem[i % N],
-                                  pc_rres[i % N], pc_stamp[i % N]} : '0;
-    for (integer i = NP - 1; i >= 1; i--)
-      t_node[i] = take_right(t_node[2*i][NODE_W-1], t_node[2*i][TW+1 +: SW], t_node[2*i][TW-1:0],
-                             t_node[2*i + 1][NODE_W-1], t_node[2*i + 1][TW+1 +: SW], t_node[2*i + 1][TW-1:0])
-                  ? t_node[2*i + 1] : t_node[2*i];
+    for (integer k = 0; k < P; k++)
+      t_node[NI + k] = (k < N) ? {pc_elig[k % N], PW'(k), pc_j[k % N], pc_msg[k % N], pc_rem[k % N],
+                                  pc_rres[k % N], pc_stamp[k % N]} : '0;
+    for (integer i = NI - 1; i >= 0; i--) begin
+      t_pick[i] = best_of_four({t_node[4*i + 4][NODE_W-1], t_node[4*i + 3][NODE_W-1],
+                                t_node[4*i + 2][NODE_W-1], t_node[4*i + 1][NODE_W-1]},
+                               {t_node[4*i + 4][TW+1 +: SW], t_node[4*i + 3][TW+1 +: SW],
+                                t_node[4*i + 2][TW+1 +: SW], t_node[4*i + 1][TW+1 +: SW]},
+                               {t_node[4*i + 4][TW-1:0], t_node[4*i + 3][TW-1:0],
+                                t_node[4*i + 2][TW-1:0], t_node[4*i + 1][TW-1:0]});
+      t_node[i] = t_node[4*i + 1 + 32'(t_pick[i])];
+    end
   end
 
   if (HOLD_TREE) begin : g_hold_tree
     always_comb begin
-      for (integer i = 0; i < NP; i++)
-        b_node[NP + i] = (i < N) ? {pc_v[i % N], PW'(i), pc_rem[i % N], pc_stamp[i % N]} : '0;
-      for (integer i = NP - 1; i >= 1; i--)
-        b_node[i] = take_right(b_node[2*i][PW+SW+TW], b_node[2*i][TW +: SW], b_node[2*i][TW-1:0],
-                               b_node[2*i + 1][PW+SW+TW], b_node[2*i + 1][TW +: SW], b_node[2*i + 1][TW-1:0])
-                    ? b_node[2*i + 1] : b_node[2*i];
+      for (integer k = 0; k < P; k++)
+        b_node[NI + k] = (k < N) ? {pc_v[k % N], PW'(k), pc_rem[k % N], pc_stamp[k % N]} : '0;
+      for (integer i = NI - 1; i >= 0; i--) begin
+        b_pick[i] = best_of_four({b_node[4*i + 4][BEST_W-1], b_node[4*i + 3][BEST_W-1],
+                                  b_node[4*i + 2][BEST_W-1], b_node[4*i + 1][BEST_W-1]},
+                                 {b_node[4*i + 4][TW +: SW], b_node[4*i + 3][TW +: SW],
+                                  b_node[4*i + 2][TW +: SW], b_node[4*i + 1][TW +: SW]},
+                                 {b_node[4*i + 4][TW-1:0], b_node[4*i + 3][TW-1:0],
+                                  b_node[4*i + 2][TW-1:0], b_node[4*i + 1][TW-1:0]});
+        b_node[i] = b_node[4*i + 1 + 32'(b_pick[i])];
+      end
     end
-    assign rq_best_rem = b_node[1][TW +: SW];
-    assign rq_not_best = b_node[1][PW+SW+TW] && !(t_node[1][NODE_W-1] && t_node[1][NODE_W-2 -: PW] == b_node[1][SW+TW +: PW]);
+    assign rq_best_rem = b_node[0][TW +: SW];
+    assign rq_not_best = b_node[0][BEST_W-1] && !(t_node[0][NODE_W-1] && t_node[0][NODE_W-2 -: PW] == b_node[0][SW+TW +: PW]);
   end else begin : g_no_hold_tree
     assign b_node = '0;
+    assign b_pick = '0;
     assign rq_best_rem = '0;
     assign rq_not_best = 1'b0;
   end
 
-  assign {rq_v, rq_src, rq_j, rq_msg, rq_rem, rq_rres, rq_stamp} = t_node[1];
+  assign {rq_v, rq_src, rq_j, rq_msg, rq_rem, rq_rres, rq_stamp} = t_node[0];
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
