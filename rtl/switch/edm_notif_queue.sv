@@ -294,7 +294,13 @@ module edm_notif_queue #(
                                 t_node[4*i + 2][TW+1 +: SW], t_node[4*i + 1][TW+1 +: SW]},
                                {t_node[4*i + 4][TW-1:0], t_node[4*i + 3][TW-1:0],
                                 t_node[4*i + 2][TW-1:0], t_node[4*i + 1][TW-1:0]});
-      t_node[i] = t_node[4*i + 1 + 32'(t_pick[i])];
+      // (constant indices: a variable one would read the whole array, a false loop)
+      case (t_pick[i])
+        2'd0: t_node[i] = t_node[4*i + 1];
+        2'd1: t_node[i] = t_node[4*i + 2];
+        2'd2: t_node[i] = t_node[4*i + 3];
+        default: t_node[i] = t_node[4*i + 4];
+      endcase
     end
   end
 
@@ -309,7 +315,12 @@ module edm_notif_queue #(
                                   b_node[4*i + 2][TW +: SW], b_node[4*i + 1][TW +: SW]},
                                  {b_node[4*i + 4][TW-1:0], b_node[4*i + 3][TW-1:0],
                                   b_node[4*i + 2][TW-1:0], b_node[4*i + 1][TW-1:0]});
-        b_node[i] = b_node[4*i + 1 + 32'(b_pick[i])];
+        case (b_pick[i])
+          2'd0: b_node[i] = b_node[4*i + 1];
+          2'd1: b_node[i] = b_node[4*i + 2];
+          2'd2: b_node[i] = b_node[4*i + 3];
+          default: b_node[i] = b_node[4*i + 4];
+        endcase
       end
     end
     assign rq_best_rem = b_node[0][TW +: SW];
