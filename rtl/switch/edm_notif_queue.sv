@@ -13,15 +13,16 @@
 // key changes, from registers), so a pair's candidate costs no comparator.
 //
 // Request (combinational from registers), in two steps:
-//   pair: its candidate is its best entry that is valid, visible
+//   pair: its candidate (registered, one-hot over its slots, computed the
+//         cycle before from the next state) is its best entry that is valid, visible
 //         (SW_NQ_INSERT_CYCLES after its insert) and, with PAIR_ORDER, the
 //         pair's oldest; constant logic over X slots. It is eligible when the
 //         pair's source port and the destination port are free (registered
 //         the cycle before from src_free_next, dst_free_next): eligibility is
 //         the same for every slot of a pair.
 //   tree: the best eligible pair candidate by key (SRPT: remaining bytes, then
-//         arrival; FCFS: arrival), a binary tree of ceil(log2 N) levels of
-//         comparators. With HOLD, a second tree finds the best candidate
+//         arrival; FCFS: arrival), a radix-4 tree of ceil(log4 N) levels (per
+//         node its four children compared pairwise at once, then a 4:1 mux). With HOLD, a second tree finds the best candidate
 //         whatever the ports (the priority hold compares the request with it).
 //
 // Insert: at most one per cycle, registered (p_), written the next cycle into

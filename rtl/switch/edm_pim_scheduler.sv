@@ -1,6 +1,8 @@
 // EDM switch scheduler (§3.1.2): one notification queue per destination port
-// (edm_notif_queue) and priority-PIM, one iteration every SW_PIM_ITER_CYCLES
-// (3) cycles. It is the cycle-exact twin of the reference model
+// (edm_notif_queue: N source-destination pairs of X slots, read through a
+// tree of comparators) and priority-PIM, one iteration every
+// SW_PIM_ITER_CYCLES (3) cycles. State O(X·N²), logic depth O(log N)
+// (docs/hardware.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
 // crates/edm-sim/src/edm/scheduler/ as stepped by edm.sim.Scheduler
 // (docs/simulator.md, "Scheduler semantics"); tests/rtl/tb_pim_scheduler.py
 // checks every cycle's grants against it.
@@ -8,10 +10,11 @@
 // Notifications: up to N per cycle, one per lane (lane i's fields are bits
 // [i*W +: W] of the flat vectors), taken when notif_valid and notif_ready
 // (= the lane's FIFO has room; a registered condition). Each queue inserts one
-// notification per cycle, as the paper's ordered lists: the lowest lane's
+// notification per cycle, as the paper's ordered lists: the lowest lane
 // whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty) targets it, if the queue has a free slot; the others wait in their
-// lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
+// is empty) targets it claims it, and the candidate is inserted if its pair
+// has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
+// their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
 // it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
 // the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
 //
@@ -22,15 +25,16 @@
 // on its path that grows with N or DEPTH:
 //   t    request: every destination whose port is free takes its best eligible
 //        entry (visible, source port free, oldest of its source-destination
-//        pair): one AND per slot over its queue's precedence matrix.
+//        pair with PAIR_ORDER): each pair's registered best slot, then a
+//        radix-4 tree of comparators over the N pairs, ceil(log4 N) levels.
 //   t+1  accept: every source keeps its best request. The N requests are
-//        compared pairwise in parallel (SRPT: N(N-1)/2 comparators of bytes;
-//        arrival order read from registered bits, x_older) and a request wins
-//        if no request to the same source beats it: the paper's per-source
-//        ordered array read by a priority encoder, computed afresh.
+//        compared pairwise in parallel (N(N-1)/2 comparators of bytes and
+//        arrival stamps) and a request wins if no request to the same source
+//        beats it: the paper's per-source ordered array read by a priority
+//        encoder, computed afresh.
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
-//        removed (its queue recomputes that entry's comparisons the same
-//        cycle), both ports are held for the chunk's wire time.
+//        removed (its pair's order bits rewritten the same cycle), both ports
+//        are held for the chunk's wire time.
 // The grants appear on the outputs in cycle t+3 (registered; one cycle of
 // grant_valid), in lane s for source s.
 //
@@ -47,14 +51,11 @@
 // dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
 // rules) these inputs are ignored.
 //
-// Age across queues: the model orders entries by a global arrival counter. Here
-// an age matrix over every pair of slots in different queues (x_older) is set
-// when a slot is written (the new entry is younger than every stored one;
-// entries written in one cycle are ordered by lane), so the accept stage reads
-// registered bits through the requests' one-hot slots instead of comparing
-// wide arrival stamps (half of that read in the request stage, beside the
-// queues' read-out, half in the accept stage); exact whatever the wait.
-// Within a queue the order is edm_notif_queue's own age matrix.
+// Order: the model orders entries by a global arrival counter. Each entry
+// carries it modulo 2^STAMP_W (numbered the cycle after its insert, the
+// inserts of a cycle in lane order), compared by serial-number arithmetic:
+// exact while every entry in the scheduler arrived within 2^(STAMP_W-1)
+// notifications of the newest (32768 with the default STAMP_W = 16).
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
 // request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
