@@ -229,9 +229,9 @@ class Design:
 
 
 DESIGNS = {
-    # The scheduler alone: 8 slots per destination (the table's reference point);
-    # the switch: its own default, X = 3 notifications per source.
-    "scheduler": Design("scheduler", SOURCES, SCHEDULER, WRAPPER, lambda n: 8),
+    # The scheduler alone and the switch: X = 3 notifications per
+    # source-destination pair, DEPTH = 3·N per destination (the paper's sizing).
+    "scheduler": Design("scheduler", SOURCES, SCHEDULER, WRAPPER, lambda n: 3 * n),
     "switch": Design("switch", SWITCH_SOURCES, SWITCH, SWITCH_WRAPPER, lambda n: 3 * n),
     # The translating memory node: --ports gives its compute nodes.
     "mem-node-xl": Design("mem-node-xl", MEM_NODE_XL_SOURCES, MEM_NODE_XL, MEM_NODE_XL_WRAPPER, lambda n: 0),
@@ -636,8 +636,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--ports", type=integer(1, 1024), nargs="+", default=DEFAULT_PORTS, metavar="N",
                    help="port counts N to build (default: 4 8 16; 32 takes long and needs a big device)")
     s.add_argument("--depth", type=integer(1), default=None,
-                   help="notification slots per destination queue (default: 8 for the scheduler, "
-                        "3 x N for the switch, its own default, and for the ordered list)")
+                   help="notifications per destination queue (default: 3 x N, i.e. X = 3 slots per "
+                        "source-destination pair, for the scheduler, the switch and the ordered list)")
     s.add_argument("--rules", choices=sorted(RULES), default="paper",
                    help="the scheduler's rules: paper (per-pair order, an iteration per 3 cycles; the "
                         "module's defaults, which the switch uses) or edm (no pair order, pipelined "

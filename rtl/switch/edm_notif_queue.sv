@@ -1,252 +1,366 @@
-// One destination's notification queue (§3.1.2) for edm_pim_scheduler: DEPTH
-// slots whose priority order is kept as precedence matrices, so the best
-// eligible entry is read in constant logic depth whatever DEPTH is.
+// One destination's notification queue (§3.1.2) for edm_pim_scheduler, kept
+// per source: N source-destination pairs of X slots each (the hosts keep at
+// most X notifications active per destination), and the queue's request read
+// through a tree of comparators over the pairs.
 //
-// The paper keeps each queue as a hardware ordered list (shift-register
-// insertion with parallel compare). We keep the same order as bits instead:
-// prio[j][k] = "slot j ranks before slot k", written when a key changes (the
-// changed key compared with every slot's in parallel: 2*DEPTH + 1 comparators
-// between registers, selected by which slot changed) and read by the request
-// stage as one AND over DEPTH terms per slot (an age matrix, as in CPU issue
-// queues). Nothing moves when an entry enters or leaves, so an insert and a
-// grant update take one cycle each (one of each per cycle, as the paper's
-// pipelined list), and the request stage has no comparator on its path: the
-// comparisons happen the cycle a key changes.
+// Order: every entry carries its arrival stamp, a STAMP_W-bit wrapping count
+// of the notifications inserted before it (the scheduler gives it: the
+// reference model's arrival order). Two stamps compare by serial-number
+// arithmetic (a arrived before b when a - b, mod 2^STAMP_W, has its top bit
+// set): exact while every entry in the scheduler arrived within 2^(STAMP_W-1)
+// notifications of the newest. Within a pair the order of its X slots is also
+// kept as bits (older, and with SRPT and no pair order prio: written when a
+// key changes, from registers), so a pair's candidate costs no comparator.
 //
-// Order: older[j][k] = "j arrived before k". SRPT ranks by (remaining bytes, arrival); FCFS by arrival, so
-// prio = older and no comparator is built. Pair order: same[j][k] = "same
-// source"; an entry is its pair's head when no valid older entry has its source.
-// Across queues the scheduler keeps the arrival order itself, from wr_slot
-// (where each insert is written) and rq_win (the request's slot, one-hot).
+// Request (combinational from registers), in two steps:
+//   pair: its candidate (registered, one-hot over its slots, computed the
+//         cycle before from the next state) is its best entry that is valid, visible
+//         (SW_NQ_INSERT_CYCLES after its insert) and, with PAIR_ORDER, the
+//         pair's oldest; constant logic over X slots. It is eligible when the
+//         pair's source port and the destination port are free (registered
+//         the cycle before from src_free_next, dst_free_next): eligibility is
+//         the same for every slot of a pair.
+//   tree: the best eligible pair candidate by key (SRPT: remaining bytes, then
+//         arrival; FCFS: arrival), a radix-4 tree of ceil(log4 N) levels (per
+//         node its four children compared pairwise at once, then a 4:1 mux). With HOLD, a second tree finds the best candidate
+//         whatever the ports (the priority hold compares the request with it).
 //
-// Request (combinational from registers): the best entry that is valid,
-// visible (SW_NQ_INSERT_CYCLES after its insert), its pair's head (PAIR_ORDER),
-// and whose source and destination ports are free; beside it the best visible
-// pair head whatever the ports, for the priority hold. The ports come a cycle
-// early (src_free_next, dst_free_next): each slot registers whether it is
-// eligible, so the request stage reads no port and multiplexes no source.
-// Room, the lowest free slot and "not empty" are registered the same way,
-// computed from the next state, so the lane arbitration in front and the
-// scheduler's iteration start read registers only.
-//
-// Only the j < k half of each matrix is stored (the rest is implied: prio and
-// older are antisymmetric, same symmetric).
+// Insert: at most one per cycle, registered (p_), written the next cycle into
+// the lowest free slot of its pair with the stamp given then (wr_stamp).
+// room / pair_room leave the pending insert its slot; the queue also holds at
+// most DEPTH entries (room). Grant update (g_hit): the slot g_j of pair g_src
+// is removed (g_last) or keeps g_rem_next bytes.
 module edm_notif_queue #(
-    parameter int unsigned N = 4,            // notification lanes = ports
-    parameter int unsigned DEPTH = 8,        // slots
+    parameter int unsigned N = 4,            // notification lanes = ports = pairs
+    parameter int unsigned X = 3,            // slots per source-destination pair
+    parameter int unsigned DEPTH = 12,       // entries in the queue at most
     parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
-    parameter bit          PAIR_ORDER = 1'b1   // only a pair's oldest entry may be granted
+    parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
+    parameter bit          HOLD_TREE = 1'b1,   // build the best-candidate tree (priority hold)
+    parameter int unsigned STAMP_W = 16      // arrival stamp bits
 ) (
     input  logic                              clk,
     input  logic                              rst_n,
-    // Insert: stored in the lowest free slot when ins_v (the caller inserts
-    // only while room is high), visible SW_NQ_INSERT_CYCLES later.
+    // Insert (only while room and pair_room[ins_src]): written the next cycle.
     output logic                              room,
+    output logic [N-1:0]                      pair_room,
     input  logic                              ins_v,
     input  logic [$clog2(N)-1:0]              ins_src,
     input  logic [edm_pkg::NG_ID_W-1:0]       ins_msg,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
     input  logic                              ins_rres,
-    // The slot an insert is written into this cycle (one-hot; the insert of
-    // the cycle before): the scheduler orders entries across queues by it.
-    output logic [DEPTH-1:0]                  wr_slot,
+    // The arrival stamp of the insert written this cycle (the insert of the cycle before).
+    input  logic [STAMP_W-1:0]                wr_stamp,
     // Request: the best eligible entry, the ports being free as given in
     // the cycle before (src_free_next, dst_free_next: free next cycle).
     input  logic [N-1:0]                      src_free_next,
     input  logic                              dst_free_next,
     output logic                              nonempty,    // an entry or a pending insert
     output logic                              rq_v,
-    output logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] rq_j,
+    output logic [((X > 1) ? $clog2(X) : 1)-1:0] rq_j,     // the slot in its pair
     output logic [$clog2(N)-1:0]              rq_src,
     output logic [edm_pkg::NG_ID_W-1:0]       rq_msg,
     output logic [edm_pkg::NG_SIZE_W-1:0]     rq_rem,
     output logic                              rq_rres,
-    output logic [DEPTH-1:0]                  rq_win,      // the request's slot, one-hot
-    // The best visible pair head whatever the ports (priority hold compares
-    // the request with it): its remaining bytes, and whether it is not the
-    // request's entry.
+    output logic [STAMP_W-1:0]                rq_stamp,
+    // The best visible candidate whatever the ports (HOLD_TREE): its bytes,
+    // and whether it is not the request's entry.
     output logic [edm_pkg::NG_SIZE_W-1:0]     rq_best_rem,
     output logic                              rq_not_best,
-    // Grant update of slot g_j: removed if g_last, else g_rem_next bytes remain.
+    // Grant update of slot g_j of pair g_src: removed if g_last, else g_rem_next bytes remain.
     input  logic                              g_hit,
-    input  logic [((DEPTH > 1) ? $clog2(DEPTH) : 1)-1:0] g_j,
+    input  logic [$clog2(N)-1:0]              g_src,
+    input  logic [((X > 1) ? $clog2(X) : 1)-1:0] g_j,
     input  logic                              g_last,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     g_rem_next,
-    // The sources with an entry in the queue (stored, not yet removed by its
-    // last grant; bit s = source s), for the switch's parked-port age rule.
+    // The sources with an entry in the queue (bit s = source s).
     output logic [N-1:0]                      src_waiting
 );
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam int unsigned TW = STAMP_W;
+  localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
+  localparam int unsigned S = N * X;                   // slots, slot s*X + j = pair s, j
+  localparam int unsigned CW = $clog2(DEPTH + 1);      // a count of entries
   // An insert is registered (p_), written into its slot the next cycle, and
-  // visible once age == VIS_AGE, age 0 being the cycle after that write: the
-  // insert latency is SW_NQ_INSERT_CYCLES (>= 2) from ins_v.
+  // visible once age == VIS_AGE, age 0 being the cycle after that write.
   localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 2;
   localparam int unsigned AW = (VIS_AGE > 1) ? $clog2(VIS_AGE + 1) : 1;
   localparam logic [AW-1:0] VIS = AW'(VIS_AGE);
+  localparam bit          KEEP_PRIO = SRPT && !PAIR_ORDER;   // within-pair key order bits
+
+  // a arrived before b (serial-number order).
+  function automatic older_stamp(input [TW-1:0] a, input [TW-1:0] b);
+    logic [TW-1:0] diff;
+    diff = a - b;
+    older_stamp = diff[TW-1];
+  endfunction
+
+  // Entry a ranks before entry b.
+  function automatic ranks_before(input [SW-1:0] a_rem, input [TW-1:0] a_stamp,
+                            input [SW-1:0] b_rem, input [TW-1:0] b_stamp);
+    if (SRPT) ranks_before = (a_rem < b_rem) || (a_rem == b_rem && older_stamp(a_stamp, b_stamp));
+    else ranks_before = older_stamp(a_stamp, b_stamp);
+  endfunction
 
   // ---------------------------------------------------------------- state
-  logic [DEPTH-1:0]                  s_valid;
-  logic [DEPTH-1:0][AW-1:0]          s_age;
-  logic [DEPTH-1:0][PW-1:0]          s_src;
-  logic [DEPTH-1:0][IW-1:0]          s_msg;
-  logic [DEPTH-1:0][SW-1:0]          s_rem;
-  logic [DEPTH-1:0]                  s_rres;
-  logic [DEPTH-1:0][DEPTH-1:0]       older_q, prio_q, same_q;  // j < k bits are registers
-  logic [DEPTH-1:0][DEPTH-1:0]       older, prio;        // whole matrices
+  logic [S-1:0]             s_valid;
+  logic [S-1:0][AW-1:0]     s_age;
+  logic [S-1:0][IW-1:0]     s_msg;
+  logic [S-1:0][SW-1:0]     s_rem;
+  logic [S-1:0]             s_rres;
+  logic [S-1:0][TW-1:0]     s_stamp;
+  // Per pair, over its slots (index j*X + k; only j < k stored): j arrived
+  // before k; j ranks before k (KEEP_PRIO).
+  logic [N-1:0][X*X-1:0]    older_q, prio_q, n_older, n_prio;
+  logic [N-1:0]             src_ok;             // registered ports
+  logic                     dst_ok;
+  logic [N-1:0]             one_free, two_free, one_free_n, two_free_n;  // per pair
+  logic [CW-1:0]            count, n_count;     // entries stored
+  logic                     q_one, q_two;       // count <= DEPTH - 1, DEPTH - 2
 
-  always_comb
-    for (integer j = 0; j < DEPTH; j++)
-      for (integer k = 0; k < DEPTH; k++) begin
-        older[j][k] = (j < k) ? older_q[j][k] : (j > k) ? !older_q[k][j] : 1'b0;
-        prio[j][k] = SRPT ? ((j < k) ? prio_q[j][k] : (j > k) ? !prio_q[k][j] : 1'b0) : older[j][k];
-      end
-
-  // ---------------------------------------------------------------- insert
-  // The insert is registered first (p_): the lane arbitration in front of the
-  // queues ends at a register, and the slot write and the new entry's
-  // comparisons start from one. room leaves the pending insert its slot.
+  // The pending insert.
   logic             p_v;
   logic [PW-1:0]    p_src;
   logic [IW-1:0]    p_msg;
   logic [SW-1:0]    p_size;
   logic             p_rres;
-  logic [DEPTH-1:0] ins_hit;   // the lowest free slot, when writing the pending insert
-  // Registered from the next state: the lowest free slot (one-hot), whether
-  // one and whether two slots are free.
-  logic [DEPTH-1:0] low_free, low_free_n;
-  logic             one_free, two_free, one_free_n, two_free_n;
 
-  assign ins_hit = p_v ? low_free : '0;
-  assign wr_slot = ins_hit;
-  assign room = p_v ? two_free : one_free;
+  always_comb
+    for (integer s = 0; s < N; s++)
+      pair_room[s] = (p_v && p_src == PW'(s)) ? two_free[s] : one_free[s];
+  assign room = p_v ? q_two : q_one;
 
-  // ---------------------------------------------------------------- next keys and order
-  logic [DEPTH-1:0]            g_slot;   // this slot is the one granted
-  logic [DEPTH-1:0][PW-1:0]    n_src;
-  logic [DEPTH-1:0][SW-1:0]    n_rem;
-  logic [DEPTH-1:0][DEPTH-1:0] n_older, n_prio, n_same;
-  // SRPT: the comparisons a key change needs, all between registers (the
-  // pending insert's bytes, the granted entry's next bytes, the slots'), so
-  // that which slot changes (g_hit, g_j) only selects among them.
-  logic [DEPTH-1:0]            ins_lt;    // the insert is shorter than slot k
-  logic [DEPTH-1:0]            g_lt, g_eq;  // the granted entry's next bytes <, = slot k's
-  logic                        ins_lt_g;  // the insert is shorter than the granted entry
+  // ---------------------------------------------------------------- slot updates
+  logic [S-1:0]     ins_hit, g_slot, n_valid, low_free;
+  logic [S-1:0][SW-1:0] n_rem;
+  logic [X-1:0]     ins_lt, g_lt, g_eq;   // the insert's / the granted entry's bytes vs its pair's slot k
+  logic             ins_lt_g;             // the insert is shorter than the granted entry
+  logic [X-1:0][SW-1:0] p_pair_rem, g_pair_rem;
 
   always_comb begin
-    for (integer j = 0; j < DEPTH; j++) begin
-      g_slot[j] = g_hit && g_j == JW'(j);
-      n_rem[j] = ins_hit[j] ? p_size : (g_slot[j] ? g_rem_next : s_rem[j]);
-      n_src[j] = ins_hit[j] ? p_src : s_src[j];
-      ins_lt[j] = p_size < s_rem[j];
-      g_lt[j] = g_rem_next < s_rem[j];
-      g_eq[j] = g_rem_next == s_rem[j];
+    // The lowest free slot of each pair.
+    for (integer s = 0; s < N; s++)
+      for (integer j = 0; j < X; j++) begin
+        low_free[s*X + j] = !s_valid[s*X + j];
+        for (integer k = 0; k < j; k++)
+          if (!s_valid[s*X + k]) low_free[s*X + j] = 1'b0;
+      end
+    for (integer i = 0; i < S; i++) begin
+      ins_hit[i] = p_v && p_src == PW'(i / X) && low_free[i];
+      g_slot[i] = g_hit && g_src == PW'(i / X) && g_j == JW'(i % X);
+      n_valid[i] = ins_hit[i] || (s_valid[i] && !(g_slot[i] && g_last));
+      n_rem[i] = ins_hit[i] ? p_size : (g_slot[i] ? g_rem_next : s_rem[i]);
+    end
+    // SRPT without pair order: the changed keys against their pair's others,
+    // the pair's bytes selected by the (registered) source first.
+    for (integer k = 0; k < X; k++) begin
+      p_pair_rem[k] = s_rem[32'(p_src) * X + k];
+      g_pair_rem[k] = s_rem[32'(g_src) * X + k];
+      ins_lt[k] = p_size < p_pair_rem[k];
+      g_lt[k] = g_rem_next < g_pair_rem[k];
+      g_eq[k] = g_rem_next == g_pair_rem[k];
     end
     ins_lt_g = p_size < g_rem_next;
-    for (integer j = 0; j < DEPTH; j++)
-      for (integer k = 0; k < DEPTH; k++) begin
-        // A new entry is younger than every stored one.
-        if (ins_hit[j]) n_older[j][k] = 1'b0;
-        else if (ins_hit[k]) n_older[j][k] = 1'b1;
-        else n_older[j][k] = older_q[j][k];
-        n_same[j][k] = (ins_hit[j] || ins_hit[k]) ? n_src[j] == n_src[k] : same_q[j][k];
-        // Only a changed key needs its comparisons redone; SRPT ties go to
-        // the older entry, as the reference model's (remaining, arrival) key
-        // (an insert is the youngest: it goes first only when shorter).
-        if (ins_hit[j]) n_prio[j][k] = g_slot[k] ? ins_lt_g : ins_lt[k];
-        else if (ins_hit[k]) n_prio[j][k] = !(g_slot[j] ? ins_lt_g : ins_lt[j]);
-        else if (g_slot[j]) n_prio[j][k] = g_lt[k] || (g_eq[k] && older[j][k]);
-        else if (g_slot[k]) n_prio[j][k] = !(g_lt[j] || (g_eq[j] && older[k][j]));
-        else n_prio[j][k] = prio_q[j][k];
-      end
   end
 
-  // ---------------------------------------------------------------- candidates
-  // cand[j]: valid, visible and its pair's head (no valid older entry of its
-  // source, with pair order). Registered, computed from the next state, so the
-  // request stage starts from it.
-  logic [DEPTH-1:0] cand, cand_n, n_valid;
-  logic [DEPTH-1:0] elig, elig_n;   // cand with both ports free
+  always_comb
+    for (integer s = 0; s < N; s++)
+      for (integer j = 0; j < X; j++)
+        for (integer k = 0; k < X; k++) begin
+          // A new entry is younger than every stored one.
+          if (j >= k) n_older[s][j*X + k] = 1'b0;
+          else if (ins_hit[s*X + j]) n_older[s][j*X + k] = 1'b0;
+          else if (ins_hit[s*X + k]) n_older[s][j*X + k] = 1'b1;
+          else n_older[s][j*X + k] = older_q[s][j*X + k];
+          // Only a changed key needs its comparisons redone; ties go to the
+          // older entry (an insert is the youngest: first only when shorter).
+          if (j >= k || !KEEP_PRIO) n_prio[s][j*X + k] = 1'b0;
+          else if (ins_hit[s*X + j]) n_prio[s][j*X + k] = g_slot[s*X + k] ? ins_lt_g : ins_lt[k];
+          else if (ins_hit[s*X + k]) n_prio[s][j*X + k] = !(g_slot[s*X + j] ? ins_lt_g : ins_lt[j]);
+          else if (g_slot[s*X + j]) n_prio[s][j*X + k] = g_lt[k] || (g_eq[k] && older_q[s][j*X + k]);
+          else if (g_slot[s*X + k]) n_prio[s][j*X + k] = !(g_lt[j] || (g_eq[j] && !older_q[s][j*X + k]));
+          else n_prio[s][j*X + k] = prio_q[s][j*X + k];
+        end
+
+  // Room from the next state (registered; the pending insert is subtracted as it is read).
+  always_comb begin
+    for (integer s = 0; s < N; s++) begin
+      one_free_n[s] = 1'b0;
+      two_free_n[s] = 1'b0;
+      for (integer j = 0; j < X; j++)
+        if (!n_valid[s*X + j]) begin
+          if (one_free_n[s]) two_free_n[s] = 1'b1;
+          one_free_n[s] = 1'b1;
+        end
+    end
+    n_count = count + CW'(p_v) - CW'(g_hit && g_last);
+  end
+
+  // ---------------------------------------------------------------- request: per pair
+  // j ranks before k within pair s (whole matrices from the stored halves).
+  function automatic slot_before(input [X*X-1:0] order, input integer j, input integer k);
+    slot_before = (j < k) ? order[j*X + k] : !order[k*X + j];
+  endfunction
+
+  // Each pair's best candidate slot is registered (pick, one-hot), computed
+  // from the next state, so the request stage starts from it.
+  logic [S-1:0]          cand_n, pick_n, pick;
+  logic [N-1:0]          pc_v, pc_elig;   // per pair: a candidate; eligible
+  logic [N-1:0][JW-1:0]  pc_j;
+  logic [N-1:0][IW-1:0]  pc_msg;
+  logic [N-1:0][SW-1:0]  pc_rem;
+  logic [N-1:0]          pc_rres;
+  logic [N-1:0][TW-1:0]  pc_stamp;
+
+  always_comb
+    for (integer s = 0; s < N; s++) begin
+      // Next cycle's candidates: valid, visible, and (pair order) no older valid slot.
+      for (integer j = 0; j < X; j++) begin
+        cand_n[s*X + j] = n_valid[s*X + j] && (ins_hit[s*X + j] ? (VIS == '0)
+                          : (s_age[s*X + j] == VIS || s_age[s*X + j] + 1'b1 == VIS));
+        if (PAIR_ORDER)
+          for (integer k = 0; k < X; k++)
+            if (k != j && n_valid[s*X + k] && slot_before(n_older[s], k, j)) cand_n[s*X + j] = 1'b0;
+      end
+      for (integer j = 0; j < X; j++) begin
+        pick_n[s*X + j] = cand_n[s*X + j];
+        if (!PAIR_ORDER)
+          for (integer k = 0; k < X; k++)
+            if (k != j && cand_n[s*X + k]
+                && !slot_before(KEEP_PRIO ? n_prio[s] : n_older[s], j, k)) pick_n[s*X + j] = 1'b0;
+      end
+      // pick is one-hot (or zero): OR the picked slot's fields together.
+      pc_v[s] = 1'b0;
+      pc_j[s] = '0;
+      pc_msg[s] = '0;
+      pc_rem[s] = '0;
+      pc_rres[s] = 1'b0;
+      pc_stamp[s] = '0;
+      for (integer j = 0; j < X; j++)
+        if (pick[s*X + j]) begin
+          pc_v[s] = 1'b1;
+          pc_j[s] = pc_j[s] | JW'(j);
+          pc_msg[s] = pc_msg[s] | s_msg[s*X + j];
+          pc_rem[s] = pc_rem[s] | s_rem[s*X + j];
+          pc_rres[s] = pc_rres[s] | s_rres[s*X + j];
+          pc_stamp[s] = pc_stamp[s] | s_stamp[s*X + j];
+        end
+      pc_elig[s] = pc_v[s] && src_ok[s] && dst_ok;
+    end
+
+  // ---------------------------------------------------------------- request: tree over the pairs
+  // A tree of radix 4 over the pairs' candidates, in heap order: node i's
+  // children are 4i+1 .. 4i+4, the leaves NI .. NI+P-1 (pair k at NI + k,
+  // invalid beyond N), the root node 0. Each node compares its four children
+  // pairwise at once (6 comparators) and keeps the one no other valid child
+  // beats: one comparator and a 4:1 multiplexer per level, ⌈log4 N⌉ levels.
+  localparam int unsigned LV = (PW + 1) / 2;          // levels
+  localparam int unsigned P = 1 << (2 * LV);          // leaves (4^LV >= N)
+  localparam int unsigned NI = (P - 1) / 3;           // inner nodes
+  localparam int unsigned NODE_W = 1 + PW + JW + IW + SW + 1 + TW;
+  localparam int unsigned BEST_W = 1 + PW + SW + TW;
+
+  // The one of four (valid, bytes, stamp) that no other valid one beats
+  // (keys are unique; on a tie, which cannot happen, the lower index).
+  function automatic [1:0] best_of_four(input [3:0] v, input [4*SW-1:0] rem, input [4*TW-1:0] stamp);
+    logic [3:1] wins;   // (child 0 wins when no other does)
+    for (integer i = 1; i < 4; i++) begin
+      wins[i] = v[i];
+      for (integer j = 0; j < 4; j++)
+        if (j < i && v[j] && !ranks_before(rem[i*SW +: SW], stamp[i*TW +: TW], rem[j*SW +: SW], stamp[j*TW +: TW]))
+          wins[i] = 1'b0;
+        else if (j > i && v[j] && ranks_before(rem[j*SW +: SW], stamp[j*TW +: TW], rem[i*SW +: SW], stamp[i*TW +: TW]))
+          wins[i] = 1'b0;
+    end
+    best_of_four = {wins[2] || wins[3], wins[1] || wins[3]};   // wins is one-hot or zero
+  endfunction
+
+  logic [NI+P-1:0][NODE_W-1:0] t_node;
+  /* verilator lint_off UNUSEDSIGNAL */  // (without HOLD_TREE)
+  logic [NI+P-1:0][BEST_W-1:0] b_node;   // the hold's tree: valid, pair, bytes, stamp
+  logic [NI-1:0][1:0] b_pick;
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [NI-1:0][1:0] t_pick;
 
   always_comb begin
-    for (integer j = 0; j < DEPTH; j++)
-      n_valid[j] = ins_hit[j] || (s_valid[j] && !(g_slot[j] && g_last));
-    one_free_n = 1'b0;
-    two_free_n = 1'b0;
-    for (integer j = 0; j < DEPTH; j++) begin
-      low_free_n[j] = !n_valid[j] && !one_free_n;
-      if (!n_valid[j]) begin
-        if (one_free_n) two_free_n = 1'b1;
-        one_free_n = 1'b1;
-      end
-    end
-    for (integer j = 0; j < DEPTH; j++) begin
-      cand_n[j] = n_valid[j] && (ins_hit[j] ? (VIS == '0) : (s_age[j] == VIS || s_age[j] + 1'b1 == VIS));
-      if (PAIR_ORDER)
-        for (integer k = 0; k < DEPTH; k++)
-          if (k != j && n_valid[k]
-              && ((j < k) ? n_same[j][k] : n_same[k][j]) && ((k < j) ? n_older[k][j] : !n_older[j][k]))
-            cand_n[j] = 1'b0;
-      elig_n[j] = cand_n[j] && src_free_next[n_src[j]] && dst_free_next;
+    for (integer k = 0; k < P; k++)
+      t_node[NI + k] = (k < N) ? {pc_elig[k % N], PW'(k), pc_j[k % N], pc_msg[k % N], pc_rem[k % N],
+                                  pc_rres[k % N], pc_stamp[k % N]} : '0;
+    for (integer i = NI - 1; i >= 0; i--) begin
+      t_pick[i] = best_of_four({t_node[4*i + 4][NODE_W-1], t_node[4*i + 3][NODE_W-1],
+                                t_node[4*i + 2][NODE_W-1], t_node[4*i + 1][NODE_W-1]},
+                               {t_node[4*i + 4][TW+1 +: SW], t_node[4*i + 3][TW+1 +: SW],
+                                t_node[4*i + 2][TW+1 +: SW], t_node[4*i + 1][TW+1 +: SW]},
+                               {t_node[4*i + 4][TW-1:0], t_node[4*i + 3][TW-1:0],
+                                t_node[4*i + 2][TW-1:0], t_node[4*i + 1][TW-1:0]});
+      // (constant indices: a variable one would read the whole array, a false loop)
+      case (t_pick[i])
+        2'd0: t_node[i] = t_node[4*i + 1];
+        2'd1: t_node[i] = t_node[4*i + 2];
+        2'd2: t_node[i] = t_node[4*i + 3];
+        default: t_node[i] = t_node[4*i + 4];
+      endcase
     end
   end
 
-  // ---------------------------------------------------------------- request
-  logic [DEPTH-1:0] win, best;
-
-  always_comb begin
-    for (integer j = 0; j < DEPTH; j++) begin
-      win[j] = elig[j];
-      best[j] = cand[j];
-      for (integer k = 0; k < DEPTH; k++) begin
-        if (k != j && elig[k] && !prio[j][k]) win[j] = 1'b0;
-        if (k != j && cand[k] && !prio[j][k]) best[j] = 1'b0;
+  if (HOLD_TREE) begin : g_hold_tree
+    always_comb begin
+      for (integer k = 0; k < P; k++)
+        b_node[NI + k] = (k < N) ? {pc_v[k % N], PW'(k), pc_rem[k % N], pc_stamp[k % N]} : '0;
+      for (integer i = NI - 1; i >= 0; i--) begin
+        b_pick[i] = best_of_four({b_node[4*i + 4][BEST_W-1], b_node[4*i + 3][BEST_W-1],
+                                  b_node[4*i + 2][BEST_W-1], b_node[4*i + 1][BEST_W-1]},
+                                 {b_node[4*i + 4][TW +: SW], b_node[4*i + 3][TW +: SW],
+                                  b_node[4*i + 2][TW +: SW], b_node[4*i + 1][TW +: SW]},
+                                 {b_node[4*i + 4][TW-1:0], b_node[4*i + 3][TW-1:0],
+                                  b_node[4*i + 2][TW-1:0], b_node[4*i + 1][TW-1:0]});
+        case (b_pick[i])
+          2'd0: b_node[i] = b_node[4*i + 1];
+          2'd1: b_node[i] = b_node[4*i + 2];
+          2'd2: b_node[i] = b_node[4*i + 3];
+          default: b_node[i] = b_node[4*i + 4];
+        endcase
       end
     end
-    rq_not_best = |(best & ~win);
-    rq_best_rem = '0;
-    for (integer j = 0; j < DEPTH; j++)
-      if (best[j]) rq_best_rem = rq_best_rem | s_rem[j];
-    // win is one-hot (or zero): OR the winner's fields together.
-    rq_v = |elig;
-    rq_j = '0;
-    rq_src = '0;
-    rq_msg = '0;
-    rq_rem = '0;
-    rq_rres = 1'b0;
-    rq_win = win;
-    for (integer j = 0; j < DEPTH; j++)
-      if (win[j]) begin
-        rq_j = rq_j | JW'(j);
-        rq_src = rq_src | s_src[j];
-        rq_msg = rq_msg | s_msg[j];
-        rq_rem = rq_rem | s_rem[j];
-        rq_rres = rq_rres | s_rres[j];
-      end
+    assign rq_best_rem = b_node[0][TW +: SW];
+    assign rq_not_best = b_node[0][BEST_W-1] && !(t_node[0][NODE_W-1] && t_node[0][NODE_W-2 -: PW] == b_node[0][SW+TW +: PW]);
+  end else begin : g_no_hold_tree
+    assign b_node = '0;
+    assign b_pick = '0;
+    assign rq_best_rem = '0;
+    assign rq_not_best = 1'b0;
   end
+
+  assign {rq_v, rq_src, rq_j, rq_msg, rq_rem, rq_rres, rq_stamp} = t_node[0];
 
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       s_valid <= '0;
-      cand <= '0;
-      elig <= '0;
+      pick <= '0;
       p_v <= 1'b0;
-      low_free <= DEPTH'(1);
-      one_free <= 1'b1;
-      two_free <= (DEPTH > 1) ? 1'b1 : 1'b0;
+      one_free <= '1;
+      two_free <= (X > 1) ? '1 : '0;
+      count <= '0;
+      q_one <= 1'b1;
+      q_two <= DEPTH > 1;
       nonempty <= 1'b0;
+      src_ok <= '0;
+      dst_ok <= 1'b0;
     end else begin
       p_v <= ins_v;
-      cand <= cand_n;
-      elig <= elig_n;
       s_valid <= n_valid;
-      low_free <= low_free_n;
+      pick <= pick_n;
       one_free <= one_free_n;
       two_free <= two_free_n;
+      count <= n_count;
+      q_one <= 32'(n_count) + 1 <= DEPTH;
+      q_two <= 32'(n_count) + 2 <= DEPTH;
       nonempty <= ins_v || n_valid != '0;
+      src_ok <= src_free_next;
+      dst_ok <= dst_free_next;
     end
     if (ins_v) begin
       p_src <= ins_src;
@@ -254,26 +368,18 @@ module edm_notif_queue #(
       p_size <= ins_size;
       p_rres <= ins_rres;
     end
-    for (integer j = 0; j < DEPTH; j++) begin
-      s_src[j] <= n_src[j];
-      s_rem[j] <= n_rem[j];
-      if (ins_hit[j]) begin
-        s_age[j] <= '0;
-        s_msg[j] <= p_msg;
-        s_rres[j] <= p_rres;
-      end else if (s_age[j] != VIS) begin
-        s_age[j] <= s_age[j] + 1'b1;
+    older_q <= n_older;
+    prio_q <= n_prio;
+    for (integer i = 0; i < S; i++) begin
+      s_rem[i] <= n_rem[i];
+      if (ins_hit[i]) begin
+        s_age[i] <= '0;
+        s_msg[i] <= p_msg;
+        s_rres[i] <= p_rres;
+        s_stamp[i] <= wr_stamp;
+      end else if (s_age[i] != VIS) begin
+        s_age[i] <= s_age[i] + 1'b1;
       end
-      for (integer k = 0; k < DEPTH; k++)
-        if (j < k) begin
-          older_q[j][k] <= n_older[j][k];
-          prio_q[j][k] <= SRPT ? n_prio[j][k] : 1'b0;
-          same_q[j][k] <= PAIR_ORDER ? n_same[j][k] : 1'b0;
-        end else begin
-          older_q[j][k] <= 1'b0;
-          prio_q[j][k] <= 1'b0;
-          same_q[j][k] <= 1'b0;
-        end
     end
   end
 
@@ -281,7 +387,7 @@ module edm_notif_queue #(
   always_comb
     for (integer s = 0; s < N; s++) begin
       src_waiting[s] = 1'b0;
-      for (integer j = 0; j < DEPTH; j++)
-        if (s_valid[j] && s_src[j] == PW'(s)) src_waiting[s] = 1'b1;
+      for (integer j = 0; j < X; j++)
+        if (s_valid[s*X + j]) src_waiting[s] = 1'b1;
     end
 endmodule

@@ -1,6 +1,8 @@
 // EDM switch scheduler (§3.1.2): one notification queue per destination port
-// (edm_notif_queue) and priority-PIM, one iteration every SW_PIM_ITER_CYCLES
-// (3) cycles. It is the cycle-exact twin of the reference model
+// (edm_notif_queue: N source-destination pairs of X slots, read through a
+// tree of comparators) and priority-PIM, one iteration every
+// SW_PIM_ITER_CYCLES (3) cycles. State O(X·N²), logic depth O(log N)
+// (docs/hardware.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
 // crates/edm-sim/src/edm/scheduler/ as stepped by edm.sim.Scheduler
 // (docs/simulator.md, "Scheduler semantics"); tests/rtl/tb_pim_scheduler.py
 // checks every cycle's grants against it.
@@ -8,10 +10,11 @@
 // Notifications: up to N per cycle, one per lane (lane i's fields are bits
 // [i*W +: W] of the flat vectors), taken when notif_valid and notif_ready
 // (= the lane's FIFO has room; a registered condition). Each queue inserts one
-// notification per cycle, as the paper's ordered lists: the lowest lane's
+// notification per cycle, as the paper's ordered lists: the lowest lane
 // whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty) targets it, if the queue has a free slot; the others wait in their
-// lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
+// is empty) targets it claims it, and the candidate is inserted if its pair
+// has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
+// their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
 // it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
 // the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
 //
@@ -22,15 +25,16 @@
 // on its path that grows with N or DEPTH:
 //   t    request: every destination whose port is free takes its best eligible
 //        entry (visible, source port free, oldest of its source-destination
-//        pair): one AND per slot over its queue's precedence matrix.
+//        pair with PAIR_ORDER): each pair's registered best slot, then a
+//        radix-4 tree of comparators over the N pairs, ceil(log4 N) levels.
 //   t+1  accept: every source keeps its best request. The N requests are
-//        compared pairwise in parallel (SRPT: N(N-1)/2 comparators of bytes;
-//        arrival order read from registered bits, x_older) and a request wins
-//        if no request to the same source beats it: the paper's per-source
-//        ordered array read by a priority encoder, computed afresh.
+//        compared pairwise in parallel (N(N-1)/2 comparators of bytes and
+//        arrival stamps) and a request wins if no request to the same source
+//        beats it: the paper's per-source ordered array read by a priority
+//        encoder, computed afresh.
 //   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
-//        removed (its queue recomputes that entry's comparisons the same
-//        cycle), both ports are held for the chunk's wire time.
+//        removed (its pair's order bits rewritten the same cycle), both ports
+//        are held for the chunk's wire time.
 // The grants appear on the outputs in cycle t+3 (registered; one cycle of
 // grant_valid), in lane s for source s.
 //
@@ -47,21 +51,20 @@
 // dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
 // rules) these inputs are ignored.
 //
-// Age across queues: the model orders entries by a global arrival counter. Here
-// an age matrix over every pair of slots in different queues (x_older) is set
-// when a slot is written (the new entry is younger than every stored one;
-// entries written in one cycle are ordered by lane), so the accept stage reads
-// registered bits through the requests' one-hot slots instead of comparing
-// wide arrival stamps (half of that read in the request stage, beside the
-// queues' read-out, half in the accept stage); exact whatever the wait.
-// Within a queue the order is edm_notif_queue's own age matrix.
+// Order: the model orders entries by a global arrival counter. Each entry
+// carries it modulo 2^STAMP_W (numbered the cycle after its insert, the
+// inserts of a cycle in lane order), compared by serial-number arithmetic:
+// exact while every entry in the scheduler arrived within 2^(STAMP_W-1)
+// notifications of the newest (32768 with the default STAMP_W = 16).
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
 // request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
 // and acc_ its registers; g_ stage 3, grant.
 module edm_pim_scheduler #(
     parameter int unsigned N = 4,            // ports (>= 2)
-    parameter int unsigned DEPTH = 8,        // notification slots per destination queue
+    parameter int unsigned DEPTH = 8,        // notifications per destination queue at most
+    parameter int unsigned X = (DEPTH + N - 1) / N,  // slots per source-destination pair
+    parameter int unsigned STAMP_W = 16,     // arrival stamp bits (see "Order" above)
     parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,
     parameter int unsigned BLOCK_PS = edm_pkg::BLOCK_PS_100G,  // line rate
@@ -130,7 +133,8 @@ module edm_pim_scheduler #(
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
   localparam int unsigned M = N * DEPTH;             // slots in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
-  localparam int unsigned JW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
+  localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
+  localparam int unsigned TW = STAMP_W;
   localparam int unsigned NW = $clog2(N + 1);        // a count of lanes
   localparam int unsigned ITER = edm_pkg::SW_PIM_ITER_CYCLES;  // >= 3 (the pipeline's stages)
   localparam int unsigned IWW = $clog2(ITER);
@@ -213,9 +217,13 @@ module edm_pim_scheduler #(
   endfunction
 
   // Whether request a outranks request b (keys are unique: arrivals are).
-  function automatic better(input [SW-1:0] a_rem, input [SW-1:0] b_rem, input a_older);
-    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && a_older);
-    else better = a_older;
+  // Arrival by serial-number order of the stamps (exact within 2^(TW-1)).
+  function automatic better(input [SW-1:0] a_rem, input [TW-1:0] a_stamp,
+                            input [SW-1:0] b_rem, input [TW-1:0] b_stamp);
+    logic [TW-1:0] diff;
+    diff = a_stamp - b_stamp;
+    if (SRPT) better = (a_rem < b_rem) || (a_rem == b_rem && diff[TW-1]);
+    else better = diff[TW-1];
   endfunction
 
   // ---------------------------------------------------------------- state
@@ -233,8 +241,9 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
-  logic [N-1:0][DEPTH-1:0] q_wr_slot;          // by queue: the slot an insert writes this cycle
-  logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of that insert
+  logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of the insert written this cycle
+  logic [TW-1:0]         stamp_base;           // notifications inserted before last cycle's
+  logic [N-1:0][TW-1:0]  lane_stamp, q_wr_stamp;  // by lane / by queue: the stamp of last cycle's insert
 
   // Request stage registers (loaded when an iteration starts; valid for one cycle).
   logic [N-1:0]          req_v;
@@ -243,7 +252,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  req_msg;
   logic [N-1:0][SW-1:0]  req_rem;
   logic [N-1:0]          req_rres;
-  logic [N-1:0][DEPTH-1:0] req_win;   // the request's slot, one-hot
+  logic [N-1:0][TW-1:0]  req_stamp;
   logic [N-1:0][SW-1:0]  req_best_rem;
   logic [N-1:0]          stands;    // the request may be accepted (accept stage)
   logic [N-1:0][N-1:0]   loses;     // [a][b]: request b stands, has a's source and beats a
@@ -281,6 +290,8 @@ module edm_pim_scheduler #(
   logic [N-1:0]          c_rres;
   logic [N-1:0]          lane_take;     // inserted this cycle
   logic [N-1:0]          q_room;        // by destination
+  logic [N-1:0][N-1:0]   q_pair_room;   // [d][s]: pair s -> d has a free slot
+  logic [N-1:0]          ins_ok;        // by destination: its selected candidate is inserted
   logic [N-1:0]          q_nonempty;    // by destination
   logic [N-1:0]          removed;       // by destination: the granted entry is exhausted
   logic [N-1:0][N-1:0]   want, sel;     // [d][i]: lane i's candidate targets d; and is the lowest
@@ -329,7 +340,7 @@ module edm_pim_scheduler #(
 
   always_comb begin
     for (integer i = 0; i < N; i++) begin
-      lane_take[i] = |(sel_by_lane[i] & q_room);
+      lane_take[i] = |(sel_by_lane[i] & ins_ok);
       st_pop[i] = st_valid[i] && lane_take[i];
       // The arriving notification waits unless it was inserted at once.
       notif_ready[i] = st_ready[i];
@@ -348,7 +359,7 @@ module edm_pim_scheduler #(
   logic [N-1:0][IW-1:0]  q_msg;
   logic [N-1:0][SW-1:0]  q_rem;
   logic [N-1:0]          q_rres;
-  logic [N-1:0][DEPTH-1:0] q_win;
+  logic [N-1:0][TW-1:0]  q_stamp;
   logic [N-1:0][SW-1:0]  q_best_rem;
   logic [N-1:0]          q_not_best;
   logic [N-1:0][SW-1:0]  g_rem_next;   // by destination
@@ -357,14 +368,15 @@ module edm_pim_scheduler #(
 
   for (genvar d = 0; d < N; d++) begin : g_queue
     // The inserted candidate: the one lane (if any) that won this queue,
-    // its fields ORed through the one-hot selection.
+    // its fields ORed through the one-hot selection; inserted when its pair
+    // and the queue have room (else it waits in its lane, and the queue
+    // takes no other lane's this cycle).
     logic             ins_v;
     logic [PW-1:0]    ins_lane, ins_src;
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
     always_comb begin
-      ins_v = q_room[d] && want[d] != '0;
       ins_lane = '0;
       ins_src = '0;
       ins_msg = '0;
@@ -378,66 +390,44 @@ module edm_pim_scheduler #(
           ins_size = ins_size | c_size[i];
           ins_rres = ins_rres | c_rres[i];
         end
+      ins_ok[d] = q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
+      ins_v = ins_ok[d];
     end
-    edm_notif_queue #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER)) u_q (
+    edm_notif_queue #(.N(N), .X(X), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER),
+                      .HOLD_TREE(SRPT && HOLD > 0), .STAMP_W(TW)) u_q (
         .clk, .rst_n,
-        .room(q_room[d]), .ins_v, .ins_src, .ins_msg,
-        .ins_size, .ins_rres, .wr_slot(q_wr_slot[d]),
+        .room(q_room[d]), .pair_room(q_pair_room[d]), .ins_v, .ins_src, .ins_msg,
+        .ins_size, .ins_rres, .wr_stamp(q_wr_stamp[d]),
         .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
-        .rq_rres(q_rres[d]), .rq_win(q_win[d]), .rq_best_rem(q_best_rem[d]),
+        .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
         .rq_not_best(q_not_best[d]),
         .src_waiting(dst_src_waiting[d*N +: N]),
-        .g_hit(acc_by_d[d]), .g_j(acc_j[d]), .g_last(g_last[d]), .g_rem_next(g_rem_next[d]));
-    // The insert is written into its slot the next cycle (wr_slot).
+        .g_hit(acc_by_d[d]), .g_src(acc_src[d]), .g_j(acc_j[d]), .g_last(g_last[d]),
+        .g_rem_next(g_rem_next[d]));
+    // The insert is written into its slot the next cycle, with its stamp.
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
+    assign q_wr_stamp[d] = lane_stamp[wr_lane[d]];
   end
 
-  // Age across queues and the accept stage's comparisons, per pair of queues
-  // a < b. x_older[j][k] = slot j of queue a arrived before slot k of queue b
-  // (meaningful while both are valid), set as slots are written: a written
-  // entry is younger than every stored one, two written in one cycle go by
-  // lane. It is read in two halves: in the request stage the pair's row at
-  // one request's slot (queue a's when a + b is even, else queue b's, so the
-  // reads spread over the queues), registered in req_age_row; in the accept
-  // stage that row's bit at the other request's slot (req_older: request a
-  // arrived before request b).
-  for (genvar a = 0; a < N; a++) begin : g_age_a
+  // Arrival stamps: the inserts of a cycle are numbered in lane order after
+  // every earlier one (the reference model's notify order), the cycle after
+  // (from lane_take_q): lane i's is stamp_base + the inserts of the lanes
+  // below it, a prefix count in log2(N) steps of adders.
+  logic [N-1:0][NW-1:0]  lanes_below;
+  always_comb begin
+    for (integer i = 0; i < N; i++) lanes_below[i] = (i > 0) ? NW'(lane_take_q[(i + N - 1) % N]) : '0;
+    for (integer k = 1; k < N; k = k * 2)
+      for (integer i = N - 1; i >= k; i--) lanes_below[i] = lanes_below[i] + lanes_below[i - k];
+    for (integer i = 0; i < N; i++) lane_stamp[i] = stamp_base + TW'(lanes_below[i]);
+  end
+
+  // The accept stage's comparisons, per pair of requests a < b: by key, the
+  // arrival order from the requests' stamps.
+  for (genvar a = 0; a < N; a++) begin : g_cmp_a
     for (genvar b = a + 1; b < N; b++) begin : g_pair
-      // Stored as rows of the queue whose request selects them (R), one bit
-      // per slot of the other (O): x_row[y*DEPTH + x] = the order of slot y
-      // of queue R and slot x of queue O, 1 when queue a's slot arrived before
-      // queue b's (flat: Yosys indexes no generate block's two-dimensional
-      // array).
-      localparam int unsigned R = ((a + b) % 2 == 0) ? a : b;
-      localparam int unsigned O = ((a + b) % 2 == 0) ? b : a;
-      logic [DEPTH*DEPTH-1:0] x_row;
-      logic [DEPTH-1:0]       q_age_row, req_age_row;
-      logic                   req_older, beats;  // request a arrived before / outranks request b
-      // Written as whole-matrix masks (a loop of DEPTH² statements here made
-      // this block the frontend's bottleneck): row y is written when queue R
-      // writes slot y, column x when queue O writes slot x.
-      logic [DEPTH*DEPTH-1:0] wr_row, wr_col;
-      logic                   both_a_first;   // both written: a's insert came from the lower lane
-      always_comb
-        for (integer y = 0; y < DEPTH; y++) begin
-          wr_row[y*DEPTH +: DEPTH] = {DEPTH{q_wr_slot[R][y]}};
-          wr_col[y*DEPTH +: DEPTH] = q_wr_slot[O];
-        end
-      assign both_a_first = wr_lane[a] < wr_lane[b];
-      always_ff @(posedge clk)
-        x_row <= (wr_row & wr_col & {(DEPTH*DEPTH){both_a_first}})
-                 | (wr_row & ~wr_col & {(DEPTH*DEPTH){R == b}})    // the written one is the youngest
-                 | (~wr_row & wr_col & {(DEPTH*DEPTH){O == b}})
-                 | (~wr_row & ~wr_col & x_row);
-      always_comb begin
-        q_age_row = '0;
-        for (integer y = 0; y < DEPTH; y++)
-          if (q_win[R][y]) q_age_row = q_age_row | x_row[y*DEPTH +: DEPTH];
-      end
-      always_ff @(posedge clk) req_age_row <= q_age_row;
-      assign req_older = |(req_win[O] & req_age_row);
-      assign beats = better(req_rem[a], req_rem[b], req_older);
+      logic beats;   // request a outranks request b
+      assign beats = better(req_rem[a], req_stamp[a], req_rem[b], req_stamp[b]);
       assign loses[a][b] = stands[b] && req_src[b] == req_src[a] && !beats;
       assign loses[b][a] = stands[a] && req_src[a] == req_src[b] && beats;
     end
@@ -539,6 +529,7 @@ module edm_pim_scheduler #(
     if (!rst_n) begin
       rest <= '0;
       lane_take_q <= '0;
+      stamp_base <= '0;
       st_any <= 1'b0;
       src_hold <= '0;
       dst_hold <= '0;
@@ -554,6 +545,7 @@ module edm_pim_scheduler #(
     end else begin
       rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
+      stamp_base <= stamp_base + TW'(taken_q);
       st_any <= 1'b0;
       for (integer i = 0; i < N; i++)
         if (st_push[i] || st_count[i] > (STAGE_LOG2 + 1)'(1) || (st_count[i] == (STAGE_LOG2 + 1)'(1) && !st_pop[i]))
@@ -584,7 +576,7 @@ module edm_pim_scheduler #(
     req_msg <= q_msg;
     req_rem <= q_rem;
     req_rres <= q_rres;
-    req_win <= q_win;
+    req_stamp <= q_stamp;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
     acc_j <= req_j;

@@ -48,6 +48,8 @@ class Bench:
         self.n = int(dut.N.value)
         self.pw = max(1, (self.n - 1).bit_length())
         self.depth = int(dut.DEPTH.value)
+        self.x = int(dut.X.value)                      # slots per source-destination pair
+        self.stamp_w = int(dut.STAMP_W.value)
         self.chunk = int(dut.CHUNK_BYTES.value)
         self.srpt = bool(int(dut.SRPT.value))
         self.block_ps = int(dut.BLOCK_PS.value)
@@ -63,6 +65,8 @@ class Bench:
         # (src, dst) -> [msg, remaining, kind, cycle notified], oldest first
         self.pairs: dict[tuple[int, int], deque] = {}
         self.queued = [0] * self.n                     # entries per destination queue
+        self.order = 0                                 # notifications inserted (the model's order)
+        self.live_orders: dict[int, int] = {}          # inserted, not finished: order -> count
         self.src_free = [0] * self.n                   # first cycle a new grant may use the port
         self.dst_free = [0] * self.n
         self.grants = 0
@@ -77,8 +81,21 @@ class Bench:
         await clock_and_reset(self.dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0,
                               notif_size=0, notif_rres=0, dst_release=0)
 
-    def room(self, dst: int, extra: int = 0) -> bool:
+    def pair_len(self, src: int, dst: int) -> int:
+        return len(self.pairs.get((src, dst), ()))
+
+    def room(self, dst: int, extra: int = 0, src: int | None = None, extra_pair: int = 0) -> bool:
+        """The queue (and the pair) can take one more notification, counting
+        those waiting in the lanes; and its stamp would stay within the
+        stamps' exact range (STAMP_W) of every live entry's."""
         waiting = sum(x[1] == dst for q in self.stage for x in q)
+        pending = sum(len(q) for q in self.stage)
+        if self.live_orders and self.order + pending + self.n - min(self.live_orders) >= 1 << (self.stamp_w - 1):
+            return False
+        if src is not None:
+            pair_waiting = sum(x[1] == dst and x[0] == src for q in self.stage for x in q)
+            if self.pair_len(src, dst) + pair_waiting + extra_pair >= self.x:
+                return False
         return self.queued[dst] + waiting + extra < self.depth
 
     async def step(self, lanes: list[tuple[int, int, int, int, str] | None]):
@@ -111,16 +128,20 @@ class Bench:
         cands = [self.stage[i][0] if self.stage[i] else lanes[i] for i in range(n)]
         won = set()
         for i, c in enumerate(cands):
-            if c is not None and self.queued[c[1]] < self.depth and c[1] not in won:
+            # The lowest lane with a candidate for a queue claims it; the
+            # candidate is inserted if the queue and its pair have room.
+            inserted = False
+            if c is not None and c[1] not in won:
                 won.add(c[1])
                 s, d, m, b, kind = c
-                self.model.notify(s, d, m, b, kind)
-                self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle])
-                self.queued[d] += 1
-                self.notified_bytes += b
-                inserted = True
-            else:
-                inserted = False
+                if self.queued[d] < self.depth and self.pair_len(s, d) < self.x:
+                    self.model.notify(s, d, m, b, kind)
+                    self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle, self.order])
+                    self.live_orders[self.order] = 1
+                    self.order += 1
+                    self.queued[d] += 1
+                    self.notified_bytes += b
+                    inserted = True
             x = lanes[i]
             staged = bool(self.stage[i])
             if x is not None:
@@ -190,6 +211,7 @@ class Bench:
             self.src_free[s] = self.dst_free[d] = free
             if head[1] == 0:
                 q.remove(head)
+                del self.live_orders[head[4]]
                 self.queued[d] -= 1
             self.grants += 1
             self.granted_bytes += b
@@ -249,6 +271,7 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
     for _ in range(cycles):
         lanes: list = [None] * b.n
         count = [0] * b.n
+        pair_count: dict = {}
         for i in range(b.n):
             if rng.random() >= rate:
                 continue
@@ -256,9 +279,10 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
             d = rng.choice(hot) if hot and rng.random() < 0.8 else other(rng, b.n, s)
             if d == s:
                 d = other(rng, b.n, s)
-            if not fill and not b.room(d, count[d]):
+            if not fill and not b.room(d, count[d], s, pair_count.get((s, d), 0)):
                 continue
             count[d] += 1
+            pair_count[(s, d)] = pair_count.get((s, d), 0) + 1
             lanes[i] = (s, d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), rng.choice(["WREQ", "RRES"]))
         await b.step(lanes)
 
@@ -312,7 +336,8 @@ async def random_streams_match_the_model(dut):
         d = max(range(b.n), key=lambda x: (b.depth - b.queued[x], rng.random()))
         while b.depth - b.queued[d] < 3:
             await b.step([])
-        lanes = [(s, d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), "WREQ") for s in range(b.n) if s != d]
+        lanes = [(s, d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), "WREQ") for s in range(b.n)
+                 if s != d and b.pair_len(s, d) < b.x]
         await b.step(rng.sample(lanes, len(lanes))[:b.depth - b.queued[d]])
         await random_traffic(b, rng, rng.randrange(1, 30), 0.1)
     await random_traffic(b, rng, 1500, 0.5)                    # moderate load, lane = source
@@ -328,6 +353,28 @@ async def random_streams_match_the_model(dut):
     dut._log.info(f"{b.grants} grants, {b.granted_bytes} bytes over {b.cycle} cycles; "
                   f"{b.multi_per_dst} cycles with several lanes to one queue")
     assert b.grants > 500 and b.multi_per_dst > 80
+
+
+@cocotb.test()
+async def stamps_wrap_around(dut):
+    """Small STAMP_W only (test_pim_scheduler_stamps_wrap_around): the arrival
+    stamps wrap several times while the bench keeps every live entry within
+    2^(STAMP_W-1) notifications of the newest (room()); the grants match the
+    model, which orders by an unbounded counter."""
+    b = Bench(dut)
+    if b.stamp_w > 8:
+        dut._log.info(f"STAMP_W = {b.stamp_w}: no wrap within a test; run with a small STAMP_W")
+        return
+    rng = random.Random(11 + b.n)
+    await b.start()
+    for _ in range(40):
+        if b.order >= 5 << b.stamp_w:
+            break
+        await random_traffic(b, rng, 400, 0.9, any_lane=True)
+        await random_traffic(b, rng, 200, 0.6, hot=[0])
+    await b.drain()
+    dut._log.info(f"{b.order} notifications: the {b.stamp_w}-bit stamps wrapped {b.order >> b.stamp_w} times")
+    assert b.order >= 4 << b.stamp_w, b.order
 
 
 @cocotb.test()

@@ -104,11 +104,14 @@ def test_compute_node_with_mem_nodes():
     run_bench("tb_compute_node")
 
 
-# One destination's queue against a Python model of its ordered list, operation by operation.
-@pytest.mark.parametrize("srpt,pair_order", [(1, 1), (0, 1), (1, 0)])
-def test_notif_queue(srpt, pair_order):
-    run_bench("tb_notif_queue", {"SRPT": srpt, "PAIR_ORDER": pair_order},
-             name=f"edm_notif_queue_{srpt}{pair_order}")
+# One destination's queue (N pairs of X slots) against a Python model, operation by
+# operation; the STAMP_W = 4 cases run the arrival stamps around their wrap many times.
+@pytest.mark.parametrize("srpt,pair_order,x,depth,stamp_w",
+                         [(1, 1, 3, 12, 16), (0, 1, 2, 6, 16), (1, 0, 3, 8, 16), (1, 0, 2, 8, 4), (0, 0, 3, 10, 4)])
+def test_notif_queue(srpt, pair_order, x, depth, stamp_w):
+    run_bench("tb_notif_queue",
+              {"N": 4, "X": x, "DEPTH": depth, "SRPT": srpt, "PAIR_ORDER": pair_order, "STAMP_W": stamp_w},
+              name=f"edm_notif_queue_{srpt}{pair_order}_{x}_{depth}_{stamp_w}")
 
 
 # The paper's ordered list (one destination's queue as §3.1.2 builds it) against a Python
@@ -121,19 +124,34 @@ def test_ordered_list(depth, key_w, data_w, id_w):
 
 
 # N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler,
-# under the paper's rules and under EDM's (no pair order, pipelined matching, hold k = 2).
+# under the paper's rules and under EDM's (no pair order, pipelined matching, hold k = 2),
+# X = 3 slots per source-destination pair. N = 32 is slow (minutes each): -m slow.
+PIM_CASES = {(4, 1): (640, 256, 8), (4, 0): (2560, 64, 8), (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16),
+             (16, 1): (640, 256, 8), (16, 0): (2560, 128, 6), (32, 1): (640, 256, 24), (32, 0): (2560, 128, 12)}
+
+
 @pytest.mark.parametrize("rules", ["paper", "edm"])
-@pytest.mark.parametrize("n", [4, 8, 16])
+@pytest.mark.parametrize("n", [4, 8, 16, pytest.param(32, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("srpt", [1, 0])
 def test_pim_scheduler(n, srpt, rules):
-    block_ps, chunk, depth = {(4, 1): (640, 256, 8), (4, 0): (2560, 64, 8),
-                              (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16),
-                              (16, 1): (640, 256, 8), (16, 0): (2560, 128, 6)}[(n, srpt)]
+    block_ps, chunk, depth = PIM_CASES[(n, srpt)]
     edm = rules == "edm"
-    params = {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth,
+    params = {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth, "X": 3,
               "PAIR_ORDER": int(not edm), "PIPELINED": int(edm), "HOLD": 2 if edm and srpt else 0}
     run_bench("tb_pim_scheduler", params,
              name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}")
+
+
+@pytest.mark.parametrize("srpt", [1, 0])
+def test_pim_scheduler_stamps_wrap_around(srpt):
+    """6-bit arrival stamps: the counter wraps every 64 notifications, the
+    bench keeps every live entry within 32 of the newest (the stamps' exact
+    range), and the grants still match the model's unbounded arrival order."""
+    block_ps, chunk, depth = PIM_CASES[(4, srpt)]
+    run_bench("tb_pim_scheduler",
+              {"N": 4, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth, "X": 3,
+               "PAIR_ORDER": 0, "STAMP_W": 6},
+              name=f"edm_pim_scheduler_4_{srpt}_stamp6", testcase="stamps_wrap_around")
 
 
 def test_pim_scheduler_parks_destinations():
