@@ -160,7 +160,7 @@ def test_asic_flow_reports_every_field_for_the_scheduler(tmp_path, capsys):
         assert 0 <= r["memory_bits"] <= r["state_bits"]
         assert r["critical_path_ns"] > 0 and r["logic_depth"] >= 1
         assert r["fo4"] == pytest.approx(r["critical_path_ns"] / doc["fo4_ns"])
-        assert f"| {r['ports']} | 8 | {r['cell_area_um2'] / 1e6:.3f} | {r['state_bits']} |" in stdout
+        assert f"| {r['ports']} | {r['depth']} | {r['cell_area_um2'] / 1e6:.3f} | {r['state_bits']} |" in stdout
     small, big = doc["rows"]
     assert big["state_bits"] > small["state_bits"] and big["cell_area_um2"] > small["cell_area_um2"]
     assert 0.06 < doc["fo4_ns"] < 0.15

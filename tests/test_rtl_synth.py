@@ -183,7 +183,7 @@ def test_synth_places_and_routes_the_smallest_scheduler(capsys, tmp_path):
     assert " -> " in cols["critical path"]
     doc = json.loads(out.read_text())
     (r,) = doc["results"]
-    assert r["ports"] == 2 and r["depth"] == 8 and r["design"] == "scheduler" and r["fits"] and r["fmax_mhz"] == pytest.approx(float(cols["Fmax (MHz)"]), abs=0.05)
+    assert r["ports"] == 2 and r["depth"] == 3 * 2 and r["design"] == "scheduler" and r["fits"] and r["fmax_mhz"] == pytest.approx(float(cols["Fmax (MHz)"]), abs=0.05)
     assert r["cells"]["LUT4"] == int(cols["LUT4"])
 
 
