@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from edm.args import ArgumentError, Parser
@@ -63,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # a command that keeps partial work says so itself
         print(f"{command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `edm … | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
 
 
 if __name__ == "__main__":

@@ -220,6 +220,9 @@ package edm_pkg;
   localparam int unsigned PMA_PMD_XCVR_PS = 19000;
   // Propagation per hop.
   localparam int unsigned PROP_PS = 10000;
+  // RS-FEC at 100 Gb/s (802.3 Clause 91), encode + decode per link traversal
+  // (the simulator's `fec_ps`; no FEC in this RTL).
+  localparam int unsigned RS_FEC_100G_PS = 100000;
 
   // ---- Table 1 baseline stack latencies (ps) ----
   localparam int unsigned TCP_STACK_PS = 666200;

@@ -78,7 +78,7 @@ fn or<T: PartialEq + Default>(value: T, default: T) -> T {
 /// Round trip of an MTU packet and its ACK on `cfg`, unloaded.
 pub fn base_rtt_ps(fabric: &FabricConfig, cfg: &PacketConfig) -> Ps {
     let byte = fabric.block_ps() / 8;
-    let link = 2 * fabric.phy_ps + fabric.prop_ps;
+    let link = fabric.link_ps();
     let path =
         2 * (cfg.host_stack_ps + cfg.host_nic_ps + link) + cfg.switch_in_ps + cfg.switch_out_ps;
     let mtu = cfg.framing.wire(cfg.framing.mss()) as Ps;

@@ -16,6 +16,9 @@ pub struct FabricConfig {
     pub link_gbps: u32,
     /// Propagation per hop.
     pub prop_ps: Ps,
+    /// Forward error correction, encode + decode per link traversal (0: none,
+    /// the paper's Table 1; `spec::RS_FEC_100G_PS` for 802.3's RS-FEC at 100 Gb/s).
+    pub fec_ps: Ps,
     /// PMA + PMD + transceiver, per traversal (twice per hop).
     pub phy_ps: Ps,
     /// PHY pipeline clock (Table 1's 2.56 ns).
@@ -42,6 +45,7 @@ impl Default for FabricConfig {
             nodes: 144,
             link_gbps: 100,
             prop_ps: spec::PROP_PS,
+            fec_ps: 0,
             phy_ps: spec::PMA_PMD_XCVR_PS,
             cycle_ps: spec::CYCLE_PS,
             scheduler_cycle_ps: spec::CYCLE_PS,
@@ -78,6 +82,12 @@ impl FabricConfig {
     /// One link traversal's fixed delay for the first block: a PCS pass and a
     /// PHY at each end plus propagation (Table 1; serialization is added per block).
     pub fn hop_ps(&self) -> Ps {
-        2 * self.cycles(self.pcs_pass_cycles) + 2 * self.phy_ps + self.prop_ps
+        2 * self.cycles(self.pcs_pass_cycles) + self.link_ps()
+    }
+
+    /// One link below the PCS, first bit to first bit: a PHY at each end,
+    /// propagation and FEC (every protocol's stack sits on this).
+    pub fn link_ps(&self) -> Ps {
+        2 * self.phy_ps + self.prop_ps + self.fec_ps
     }
 }

@@ -445,6 +445,8 @@ fields! {
         "granted-but-unreceived bytes per flow (1 BDP)" => baselines.ird_window_bytes;
     prop_ps: int(0, U64), Scope::All, "propagation per hop, ps" => fabric.prop_ps;
     phy_ps: int(0, U64), Scope::All, "PMA + PMD + transceiver per traversal, ps" => fabric.phy_ps;
+    fec_ps: int(0, U64), Scope::All,
+        "FEC encode + decode per link traversal, ps (0: none, the paper's; 100000: RS-FEC at 100 Gb/s)" => fabric.fec_ps;
     cycle_ps: int(1, U64), Scope::All, "PHY pipeline clock period, ps" => fabric.cycle_ps;
     scheduler_cycle_ps: int(1, U64), Scope::All,
         "switch scheduler clock period, ps (the PHY's, as in the FPGA prototype)" => fabric.scheduler_cycle_ps;

@@ -158,9 +158,9 @@ impl<'a> Net<'a> {
         wire_bytes as Ps * self.byte_ps()
     }
 
-    /// PHY + propagation + PHY of one link, first bit to first bit.
+    /// PHY + propagation (+ FEC) + PHY of one link, first bit to first bit.
     pub fn link_ps(&self) -> Ps {
-        2 * self.fabric.phy_ps + self.fabric.prop_ps
+        self.fabric.link_ps()
     }
 
     /// Fixed delay of a packet from host to host besides serialization.
