@@ -31,11 +31,12 @@ $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SOURCES)
 
 # pytest on one worker per core (pytest-xdist; at most 4: beyond that the few
 # long RTL builds bound the time); loadgroup keeps tests that share a Verilator
-# model (xdist_group) on one worker, so it is built once.
+# model (xdist_group) on one worker, so it is built once; the 30 slowest tests
+# are listed at the end (where the suite's time goes).
 test: setup
 	$(VENV)/bin/ruff check python tests experiments
 	cargo test --workspace --exclude edm-py
-	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup --durations=30
 
 # Every linter, failing on any finding: clippy (warnings are errors), ruff
 # (pyproject.toml's rules) and Verilator's -Wall lint of every RTL top.
