@@ -3,19 +3,17 @@ generator's input, a trace as given; each kind is told apart by the core."""
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
 
 from edm import sim
 from edm.cli import main
-from edm.sim.workloads import workload_kind
+from edm.sim.workloads import cdf_text, workload_kind
 
 SMALL = {"nodes": 8, "load": 0.3, "messages": 400, "seed": 3}
 
 
 def _copy_of(app: str, path):
-    path.write_text(resources.files("edm.workloads").joinpath(f"CDF_{app}.txt").read_text())
+    path.write_text(cdf_text(app))
     return str(path)
 
 

@@ -255,6 +255,12 @@ fn size_cdf_points(text: &str) -> PyResult<Vec<(f64, f64)>> {
     Ok(cdf.points().to_vec())
 }
 
+/// An application's size-CDF file as shipped in the core (None: not an application).
+#[pyfunction]
+fn app_cdf_text(app: &str) -> Option<&'static str> {
+    edm_sim::workload::app_cdf_text(app)
+}
+
 /// What a workload names: "named" (generated), "cdf" (a size-CDF file the
 /// generator samples) or "trace" (a trace file).
 #[pyfunction]
@@ -692,6 +698,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;
+    m.add_function(wrap_pyfunction!(app_cdf_text, m)?)?;
     m.add_function(wrap_pyfunction!(workload_kind, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(alone_ps, m)?)?;

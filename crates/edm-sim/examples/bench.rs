@@ -17,7 +17,7 @@ fn main() {
     let (sizes, load, default_messages) = match case {
         "micro" => (SizeCdf::fixed(64), 0.8, 1_000_000),
         "hadoop" => {
-            let text = include_str!("../../../python/edm/workloads/CDF_hadoop.txt");
+            let text = edm_sim::workload::app_cdf_text("hadoop").unwrap();
             (SizeCdf::from_text(text, 1460).unwrap(), 0.4, 100_000)
         }
         other => panic!("unknown case {other}"),

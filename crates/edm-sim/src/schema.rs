@@ -56,7 +56,7 @@ const fn concat<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'st
 }
 
 /// Workloads the open-loop generator makes: fixed-size `micro`, then the
-/// applications whose size CDFs ship as python/edm/workloads/CDF_<name>.txt.
+/// applications whose size CDFs ship in crates/edm-sim/workloads ([`crate::workload::APP_CDFS`]).
 pub const GENERATED_WORKLOADS: &[&str] = &[
     "micro",
     "hadoop",

@@ -3,6 +3,22 @@
 use crate::rng::Rng;
 use crate::time::Ps;
 
+/// The applications' message-size CDFs, shipped in `crates/edm-sim/workloads/`
+/// (provenance: `PROVENANCE.md` there) and compiled in: the one copy both
+/// languages read (Python through `edm._core.app_cdf_text`).
+pub const APP_CDFS: &[(&str, &str)] = &[
+    ("hadoop", include_str!("../workloads/CDF_hadoop.txt")),
+    ("spark", include_str!("../workloads/CDF_spark.txt")),
+    ("sparksql", include_str!("../workloads/CDF_sparksql.txt")),
+    ("graphlab", include_str!("../workloads/CDF_graphlab.txt")),
+    ("memcached", include_str!("../workloads/CDF_memcached.txt")),
+];
+
+/// An application's size-CDF file as shipped (None: not an application).
+pub fn app_cdf_text(app: &str) -> Option<&'static str> {
+    APP_CDFS.iter().find(|(name, _)| *name == app).map(|(_, text)| *text)
+}
+
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an
 /// RMW reads and writes one 64-bit word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -131,7 +147,7 @@ impl SizeCdf {
         Ok(SizeCdf { points, unit })
     }
 
-    /// An application CDF file as shipped (python/edm/workloads/CDF_*.txt:
+    /// An application CDF file as shipped ([`app_cdf_text`]:
     /// lines of size in packets, an unused column, cumulative probability;
     /// blank lines and `#` comments skipped).
     pub fn from_text(text: &str, unit: u32) -> Result<Self, String> {
@@ -266,6 +282,22 @@ impl OpenLoop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_generated_application_ships_a_cdf_that_parses() {
+        let apps: Vec<&str> = crate::schema::GENERATED_WORKLOADS
+            .iter()
+            .copied()
+            .filter(|w| *w != "micro")
+            .collect();
+        let shipped: Vec<&str> = APP_CDFS.iter().map(|(name, _)| *name).collect();
+        assert_eq!(apps, shipped);
+        for (name, text) in APP_CDFS {
+            let cdf = SizeCdf::from_text(text, 1460).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(cdf.mean_bytes() > 0.0, "{name}");
+        }
+        assert_eq!(app_cdf_text("micro"), None);
+    }
 
     #[test]
     fn cdf_interpolates_rounds_and_has_the_right_mean() {

@@ -45,7 +45,7 @@ impl Fnv {
 }
 
 fn hadoop() -> SizeCdf {
-    let text = include_str!("../../../python/edm/workloads/CDF_hadoop.txt");
+    let text = edm_sim::workload::app_cdf_text("hadoop").unwrap();
     SizeCdf::from_text(text, 1460).unwrap()
 }
 

@@ -52,7 +52,7 @@ ANCHOR_LATENCY_NS = 5000.0
 ANCHOR_GBPS = 40.0
 
 # Applications: 4 KB pages (Gao's unit of remote access, §3.1) and the hadoop
-# size CDF of the traces behind our workloads (python/edm/workloads).
+# size CDF of the traces behind our workloads (crates/edm-sim/workloads).
 APPS: dict[str, dict[str, Any]] = {
     "page": {"workload": "micro", "message_bytes": 4096},
     "hadoop": {"workload": "hadoop"},

@@ -15,7 +15,6 @@ bytes read (RREQ) or -1 (WREQ), and start_slot counts 0.64 ns slots.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +51,7 @@ def cdf_text(workload: str) -> str | None:
     if workload == "micro":
         return None
     if workload in WORKLOADS:
-        return resources.files("edm.workloads").joinpath(f"CDF_{workload}.txt").read_text()
+        return _core.app_cdf_text(workload)
     if workload_kind(workload) != "cdf":
         return None
     return Path(workload).read_text(encoding="utf-8")

@@ -30,10 +30,11 @@ impl RunConfig {
         WorkloadKind::of(&self.workload) != WorkloadKind::TraceFile
     }
 
-    /// The open-loop generator of a generated workload; `cdf_text` is an
-    /// application's size CDF as shipped (python/edm/workloads/CDF_*.txt),
-    /// unused for `micro`.
+    /// The open-loop generator of a generated workload; `cdf_text` is a
+    /// size-CDF file's text, None for an application (its shipped CDF,
+    /// [`crate::workload::app_cdf_text`]) and unused for `micro`.
     pub fn open_loop(&self, cdf_text: Option<&str>) -> Result<OpenLoop, String> {
+        let cdf_text = cdf_text.or_else(|| crate::workload::app_cdf_text(&self.workload));
         let sizes = match (self.workload.as_str(), cdf_text) {
             ("micro", _) => SizeCdf::fixed(self.message_bytes),
             (name, Some(text)) => SizeCdf::from_text(text, CDF_UNIT_BYTES).map_err(|e| {
