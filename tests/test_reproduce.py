@@ -118,7 +118,10 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     from edm import results_summary as rs
 
     summary = rs.read(out / rs.SUMMARY_FILE)
-    assert sorted(summary) == ["fig8a", "fig8b", "protocol-overhead", "unloaded"]  # no RTL in a quick run
+    assert sorted(summary) == ["fig8a", "fig8a-saturation", "fig8b", "protocol-overhead", "unloaded"]  # no RTL
+    where = md.split("Where each protocol saturates")[1].split("##")[0]
+    for curve, cell in zip(rs.FIG8B_COLUMNS, summary["fig8a-saturation"]["rows"][0][1:]):
+        assert re.search(rf"\| {curve} \| [^|]+ \| [^|]+ \| {re.escape(cell)} \|", where), (curve, cell)
     mixed = md.split("### Figure 8a, mixed")[1].split("###")[0]
     for row, curve in zip(summary["fig8a"]["rows"], rs.FIG8A_ROWS):
         for load, cell in zip(summary["fig8a"]["columns"][1:], row[1:]):

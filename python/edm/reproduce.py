@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm.args import address, integer, out_dir
+from edm.args import address, in_file, integer, out_dir
 from edm import reproduce_related, reproduce_ycsb, results_summary, stored_results
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
@@ -181,7 +181,7 @@ def _cmd(args: argparse.Namespace) -> int:
     try:
         if args.report_only and args.readme:
             plan = Plan.quick() if args.quick else Plan.full()
-            update_readme(out, plan, "edm reproduce" + (" --quick" if args.quick else ""), args.readme)
+            update_readme(out, plan, "edm reproduce" + (" --quick" if args.quick else ""), Path(args.readme))
         elif args.report_only:
             plan = Plan.quick() if args.quick else Plan.full()
             md, html = build_report(out, plan, None, "edm report" + (" --quick" if args.quick else ""))
@@ -212,7 +212,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                            help="local worker processes, at least 1 (default: one per core)")
             p.add_argument("--quiet", action="store_true", help="no progress bars")
         else:
-            p.add_argument("--readme", type=Path, nargs="?", const=results_summary.README,
+            p.add_argument("--readme", type=in_file, nargs="?", const=str(results_summary.README),
                            help="instead of the report: the README's headline tables from the stored results, "
                                 "through docs/results.json beside it (default README: the repository's)")
             p.set_defaults(scheduler=None, workers=None, quiet=True)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from edm.reproduce_claims import _range, fig8a_tables, fig8b_table, label_curves, saturated
+from edm.reproduce_claims import _range, fig8a_tables, fig8b_table, label_curves, saturated, saturated_from
 from edm.reproduce_plan import APP_CURVES, APPS, EDM_CURVES, RATIOS, Plan
 from edm.report import markdown_table
 from edm.sweep import ResultStore, Sweep, code_fingerprint
@@ -50,7 +50,8 @@ UNLOADED_COLUMNS = {"edm": "EDM", "cxl": "CXL", "pfabric": "pFabric", "ird": "IR
 FIG8A_ROWS = {"edm": "EDM, ours, 2.56 ns scheduler clock (FPGA, Table 1)", "edm-3GHz": "EDM, ours, 3 GHz scheduler (§4.1)",
               "edm-paper": "EDM, paper's rules, 2.56 ns", "edm-paper-3GHz": "EDM, paper's rules, 3 GHz"}
 FIG8A_PAPER = "≤ 1.3"  # §4.3: EDM's mean latency stays within 1.3x of unloaded at every load
-# Figure 8b's README columns: curve, header; and the paper's words per curve (§4.3, Figure 8b).
+# Figure 8b's and the saturation table's README columns: curve, header; and the paper's
+# words per curve (§4.3, Figure 8b).
 FIG8B_COLUMNS = {"edm": "EDM, ours", "edm-paper": "EDM, paper's rules", "pfabric": "pFabric", "ird": "IRD",
                  "dctcp": "DCTCP", "pfc_dcqcn": "PFC+DCQCN", "fastpass": "Fastpass", "cxl": "CXL"}
 FIG8B_PAPER = {"edm": "1.2–1.4", "edm-paper": "1.2–1.4", "pfabric": "worse than EDM", "cxl": "up to 8× EDM"}
@@ -147,6 +148,19 @@ def fig8a_entry(out: Path, plan: Plan, command: str) -> dict[str, Any] | None:
     return _entry(command, ["load", *(f"{ld:g}" for ld in loads)], rows, _points_identity(docs))
 
 
+def saturation_entry(out: Path, plan: Plan, command: str) -> dict[str, Any] | None:
+    """The load from which each protocol is saturated, mixed 64 B traffic (Figure 8a's
+    points; the report's "Where each protocol saturates"); None while a point is missing."""
+    docs = _stored_points(plan.sweeps(out)["fig8a"], lambda c: c["protocol"] in FIG8B_COLUMNS
+                          and c["write_ratio"] == RATIOS["mixed"])
+    if docs is None:
+        return None
+    t = fig8a_tables(label_curves(docs))["mixed"]
+    cells = [f"{first:g}" if (first := saturated_from(t, c)) is not None else f"> {max(plan.loads):g}"
+             for c in FIG8B_COLUMNS]
+    return _entry(command, ["", *FIG8B_COLUMNS.values()], [["saturated from load", *cells]], _points_identity(docs))
+
+
 def fig8b_entry(out: Path, plan: Plan, command: str) -> dict[str, Any] | None:
     """Mean and p99 slowdown over the application workloads, range per curve; None while a point is missing."""
     docs = _stored_points(plan.sweeps(out)["fig8b"], lambda c: c["protocol"] in FIG8B_COLUMNS)
@@ -175,7 +189,7 @@ def build(out: Path, plan: Plan, command: str, rtl: dict[str, Any] | None) -> di
     tables = {"protocol-overhead": protocol_overhead_entry(), "unloaded": unloaded_entry()}
     if rtl is not None:
         tables["rtl-latency"] = rtl_latency_entry(rtl)
-    for name, make in (("fig8a", fig8a_entry), ("fig8b", fig8b_entry)):
+    for name, make in (("fig8a", fig8a_entry), ("fig8a-saturation", saturation_entry), ("fig8b", fig8b_entry)):
         entry = make(out, plan, command)
         if entry is not None:
             tables[name] = entry
