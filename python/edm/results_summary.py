@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from edm.reproduce_claims import _range, fig8a_tables, fig8b_table, label_curves, saturated, saturated_from
-from edm.reproduce_plan import APP_CURVES, APPS, EDM_CURVES, RATIOS, Plan
+from edm.reproduce_plan import APPS, EDM_CURVES, RATIOS, Plan
 from edm.report import markdown_table
 from edm.sweep import ResultStore, Sweep, code_fingerprint
 
@@ -180,7 +180,6 @@ def fig8b_entry(out: Path, plan: Plan, command: str) -> dict[str, Any] | None:
 
     rows = [["ours", *cells("mean_slowdown", True)], ["p99", *cells("p99_slowdown", False)],
             ["paper", *(FIG8B_PAPER.get(c, "worse") for c in FIG8B_COLUMNS)]]
-    assert set(FIG8B_COLUMNS) <= set(APP_CURVES)
     return _entry(command, ["", *FIG8B_COLUMNS.values()], rows, _points_identity(docs))
 
 
