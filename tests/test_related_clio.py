@@ -171,3 +171,47 @@ def test_a_denied_read_is_answered_sooner_and_the_cli_reports_the_simulator():
         # No memory access and no data: sooner, on every protocol.
         assert row["read_denied_ns"] < row["read_served_ns"], row
     assert any("| pfabric |" in line for line in clio.simulation_table(rows))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_python_model_and_the_simulators_protection_agree_on_random_spaces_and_addresses(seed):
+    """Two oracles of the memory node's rules (issue 39): edm.related.clio_model (the RTL's
+    model: hash page table, TLB) given the simulator's mappings, and the simulator's own
+    verdict (memory/protection.rs, `Layout::translate`) on seeded random queries, most near
+    a mapping's edges: the same denials and the same physical addresses."""
+    import random
+
+    from edm import _core
+
+    nodes, page_bits = 4, 12
+    config = {"nodes": nodes, "protection": 1, "protection_page_bits": page_bits, "protection_regions": 3,
+              "protection_read_only": 0.5, "protection_seed": seed}
+    entries, _ = _core.protection_verdicts(config, [])
+    assert entries and any(not w for *_, w in entries) and any(w for *_, w in entries)
+    translators = [Translator(PageTable(buckets_log2=10, ways=8, page_bits=page_bits), tlb_entries=4)
+                   for _ in range(nodes)]
+    for memory, asid, vpn, frame, writable in entries:
+        translators[memory].table.install(asid, vpn, frame, writable)
+    rng = random.Random(seed)
+    mapped = [(m, a, v) for m, a, v, _, _ in entries]
+    queries = []
+    for _ in range(6000):
+        if rng.random() < 0.7:  # at or next to a mapped page, at a random or edge offset
+            memory, asid, vpn = rng.choice(mapped)
+            vpn += rng.choice([-1, 0, 0, 0, 1])
+            off = rng.choice([0, rng.randrange(1 << page_bits), (1 << page_bits) - rng.choice([1, 8, 64])])
+        else:  # anywhere: another space (ASID 0 and the memory node's own included), another node
+            memory, asid, vpn = rng.randrange(nodes), rng.randrange(nodes + 2), rng.randrange(64)
+            off = rng.randrange(1 << page_bits)
+        va = max(vpn, 0) << page_bits | off
+        queries.append((memory, codec.space_address(asid, va), rng.choice([0, 1, 8, 64, 256, 4096]),
+                        rng.random() < 0.5))
+    _, verdicts = _core.protection_verdicts(config, queries)
+    served = 0
+    for (memory, addr, nbytes, write), rust in zip(queries, verdicts):
+        asid, va = codec.split_space_address(addr)
+        model = translators[memory].translate(asid, va, nbytes, write)
+        assert (None if model.denied else model.address) == rust, (memory, asid, hex(va), nbytes, write)
+        served += rust is not None
+    assert 1000 < served < 5000  # both verdicts are well exercised
+    assert sum(t.hits for t in translators) > 100  # and the model's TLB, not only its walks

@@ -114,6 +114,29 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     # Frames of every size and both modes are in the background table, beside the frame-free run.
     bg = md.split("Background Ethernet frames")[1].split("claims beside ours")[0]
     assert "| none | - |" in bg and "| 9000 B at 0.6 | no |" in bg and "| 1500 B at 0.3 | yes |" in bg
+    # The README's headline tables, beside the report: the report's numbers, from the same stored points.
+    from edm import results_summary as rs
+
+    summary = rs.read(out / rs.SUMMARY_FILE)
+    assert sorted(summary) == ["fig8a", "fig8a-saturation", "fig8b", "protocol-overhead", "unloaded"]  # no RTL
+    where = md.split("Where each protocol saturates")[1].split("##")[0]
+    for curve, cell in zip(rs.FIG8B_COLUMNS, summary["fig8a-saturation"]["rows"][0][1:]):
+        assert re.search(rf"\| {curve} \| [^|]+ \| [^|]+ \| {re.escape(cell)} \|", where), (curve, cell)
+    mixed = md.split("### Figure 8a, mixed")[1].split("###")[0]
+    for row, curve in zip(summary["fig8a"]["rows"], rs.FIG8A_ROWS):
+        for load, cell in zip(summary["fig8a"]["columns"][1:], row[1:]):
+            m = re.search(rf"\| {curve} \| {load} \| ([0-9.]+) \|.* \| (yes|SATURATED) \|", mixed)
+            # (The report shows 4 significant digits, the README 2 decimals, or 1 past saturation.)
+            saturated = m.group(2) == "SATURATED"
+            assert cell.endswith(" (saturated)") == saturated, (curve, load)
+            assert abs(float(cell.split(" ")[0]) - float(m.group(1))) <= (0.051 if saturated else 0.0051), (curve, load)
+    shown = [ld for ld in plan.loads if ld <= rs.HEADLINE_MAX_LOAD]
+    assert summary["fig8a"]["columns"][1:] == [f"{ld:g}" for ld in shown]
+    assert summary["fig8a"]["inputs"]["points"] == 4 * len(shown) * len(plan.seeds)
+    assert summary["fig8b"]["inputs"]["points"] == len(rs.FIG8B_COLUMNS) * len(APPS) * len(plan.seeds)
+    edm_hadoop = float(re.search(r"\| hadoop \| edm \| ([0-9.]+) \|", fig8b).group(1))
+    lo, _, hi = summary["fig8b"]["rows"][0][1].split(" ")[0].partition("–")
+    assert float(lo) - 0.05 <= edm_hadoop <= float(hi or lo) + 0.05
     # A second run simulates nothing; `edm report` re-renders from the store alone.
     assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0
     err = capsys.readouterr().err
@@ -132,6 +155,17 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     assert main(["report", "--quick", "--out", str(out)]) == 0
     table1 = (out / "report.md").read_text().split("Figure 8a")[0]
     assert "EDM measured on our RTL" in table1 and "| 64 B read | 14 | 10 |" in table1
+    rtl_row = rs.read(out / rs.SUMMARY_FILE)["rtl-latency"]["rows"][0]
+    total = re.search(r"\| 64 B read \| 14 \| 10 \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+) \|", table1).group(1)
+    assert rtl_row[1] == f"{float(total):.1f}"
+    # `edm report --readme` rewrites a README's marked tables from those stored results.
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n<!-- results:fig8a -->\n| old |\n<!-- /results -->\n<!-- results:rtl-latency -->\n"
+                      "<!-- /results -->\n")
+    assert main(["report", "--quick", "--out", str(out), "--readme", str(readme)]) == 0
+    written = rs.read(tmp_path / "docs" / rs.SUMMARY_FILE)
+    assert rs.disagreements(readme.read_text(), written) == [] and "| old |" not in readme.read_text()
+    assert written["fig8a"]["rows"] == summary["fig8a"]["rows"] and written["rtl-latency"]["rows"][0] == rtl_row
     # That stand-in's rows do not map onto the simulator's steps: said, and no RTL-timing curves.
     assert "Figure 8 on our RTL's timing left out" in capsys.readouterr().err
     # With a breakdown that maps, a run adds Figure 8 on our RTL's timing (EDM's two protocols).

@@ -182,7 +182,7 @@ def test_roce_and_edm_fixed_latencies_are_table_1():
     # EDM's 1 KB read: RREQ 3 blocks, RRES in 256 B chunks of 34 blocks each (from the codec).
     from edm.ycsb.store import MemRequest
     c = models.edm_cost(MemRequest("read", 0, 0, 1024), gbps=25, chunk=256)
-    assert c.latency_ps == P.PAPER_EDM_READ_TOTAL_PS + (3 + 4 * 34) * P.BLOCK_PS_25G
+    assert c.latency_ps == P.PAPER_EDM_READ_TOTAL_PS + (3 - 1 + 4 * 34 - 1) * P.BLOCK_PS_25G
     assert c.wire_ps["m_down"] == (3 + 3) * P.BLOCK_PS_25G    # the RREQ and three more grants
 
 
@@ -196,6 +196,22 @@ def test_cxl_model_matches_the_simulators_alone_latency():
         for size in (8, 100, 1024):
             ours = models.cxl_cost(MemRequest(kind, 0, 0, size), gbps=25).latency_ps
             assert ours == pytest.approx(alone_ps(cfg, op, size)), (kind, size)
+
+
+@pytest.mark.parametrize("gbps", [25, 100])
+def test_edm_model_matches_the_simulators_alone_latency(gbps):
+    """Two oracles of EDM's unloaded latency (issue 39): this model and the simulator's
+    closed form (protocol edm-paper, whose chunks follow one another as the model's do)."""
+    from edm.sim import alone_ps
+    from edm.sim.config import resolve
+    from edm.ycsb import models
+    from edm.ycsb.store import MemRequest
+    cfg = resolve({"protocol": "edm-paper", "link_gbps": gbps, "nodes": 4})
+    for op, kind, sizes in ((0, "read", (8, 64, 100, 256, 1024, 4096)), (1, "write", (8, 64, 100, 256, 1024, 4096)),
+                            (2, "cas", (8,))):
+        for size in sizes:
+            ours = models.edm_cost(MemRequest(kind, 0, 0, size), gbps=gbps).latency_ps
+            assert ours == alone_ps(cfg, op, size), (kind, size)
 
 
 def test_edm_beats_roce_on_throughput_and_latency():

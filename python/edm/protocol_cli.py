@@ -6,21 +6,20 @@ import argparse
 import json
 
 from edm import codec, protocol
+from edm.report import markdown_table
+
+
+def overhead_rows() -> tuple[list[str], list[list[str]]]:
+    """The README's bandwidth table (columns, rows of cells), computed by the reference codec."""
+    columns = ["operation", "EDM on the wire", "Ethernet frame + preamble + IFG", "Ethernet / EDM"]
+    rows = [[row["operation"], f"{row['edm_blocks']} blocks = {row['edm_bits']} bits",
+             f"{row['ethernet_frame_bytes']} B frame, {row['ethernet_wire_bytes']} B on the wire "
+             f"= {row['ethernet_bits']:g} bits", f"{row['ratio']:.2f}x"] for row in codec.overhead_table()]
+    return columns, rows
 
 
 def overhead_markdown() -> str:
-    """The README's bandwidth table, computed by the reference codec."""
-    lines = [
-        "| operation | EDM on the wire | Ethernet frame + preamble + IFG | Ethernet / EDM |",
-        "|---|---|---|---|",
-    ]
-    for row in codec.overhead_table():
-        lines.append(
-            f"| {row['operation']} | {row['edm_blocks']} blocks = {row['edm_bits']} bits "
-            f"| {row['ethernet_frame_bytes']} B frame, {row['ethernet_wire_bytes']} B on the wire "
-            f"= {row['ethernet_bits']:g} bits | {row['ratio']:.2f}x |"
-        )
-    return "\n".join(lines)
+    return markdown_table(*overhead_rows())
 
 
 def _overhead(args: argparse.Namespace) -> int:

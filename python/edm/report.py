@@ -30,6 +30,14 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table of cells already formatted (no trailing newline); an empty cell is "| |"."""
+    def line(cells: list[str]) -> str:
+        return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+    return "\n".join([line(columns), "|" + "---|" * len(columns), *(line(row) for row in rows)])
+
+
 def _inline_html(text: str) -> str:
     """Markdown's `code` and **bold** for the HTML twin; everything else escaped."""
     text = html.escape(text)
@@ -57,9 +65,7 @@ class Report:
             self.paragraph("(no data)")
             return
         columns = columns or list(rows[0])
-        md = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-        md += ["| " + " | ".join(_fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
-        self._md.append("\n".join(md) + "\n")
+        self._md.append(markdown_table(columns, [[_fmt(r.get(c, "")) for c in columns] for r in rows]) + "\n")
         head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c, '')))}</td>" for c in columns) + "</tr>" for r in rows

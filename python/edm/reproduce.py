@@ -42,8 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm.args import address, integer, out_dir
-from edm import reproduce_related, reproduce_ycsb, stored_results
+from edm.args import address, in_file, integer, out_dir
+from edm import reproduce_related, reproduce_ycsb, results_summary, stored_results
 from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
 from edm.reproduce_plan import (  # noqa: F401 - re-exported
     ABLATION,
@@ -110,9 +110,22 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
 
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str,
                  computed: int | None = None) -> tuple[Path, Path]:
-    """The report from stored points only (and the stored RTL Table 1, if any)."""
-    return _render(out, plan, wall_seconds, command, computed, rtl=_stored_rtl_latency(out),
-                   ycsb=reproduce_ycsb.stored(out), related=reproduce_related.stored(out))
+    """The report from stored points only (and the stored RTL Table 1, if any), and
+    beside it the README's headline tables (:mod:`edm.results_summary`)."""
+    rtl = _stored_rtl_latency(out)
+    paths = _render(out, plan, wall_seconds, command, computed, rtl=rtl,
+                    ycsb=reproduce_ycsb.stored(out), related=reproduce_related.stored(out))
+    results_summary.write(out / results_summary.SUMMARY_FILE, results_summary.build(out, plan, command, rtl))
+    return paths
+
+
+def update_readme(out: Path, plan: Plan, command: str, readme: Path) -> None:
+    """`edm report --readme`: the headline tables from what is stored in `out` into
+    docs/results.json beside `readme`, and the README's marked tables from that."""
+    built = results_summary.build(out, plan, command, _stored_rtl_latency(out))
+    path, kept = results_summary.install(readme, built)
+    print(f"wrote {path} ({', '.join(sorted(built))} from {out} and the code"
+          + (f"; kept from before: {', '.join(kept)}" if kept else "") + f") and the tables of {readme}")
 
 
 # ----------------------------------------------------------------- command
@@ -166,12 +179,18 @@ def reproduce(out: Path, quick: bool, scheduler: str | None, workers: int | None
 def _cmd(args: argparse.Namespace) -> int:
     out = Path(args.out or ("results/reproduce-quick" if args.quick else "results/reproduce"))
     try:
-        if args.report_only:
+        if args.report_only and args.readme:
+            plan = Plan.quick() if args.quick else Plan.full()
+            update_readme(out, plan, "edm reproduce" + (" --quick" if args.quick else ""), Path(args.readme))
+        elif args.report_only:
             plan = Plan.quick() if args.quick else Plan.full()
             md, html = build_report(out, plan, None, "edm report" + (" --quick" if args.quick else ""))
             print(f"wrote {md} and {html}")
         else:
             reproduce(out, args.quick, args.scheduler, args.workers, not args.quiet)
+    except results_summary.SummaryError as e:  # a README or summary file that cannot be read: bad input
+        print(f"edm {args.command}: {e}", file=sys.stderr)
+        return 2
     except (MissingResults, RuntimeError) as e:
         print(f"edm {args.command}: {e}", file=sys.stderr)
         return 1
@@ -193,5 +212,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                            help="local worker processes, at least 1 (default: one per core)")
             p.add_argument("--quiet", action="store_true", help="no progress bars")
         else:
+            p.add_argument("--readme", type=in_file, nargs="?", const=str(results_summary.README),
+                           help="instead of the report: the README's headline tables from the stored results, "
+                                "through docs/results.json beside it (default README: the repository's)")
             p.set_defaults(scheduler=None, workers=None, quiet=True)
-        p.set_defaults(func=_cmd, report_only=report_only)
+        p.set_defaults(func=_cmd, report_only=report_only, readme=None)

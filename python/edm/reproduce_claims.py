@@ -100,6 +100,12 @@ def saturated(metrics: dict[str, tuple[float, float]]) -> bool:
     return metrics["delivery_ratio"][0] < STABLE_DELIVERY
 
 
+def saturated_from(table: Table, curve: str) -> float | None:
+    """The lowest load at which `curve` is saturated in a Figure 8a table (None: at none)."""
+    loads = sorted(k[1] for k, v in table.items() if k[0] == curve and saturated(v))
+    return loads[0] if loads else None
+
+
 def _num(x: float) -> str:
     return f"{x:.3f}" if x < 10 else f"{x:.1f}"
 

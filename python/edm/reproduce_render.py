@@ -24,6 +24,7 @@ from edm.reproduce_claims import (
     op_metric,
     run_length_sentence,
     saturated,
+    saturated_from,
     summary_rows,
     table_of,
 )
@@ -285,8 +286,8 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     for proto in CURVES:
         row: dict[str, Any] = {"curve": proto}
         for label in RATIOS:
-            loads = sorted(k[1] for k, v in t8a[label].items() if k[0] == proto and saturated(v))
-            row[f"{label}: saturated from load"] = loads[0] if loads else f"> {max(plan.loads)}"
+            first = saturated_from(t8a[label], proto)
+            row[f"{label}: saturated from load"] = first if first is not None else f"> {max(plan.loads)}"
         sat_rows.append(row)
     r.table(sat_rows)
 

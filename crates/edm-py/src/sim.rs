@@ -8,6 +8,7 @@ use edm_sim::baselines::BASELINES;
 use edm_sim::edm::config::Priority;
 use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
+use edm_sim::memory::protection::Layout;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
     self, RunConfig, Value, CDF_UNIT_BYTES, EDM_PROTOCOLS, FIELDS, GENERATED_WORKLOADS,
@@ -291,6 +292,28 @@ fn alone_ps(config: &Bound<'_, PyDict>, op: u8, size: u32) -> PyResult<Ps> {
     };
     Ok(c.alone_ps(&m))
 }
+
+/// The memory nodes' protection of `config` (its `protection*` fields; on
+/// whatever `protection` says): its page-table entries `(memory, asid, vpn,
+/// frame, writable)`, sorted, and its verdict on each query `(memory, address
+/// word, bytes, write)`: the physical address, or None for a denial. For the
+/// cross-check against `edm.related.clio_model`.
+#[pyfunction]
+fn protection_verdicts(
+    config: &Bound<'_, PyDict>,
+    queries: Vec<(u16, u64, u64, bool)>,
+) -> PyResult<ProtectionVerdicts> {
+    let c = resolve(config, "config")?;
+    let layout = Layout::new(&c.fabric.protection, c.fabric.nodes);
+    let verdicts = queries
+        .iter()
+        .map(|&(memory, addr, bytes, write)| layout.translate(memory, addr, bytes, write))
+        .collect();
+    Ok((layout.entries(), verdicts))
+}
+
+/// What [`protection_verdicts`] returns.
+type ProtectionVerdicts = (Vec<(u16, u16, u64, u64, bool)>, Vec<Option<u64>>);
 
 /// Messages given as columns of bytes (sorted by issue time), checked.
 fn given_messages(c: &RunConfig, cols: &Bound<'_, PyAny>) -> PyResult<Vec<MessageSpec>> {
@@ -695,6 +718,7 @@ impl Scheduler {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim_schema, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(protection_verdicts, m)?)?;
     m.add_function(wrap_pyfunction!(generate_open_loop, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(size_cdf_points, m)?)?;

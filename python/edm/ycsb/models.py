@@ -83,18 +83,22 @@ def edm_chunks(kind: str, length: int, chunk: int) -> list[int]:
 
 
 def edm_cost(r: MemRequest, gbps: int = 25, chunk: int = P.DEFAULT_CHUNK_BYTES, dram_ps: int = 0) -> Cost:
-    """Cut-through circuits: each unit is serialized once on the path; every
-    block (units, /N/, /G/) occupies its link direction."""
+    """Cut-through circuits: each unit is serialized once on the path, its
+    first block inside the per-hop latency (a unit of k blocks ends k - 1
+    block times after its first, as the simulator's closed form, which is
+    checked against the RTL's cycles; a test pins this model to the
+    simulator's alone latency of protocol edm-paper); every block (units,
+    /N/, /G/) occupies its link direction."""
     b = block_ps(gbps)
     if r.kind in ("read", "cas"):
         req = codec.message_blocks("RREQ" if r.kind == "read" else "RMWREQ", r.length if r.kind == "read" else 8)
         rsp = edm_chunks("RRES", r.length if r.kind == "read" else P.RMW_RESULT_BYTES, chunk)
         grants = len(rsp) - 1  # the RREQ is the first chunk's grant
-        lat = edm_fixed_ps(r.kind) + (req + sum(rsp)) * b + dram_ps * (2 if r.kind == "cas" else 1)
+        lat = edm_fixed_ps(r.kind) + (req - 1 + sum(rsp) - 1) * b + dram_ps * (2 if r.kind == "cas" else 1)
         return Cost(lat, {"c_up": req * b, "m_down": (req + grants) * b, "m_up": sum(rsp) * b, "c_down": sum(rsp) * b})
     units = edm_chunks("WREQ", r.length, chunk)
     n = len(units)  # one /N/ per message, one /G/ per chunk
-    lat = edm_fixed_ps("write") + (1 + 1 + sum(units)) * b + dram_ps
+    lat = edm_fixed_ps("write") + (sum(units) - 1) * b + dram_ps  # /N/ and /G/: one block each, inside the hops
     return Cost(lat, {"c_up": (1 + sum(units)) * b, "m_down": sum(units) * b, "m_up": 0, "c_down": n * b})
 
 

@@ -127,6 +127,22 @@ impl Layout {
         1 << self.page_bits
     }
 
+    /// Every page-table entry, `(memory node, asid, vpn, frame, writable)`,
+    /// sorted: what another model of the memory node installs to be checked
+    /// against this one (tests/test_related_clio.py).
+    pub fn entries(&self) -> Vec<(u16, u16, u64, u64, bool)> {
+        let mut out: Vec<_> = (self.tables.iter().enumerate())
+            .flat_map(|(memory, table)| {
+                table.iter().map(move |(&key, &(frame, writable))| {
+                    let asid = (key >> ADDR_ASID_LSB) as u16;
+                    (memory as u16, asid, key & VA_MASK, frame, writable)
+                })
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The regions `requester` has on `memory`.
     pub fn regions(&self, memory: u16, requester: u16) -> &[Region] {
         let (m, r) = (memory as usize, requester as usize);
