@@ -168,3 +168,13 @@ def test_an_rmw_is_applied_once_whatever_copies_reach_its_memory_node():
 def test_bad_failure_events_name_the_field(events):
     with pytest.raises(ValueError, match="failures"):
         sim.run({**BASE, "zero_queue": 0, "failures": events})
+
+
+def test_outcomes_of_a_protocol_without_acknowledgements_and_of_batched_writes():
+    # A baseline has no /A/: its completed writes are applied, no acked_ps.
+    base = sim.run({**BASE, "protocol": "dctcp", "messages": 1000})
+    assert base.summary["outcomes"]["applied"] == 1000 and (base.messages["acked_ps"] == -1).all()
+    # A mega-message's one /A/ acknowledges each of its members.
+    batched = sim.run({**BASE, "messages": 2000, "batch_bytes": 1024}).messages
+    writes = batched[batched["op"] == "write"]
+    assert (batched["outcome"] == "applied").all() and (writes["acked_ps"] > writes["complete_ps"]).all()

@@ -83,6 +83,14 @@ impl Sim<'_> {
             // Nothing is lost: acknowledged on arrival, no event needed; the
             // memory-order rule and fences go by it.
             self.records[i as usize].acked_ps = Some(arrives);
+            if m.count > 1 {
+                // A mega-message: one /A/ for all its members' ids.
+                let b = self.batch_of[i as usize] as usize;
+                for k in 0..self.batches[b].members.len() {
+                    let member = self.batches[b].members[k].0 as usize;
+                    self.records[member].acked_ps = Some(arrives);
+                }
+            }
             if self.track_finish {
                 self.q.push(arrives, Ev::Finished(i));
             }
