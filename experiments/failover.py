@@ -14,11 +14,12 @@ at the failure took to complete. Sent on one plane: dual-switch messages
 whose requester saw its link to a plane down (`link_detect_ns`, default
 100 ns) and left that plane out. Demand dropped: notifications a switch
 dropped when it failed or refused for a port it saw down (their requesters
-send them again). Writes lost: writes whose data went into a dead link
-after the switch (or before it, their demand then dropped with the port's)
-and were never written; their hosts completed them as sent (the protocol as
-built, --data-recovery protocol, the default; with ideal the switch's timer
-knows what arrived: a write NACK the protocol lacks). Prints a markdown
+send them again). Writes lost: writes neither in memory nor reported
+failed (target 0: with --data-recovery protocol, the default, a write whose
+data went into a dead link gets no acknowledgement and is sent again with
+its id, docs/protocol.md §4b; reported failed after give_up_ns, "outcome
+unknown" if its data got in but its acknowledgement could not come back;
+ideal: the bound, the switch's timer knows what arrived). Prints a markdown
 table; seeded.
 """
 
@@ -52,6 +53,8 @@ def measure(res, host, fail_ps):
         "completed": s["completed"],
         "lost (reported failed)": s["failed"] + s["timed_out"],
         "writes lost": s["writes_lost"],
+        "writes re-sent": s["write_retries"],
+        "writes failed (outcome unknown)": f"{s['writes_failed']} ({s['writes_failed_applied']})",
         "lost silently": s["deadlocked"],
         "duplicates delivered": extra,
         "second copies discarded": s["duplicate_data"] + s["mirror_copies_discarded"],

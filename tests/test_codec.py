@@ -200,3 +200,26 @@ def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert demo.run(seed=3) == 0
     out = capsys.readouterr().out
     assert "counters:" in out and "RREQ (8 B address)" in out
+
+
+def test_ack_round_trip_and_numbering() -> None:
+    """An /A/ (docs/protocol.md §4b) takes the link's next control number like
+    /N/ and /G/, and the receiver reports the ids it acknowledges."""
+    tx = codec.ControlTx()
+    line = [tx.grant(3, 1, 64), tx.ack(7, 250, 0b1000_0000_0010_0001), tx.notification(3, 2, 64)]
+    assert line[1][1] & 0xFFFF == protocol.BT_EDM | protocol.SUB_A << 8
+    events, counters = receive(line)
+    assert events == [("grant", 3, 1, 64), ("ack", 7, 250, 0x8021), ("notification", 3, 2, 64)]
+    assert counters["acks_ok"] == 1 and counters["grants_ok"] == 1
+    assert codec.decode_control(line[1], 1) == ("A", 7, 250, 0x8021)
+    assert codec.acked_ids(250, 0x8021) == [250, 255, 9]
+    # Lost, it shows as a gap in the numbers like any control block.
+    events, counters = receive([line[0], line[2]])
+    assert events == [("grant", 3, 1, 64), ("error", "corrupted")]
+    # Every single-bit error of it is refused.
+    for bit in range(66):
+        sync, payload = line[1]
+        bad = (sync ^ (1 << bit), payload) if bit < 2 else (sync, payload ^ (1 << (bit - 2)))
+        rx = codec.RxDemux()
+        rx.push(line[0])
+        assert not [e for e in rx.push(bad) if e[0] == "ack"], bit

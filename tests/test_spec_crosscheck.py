@@ -116,3 +116,16 @@ def test_link_fault_ordered_sets():
     assert ordered == (0x4B, 0x55, 0x2D, 0x66)
     assert all(bin(t ^ protocol.BT_EDM).count("1") >= 4 for t in ordered)
     assert protocol.LINK_FAULT_SEQS == 4 and protocol.LINK_FAULT_COLUMNS == 128
+
+
+def test_write_outcome_bounds_hold_in_both_languages():
+    """The bounds docs/protocol.md §4b derives, on the SystemVerilog values
+    (equal to Rust's by the test above): every copy of an unresolved message
+    lands inside the duplicate window, late copies have half the id space to
+    be stale in, /A/'s map sits in /N/'s size field."""
+    sv = parse_sv_package(SV_PACKAGE)
+    assert sv["SUB_A"] not in (sv["SUB_MS"], sv["SUB_MT"], sv["SUB_MST"], sv["SUB_N"], sv["SUB_G"])
+    assert (sv["ACK_MAP_LSB"], sv["ACK_MAP_W"]) == (sv["NG_SIZE_LSB"], sv["NG_SIZE_W"])
+    assert sv["RETRY_UNRESOLVED"] <= sv["DUP_WINDOW_IDS"]
+    assert sv["DUP_WINDOW_IDS"] + sv["RETRY_UNRESOLVED"] <= 2 ** (sv["NG_ID_W"] - 1)
+    assert sv["DUP_RMW_RESULTS"] > sv["DEFAULT_MAX_ACTIVE_NOTIFS"]

@@ -25,6 +25,7 @@ Descrambler = _core.Descrambler
 message_blocks = _core.message_blocks
 encode_notification = _core.encode_notification
 encode_grant = _core.encode_grant
+encode_ack = _core.encode_ack  # (peer, base id, map of ids applied, seq) -> /A/ (docs/protocol.md §4b)
 decode_control = _core.decode_control
 implied_seq = _core.implied_seq
 encode_frame = _core.encode_frame
@@ -47,6 +48,8 @@ __all__ = [
     "decode_control",
     "decode_frame",
     "decode_message",
+    "acked_ids",
+    "encode_ack",
     "encode_frame",
     "encode_grant",
     "encode_message",
@@ -93,8 +96,13 @@ def decode_message(blocks: list[Block]) -> Message:
     return Message(*_core.decode_message(blocks))
 
 
+def acked_ids(base: int, applied: int) -> list[int]:
+    """The message ids an /A/ with base id ``base`` and map ``applied`` acknowledges."""
+    return [(base + k) % 256 for k in range(16) if applied >> k & 1]
+
+
 class ControlTx:
-    """A link's /N/ and /G/ sender: numbers its control blocks from 0."""
+    """A link's /N/, /G/ and /A/ sender: numbers its control blocks from 0."""
 
     def __init__(self) -> None:
         self.next = 0
@@ -113,11 +121,17 @@ class ControlTx:
         self._take()
         return block
 
+    def ack(self, peer: int, base: int, applied: int) -> Block:
+        block = encode_ack(peer, base, applied, self.next)
+        self._take()
+        return block
+
 
 class RxDemux:
     """The streaming RX demultiplexer. ``push(block)`` returns the events the
     block completes: ("message", Message), ("notification", dst, msg_id, size),
-    ("grant", dst, msg_id, size), ("frame", bytes) or ("error", counter name)."""
+    ("grant", dst, msg_id, size), ("ack", peer, base id, map of ids applied),
+    ("frame", bytes) or ("error", counter name)."""
 
     def __init__(self) -> None:
         self._rx = _core.RxDemux()
@@ -127,7 +141,7 @@ class RxDemux:
 
     @property
     def counters(self) -> dict[str, int]:
-        """messages_ok, notifications_ok, grants_ok, corrupted, unknown,
+        """messages_ok, notifications_ok, grants_ok, acks_ok, corrupted, unknown,
         bad_sync, frames_ok, frames_bad, control_missed (control sequence
         numbers skipped between accepted /N/ /G/: rejected or lost ones),
         control_in_data (data blocks that are the control block expected next:

@@ -79,6 +79,8 @@ package edm_pkg;
   localparam logic [7:0] SUB_N = 8'h66;
   // /G/: grant.
   localparam logic [7:0] SUB_G = 8'h78;
+  // /A/: write acknowledgement (docs/protocol.md §4b).
+  localparam logic [7:0] SUB_A = 8'h33;
   // Message bytes in /MS/, /MD/, and the most tail bytes in /MT/.
   localparam int unsigned MS_BYTES = 6;
   localparam int unsigned MD_BYTES = 8;
@@ -157,6 +159,17 @@ package edm_pkg;
   localparam int unsigned NG_DELAY_LSB = 50;
   localparam int unsigned NG_DELAY_W = 6;
   localparam int unsigned NG_CRC_LSB = 56;
+  // /A/ has /N/'s layout: NG_DST the peer, NG_ID the base id, and a map of
+  // the ids base .. base + ACK_MAP_W - 1 applied in NG_SIZE's place.
+  localparam int unsigned ACK_MAP_LSB = 34;
+  localparam int unsigned ACK_MAP_W = 16;
+  // At most one /A/ per ACK_GAP_BLOCKS blocks of a memory node's uplink.
+  localparam int unsigned ACK_GAP_BLOCKS = 64;
+  // Write outcome bounds (spec.rs, docs/protocol.md §4b): ids unresolved per
+  // pair, the duplicate record's window and RMW results per source.
+  localparam int unsigned RETRY_UNRESOLVED = 64;
+  localparam int unsigned DUP_WINDOW_IDS = 64;
+  localparam int unsigned DUP_RMW_RESULTS = 4;
   // A link's control sequence number (spec.rs, docs/protocol.md §5a): the
   // CRC-8's initial register of the /N/ or /G/ with that number.
   localparam int unsigned CTL_SEQ_W = 8;

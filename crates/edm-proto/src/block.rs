@@ -25,6 +25,8 @@ pub enum BlockClass {
     Notification,
     /// /G/: grant.
     Grant,
+    /// /A/: write acknowledgement.
+    Ack,
     /// The all-idle control block (the only filler allowed inside a message).
     Idle,
     /// A standard block that starts a frame (/S/ in lane 0 or 4).
@@ -109,6 +111,7 @@ impl Block {
                 SUB_MT => BlockClass::MessageTerminate,
                 SUB_N => BlockClass::Notification,
                 SUB_G => BlockClass::Grant,
+                SUB_A => BlockClass::Ack,
                 _ => BlockClass::Unknown,
             },
             BT_C8 if *self == Block::idle() => BlockClass::Idle,

@@ -1,4 +1,5 @@
-//! /N/ (demand notification) and /G/ (grant): single control blocks with a
+//! /N/ (demand notification), /G/ (grant) and /A/ (write acknowledgement,
+//! docs/protocol.md §4b, /N/'s layout): single control blocks with a
 //! CRC-8 that starts from the link's control sequence number (docs/protocol.md
 //! §5a): a block checks only as the control block its receiver expects next on
 //! its link, so data bytes that copy a valid block, a replayed block or one
@@ -8,29 +9,43 @@ use crate::crc::{crc8, crc8_from, crc8_shift};
 use crate::spec::*;
 use std::fmt;
 
-/// Which of the two single-block control messages.
+/// Which of the single-block control messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ControlKind {
     Notification,
     Grant,
+    /// A memory node's acknowledgement: `dst` is the peer (the requester on
+    /// the memory node's uplink, the memory node on the requester's
+    /// downlink), `msg_id` the base id, `size` the map of ids applied (bit k:
+    /// id base + k, modulo 2^NG_ID_W).
+    Ack,
 }
 
 impl ControlKind {
-    /// SUB_N or SUB_G.
+    /// SUB_N, SUB_G or SUB_A.
     pub const fn subtype(self) -> u8 {
         match self {
             ControlKind::Notification => SUB_N,
             ControlKind::Grant => SUB_G,
+            ControlKind::Ack => SUB_A,
         }
     }
 
-    /// "N" or "G".
+    /// "N", "G" or "A".
     pub const fn name(self) -> &'static str {
         match self {
             ControlKind::Notification => "N",
             ControlKind::Grant => "G",
+            ControlKind::Ack => "A",
         }
     }
+
+    /// Every kind.
+    pub const ALL: [ControlKind; 3] = [
+        ControlKind::Notification,
+        ControlKind::Grant,
+        ControlKind::Ack,
+    ];
 }
 
 /// An /N/ or /G/. /N/: `size` = message bytes to send to `dst`; /G/: the
@@ -46,7 +61,7 @@ pub struct Control {
 /// Why a block is not a valid /N/ or /G/, or a [`Control`] cannot be encoded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControlError {
-    /// Not a control block of type BT_EDM with subtype SUB_N or SUB_G.
+    /// Not a control block of type BT_EDM with subtype SUB_N, SUB_G or SUB_A.
     NotNotificationOrGrant,
     /// `dst` does not fit NG_DST_W bits.
     DstTooWide(u16),
@@ -67,7 +82,7 @@ pub enum ControlError {
 impl fmt::Display for ControlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ControlError::NotNotificationOrGrant => write!(f, "not an /N/ or /G/ block"),
+            ControlError::NotNotificationOrGrant => write!(f, "not an /N/, /G/ or /A/ block"),
             ControlError::DstTooWide(d) => write!(f, "dst = {d} does not fit in {NG_DST_W} bits"),
             ControlError::NonZeroReserved => write!(f, "reserved bits are not zero"),
             ControlError::BadCrc { expected, found } => {
@@ -115,6 +130,8 @@ fn layout(block: Block) -> Result<ControlKind, ControlError> {
         ControlKind::Notification
     } else if block.is_edm(SUB_G) {
         ControlKind::Grant
+    } else if block.is_edm(SUB_A) {
+        ControlKind::Ack
     } else {
         return Err(ControlError::NotNotificationOrGrant);
     };
@@ -156,7 +173,31 @@ pub fn decode_control(block: Block, seq: u8) -> Result<Control, ControlError> {
     Ok(fields(kind, p))
 }
 
-/// A link's control-block sender: numbers its /N/ and /G/ blocks from 0.
+impl Control {
+    /// The /A/ a memory node sends `peer` (or the switch forwards, naming
+    /// the memory node) saying which of the ids `base` .. `base` + 15 it applied.
+    pub const fn ack(peer: u16, base: u8, applied: u16) -> Control {
+        Control {
+            kind: ControlKind::Ack,
+            dst: peer,
+            msg_id: base,
+            size: applied,
+        }
+    }
+
+    /// An /A/'s ids applied, in map order (empty for /N/ and /G/).
+    pub fn acked_ids(&self) -> Vec<u8> {
+        if self.kind != ControlKind::Ack {
+            return Vec::new();
+        }
+        (0..ACK_MAP_W as u8)
+            .filter(|k| self.size >> k & 1 != 0)
+            .map(|k| self.msg_id.wrapping_add(k))
+            .collect()
+    }
+}
+
+/// A link's control-block sender: numbers its /N/, /G/ and /A/ blocks from 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ControlTx {
     /// The number of the next block.
@@ -233,8 +274,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_ack_names_the_ids_of_its_map_across_wrap_around() {
+        let a = Control::ack(5, 250, 0b1000_0000_0010_0001);
+        assert_eq!(a.acked_ids(), vec![250, 255, 9]);
+        let b = encode_control(&a, 7).unwrap();
+        assert!(b.is_edm(SUB_A));
+        assert_eq!(decode_control(b, 7), Ok(a));
+        assert!(grant(1).acked_ids().is_empty());
+        // A map in the reserved bits' place is refused, not read.
+        let bad = Block::control(b.payload | 1 << (ACK_MAP_LSB + ACK_MAP_W));
+        assert_eq!(decode_control(bad, 7), Err(ControlError::NonZeroReserved));
+    }
+
+    #[test]
+    fn acks_share_the_links_numbering_with_notifications_and_grants() {
+        let (mut tx, mut rx) = (ControlTx::default(), ControlRx::default());
+        for i in 0..30u8 {
+            let c = if i % 3 == 0 {
+                Control::ack(2, i, 1)
+            } else {
+                grant(i)
+            };
+            assert_eq!(rx.check(tx.encode(&c).unwrap()), Ok(c));
+        }
+        // A lost /A/ shows as a gap like a lost /G/.
+        let _lost = tx.encode(&Control::ack(2, 0, 1)).unwrap();
+        assert!(rx.check(tx.encode(&grant(0)).unwrap()).is_err());
+    }
+
+    #[test]
     fn round_trip_and_every_single_bit_error_is_caught() {
-        for kind in [ControlKind::Notification, ControlKind::Grant] {
+        for kind in ControlKind::ALL {
             for seq in [0, 1, 0x80, 255] {
                 let c = Control {
                     kind,

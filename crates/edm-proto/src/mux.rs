@@ -225,6 +225,7 @@ pub struct Counters {
     pub messages_ok: u64,
     pub notifications_ok: u64,
     pub grants_ok: u64,
+    pub acks_ok: u64,
     pub corrupted: u64,
     pub unknown: u64,
     pub bad_sync: u64,
@@ -239,11 +240,12 @@ pub struct Counters {
 
 impl Counters {
     /// (name, value) of every counter.
-    pub fn named(&self) -> [(&'static str, u64); 10] {
+    pub fn named(&self) -> [(&'static str, u64); 11] {
         [
             ("messages_ok", self.messages_ok),
             ("notifications_ok", self.notifications_ok),
             ("grants_ok", self.grants_ok),
+            ("acks_ok", self.acks_ok),
             (RxError::Corrupted.name(), self.corrupted),
             (RxError::Unknown.name(), self.unknown),
             (RxError::BadSync.name(), self.bad_sync),
@@ -312,7 +314,7 @@ impl RxDemux {
                     return events;
                 }
                 BlockClass::Idle => return events,
-                BlockClass::Notification | BlockClass::Grant => {
+                BlockClass::Notification | BlockClass::Grant | BlockClass::Ack => {
                     self.control(block, &mut events);
                     return events;
                 }
@@ -352,7 +354,9 @@ impl RxDemux {
                 Err(_) => self.error(RxError::Corrupted, &mut events),
             },
             BlockClass::MessageTerminate => self.error(RxError::Corrupted, &mut events),
-            BlockClass::Notification | BlockClass::Grant => self.control(block, &mut events),
+            BlockClass::Notification | BlockClass::Grant | BlockClass::Ack => {
+                self.control(block, &mut events)
+            }
             BlockClass::Unknown => self.error(RxError::Unknown, &mut events),
             // Not a frame block: it ends a frame in progress, broken.
             BlockClass::Idle | BlockClass::OtherStandard => {
@@ -395,6 +399,7 @@ impl RxDemux {
                 match control.kind {
                     ControlKind::Notification => self.counters.notifications_ok += 1,
                     ControlKind::Grant => self.counters.grants_ok += 1,
+                    ControlKind::Ack => self.counters.acks_ok += 1,
                 }
                 events.push(Event::Control(control));
             }

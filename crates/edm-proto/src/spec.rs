@@ -95,6 +95,9 @@ spec! {
     SUB_N: u8 = 0x66;
     /// /G/: grant.
     SUB_G: u8 = 0x78;
+    /// /A/: write acknowledgement, a memory node's report to a requester of
+    /// the message ids it applied (docs/protocol.md §4b).
+    SUB_A: u8 = 0x33;
     /// Message bytes in /MS/, /MD/, and the most tail bytes in /MT/.
     MS_BYTES: u32 = 6;
     MD_BYTES: u32 = 8;
@@ -178,6 +181,30 @@ spec! {
     NG_DELAY_LSB: u32 = 50;
     NG_DELAY_W: u32 = 6;
     NG_CRC_LSB: u32 = 56;
+    /// /A/ (docs/protocol.md §4b) has /N/'s layout: NG_DST is the peer (the
+    /// requester on the memory node's uplink, rewritten by the switch to the
+    /// memory node on the requester's downlink), NG_ID the base id, and the
+    /// ACK_MAP_W bits at ACK_MAP_LSB (NG_SIZE's place) say which of the ids
+    /// base .. base + ACK_MAP_W - 1 were applied; bits [55:50] reserved, zero.
+    ACK_MAP_LSB: u32 = 34;
+    ACK_MAP_W: u32 = 16;
+    /// A memory node starts at most one /A/ per ACK_GAP_BLOCKS blocks of its
+    /// uplink (an ack waiting for its slot takes the ids applied meanwhile):
+    /// acks take at most 1/64 of the line, 1.6 %.
+    ACK_GAP_BLOCKS: u32 = 64;
+    /// Write outcome (docs/protocol.md §4b): per (requester, memory node) at
+    /// most RETRY_UNRESOLVED ids are unresolved (a write not yet acknowledged,
+    /// a read or RMW not yet answered, none failed yet): the requester's retry
+    /// buffer holds them. No message takes an id RETRY_UNRESOLVED or more
+    /// after the pair's oldest unresolved one.
+    RETRY_UNRESOLVED: u32 = 64;
+    /// The memory node's duplicate record per source: the seen bits of the
+    /// DUP_WINDOW_IDS ids up to the newest (>= RETRY_UNRESOLVED, so every copy
+    /// of an unresolved message falls inside it), and the results of the last
+    /// DUP_RMW_RESULTS RMWs; a requester issues an RMW only while fewer than
+    /// DUP_RMW_RESULTS RMWs of the pair date from its oldest unanswered one.
+    DUP_WINDOW_IDS: u32 = 64;
+    DUP_RMW_RESULTS: u32 = 4;
     /// Bits of a link's control sequence number (docs/protocol.md §5a). Each
     /// direction of a link numbers the /N/ and /G/ blocks it sends, from 0 at
     /// link reset, modulo 2^CTL_SEQ_W; the block's CRC-8 starts from its number
@@ -299,7 +326,7 @@ pub const STANDARD_BLOCK_TYPES: [u8; 15] = [
     BT_T4, BT_T5, BT_T6, BT_T7,
 ];
 /// The EDM control-block subtypes.
-pub const EDM_SUBTYPES: [u8; 5] = [SUB_MS, SUB_MT, SUB_MST, SUB_N, SUB_G];
+pub const EDM_SUBTYPES: [u8; 6] = [SUB_MS, SUB_MT, SUB_MST, SUB_N, SUB_G, SUB_A];
 
 /// Block time in ps for a line rate in Gbps (10, 25, 100, 400).
 pub fn block_ps(gbps: u32) -> Option<u64> {
@@ -415,6 +442,21 @@ mod tests {
             PAPER_EDM_WRITE_STACK_PS + 8 * PMA_PMD_XCVR_PS + 4 * PROP_PS,
             PAPER_EDM_WRITE_TOTAL_PS
         );
+    }
+
+    #[test]
+    fn the_write_outcome_bounds_hold() {
+        // /A/ reuses /N/'s fields: the map sits where the size does.
+        assert_eq!((ACK_MAP_LSB, ACK_MAP_W), (NG_SIZE_LSB, NG_SIZE_W));
+        // Every copy of an unresolved message is inside the window.
+        const { assert!(RETRY_UNRESOLVED <= DUP_WINDOW_IDS) };
+        // Ids behind the window up to 2^NG_ID_W - RETRY_UNRESOLVED are stale;
+        // a late copy is misread as new only from there: half the id space
+        // is left for the ids issued while a copy is late (docs/protocol.md §4b).
+        const { assert!(DUP_WINDOW_IDS + RETRY_UNRESOLVED <= 1 << (NG_ID_W - 1)) };
+        // X active RMWs of a pair never wait for a result slot.
+        const { assert!(DUP_RMW_RESULTS > DEFAULT_MAX_ACTIVE_NOTIFS) };
+        assert!(DUP_WINDOW_IDS.is_power_of_two() && ACK_GAP_BLOCKS > 0);
     }
 
     #[test]

@@ -131,7 +131,7 @@ fn no_error_of_1_to_3_bits_in_a_control_block_is_accepted() {
     // with the sender (after a loss, until it resynchronises, a corrupted block
     // can land on the number it still expects: docs/protocol.md §5a).
     for n in [0, 1, 77, 255, 256] {
-        for kind in [ControlKind::Notification, ControlKind::Grant] {
+        for kind in ControlKind::ALL {
             let (rx0, mut tx) = receiver_after(n);
             let c = Control {
                 kind,

@@ -109,7 +109,7 @@ fn every_single_bit_error_in_a_message_inside_a_frame_is_detected() {
 
 #[test]
 fn every_single_bit_error_in_a_notification_or_grant_is_detected() {
-    for kind in [ControlKind::Notification, ControlKind::Grant] {
+    for kind in ControlKind::ALL {
         let block = encode_control(
             &Control {
                 kind,
@@ -189,7 +189,8 @@ fn every_2_and_3_bit_error_in_type_and_subtype_is_detected() {
 #[test]
 fn unknown_block_types_are_counted_never_delivered() {
     let unknown_types = (0..=255u8).filter(|t| *t != BT_EDM && !STANDARD_BLOCK_TYPES.contains(t));
-    let unknown_subtypes = (0..=255u8).filter(|s| ![SUB_MS, SUB_MT, SUB_N, SUB_G].contains(s));
+    let unknown_subtypes =
+        (0..=255u8).filter(|s| ![SUB_MS, SUB_MT, SUB_N, SUB_G, SUB_A].contains(s));
     let blocks: Vec<Block> = unknown_types
         .map(|t| Block::control(0xA5A5_A5A5_A5A5_A500 | t as u64))
         .chain(unknown_subtypes.map(|s| Block::edm(s, 0x1234_5678_9A00_0000)))

@@ -163,7 +163,21 @@ fn encode_grant(
     control_block(ControlKind::Grant, dst, msg_id, size, seq)
 }
 
-/// ("N" | "G", dst, msg_id, size) of an /N/ or /G/ block numbered `seq` on its link.
+/// The /A/ block telling `peer` which of the ids `base` .. `base` + 15 were
+/// applied (bit k of `applied`: id base + k), number `seq` among the link's
+/// control blocks (docs/protocol.md §4b).
+#[pyfunction]
+fn encode_ack(
+    peer: &Bound<'_, PyAny>,
+    base: &Bound<'_, PyAny>,
+    applied: &Bound<'_, PyAny>,
+    seq: &Bound<'_, PyAny>,
+) -> PyResult<PyBlock> {
+    control_block(ControlKind::Ack, peer, base, applied, seq)
+}
+
+/// ("N" | "G" | "A", dst, msg_id, size) of an /N/, /G/ or /A/ block numbered
+/// `seq` on its link (an /A/'s size is its map of ids applied).
 #[pyfunction]
 fn decode_control(
     block: PyBlock,
@@ -258,7 +272,7 @@ impl PyRxDemux {
         PyRxDemux(mux::RxDemux::new())
     }
 
-    /// Events: ("message", fields) | ("notification" | "grant", dst, msg_id, size)
+    /// Events: ("message", fields) | ("notification" | "grant" | "ack", dst, msg_id, size)
     /// | ("frame", bytes) | ("error", counter name).
     fn push<'py>(&mut self, py: Python<'py>, block: PyBlock) -> PyResult<Vec<Bound<'py, PyTuple>>> {
         self.0
@@ -270,6 +284,7 @@ impl PyRxDemux {
                     let name = match c.kind {
                         ControlKind::Notification => "notification",
                         ControlKind::Grant => "grant",
+                        ControlKind::Ack => "ack",
                     };
                     (name, c.dst, c.msg_id, c.size).into_pyobject(py)
                 }
@@ -365,8 +380,12 @@ fn overhead_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 fn space_address(asid: &Bound<'_, PyAny>, vaddr: &Bound<'_, PyAny>) -> PyResult<u64> {
     let asid: u16 = narrow(asid, "asid")?;
     let vaddr: u64 = narrow(vaddr, "vaddr")?;
-    message::space_address(asid, vaddr)
-        .ok_or_else(|| codec_error(format!("vaddr = {vaddr:#x} does not fit an address space ({:#x} bytes)", message::SPACE_BYTES)))
+    message::space_address(asid, vaddr).ok_or_else(|| {
+        codec_error(format!(
+            "vaddr = {vaddr:#x} does not fit an address space ({:#x} bytes)",
+            message::SPACE_BYTES
+        ))
+    })
 }
 
 /// The (asid, vaddr) a request's address word names.
@@ -387,6 +406,7 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(message_blocks, module)?,
         wrap_pyfunction!(encode_notification, module)?,
         wrap_pyfunction!(encode_grant, module)?,
+        wrap_pyfunction!(encode_ack, module)?,
         wrap_pyfunction!(decode_control, module)?,
         wrap_pyfunction!(implied_seq, module)?,
         wrap_pyfunction!(encode_frame, module)?,

@@ -470,9 +470,21 @@ fn run<'py>(
         undetected: edm.faults.undetected,
         notify_retries: edm.faults.notify_retries,
         chunk_retries: edm.faults.chunk_retries,
-        write_data_lost: edm.faults.write_data_lost,
-        write_bytes_lost: edm.faults.write_bytes_lost,
+        write_data_dropped: edm.faults.write_data_dropped,
         writes_lost: edm.faults.writes_lost,
+        acks_sent: edm.acks_sent,
+        acks_lost: edm.faults.acks_lost,
+        write_retries: edm.faults.write_retries,
+        writes_acked: edm.faults.writes_acked,
+        writes_failed: edm.faults.writes_failed,
+        writes_failed_applied: edm.faults.writes_failed_applied,
+        writes_unresolved: edm.faults.writes_unresolved,
+        writes_applied_twice: edm.faults.writes_applied_twice,
+        dup_stale_refused: edm.faults.dup_stale_refused,
+        dup_first_copy_refused: edm.faults.dup_first_copy_refused,
+        dup_span_max: edm.faults.dup_span_max,
+        retry_buffer_max: edm.faults.retry_buffer_max,
+        rmw_result_gone: edm.faults.rmw_result_gone,
         response_data_dropped: edm.faults.response_data_dropped,
         duplicate_notifications: edm.faults.duplicate_notifications,
         duplicate_data: edm.faults.duplicate_data,
@@ -532,6 +544,15 @@ fn run<'py>(
     totals.set_item("memory_frame_wait_total_ps", fr.memory_wait_total_ps)?;
     totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
     let r = &out.records;
+    // A write's acknowledged completion (docs/protocol.md §4b): -1 none,
+    // -2 reported failed (given up or timed out, whatever else happened).
+    totals.set_item(
+        "acked_ps",
+        to_bytes(py, r.len(), |i| {
+            let none = if r[i].timed_out { -2 } else { -1 };
+            r[i].acked_ps.map_or(none, |a| a as i64).to_ne_bytes()
+        })?,
+    )?;
     Ok((
         workload,
         to_bytes(py, r.len(), |i| {

@@ -477,7 +477,7 @@ fields! {
     retry_timeout_ns: int(1, U32), Scope::EdmOnly,
         "with ber > 0: a host re-sends an ungranted /N/ or request, the switch re-grants a chunk nothing of which reached it (data_recovery = ideal: whose data did not arrive intact), after this many ns" => edm.faults.retry_timeout_ns;
     data_recovery: Kind::Choice(&["protocol", "ideal"]), Scope::EdmOnly,
-        "with ber or failures: protocol: the switch's timer sees its ingress only, write data dropped after the switch is lost (counted, writes_lost), a dropped response re-requested; ideal: it knows whether the data arrived intact (a write NACK the protocol lacks)" => edm.faults.data_recovery;
+        "with ber or failures: protocol: every write acknowledged (/A/) or sent again with its id until acknowledged or reported failed (docs/protocol.md 4b), a dropped response re-requested, a bounded duplicate record; ideal: a bound, the switch's timer knows whether the data arrived intact" => edm.faults.data_recovery;
     failures: Kind::Failures, Scope::EdmOnly,
         "links or switches down at a time, e.g. 'switch:0@20000,link:3@5000-9000' (ns; plane 1 with dual_switch); '/BER' after the times: noisy instead of down" => edm.faults.failures;
     give_up_ns: int(0, U64), Scope::EdmOnly,

@@ -121,7 +121,30 @@ fn one_thread_alone_on_a_real_fabric_runs_in_its_closed_form() {
     let (_, _, out) = run(&rack("edm", 2, (50, 4096), (1, 200.0), &split));
     let r = &out.report;
     assert_eq!(r.threads, 1);
-    assert_eq!(r.run_time_ps, r.unloaded_run_time_ps);
+    // Alone, but for the memory-order rule: a message overlapping an
+    // earlier write starts when that write's acknowledgement (/A/) is in
+    // (docs/protocol.md §4b); the closed form counts latencies alone.
+    let mut waits = 0;
+    for (i, m) in out.messages.iter().enumerate() {
+        let acked = out.messages[..i]
+            .iter()
+            .zip(&out.outcome.records)
+            .filter(|(w, _)| w.op == edm_sim::workload::Op::Write)
+            .filter(|(w, _)| {
+                w.memory == m.memory && edm_sim::workload::overlaps(w.range(), m.range())
+            })
+            .filter_map(|(_, rec)| rec.acked_ps)
+            .max()
+            .unwrap_or(0);
+        let wait = acked.saturating_sub(m.issue_ps);
+        assert_eq!(
+            latency(&out, i),
+            out.outcome.records[i].alone_ps + wait,
+            "message {i}"
+        );
+        waits += wait;
+    }
+    assert_eq!(r.run_time_ps, r.unloaded_run_time_ps + waits);
     let by_hand = slowest_thread(&out, |i| {
         out.messages[i].issue_ps
             - if i == 0 {

@@ -146,6 +146,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     generated, complete, alone, totals = _core.run(cfg, _cdf(cfg) if messages is None else None, given,
                                                    bar.update_to if bar else None)
     interrupted = bool(totals.pop("interrupted", False))
+    acked = totals.pop("acked_ps", None)
     wall = time.perf_counter() - started
     if bar:
         bar.close()
@@ -161,6 +162,7 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
             "alone_ps": np.frombuffer(alone, np.uint64),
         }
     )
+    _outcomes(df, acked, cfg["protocol"] in EDM_PROTOCOLS)
     done = df["complete_ps"] >= 0
     df["latency_ns"] = np.where(done, (df["complete_ps"] - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
     df["slowdown"] = df["latency_ns"] / (df["alone_ps"] / 1e3)
@@ -249,10 +251,30 @@ def _stats(values: pd.Series, prefix: str) -> dict[str, float]:
     }
 
 
+def _outcomes(df: pd.DataFrame, acked: bytes | None, acknowledged: bool) -> None:
+    """Adds ``acked_ps`` (a write's acknowledged completion, docs/protocol.md
+    §4b: when its /A/ reached its requester; -1 none, -2 reported failed) and
+    ``outcome``: "applied" (a write acknowledged, another operation
+    completed; with a protocol without acknowledgements, `acknowledged`
+    False, a write completed), "failed" (reported: given up or timed out),
+    "lost" (a write neither applied nor reported: never expected) or
+    "unresolved"."""
+    complete = df["complete_ps"].to_numpy(np.int64)
+    ack = np.full(len(df), -1, np.int64) if acked is None else np.frombuffer(acked, np.int64)
+    df["acked_ps"] = ack
+    write = (df["op"] == "write").to_numpy() & acknowledged
+    outcome = np.where(write, np.where(ack >= 0, "applied", "unresolved"),
+                       np.where(complete >= 0, "applied", "unresolved"))
+    outcome = np.where((complete == -2) | (ack == -2), "failed", outcome)
+    outcome = np.where(complete == -3, "lost", outcome)
+    df["outcome"] = pd.Categorical(outcome, ["applied", "failed", "lost", "unresolved"])
+    df["acked_latency_ns"] = np.where(write & (ack >= 0), (ack - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
+
+
 def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wall: float) -> dict[str, Any]:
     done = df["complete_ps"] >= 0
     # -1: never finished (a deadlock); -2: finished by its timeout (NULL
-    # response) or given up; -3: a write lost (EDM, data_recovery = "protocol").
+    # response) or given up; -3: a write neither applied nor reported (EDM).
     deadlocked = df.index[df["complete_ps"] == -1].tolist()
     measured = df.iloc[int(len(df) * cfg["warmup_fraction"]) :]
     summary: dict[str, Any] = {
@@ -277,7 +299,11 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
                 **_stats(part["latency_ns"], "latency_ns"),
                 **_stats(part["slowdown"], "slowdown"),
             }
+            if name == "write" and "acked_latency_ns" in part and part["acked_latency_ns"].notna().any():
+                by_op[name].update(_stats(part["acked_latency_ns"], "acked_latency_ns"))
     summary["by_op"] = by_op
+    if "outcome" in df:
+        summary["outcomes"] = {k: int(v) for k, v in df["outcome"].value_counts().items()}
     # Past saturation queues grow for as long as a run lasts, and latency then
     # depends on run length, not only on load. Flag it: over the second half of
     # the issue period, the bytes completed fall short of the bytes issued.

@@ -22,13 +22,16 @@
 //! `faults/recovery.rs` holds the timers, retries and the receivers' first
 //! copies (from either plane of the dual switch, `plane.rs`);
 //! `faults/failover.rs` what a switch drops when it fails or sees a port
-//! go down; `faults/rmw.rs` the memory nodes' record of RMWs applied.
+//! go down; `faults/acks.rs` the write outcome (acknowledgements, the
+//! requesters' retries) and `faults/dedup.rs` its bounded state (retry
+//! buffers, the memory nodes' duplicate records).
 use crate::time::Ps;
 
+pub(super) mod acks;
+pub(super) mod dedup;
 pub mod errors;
 mod failover;
 mod recovery;
-pub(super) mod rmw;
 
 /// The faults a run models (all off by default).
 #[derive(Clone, Debug, PartialEq)]
@@ -66,25 +69,32 @@ pub struct FaultConfig {
     /// with the dual switch, the host leaves that plane out of new
     /// messages (or mirrors again).
     pub link_detect_ns: u64,
-    /// What the switch's timer on a granted chunk knows (docs/faults.md §4).
+    /// What recovers lost data (docs/faults.md §4).
     pub data_recovery: DataRecovery,
+    /// The write outcome's bounds (docs/protocol.md §4b; spec defaults
+    /// `RETRY_UNRESOLVED`, `DUP_WINDOW_IDS`, `DUP_RMW_RESULTS`): ids
+    /// unresolved per pair, the memory node's window per source, RMW
+    /// results kept per source. (Set apart from the spec only by tests
+    /// that drive the window to its edge.)
+    pub retry_unresolved: u32,
+    pub dup_window: u32,
+    pub dup_rmw_results: u32,
 }
 
 /// What the switch's chunk timer can see of a granted chunk's data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataRecovery {
-    /// The protocol as built (and the RTL): the switch sees only its own
-    /// ingress. It grants a chunk again only if nothing of it reached the
-    /// switch (the /G/ or forwarded request was lost, or its data never
-    /// came); data that reached it is done for the switch even if a link's
-    /// errors make its receiver drop it. A write's data dropped at its
-    /// memory node is lost (counted, `writes_lost`); its host completed it
-    /// as sent. A read's dropped response is recovered by its requester
-    /// (re-sent request) or its timeout.
+    /// The protocol (docs/protocol.md §4b): the switch sees only its own
+    /// ingress and grants a chunk again only if nothing of it reached the
+    /// switch; end to end, the memory node acknowledges every write (/A/)
+    /// and the requester sends a write again (same id) until acknowledged
+    /// or reported failed; a read's dropped response is asked for again.
+    /// The memory node's duplicate record is bounded, as the hardware's.
     Protocol,
-    /// The switch's timer knows whether a copy of the chunk's data arrived
-    /// intact at its destination and grants it again if not: it stands for
-    /// a write acknowledgement or NACK the protocol does not have.
+    /// A bound, not a protocol: the switch's timer knows whether a copy of
+    /// the chunk's data arrived intact at its destination and grants it
+    /// again at once if not; writes finish when in memory; the duplicate
+    /// record is exact.
     Ideal,
 }
 
@@ -222,6 +232,9 @@ impl Default for FaultConfig {
             // partner two flops later: 100 ns covers both.
             link_detect_ns: 100,
             data_recovery: DataRecovery::Protocol,
+            retry_unresolved: edm_proto::spec::RETRY_UNRESOLVED,
+            dup_window: edm_proto::spec::DUP_WINDOW_IDS,
+            dup_rmw_results: edm_proto::spec::DUP_RMW_RESULTS,
         }
     }
 }
@@ -285,15 +298,34 @@ pub struct FaultCounters {
     /// at its destination in time (`"ideal"`).
     pub chunk_retries: u64,
     /// `data_recovery = "protocol"`: write data units dropped after the
-    /// switch (on either link's errors, or into a link gone down) on every
-    /// plane that carried them: never written (the switch cannot tell).
-    pub write_data_lost: u64,
-    /// Their payload bytes.
-    pub write_bytes_lost: u64,
-    /// Writes with at least one such unit, the rest of their data
-    /// delivered or lost too: reported lost (their host completed them as
-    /// sent).
+    /// switch (on either link's errors, or into a link gone down): not
+    /// written; their write is sent again when no /A/ comes.
+    pub write_data_dropped: u64,
+    /// Writes neither in memory nor reported failed at the end: lost
+    /// unseen (target 0; the record's `lost`, -3 in Python).
     pub writes_lost: u64,
+    /// Write outcome (`data_recovery = "protocol"`, docs/protocol.md §4b):
+    /// /A/ blocks lost (on either link, every plane), writes sent again
+    /// for want of an /A/, writes acknowledged, reported failed, reported
+    /// failed though applied (outcome unknown to the host: target 0),
+    /// neither at the end (target 0), and chunks applied twice (a copy
+    /// whose 8-bit id was misread as new: target 0).
+    pub acks_lost: u64,
+    pub write_retries: u64,
+    pub writes_acked: u64,
+    pub writes_failed: u64,
+    pub writes_failed_applied: u64,
+    pub writes_unresolved: u64,
+    pub writes_applied_twice: u64,
+    /// The duplicate record: copies refused as stale (behind the window),
+    /// stale copies that were a waiting message's first (target 0), the
+    /// most ids a copy of an unresolved message arrived behind its
+    /// source's newest (below the window), and the most unresolved ids a
+    /// pair held (at most `retry_unresolved`).
+    pub dup_stale_refused: u64,
+    pub dup_first_copy_refused: u64,
+    pub dup_span_max: u64,
+    pub retry_buffer_max: u64,
     /// `data_recovery = "protocol"`: read and RMW response units dropped
     /// after the switch (their requester re-sends the request, or its
     /// timeout ends it).
@@ -327,14 +359,16 @@ pub struct FaultCounters {
     /// its memory node recognised and answered with the first's result.
     pub rmw_replayed: u64,
     /// RMW copies its memory node refused (answered empty, not applied):
-    /// their requester had finished them (`faults/rmw.rs`).
+    /// stale, or applied with the result no longer kept (`faults/dedup.rs`).
     pub rmw_refused: u64,
     /// The most RMW results a memory node kept for one requester at once.
     pub rmw_results_kept_max: u64,
-    /// RMWs applied again by a copy the memory node did not recognise, and
-    /// refused copies that were their RMW's first (both: target 0).
+    /// RMWs applied again by a copy the memory node did not recognise,
+    /// refused copies that were their waiting RMW's first, and copies of an
+    /// RMW applied and still waited for whose result was gone (all: target 0).
     pub rmw_applied_twice: u64,
     pub rmw_first_copy_refused: u64,
+    pub rmw_result_gone: u64,
 }
 
 /// What happened to a unit on its way.

@@ -28,7 +28,6 @@ impl Sim<'_> {
     /// message of its requester-memory pair that overlaps it, one of the two
     /// a write or RMW (a read beside a read needs no order).
     fn order(&mut self, now: Ps, i: u32) {
-        self.rmw_issued(i);
         let spec = &self.msgs[i as usize];
         if self.track_finish {
             self.outstanding[spec.requester as usize] += 1;
@@ -51,14 +50,43 @@ impl Sim<'_> {
     }
 
     /// Message `i` may go: it takes one of its pair's X notifications, or
-    /// waits for one.
+    /// waits for one (or, with the write outcome, for its retry buffer).
     fn admit(&mut self, now: Ps, i: u32) {
         let m = Msg::of(&self.msgs[i as usize]);
         let pair = self.pair(m);
-        if (self.active[pair] as u32) < self.edm.cfg.max_active_notifs {
+        if self.pending[pair].is_empty()
+            && (self.active[pair] as u32) < self.edm.cfg.max_active_notifs
+            && !self.retry_buffer_full(pair, m)
+        {
             self.activate(now, i, m);
         } else {
             self.pending[pair].push_back((i, m));
+        }
+    }
+
+    /// Whether pair `pair`'s next message `m` must wait for its requester's
+    /// retry buffer (`faults/dedup.rs`; the protocol's recovery only).
+    fn retry_buffer_full(&mut self, pair: usize, m: Msg) -> bool {
+        self.protocol
+            && self
+                .outcomes
+                .as_mut()
+                .is_some_and(|o| o.must_wait(pair, m.op == Op::Rmw))
+    }
+
+    /// Pair `pair`'s waiting messages go, in order, while it has a free
+    /// notification and room in its retry buffer.
+    pub(super) fn admit_waiting(&mut self, now: Ps, pair: usize) {
+        while (self.active[pair] as u32) < self.edm.cfg.max_active_notifs {
+            let Some(&(next, m)) = self.pending[pair].front() else {
+                return;
+            };
+            if self.retry_buffer_full(pair, m) {
+                return;
+            }
+            self.pending[pair].pop_front();
+            let m = self.fold(pair, next, m);
+            self.activate(now, next, m);
         }
     }
 
@@ -137,7 +165,10 @@ impl Sim<'_> {
             plane: 0,
         };
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
-        self.rmw_mark(i, pair);
+        if let Some(o) = self.outcomes.as_mut() {
+            // It takes the pair's next id.
+            o.activated(i, pair, m.op == Op::Rmw, &mut self.counters.faults);
+        }
         // Mirrored on every plane (the dual switch): same message, same id;
         // not into a plane whose link its host sees down.
         let planes = self.mirror_planes(m.requester, now);
@@ -211,10 +242,7 @@ impl Sim<'_> {
     pub(super) fn deactivate(&mut self, now: Ps, m: Msg) {
         let pair = self.pair(m);
         self.active[pair] -= 1;
-        if let Some((next, m)) = self.pending[pair].pop_front() {
-            let m = self.fold(pair, next, m);
-            self.activate(now, next, m);
-        }
+        self.admit_waiting(now, pair);
     }
 
     /// Batching: write `i` (`m`), about to take a notification, takes with
@@ -287,9 +315,12 @@ impl Sim<'_> {
                 // it stopped being active at its last /G/.)
                 if self.data_arrives(now, unit) {
                     self.release(now, unit.msg, m);
-                    // (With the protocol's recovery a write finished at its
-                    // host when sent.)
-                    if self.track_finish && !(self.protocol && m.op == Op::Write) {
+                    // (A write finishes when acknowledged, `acknowledge`,
+                    // or with the ideal NACK's bound when in memory.)
+                    if m.op != Op::Write {
+                        self.resolved(now, unit.msg, false);
+                    }
+                    if self.track_finish && (m.op != Op::Write || self.finish_on_arrival()) {
                         self.finished(now, unit.msg);
                     }
                 }
@@ -305,6 +336,14 @@ impl Sim<'_> {
     pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
         if !self.ended.is_empty() && !self.take_data(&unit) {
+            let applied = self.applied_at.get(i).copied().unwrap_or(Ps::MAX);
+            let retry = self.edm.cfg.faults.retry_timeout_ps();
+            if unit.spec.op == Op::Write && applied != Ps::MAX && at >= applied + retry / 2 {
+                // A copy of a write applied at least half a retry timeout
+                // before (sent again for want of its /A/, not the other
+                // plane's mirror copy): acknowledged again.
+                self.acknowledge(at + self.edm.proc_data(unit.spec), &unit, false);
+            }
             return false;
         }
         if unit.spec.op == Op::Write {
@@ -312,7 +351,12 @@ impl Sim<'_> {
             self.write_to_memory(at, &unit);
         }
         if unit.spec.count > 1 {
-            return self.batch_data_arrives(at, unit);
+            let done = self.batch_data_arrives(at, unit);
+            if done {
+                let applied = at + self.edm.c(self.edm.cfg.steps.proc_write);
+                self.acknowledge(applied, &unit, true);
+            }
+            return done;
         }
         // A denied write's data arrived but was dropped; a denied read's
         // empty response completes it.
@@ -326,16 +370,14 @@ impl Sim<'_> {
             self.delivered[i] += unit.bytes;
             self.delivered[i] == whole
         };
-        if !done && self.protocol && unit.spec.op == Op::Write {
-            // The rest of it may have been lost already.
-            self.write_settles(i as u32);
-            return false;
-        }
         if done {
             // Logged in completion order and written to the records at the end
             // (one pass) rather than to a far-away record now.
-            self.completions
-                .push((unit.msg, at + self.edm.proc_data(unit.spec)));
+            let complete = at + self.edm.proc_data(unit.spec);
+            self.completions.push((unit.msg, complete));
+            if unit.spec.op == Op::Write {
+                self.acknowledge(complete, &unit, true);
+            }
             self.completed += 1;
             if let Some(ended) = self.ended.get_mut(i) {
                 *ended = true;

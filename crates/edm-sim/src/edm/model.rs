@@ -25,6 +25,10 @@ pub struct EdmCounters {
     pub max_request_wait_ps: Ps,
     pub max_notification_queue: usize,
     pub scheduler_iterations: u64,
+    /// /A/ blocks the memory nodes started (docs/protocol.md §4b; each
+    /// takes one block of the node's uplink and of the requester's
+    /// downlink).
+    pub acks_sent: u64,
     /// Background Ethernet frames (with `background.load` > 0).
     pub frames: FrameStats,
     /// What faults did (`EdmConfig::faults`).
@@ -189,6 +193,15 @@ impl Edm {
         } else {
             steps.proc_response
         })
+    }
+
+    /// From an /A/ leaving its memory node to its requester having read it:
+    /// one block on each link, a hop each, the switch's forwarding (as a
+    /// data block's, RX to TX) and the host's processing of a block.
+    pub(super) fn ack_path_ps(&self) -> Ps {
+        let steps = &self.cfg.steps;
+        2 * (self.fabric.block_ps() + self.fabric.hop_ps())
+            + self.c(steps.sw_forward + steps.proc_response)
     }
 
     /// A link direction, with its background frames if configured.

@@ -2,7 +2,9 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
-use super::faults::rmw::RmwLog;
+use super::faults::acks::Acks;
+use super::faults::dedup::{Outcomes, RmwVerdict};
+use super::faults::DataRecovery;
 use super::link::frame_stats;
 use super::model::{Edm, EdmCounters, Transmission};
 use super::plane::{Plane, ALL_PLANES};
@@ -84,17 +86,22 @@ pub(super) struct Sim<'a> {
     /// write's first data) has reached it.
     pub(super) protection: Option<Protection>,
     pub(super) access: Vec<Option<Access>>,
-    /// Lossy links with RMWs: the memory nodes' record of RMWs applied.
-    pub(super) rmw_log: Option<RmwLog>,
     /// Lossy links with `data_recovery = "protocol"`
     /// (`FaultConfig::protocol_recovery`): the switch's timer sees only
-    /// what reached it; then per message the bytes of a write its host has
-    /// sent (first copies) and those lost, and with the dual switch the
-    /// planes its /N/ or request went on.
+    /// what reached it, and every message gets an outcome (`faults/acks.rs`);
+    /// then the retry buffers and duplicate records (`faults/dedup.rs`),
+    /// per message the bytes of a write its host has sent (first copies),
+    /// when its data was first all in memory (`Ps::MAX`: not yet), when its
+    /// host last sent data of it, and with the dual switch the planes its
+    /// /N/ or request went on.
     pub(super) protocol: bool,
+    pub(super) outcomes: Option<Outcomes>,
     pub(super) sent_bytes: Vec<u32>,
-    pub(super) lost_bytes: Vec<u32>,
+    pub(super) applied_at: Vec<Ps>,
+    pub(super) last_data: Vec<Ps>,
     pub(super) planes_of: Vec<u8>,
+    /// The memory nodes' write acknowledgements (/A/).
+    pub(super) acks: Acks,
 }
 
 /// A granted chunk, with lossy links.
@@ -108,18 +115,14 @@ pub(super) struct Chunk {
     /// It is its message's last grant (the write stops being active when it is heard).
     pub(super) last: bool,
     /// `data_recovery = "protocol"`: per plane, when a copy of its data last
-    /// reached the switch (the switch is done with the grants before), and
-    /// whether a copy was dropped after it; whether its host sent it.
+    /// reached the switch (the switch is done with the grants before);
+    /// whether its host sent it.
     pub(super) passed: [Ps; 2],
-    pub(super) dropped: [bool; 2],
     pub(super) sent: bool,
 }
 
 /// `Chunk::kept_from` of a chunk no copy of which arrived yet.
 pub(super) const NOT_KEPT: u8 = u8::MAX;
-/// `Chunk::kept_from` of a write's chunk lost (`data_recovery =
-/// "protocol"`: dropped after the switch on every plane that carried it).
-pub(super) const LOST: u8 = u8::MAX - 1;
 
 impl Chunk {
     pub(super) fn delivered(&self) -> bool {
@@ -161,6 +164,7 @@ impl<'a> Sim<'a> {
                             alone_ps: slot.2,
                             timed_out: false,
                             lost: false,
+                            acked_ps: None,
                         }
                     })
                     .collect()
@@ -209,9 +213,22 @@ impl<'a> Sim<'a> {
             memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
             protection: Protection::new(&f.protection, n),
             access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
-            rmw_log: (faults.lossy() && msgs.iter().any(|m| m.op == Op::Rmw))
-                .then(|| RmwLog::new(n, msgs.len())),
             protocol: faults.protocol_recovery(),
+            // (The protocol's bounded record; other lossy runs, the ideal
+            // NACK's bound and the dual switch alone, keep an exact one.)
+            outcomes: faults.lossy().then(|| {
+                if faults.protocol_recovery() {
+                    Outcomes::new(
+                        n * n,
+                        msgs.len(),
+                        faults.dup_window,
+                        faults.retry_unresolved,
+                        faults.dup_rmw_results,
+                    )
+                } else {
+                    Outcomes::new(n * n, msgs.len(), u32::MAX, 0, u32::MAX)
+                }
+            }),
             sent_bytes: vec![
                 0;
                 if faults.protocol_recovery() {
@@ -220,7 +237,15 @@ impl<'a> Sim<'a> {
                     0
                 }
             ],
-            lost_bytes: vec![
+            applied_at: vec![
+                Ps::MAX;
+                if faults.protocol_recovery() {
+                    msgs.len()
+                } else {
+                    0
+                }
+            ],
+            last_data: vec![
                 0;
                 if faults.protocol_recovery() {
                     msgs.len()
@@ -236,6 +261,7 @@ impl<'a> Sim<'a> {
                     0
                 }
             ],
+            acks: Acks::new(n),
         };
         sim.schedule_failures();
         sim
@@ -269,7 +295,7 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
         let run = engine::run_fed(&mut self, issues, progress);
-        self.sent_writes_lost();
+        self.settle_outcomes();
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         for &(i, at) in &self.completions {
@@ -457,6 +483,7 @@ impl<'a> Sim<'a> {
             | Ev::ChunkCheck(_)
             | Ev::ReadTimeout(_)
             | Ev::GiveUp(_)
+            | Ev::AckIn(_)
             | Ev::SwitchFails(_)
             | Ev::PortSeen(..) => {
                 unreachable!("handled by `handle`")
@@ -481,18 +508,10 @@ impl<'a> Sim<'a> {
     fn send_up(&mut self, now: Ps, h: u16, blocks: u32, unit: Unit) {
         let (d, _) = self.plane.uplinks[h as usize].start(now, blocks);
         self.record(h, true, d.start, blocks, &unit);
-        // (With lossy links and the ideal NACK a write finishes when its
-        // data is in memory; with the protocol's recovery when its host
-        // has sent all of it, `write_sent`.)
-        if self.track_finish
-            && !self.lossy
-            && unit.kind == UnitKind::Data
-            && unit.last
-            && unit.spec.op == Op::Write
-        {
-            let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
-            self.q.push(sent, Ev::Finished(unit.msg));
-        } else if self.protocol && unit.kind == UnitKind::Data {
+        // (A write finishes for the memory-order rule and fences when it
+        // is acknowledged, `acknowledge`; with lossy links and the ideal
+        // NACK when its data is in memory.)
+        if self.protocol && unit.kind == UnitKind::Data {
             let sent = d.start + blocks as Ps * self.edm.fabric.block_ps();
             self.write_sent(sent, &unit);
         }
@@ -535,9 +554,11 @@ impl<'a> Sim<'a> {
             if let Some(data) = self.data_sent(unit) {
                 self.q.push(at, Ev::HostSend(h, data));
             }
-        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write && !self.mirrored() {
+        } else if unit.kind == UnitKind::Data && unit.spec.op == Op::Write && !self.lossy {
             // Nothing at the memory node waits on a write's data (the write
-            // stopped being active at its last /G/): no event needed.
+            // stopped being active at its last /G/): no event needed. (With
+            // lossy links one, as with the dual switch, whose copies race:
+            // its /A/ is decided in its arrival's event on one plane or two.)
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
             if self.data_arrives(d.last_block, unit) && self.finish_on_arrival() {
                 self.q.push(d.last_block, Ev::Finished(unit.msg));
@@ -554,8 +575,8 @@ impl<'a> Sim<'a> {
     /// (zero-queue booking tries circuits before it fixes one).
     pub(super) fn response_at(&mut self, arrived: Ps, request: Unit, trial: bool) -> Ps {
         let fixed = self.edm.grant_to_data(true);
-        // A denied request, and an RMW's second copy (answered with the
-        // first's result), are answered on their circuit without a DRAM access.
+        // A denied request, and an RMW's copy answered from the duplicate
+        // record, are answered on their circuit without a DRAM access.
         if self.rmw_replays(&request) {
             return arrived + fixed;
         }
@@ -586,11 +607,10 @@ impl<'a> Sim<'a> {
 
     /// Whether a write finishes at its requester (the memory-order rule,
     /// fences) when its data is in memory: with lossy links and the ideal
-    /// NACK (`data_recovery = "ideal"`); with the protocol's recovery, and
-    /// without losses, when its host has sent it.
+    /// NACK (`data_recovery = "ideal"`); else when it is acknowledged.
     #[inline(always)]
     pub(super) fn finish_on_arrival(&self) -> bool {
-        self.lossy && !self.protocol && self.track_finish
+        self.lossy && self.edm.cfg.faults.data_recovery == DataRecovery::Ideal && self.track_finish
     }
 
     /// Whether every message goes on two switch planes (the dual switch).
@@ -657,44 +677,46 @@ impl<'a> Sim<'a> {
     }
 }
 
-/// The memory nodes' record of RMWs applied (`faults/rmw.rs`), when the run
+/// The memory nodes' duplicate record (`faults/dedup.rs`), when the run
 /// keeps one.
 impl Sim<'_> {
-    /// Message `i` is issued: it takes the next issue number.
-    pub(super) fn rmw_issued(&mut self, i: u32) {
-        if let Some(log) = self.rmw_log.as_mut() {
-            log.issued_message(i);
+    /// The verdict on RMW copy `request` at its memory node (None: not an
+    /// RMW, or no record), without recording it.
+    fn rmw_verdict(&mut self, request: &Unit) -> Option<RmwVerdict> {
+        if request.spec.op != Op::Rmw {
+            return None;
         }
-    }
-
-    /// Message `i`'s request is generated: it carries the issue number of
-    /// the oldest unfinished message of its pair `pair` (itself at most).
-    pub(super) fn rmw_mark(&mut self, i: u32, pair: usize) {
-        if let Some(log) = self.rmw_log.as_mut() {
-            // (Lossy runs keep the memory-order rule's unfinished lists.)
-            let oldest = self.unfinished.get(pair).and_then(|u| u.first());
-            log.mark(i, oldest.copied());
-        }
+        let pair = self.pair(request.spec);
+        let outcomes = self.outcomes.as_mut()?;
+        // (Peeking at the window moves nothing it would not move anyway:
+        // the request's arrival.)
+        let mut scratch = super::faults::FaultCounters::default();
+        let place = outcomes.arrives(request.msg, pair, &mut scratch);
+        Some(outcomes.rmw_verdict(request.msg, pair, place))
     }
 
     /// Whether the forwarded request `request` is an RMW copy its memory
     /// node answers without applying it (its DRAM is not touched).
-    pub(super) fn rmw_replays(&self, request: &Unit) -> bool {
-        self.rmw_log
-            .as_ref()
-            .is_some_and(|log| log.replays(request))
+    pub(super) fn rmw_replays(&mut self, request: &Unit) -> bool {
+        self.rmw_verdict(request)
+            .is_some_and(|v| v != RmwVerdict::Apply)
     }
 
-    /// A forwarded request reaches its memory node intact: its mark is
-    /// taken, and an RMW's copy applied, answered with the kept result, or
-    /// refused.
+    /// A forwarded request reaches its memory node intact: the source's
+    /// window moves on to it, and an RMW's copy is applied, answered with
+    /// the kept result, or refused.
     pub(super) fn request_reaches_memory(&mut self, request: &Unit) {
         debug_assert_eq!(request.kind, UnitKind::ForwardedRequest);
-        if self.rmw_log.is_none() || self.denied(request.msg) {
+        if self.outcomes.is_none() || self.denied(request.msg) {
             return;
         }
-        let log = self.rmw_log.as_mut().expect("checked above");
-        log.reaches_memory(request, &mut self.counters.faults);
+        let pair = self.pair(request.spec);
+        let outcomes = self.outcomes.as_mut().expect("checked above");
+        let place = outcomes.arrives(request.msg, pair, &mut self.counters.faults);
+        if request.spec.op == Op::Rmw {
+            let verdict = outcomes.rmw_verdict(request.msg, pair, place);
+            outcomes.rmw_done(request.msg, pair, verdict, &mut self.counters.faults);
+        }
     }
 }
 
@@ -774,6 +796,7 @@ impl Simulation for Sim<'_> {
             Ev::ChunkCheck(grant) => self.chunk_check(now, grant),
             Ev::ReadTimeout(i) => self.read_timeout(now, i),
             Ev::GiveUp(i) => self.give_up(now, i),
+            Ev::AckIn(i) => self.ack_arrives(now, i),
             // (A failure does not extend the run.)
             Ev::SwitchFails(_) => self.switch_fails(now),
             Ev::PortSeen(_, h, down) => self.port_seen(h, down),

@@ -300,10 +300,8 @@ impl Sim<'_> {
         // denied read's memory node sends an empty response, then nothing.
         let sent = self.data_sent(grant);
         self.plane.pair_data_end[pair] = data_up + wire;
-        // (With lossy links a write finishes when its data is in memory.)
-        if self.track_finish && !self.lossy && g.last && m.op == Op::Write {
-            self.q.push(data_up + wire, Ev::Finished(grant.msg));
-        }
+        // (A write finishes for the memory-order rule when acknowledged,
+        // `acknowledge`; with the ideal NACK's bound when in memory.)
         self.plane.down_book[src].book(grant_at, control_len);
         self.plane.downlinks[src].account(now, grant_at, grant.blocks);
         self.record(g.src, false, grant_at, grant.blocks, &grant);
@@ -352,7 +350,9 @@ impl Sim<'_> {
         // With the protocol's recovery a read asked for again may be
         // completed by any chunk: each is waited for.)
         let waited_for = (g.last || self.denied(grant.msg) || self.protocol) && m.op != Op::Write;
-        if data_intact && (waited_for || self.mirrored()) {
+        // (With lossy links a write's data too: its /A/ is decided at its
+        // arrival, on one plane as on two.)
+        if data_intact && (waited_for || self.lossy) {
             self.q.push(arrives, Ev::HostIn(g.dst, data));
         } else if data_intact {
             // Nothing waits on it at its destination (a write's memory node,

@@ -109,6 +109,8 @@ pub(super) enum Ev {
     ReadTimeout(u32),
     /// Lossy links: message `.0` is given up unless completed.
     GiveUp(u32),
+    /// Lossy links: an /A/ acknowledging write `.0` reaches its requester.
+    AckIn(u32),
     /// Plane `.0`'s switch fails: it drops what it holds (docs/faults.md §4).
     SwitchFails(u8),
     /// Plane `.0`'s switch sees its port to host `.1` go down (`.2`) or
@@ -134,7 +136,9 @@ impl Ev {
             | Ev::NotifyTick(p)
             | Ev::SwitchFails(p)
             | Ev::PortSeen(p, ..) => Some(p),
-            Ev::Issue(_) | Ev::Finished(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) => None,
+            Ev::Issue(_) | Ev::Finished(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) | Ev::AckIn(_) => {
+                None
+            }
         }
     }
 }

@@ -45,9 +45,11 @@ pub struct Record {
     pub alone_ps: Ps,
     /// Finished by its timeout with a NULL response (EDM's read timeout).
     pub timed_out: bool,
-    /// A write whose data was dropped after the switch and never written
-    /// (EDM, `data_recovery = "protocol"`): its host completed it as sent.
+    /// A write (EDM) neither applied nor reported failed (target: never).
     pub lost: bool,
+    /// EDM: when a write's acknowledgement reached its requester (its
+    /// `complete_ps` is when its data was in memory; docs/protocol.md §4b).
+    pub acked_ps: Option<Ps>,
 }
 
 /// Totals a protocol reports besides the per-message records.

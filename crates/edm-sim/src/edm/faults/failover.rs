@@ -6,7 +6,7 @@
 //! and refuses new demand for it until it sees the port back: nothing is
 //! granted into a dead port, and no backlog of it is granted when the port
 //! comes back (second copies that old could pass the memory nodes' finite
-//! record of what they applied, `rmw.rs`). Either way the requesters get
+//! duplicate record, `dedup.rs`). Either way the requesters get
 //! their demand to the switch again by re-sending it, as after a lost /N/:
 //! their timers look while a message is unfinished and re-send it when they
 //! heard nothing of it on that plane for a whole retry period (`recovery.rs`).

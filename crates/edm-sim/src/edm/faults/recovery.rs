@@ -5,7 +5,7 @@
 use super::Fate;
 use crate::edm::model::Edm;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Sim, LOST, NOT_KEPT};
+use crate::edm::sim::{Chunk, Sim, NOT_KEPT};
 use crate::edm::units::UnitKind;
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::time::Ps;
@@ -73,14 +73,26 @@ impl Sim<'_> {
     }
 
     /// One link's errors on a unit: false if its receiver drops it.
-    fn crosses(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> bool {
+    pub(in crate::edm) fn crosses(
+        &mut self,
+        host: u16,
+        at: Ps,
+        blocks: u32,
+        control: bool,
+    ) -> bool {
         let fate = self.cross_link(host, at, blocks, control);
         self.count(fate, control)
     }
 
     /// The fate of a unit crossing host `host`'s link at `at`; the switch
     /// learns of a link the BER monitor disables.
-    fn cross_link(&mut self, host: u16, at: Ps, blocks: u32, control: bool) -> Fate {
+    pub(in crate::edm) fn cross_link(
+        &mut self,
+        host: u16,
+        at: Ps,
+        blocks: u32,
+        control: bool,
+    ) -> Fate {
         let fate = self.plane.faults.cross_link(host, at, blocks, control);
         if let Some((h, at)) = self.plane.faults.newly_disabled.take() {
             self.link_disabled(h, at);
@@ -145,9 +157,9 @@ impl Sim<'_> {
     /// switch (its egress sends it on, `at` its last block at the
     /// receiver). The switch is done with the chunk's grants so far, and
     /// with its message after its last chunk: a request re-sent later is
-    /// new demand. If the receiver dropped it, a write's chunk is lost once
-    /// dropped on every plane that carries it (the switch cannot tell); a
-    /// response is the requester's to ask for again.
+    /// new demand. If the receiver dropped it, the switch cannot tell: a
+    /// write's requester sends it again for want of its /A/, a read's
+    /// asks for the response again.
     fn passed_switch(&mut self, at: Ps, unit: &Unit, intact: bool) {
         let plane = unit.plane as usize;
         let i = unit.msg as usize;
@@ -161,25 +173,11 @@ impl Sim<'_> {
         if intact {
             return;
         }
-        if unit.spec.op != Op::Write {
+        if unit.spec.op == Op::Write {
+            self.counters.faults.write_data_dropped += 1;
+        } else {
             self.counters.faults.response_data_dropped += 1;
-            return;
         }
-        if self.ended[i] {
-            return;
-        }
-        let planes = self.planes_of.get(i).copied().unwrap_or(1);
-        let chunk = &mut self.chunks[unit.chunk as usize];
-        chunk.dropped[plane] = true;
-        let carried = |p: usize| planes & 1 << p != 0;
-        if chunk.delivered() || (0..2).any(|p| carried(p) && !chunk.dropped[p]) {
-            return;
-        }
-        chunk.kept_from = LOST;
-        self.counters.faults.write_data_lost += 1;
-        self.counters.faults.write_bytes_lost += unit.bytes as u64;
-        self.lost_bytes[i] += unit.bytes;
-        self.write_settles(unit.msg);
     }
 
     /// `data_recovery = "protocol"`: the switch is done with message `i`
@@ -192,49 +190,26 @@ impl Sim<'_> {
         }
     }
 
-    /// `data_recovery = "protocol"`: write `i` is lost once each of its
-    /// chunks is delivered or lost, one lost (its record says so).
-    pub(in crate::edm) fn write_settles(&mut self, i: u32) {
-        let k = i as usize;
-        let whole = Edm::data_bytes(Msg::of(&self.msgs[k]));
-        if self.ended[k] || self.lost_bytes[k] == 0 {
-            return;
-        }
-        let delivered = if self.lost_bytes[k] == whole {
-            0
-        } else {
-            self.delivered[k]
-        };
-        if delivered + self.lost_bytes[k] == whole {
-            self.ended[k] = true;
-            self.records[k].lost = true;
-            self.counters.faults.writes_lost += 1;
-        }
-    }
-
     /// `data_recovery = "protocol"`: write data `unit` leaves its host, its
-    /// last block at `end`. Once the host has sent each chunk's data it has
-    /// completed the write, as the RTL's compute node does (the
-    /// memory-order rule and fences let the next go).
+    /// last block at `end`: its retry timer counts from its last data.
+    /// (Posted: the write finishes for the memory-order rule and fences
+    /// when acknowledged, `acknowledge`.)
     pub(in crate::edm) fn write_sent(&mut self, end: Ps, unit: &Unit) {
         if unit.spec.op != Op::Write {
             return;
         }
+        let i = unit.msg as usize;
+        self.last_data[i] = self.last_data[i].max(end);
         let chunk = &mut self.chunks[unit.chunk as usize];
         if chunk.sent {
             return;
         }
         chunk.sent = true;
-        let i = unit.msg as usize;
         self.sent_bytes[i] += unit.bytes;
-        // (Not one given up before: it finished then.)
-        if self.track_finish && self.host_sent_all(unit.msg) && !self.ended[i] {
-            self.q.push(end, Ev::Finished(unit.msg));
-        }
     }
 
     /// `data_recovery = "protocol"`: write `i`'s host has sent all its data.
-    fn host_sent_all(&self, i: u32) -> bool {
+    pub(in crate::edm) fn host_sent_all(&self, i: u32) -> bool {
         let spec = &self.msgs[i as usize];
         self.protocol
             && spec.op == Op::Write
@@ -269,19 +244,19 @@ impl Sim<'_> {
         if self.lossy {
             self.plane.heard[i] = true;
         }
+        if unit.spec.op == Op::Write && self.protocol && self.window_refuses_data(unit) {
+            // Behind its source's window at the memory node: stale.
+            return false;
+        }
         let kept_from = self.chunks.get(unit.chunk as usize).map(|c| c.kept_from);
         let mirrored = kept_from.is_some_and(|p| p != NOT_KEPT && p != unit.plane);
         let counters = &mut self.counters.faults;
-        if kept_from == Some(LOST) {
-            // (A copy of a chunk counted lost, sent again: not written.)
-            counters.duplicate_data += 1;
-            return false;
-        }
         if mirrored {
             counters.mirror_copies_discarded += 1;
             return false;
         }
-        if self.ended[i] {
+        // (A protocol write's copy is the duplicate record's to judge.)
+        if self.ended[i] && !(self.protocol && unit.spec.op == Op::Write) {
             counters.late_data += 1;
             return false;
         }
@@ -320,7 +295,6 @@ impl Sim<'_> {
             grant_heard: [false; 2],
             last: g.last,
             passed: [0; 2],
-            dropped: [false; 2],
             sent: false,
         });
         ((self.chunks.len() - 1) as u32, g.last)
@@ -336,12 +310,19 @@ impl Sim<'_> {
     /// has sent all its data is done for it then.
     pub(in crate::edm) fn notify_check(&mut self, now: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
+        if self.protocol {
+            if let Some(sent) = self.write_retry(now, unit) {
+                return sent;
+            }
+        }
         if self.ended[i] || self.host_sent_all(unit.msg) {
             return false;
         }
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
         if self.plane.heard[i] {
-            let asks_again = self.protocol && unit.spec.op != Op::Write;
+            // (A write's timer runs on until it is acknowledged, a read's
+            // until answered: `write_retry` re-sends a write sent whole.)
+            let asks_again = self.protocol;
             if self.edm.cfg.faults.drops_demand() || asks_again {
                 self.plane.heard[i] = false;
                 self.q.push(check, Ev::NotifyCheck(unit));
@@ -424,48 +405,13 @@ impl Sim<'_> {
         self.end_unanswered(now, i, false)
     }
 
-    /// A message not completed `give_up_ns` after its issue is reported
-    /// failed and no longer retried.
-    /// (With the protocol's recovery a write its host has sent is done for
-    /// it: not given up; `sent_writes_lost` finds it if it never arrived.)
+    /// A message not completed (a write: not acknowledged) `give_up_ns`
+    /// after its issue is reported failed and no longer retried.
     pub(in crate::edm) fn give_up(&mut self, now: Ps, i: u32) -> bool {
-        if self.host_sent_all(i) {
-            return false;
+        if self.protocol && self.msgs[i as usize].op == Op::Write {
+            return self.write_fails(now, i);
         }
         self.end_unanswered(now, i, true)
-    }
-
-    /// `data_recovery = "protocol"`, at the end of a run: a write its host
-    /// sent whole (done for it) whose data did not all arrive is lost too.
-    /// Its missing chunks never reached the switch (sent into a link gone
-    /// down) and were not granted again (the switch dropped their demand
-    /// when it saw the port down, or failed): counted with those dropped.
-    pub(in crate::edm) fn sent_writes_lost(&mut self) {
-        if !self.protocol {
-            return;
-        }
-        for i in 0..self.msgs.len() {
-            if self.ended[i] || !self.host_sent_all(i as u32) {
-                continue;
-            }
-            for k in 0..self.message_chunks[i].len() {
-                let chunk = &mut self.chunks[self.message_chunks[i][k] as usize];
-                if !chunk.delivered() {
-                    chunk.kept_from = LOST;
-                    self.counters.faults.write_data_lost += 1;
-                }
-            }
-            let whole = Edm::data_bytes(Msg::of(&self.msgs[i]));
-            let delivered = if self.delivered[i] < whole {
-                self.delivered[i]
-            } else {
-                0
-            };
-            let missing = whole - delivered - self.lost_bytes[i];
-            self.counters.faults.write_bytes_lost += missing as u64;
-            self.lost_bytes[i] += missing;
-            self.write_settles(i as u32);
-        }
     }
 
     fn end_unanswered(&mut self, now: Ps, i: u32, give_up: bool) -> bool {
@@ -482,10 +428,10 @@ impl Sim<'_> {
         }
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);
-        // (A write its host has sent finished there already.)
-        if self.track_finish && !self.host_sent_all(i) {
+        if self.track_finish {
             self.finished(now, i);
         }
+        self.resolved(now, i, false);
         true
     }
 
