@@ -336,6 +336,73 @@ impl Edm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
+
+    /// `first_fit` by definition: the first `t` from `from` on at which no
+    /// booked unit is in the way of [t, t + len) (data: nor its guard, and
+    /// its own guard is free of other data), tried one ps at a time.
+    fn first_fit_by_brute_force(
+        booked: &[Booking],
+        from: Ps,
+        len: Ps,
+        data: bool,
+        unit_guard: Ps,
+    ) -> Ps {
+        let own_guard = if data { unit_guard } else { 0 };
+        let in_the_way = |t: Ps, b: &Booking| {
+            let need = if b.data { len + own_guard } else { len };
+            let busy_until = if data { b.guard_end } else { b.end };
+            t + need > b.start && busy_until > t
+        };
+        (from..)
+            .find(|&t| !booked.iter().any(|b| in_the_way(t, b)))
+            .unwrap()
+    }
+
+    /// Random timelines (units of random kinds and lengths, booked where
+    /// `first_fit` puts them from random times, pruned as time goes on):
+    /// every search agrees with the brute-force definition, nothing overlaps,
+    /// and pruning changes no answer from the pruning time on.
+    #[test]
+    fn first_fit_matches_a_brute_force_search_on_random_timelines() {
+        let mut rng = Rng::new(43);
+        for case in 0..120 {
+            let (unit_guard, run_guard) = (rng.below(6), rng.below(12));
+            let max_run = 1 + rng.below(80);
+            let mut t = Timeline::new(unit_guard, run_guard, max_run);
+            let mut unpruned = t.clone();
+            let mut now = 0;
+            for _ in 0..100 {
+                now += rng.below(8);
+                if case % 2 == 0 {
+                    t.prune(now);
+                }
+                let from = now + rng.below(60);
+                let len = 1 + rng.below(30);
+                let data = rng.below(3) > 0;
+                let live: Vec<Booking> = t.live().to_vec();
+                let want = first_fit_by_brute_force(&live, from, len, data, unit_guard);
+                assert_eq!(
+                    t.first_fit(from, len, data),
+                    want,
+                    "case {case}: {live:?} from {from} len {len} data {data}"
+                );
+                assert_eq!(
+                    unpruned.first_fit(from, len, data),
+                    want,
+                    "pruning changed an answer"
+                );
+                if data {
+                    assert!(t.book_data(want, len));
+                    assert!(unpruned.book_data(want, len));
+                } else {
+                    assert!(t.book(want, len));
+                    assert!(unpruned.book(want, len));
+                }
+            }
+            assert_eq!(t.overlaps, 0);
+        }
+    }
 
     #[test]
     fn a_timeline_fits_units_into_gaps_and_counts_overlaps() {
