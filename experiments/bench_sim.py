@@ -3,6 +3,12 @@
     .venv/bin/python experiments/bench_sim.py            # the two standard cases
     .venv/bin/python experiments/bench_sim.py --quick    # smaller, for a smoke run
     .venv/bin/python experiments/bench_sim.py --scale    # nodes and messages: time, memory, events/s
+    .venv/bin/python experiments/bench_sim.py --baseline DIR   # each case also with DIR's code, in turn
+
+With --baseline, DIR is another checkout whose python/edm holds its built
+extension (edm/_core.abi3.so): each case runs with it, then with this one,
+and the table gives both CPU times and their ratio (one session, so a
+busy machine slows both alike).
 
 Each case runs in a fresh process so its peak RSS is its own.
 """
@@ -98,6 +104,8 @@ def main() -> int:
     ap.add_argument("--scale", action="store_true", help="the scaling table (nodes x messages)")
     ap.add_argument("--max-messages", type=int, default=SCALE_MESSAGES[-1],
                     help="--scale: leave out runs of more messages than this")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also run each case with the code of checkout DIR (its extension built), in turn")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,20 +121,54 @@ def main() -> int:
             config["messages"] //= 10
         print(json.dumps(run_case(config)))
         return 0
+    if args.baseline:
+        return compare(args.baseline, args.quick)
     cmd = f"{sys.executable} experiments/bench_sim.py" + (" --quick" if args.quick else "")
-    print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case)")
-    print("| case | messages | engine s | msg/s (engine) | total s | peak RSS MB | mean slowdown |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case, {load()})")
+    print("| case | messages | engine s | msg/s (engine) | CPU s | msg/s (CPU) | total s | peak RSS MB "
+          "| mean slowdown |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in CASES:
-        out = subprocess.run(
-            [sys.executable, __file__, "--case", name] + (["--quick"] if args.quick else []),
-            capture_output=True, text=True, check=True, env=ONE_CORE,
-        )
-        r = json.loads(out.stdout.strip().splitlines()[-1])
+        r = case_in_process(name, args.quick)
         print(
             f"| {name} | {r['messages']} | {r['engine_seconds']:.2f} | {r['engine_messages_per_second']:,.0f} "
+            f"| {r['cpu_seconds']:.2f} | {r['messages'] / r['cpu_seconds']:,.0f} "
             f"| {r['total_seconds']:.2f} | {r['peak_rss_mb']:.0f} | {r['mean_slowdown']:.2f} |"
         )
+    return 0
+
+
+def load() -> str:
+    return f"{time.strftime('%Y-%m-%d %H:%M')}, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+
+
+def case_in_process(name: str, quick: bool, python_path: str | None = None) -> dict:
+    """Runs case `name` in a fresh process (with `python_path`'s edm if given)."""
+    env = dict(ONE_CORE)
+    if python_path:
+        env["PYTHONPATH"] = python_path
+    out = subprocess.run([sys.executable, __file__, "--case", name] + (["--quick"] if quick else []),
+                         capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(baseline: str, quick: bool) -> int:
+    """Each case with the baseline checkout's code, then with this one: CPU
+    seconds of each and the speed-up; the results must be the same."""
+    python_path = os.path.join(os.path.abspath(baseline), "python")
+    cmd = f"{sys.executable} experiments/bench_sim.py --baseline {baseline}" + (" --quick" if quick else "")
+    print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case, {load()})")
+    print("| case | messages | CPU s before | CPU s after | speed-up | msg/s (CPU) after "
+          "| peak RSS MB before | after | same mean slowdown |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in CASES:
+        a = case_in_process(name, quick, python_path)
+        b = case_in_process(name, quick)
+        print(f"| {name} | {b['messages']} | {a['cpu_seconds']:.2f} | {b['cpu_seconds']:.2f} "
+              f"| {a['cpu_seconds'] / b['cpu_seconds']:.2f}x | {b['messages'] / b['cpu_seconds']:,.0f} "
+              f"| {a['peak_rss_mb']:.0f} | {b['peak_rss_mb']:.0f} "
+              f"| {'yes' if a['mean_slowdown'] == b['mean_slowdown'] else 'NO'} |", flush=True)
+    print(f"# ended {load()}")
     return 0
 
 

@@ -320,3 +320,30 @@ def test_every_accepted_value_of_every_edm_option_completes(option):
             for workload in ("hadoop", "micro"):
                 s = sim.run({"nodes": 8, "workload": workload, "load": 0.8, "messages": 400, "seed": 2, **cfg}).summary
                 assert s["completed"] == 400, (cfg, workload, s["deadlocked_ids"])
+
+
+def test_summary_by_slices_equals_the_whole_table_computation(monkeypatch):
+    """The summary's per-operation figures (masked columns) and slowdowns
+    against the paper rules' alone latency (a slice of rows at a time, here
+    slices of 97 rows) are exactly what the whole table gives."""
+    import edm.sim as sim_mod
+
+    monkeypatch.setattr(sim_mod, "_SLICE_ROWS", 97)
+    r = sim.run({**SMALL, "write_ratio": 0.3, "workload": "hadoop", "messages": 1500})
+    s, df = r.summary, r.messages
+    measured = df.iloc[int(len(df) * s["config"]["warmup_fraction"]):]
+    for name in ("read", "write"):
+        part = measured[measured["op"] == name]
+        lat, slow = part["latency_ns"].dropna().to_numpy(), part["slowdown"].dropna().to_numpy()
+        assert s["by_op"][name]["messages"] == len(part)
+        assert s["by_op"][name]["mean_unloaded_ns"] == part["alone_ps"].mean() / 1e3
+        assert s["by_op"][name]["mean_latency_ns"] == lat.mean()
+        assert s["by_op"][name]["p999_slowdown"] == np.quantile(slow, 0.999)
+    paper = {**s["config"], **sim_mod.PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
+    codes = measured["op"].cat.codes.to_numpy()
+    alone = np.array([sim.alone_ps(paper, int(c), int(b)) for c, b in zip(codes, measured["size"])])
+    slowdown = measured["latency_ns"].to_numpy() / (alone / 1e3)
+    slowdown = slowdown[~np.isnan(slowdown)]
+    assert len(measured) > 3 * 97, "several slices"
+    assert s["mean_slowdown_paper_alone"] == slowdown.mean()
+    assert s["p99_slowdown_paper_alone"] == np.quantile(slowdown, 0.99)

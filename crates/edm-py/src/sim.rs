@@ -389,19 +389,14 @@ fn run<'py>(
 ) -> PyResult<RunResult<'py>> {
     let c = resolve(config, "config")?;
     let closed_loop = c.closed_loop.enabled();
-    let (msgs, mut workload) = match messages {
+    // (A generated workload's columns are made after the run, once its
+    // records are converted: so the run's peak memory does not hold them.)
+    let (msgs, given) = match messages {
         Some(_) if closed_loop => return Err(PyValueError::new_err(
             "closed_loop_threads: a closed loop runs its generated workload, not given messages",
         )),
-        Some(cols) => (given_messages(&c, cols)?, None),
-        None => {
-            let msgs = generated(&c, cdf_text)?;
-            // A closed loop's issue times are known after its run.
-            let cols = (!closed_loop)
-                .then(|| workload_columns(py, &msgs))
-                .transpose()?;
-            (msgs, cols)
-        }
+        Some(cols) => (given_messages(&c, cols)?, true),
+        None => (generated(&c, cdf_text)?, false),
     };
     let mut model = c.model();
     let mut callback_error: Option<PyErr> = None;
@@ -428,9 +423,6 @@ fn run<'py>(
             (model.run(&msgs, &mut report), None, None)
         }
     });
-    if let Some(ran) = ran {
-        workload = Some(workload_columns(py, &ran)?);
-    }
     if let Some(e) = callback_error {
         if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
             return Err(e);
@@ -543,34 +535,42 @@ fn run<'py>(
     totals.set_item("memory_frame_waits", fr.memory_waits)?;
     totals.set_item("memory_frame_wait_total_ps", fr.memory_wait_total_ps)?;
     totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
-    let r = &out.records;
-    // A write's acknowledged completion (docs/protocol.md §4b): -1 none,
-    // -2 reported failed (given up or timed out, whatever else happened).
-    totals.set_item(
-        "acked_ps",
-        to_bytes(py, r.len(), |i| {
-            let none = if r[i].timed_out { -2 } else { -1 };
-            r[i].acked_ps.map_or(none, |a| a as i64).to_ne_bytes()
-        })?,
-    )?;
-    Ok((
-        workload,
-        to_bytes(py, r.len(), |i| {
-            // -2: timed out or given up; -3: a write lost (docs/faults.md §4).
-            let unfinished = if r[i].lost {
-                -3
-            } else if r[i].timed_out {
-                -2
-            } else {
-                -1
-            };
-            r[i].complete_ps
-                .map_or(unfinished, |c| c as i64)
-                .to_ne_bytes()
-        })?,
-        to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
-        totals,
-    ))
+    let (acked, complete, alone) = {
+        let r = &out.records;
+        (
+            // A write's acknowledged completion (docs/protocol.md §4b): -1 none,
+            // -2 reported failed (given up or timed out, whatever else happened).
+            to_bytes(py, r.len(), |i| {
+                let none = if r[i].timed_out { -2 } else { -1 };
+                r[i].acked_ps.map_or(none, |a| a as i64).to_ne_bytes()
+            })?,
+            to_bytes(py, r.len(), |i| {
+                // -2: timed out or given up; -3: a write lost (docs/faults.md §4).
+                let unfinished = if r[i].lost {
+                    -3
+                } else if r[i].timed_out {
+                    -2
+                } else {
+                    -1
+                };
+                r[i].complete_ps
+                    .map_or(unfinished, |c| c as i64)
+                    .to_ne_bytes()
+            })?,
+            to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
+        )
+    };
+    totals.set_item("acked_ps", acked)?;
+    // Each per-message copy is freed once converted (peak memory).
+    drop(out);
+    // A closed loop's issue times are known after its run.
+    let workload = match (ran, given) {
+        (Some(ran), _) => Some(workload_columns(py, &ran)?),
+        (None, false) => Some(workload_columns(py, &msgs)?),
+        (None, true) => None,
+    };
+    drop(msgs);
+    Ok((workload, complete, alone, totals))
 }
 
 /// A closed loop's application figures (times in ns), as the summary's `application`.

@@ -163,6 +163,8 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
         }
     )
     _outcomes(df, acked, cfg["protocol"] in EDM_PROTOCOLS)
+    # The table holds its own copy: the core's buffers go (peak memory).
+    del generated, complete, alone, acked, msgs, given
     done = df["complete_ps"] >= 0
     df["latency_ns"] = np.where(done, (df["complete_ps"] - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
     df["slowdown"] = df["latency_ns"] / (df["alone_ps"] / 1e3)
@@ -173,6 +175,10 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     if interrupted:
         raise Interrupted(Result(summary=summary, messages=df))
     return Result(summary=summary, messages=df)
+
+
+# Rows per slice where a summary works a slice at a time.
+_SLICE_ROWS = 1 << 20
 
 
 def alone_ps(cfg: dict[str, Any], op: int, size: int) -> int:
@@ -187,13 +193,23 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
     their plain slowdowns have a larger denominator than the paper rules'."""
     # Faults change no latency alone, and the paper's per-pair order refuses them.
     paper = {**cfg, "protocol": "edm", **PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
-    # One alone latency per distinct (op, size): op code in the high bits.
-    key = df["op"].cat.codes.to_numpy().astype(np.uint64) << np.uint64(32) | df["size"].to_numpy().astype(np.uint64)
-    distinct, index = np.unique(key, return_inverse=True)
-    alone = np.array([alone_ps(paper, int(k >> 32), int(k & 0xFFFFFFFF)) for k in distinct])
-    slowdown = df["latency_ns"].to_numpy() / (alone[index] / 1e3)
-    measured = slowdown[int(len(df) * cfg["warmup_fraction"]) :]
-    measured = measured[~np.isnan(measured)]
+    # One alone latency per distinct (op, size), op code in the high bits of
+    # a key; a slice of rows at a time, so the temporaries stay small.
+    start = int(len(df) * cfg["warmup_fraction"])
+    codes, sizes = df["op"].cat.codes.to_numpy()[start:], df["size"].to_numpy()[start:]
+    latency = df["latency_ns"].to_numpy()[start:]
+    known: dict[int, float] = {}
+    parts = []
+    for lo in range(0, len(latency), _SLICE_ROWS):
+        hi = lo + _SLICE_ROWS
+        key = codes[lo:hi].astype(np.uint64) << np.uint64(32) | sizes[lo:hi].astype(np.uint64)
+        distinct, index = np.unique(key, return_inverse=True)
+        for k in distinct.tolist():
+            if k not in known:
+                known[k] = alone_ps(paper, k >> 32, k & 0xFFFFFFFF) / 1e3
+        part = latency[lo:hi] / np.array([known[k] for k in distinct.tolist()])[index]
+        parts.append(part[~np.isnan(part)])
+    measured = np.concatenate(parts) if parts else np.empty(0)
     if len(measured) == 0:
         return {"mean_slowdown_paper_alone": float("nan"), "p99_slowdown_paper_alone": float("nan")}
     return {"mean_slowdown_paper_alone": float(measured.mean()),
@@ -290,17 +306,20 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         "mean_unloaded_ns": float(measured["alone_ps"].mean() / 1e3),
     }
     by_op = {}
-    for name in ("read", "write", "rmw"):
-        part = measured[measured["op"] == name]
-        if len(part):
+    # Per operation, only the columns its figures need (not a copy of the table).
+    op = measured["op"].cat.codes.to_numpy()
+    for code, name in enumerate(("read", "write", "rmw")):
+        rows = op == code
+        if rows.any():
             by_op[name] = {
-                "messages": int(len(part)),
-                "mean_unloaded_ns": float(part["alone_ps"].mean() / 1e3),
-                **_stats(part["latency_ns"], "latency_ns"),
-                **_stats(part["slowdown"], "slowdown"),
+                "messages": int(rows.sum()),
+                "mean_unloaded_ns": float(measured["alone_ps"][rows].mean() / 1e3),
+                **_stats(measured["latency_ns"][rows], "latency_ns"),
+                **_stats(measured["slowdown"][rows], "slowdown"),
             }
-            if name == "write" and "acked_latency_ns" in part and part["acked_latency_ns"].notna().any():
-                by_op[name].update(_stats(part["acked_latency_ns"], "acked_latency_ns"))
+            acked = measured["acked_latency_ns"][rows] if "acked_latency_ns" in measured else None
+            if name == "write" and acked is not None and acked.notna().any():
+                by_op[name].update(_stats(acked, "acked_latency_ns"))
     summary["by_op"] = by_op
     if "outcome" in df:
         summary["outcomes"] = {k: int(v) for k, v in df["outcome"].value_counts().items()}

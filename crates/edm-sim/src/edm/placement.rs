@@ -4,7 +4,6 @@ use super::model::Edm;
 use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::*;
-use std::collections::VecDeque;
 
 /// The booked transmissions of one link direction, in time order (EDM's
 /// zero-queue mode, where every unit's start is fixed ahead: the switch
@@ -15,9 +14,13 @@ use std::collections::VecDeque;
 /// than `run_guard`) at least `max_run` long.
 #[derive(Clone, Debug, Default)]
 pub struct Timeline {
-    /// Booked units, sorted by start, not overlapping on the wire (unless
-    /// `overlaps` > 0).
-    booked: VecDeque<Booking>,
+    /// Booked units from `head` on, sorted by start, not overlapping on the
+    /// wire (unless `overlaps` > 0); those before `head` have ended. A plain
+    /// vector searched as one slice: a link's timeline holds a handful of
+    /// units, and is searched several times per grant, where a deque's
+    /// two-part binary search cost a sixth of a run (perf, hadoop at 512 nodes).
+    booked: Vec<Booking>,
+    head: usize,
     unit_guard: Ps,
     run_guard: Ps,
     max_run: Ps,
@@ -28,6 +31,9 @@ pub struct Timeline {
     /// Bookings that overlapped another on the wire: the rules must keep this 0.
     pub overlaps: u64,
 }
+
+/// How many ended units a timeline keeps before dropping them.
+const PRUNE_BATCH: usize = 32;
 
 #[derive(Clone, Copy, Debug)]
 struct Booking {
@@ -51,9 +57,19 @@ impl Timeline {
     /// Forgets what has ended, guards included, by `now` (from the front).
     #[inline]
     pub fn prune(&mut self, now: Ps) {
-        while self.booked.front().is_some_and(|b| b.guard_end <= now) {
-            self.booked.pop_front();
+        let live = &self.booked[self.head..];
+        self.head += live.iter().take_while(|b| b.guard_end <= now).count();
+        // Drops the ended units once they are most of the vector (amortised O(1)).
+        if self.head >= PRUNE_BATCH && 2 * self.head >= self.booked.len() {
+            self.booked.drain(..self.head);
+            self.head = 0;
         }
+    }
+
+    /// The units not yet pruned, by start.
+    #[inline(always)]
+    fn live(&self) -> &[Booking] {
+        &self.booked[self.head..]
     }
 
     /// The earliest start from `from` on of a unit of `len` ps: a control
@@ -66,12 +82,13 @@ impl Timeline {
         // Ends are in order (units do not overlap); a guard reaches at most
         // the longer guard past its unit's end.
         let reach = self.unit_guard.max(self.run_guard);
-        let mut first = self.booked.partition_point(|b| b.end <= from);
-        while first > 0 && self.booked[first - 1].end + reach > from {
+        let booked = self.live();
+        let mut first = booked.partition_point(|b| b.end <= from);
+        while first > 0 && booked[first - 1].end + reach > from {
             first -= 1;
         }
         let mut t = from;
-        for b in self.booked.range(first..) {
+        for b in &booked[first..] {
             if b.start >= t + len + own_guard {
                 break;
             }
@@ -120,17 +137,18 @@ impl Timeline {
     }
 
     fn insert(&mut self, b: Booking) -> bool {
-        let at = self.booked.partition_point(|x| x.start < b.start);
-        let clash_before = at > 0 && self.booked[at - 1].end > b.start;
-        let clash_after = self.booked.get(at).is_some_and(|x| x.start < b.end);
-        self.booked.insert(at, b);
+        let live = self.live();
+        let at = live.partition_point(|x| x.start < b.start);
+        let clash_before = at > 0 && live[at - 1].end > b.start;
+        let clash_after = live.get(at).is_some_and(|x| x.start < b.end);
+        self.booked.insert(self.head + at, b);
         let clash = clash_before || clash_after;
         self.overlaps += u64::from(clash);
         !clash
     }
 
     pub fn is_empty(&self) -> bool {
-        self.booked.is_empty()
+        self.live().is_empty()
     }
 }
 
@@ -318,6 +336,73 @@ impl Edm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
+
+    /// `first_fit` by definition: the first `t` from `from` on at which no
+    /// booked unit is in the way of [t, t + len) (data: nor its guard, and
+    /// its own guard is free of other data), tried one ps at a time.
+    fn first_fit_by_brute_force(
+        booked: &[Booking],
+        from: Ps,
+        len: Ps,
+        data: bool,
+        unit_guard: Ps,
+    ) -> Ps {
+        let own_guard = if data { unit_guard } else { 0 };
+        let in_the_way = |t: Ps, b: &Booking| {
+            let need = if b.data { len + own_guard } else { len };
+            let busy_until = if data { b.guard_end } else { b.end };
+            t + need > b.start && busy_until > t
+        };
+        (from..)
+            .find(|&t| !booked.iter().any(|b| in_the_way(t, b)))
+            .unwrap()
+    }
+
+    /// Random timelines (units of random kinds and lengths, booked where
+    /// `first_fit` puts them from random times, pruned as time goes on):
+    /// every search agrees with the brute-force definition, nothing overlaps,
+    /// and pruning changes no answer from the pruning time on.
+    #[test]
+    fn first_fit_matches_a_brute_force_search_on_random_timelines() {
+        let mut rng = Rng::new(43);
+        for case in 0..120 {
+            let (unit_guard, run_guard) = (rng.below(6), rng.below(12));
+            let max_run = 1 + rng.below(80);
+            let mut t = Timeline::new(unit_guard, run_guard, max_run);
+            let mut unpruned = t.clone();
+            let mut now = 0;
+            for _ in 0..100 {
+                now += rng.below(8);
+                if case % 2 == 0 {
+                    t.prune(now);
+                }
+                let from = now + rng.below(60);
+                let len = 1 + rng.below(30);
+                let data = rng.below(3) > 0;
+                let live: Vec<Booking> = t.live().to_vec();
+                let want = first_fit_by_brute_force(&live, from, len, data, unit_guard);
+                assert_eq!(
+                    t.first_fit(from, len, data),
+                    want,
+                    "case {case}: {live:?} from {from} len {len} data {data}"
+                );
+                assert_eq!(
+                    unpruned.first_fit(from, len, data),
+                    want,
+                    "pruning changed an answer"
+                );
+                if data {
+                    assert!(t.book_data(want, len));
+                    assert!(unpruned.book_data(want, len));
+                } else {
+                    assert!(t.book(want, len));
+                    assert!(unpruned.book(want, len));
+                }
+            }
+            assert_eq!(t.overlaps, 0);
+        }
+    }
 
     #[test]
     fn a_timeline_fits_units_into_gaps_and_counts_overlaps() {

@@ -145,7 +145,9 @@ pub trait Simulation {
     fn completed(&self) -> u64;
     /// Every completion so far, (message, time), in the order recorded: a
     /// closed loop reads the new ones after each event (a time may lie
-    /// ahead of the event that recorded it, never before).
+    /// ahead of the event that recorded it, never before). When the feed
+    /// does not read it ([`Issues::reads_completions`]) a simulation may
+    /// keep only the latest.
     fn completion_log(&self) -> &[(u32, Ps)];
     /// Called before each event is handled (for prefetch hints; results
     /// must not depend on it).
@@ -212,6 +214,11 @@ pub trait Issues {
     fn after_event(&mut self, now: Ps, completions: &[(u32, Ps)]);
     /// How many messages the run issues (for progress reports).
     fn total(&self) -> u64;
+    /// Whether [`Issues::after_event`] reads the completion log (else a
+    /// simulation may empty it into its records as it goes: less memory).
+    fn reads_completions(&self) -> bool {
+        true
+    }
 }
 
 /// Open loop: the workload's own issue times (sorted).
@@ -240,6 +247,9 @@ impl Issues for InOrder<'_> {
     fn after_event(&mut self, _now: Ps, _completions: &[(u32, Ps)]) {}
     fn total(&self) -> u64 {
         self.messages.len() as u64
+    }
+    fn reads_completions(&self) -> bool {
+        false
     }
 }
 

@@ -29,11 +29,38 @@ impl Scheduler {
         requesting_srcs.clear();
         // (1) Each free destination requests its best eligible message: visible,
         // source free, and the oldest of its source-destination pair.
-        for dst in 0..self.queues.len() {
+        // Only destinations with entries, in order (step 1 changes no queue's length).
+        debug_assert!((0..self.queues.len())
+            .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
+        for word in 0..self.waiting.len() {
+            let mut bits = self.waiting[word];
+            while bits != 0 {
+                let dst = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.request(dst, now, stamp, out, &mut requesting_srcs);
+            }
+        }
+        self.accept(now, out, &mut requesting_srcs);
+        self.requesting_srcs = requesting_srcs;
+    }
+
+    /// Step (1) for destination `dst` (its queue holds entries): it requests
+    /// its best eligible message from that message's source (step 2 keeps
+    /// each source's best request).
+    #[inline(always)]
+    fn request(
+        &mut self,
+        dst: usize,
+        now: Ps,
+        stamp: u32,
+        out: &mut Iteration,
+        requesting_srcs: &mut Vec<u16>,
+    ) {
+        {
             let early = self.early_ps;
             let dst_release = self.dst_release[dst];
-            if self.queues[dst].len == 0 || dst_release > now + self.max_lead_ps + early {
-                continue;
+            if dst_release > now + self.max_lead_ps + early {
+                return;
             }
             if self.pipelined && now < self.dst_in_flight_until[dst] {
                 // Masked while the iteration that matched it is in flight
@@ -42,7 +69,7 @@ impl Scheduler {
                 if out.masked_until == 0 || until < out.masked_until {
                     out.masked_until = until;
                 }
-                continue;
+                return;
             }
             self.reveal(dst, now);
             let q = &self.queues[dst];
@@ -97,10 +124,14 @@ impl Scheduler {
                 }
             }
         }
-        // (3) Accepted pairs become busy; grants are issued one iteration later.
+    }
+
+    /// Step (3): accepted pairs become busy; grants are issued one iteration later.
+    #[inline(always)]
+    fn accept(&mut self, now: Ps, out: &mut Iteration, requesting_srcs: &mut [u16]) {
         let at = now + self.iteration_ps;
         requesting_srcs.sort_unstable();
-        for &s in &requesting_srcs {
+        for &s in requesting_srcs.iter() {
             // `at_head` still indexes the entry: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
             if self.pipelined {
@@ -142,6 +173,7 @@ impl Scheduler {
                 }
                 self.free.push(id);
                 self.queues[dst as usize].len -= 1;
+                self.mark_waiting(dst as usize);
                 self.occupancy -= 1;
             } else {
                 // A new key (SRPT, LAS) or lead (a first chunk granted).
@@ -163,6 +195,5 @@ impl Scheduler {
                 release,
             });
         }
-        self.requesting_srcs = requesting_srcs;
     }
 }

@@ -55,6 +55,9 @@ type BestRequest = (u32, Key, u16, u32, u32);
 
 pub struct Scheduler {
     queues: Vec<Queue>,
+    /// A bit per destination whose queue holds entries (`Queue::len` > 0):
+    /// an iteration visits only those, in order, not every port.
+    waiting: Vec<u64>,
     /// Entries, by id; `free` lists the ids of removed ones for reuse.
     entries: Vec<Entry>,
     free: Vec<u32>,
@@ -118,6 +121,7 @@ impl Scheduler {
     ) -> Self {
         Scheduler {
             queues: vec![Queue::default(); ports],
+            waiting: vec![0; ports.div_ceil(64)],
             entries: Vec::new(),
             free: Vec::new(),
             pair_first: vec![NONE; ports * ports],
@@ -254,6 +258,17 @@ impl Scheduler {
             return true;
         }
         false
+    }
+
+    /// Marks whether `dst`'s queue holds entries (after its `len` changed).
+    #[inline(always)]
+    fn mark_waiting(&mut self, dst: usize) {
+        let bit = 1u64 << (dst % 64);
+        if self.queues[dst].len > 0 {
+            self.waiting[dst / 64] |= bit;
+        } else {
+            self.waiting[dst / 64] &= !bit;
+        }
     }
 
     /// Whether a port was released in `(after, upto]`.

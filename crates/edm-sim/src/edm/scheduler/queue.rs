@@ -143,6 +143,7 @@ impl Scheduler {
         q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
+        self.mark_waiting(dst as usize);
         self.max_lead_ps = self.max_lead_ps.max(first_extra_ps);
         if first_extra_ps > 0 {
             self.leading_by_src[src as usize] += 1;
@@ -230,6 +231,7 @@ impl Scheduler {
             q.unrevealed.retain(|&(id, _)| !gone(id));
             q.heads.retain(|h| !gone(h.entry));
             q.len -= ids.len();
+            self.mark_waiting(dst);
             for id in ids {
                 let e = &self.entries[id as usize];
                 if e.lead() > 0 {
