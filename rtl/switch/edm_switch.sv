@@ -20,7 +20,8 @@
 //     is found by /MS/ and /MT/ only.
 //   * Unknown blocks (bad sync, unknown type or subtype, /MST/, a /G/ from a
 //     host) -> cnt_unknown; standard Ethernet blocks other than idle -> cnt_non_edm
-//     (out of scope: a real switch hands them to its L2 pipeline); units that
+//     and out on fr_valid/fr_block (stage 1) to the L2 stage (edm_eth_switch
+//     puts edm_l2_stage there; frame blocks never enter a unit); units that
 //     cannot be taken (bad kind, no circuit, queue/FIFO full, invalid port)
 //     -> cnt_dropped. Nothing counted is ever forwarded. Counters: 16-bit, saturating,
 //     one cycle behind their events.
@@ -239,7 +240,11 @@ module edm_switch #(
     output logic [15:0]      cnt_conflict,   // cycles in which a data block waits for its egress
     output logic [15:0]      cnt_overflow,   // cycles losing a block (ingress data FIFO full), a
                                              // circuit or a control operation (their queues full)
-    output logic [N*16-1:0]  cnt_lost_grants // circuits given up (edm_circuit_timeout)
+    output logic [N*16-1:0]  cnt_lost_grants, // circuits given up (edm_circuit_timeout)
+    // Standard Ethernet blocks (frames, ordered sets), as counted in
+    // cnt_non_edm, toward the L2 stage: port i at bits [i*66 +: 66].
+    output logic [N-1:0]     fr_valid,
+    output logic [N*66-1:0]  fr_block
 );
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
@@ -816,6 +821,8 @@ module edm_switch #(
   /* verilator lint_on UNUSEDSIGNAL */
   always_comb
     for (integer i = 0; i < N; i++) u_wr_data[i] = u_cut[i] ? {1'b1, ERROR_BLOCK} : {r_mt[i], b1[i]};
+  assign fr_valid = i_non_edm;
+  assign fr_block = b1;
   assign rxc_take = rxc_valid & (rxc_pop | lost_grant);
   assign txc_take = txc_valid & (txc_pop | lost_grant);
   assign rxc_push = circ_push & rxc_wready;
