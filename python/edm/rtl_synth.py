@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv",
            "rtl/switch/edm_pim_scheduler.sv"]
 SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv",
-                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_switch.sv"]
+                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_ingress_classify.sv", "rtl/switch/edm_switch.sv"]
 SCHEDULER = "edm_pim_scheduler"
 MEM_NODE_XL_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/common/edm_crc32c_unit.sv",
                        "rtl/common/edm_unit_emitter.sv", "rtl/common/edm_unit_receiver.sv",

@@ -12,6 +12,11 @@ def test_switch(n):
     run_bench("tb_switch", {"N": n}, name=f"edm_switch_{n}")
 
 
+def test_ingress_classify():
+    """The switch's ingress classifier and /N/ sequences against a model every cycle."""
+    run_bench("tb_ingress_classify")
+
+
 def test_l2_stage():
     """The switch's L2 stage against its model every cycle: learning, flooding,
     filtering, faults in frames, ingress and egress drops counted exactly."""
