@@ -1,6 +1,8 @@
 // Test top for tb_fabric.py: the whole EDM fabric in RTL. NC compute nodes on
 // switch ports 0..NC-1 and NM memory nodes on ports NC..NC+NM-1, each host with
-// its PHY path (tb_fabric_port), one edm_switch. Vectors are flattened per node
+// its PHY path (tb_fabric_port), one edm_eth_switch (the memory datapath, its
+// L2 stage for the hosts' Ethernet frames and its egress muxes; the hosts'
+// frames go host -> switch -> host). Vectors are flattened per node
 // (node k: bits [k*W +: W]) since ports cannot be arrays; the per-node wiring
 // is generated (g_port, g_cn, g_mn).
 // Clocks: with RATE_MATCH = 0 everything runs on clk, and the links need no
@@ -80,7 +82,8 @@ module tb_fabric_top #(
     output logic [NM*16-1:0]   mn_cnt_overflow,
     output logic [NM*16-1:0]   mn_cnt_rejected,
     output logic [NM*16-1:0]   mn_cnt_stray,
-    // Every port (host p = switch port p): Ethernet frames in both directions.
+    // Every port (host p = switch port p): the host's Ethernet frames (to the
+    // switch's L2 stage, which forwards them to other hosts) and what it receives.
     input  logic [NC+NM-1:0]      h_enc_valid,    // host MAC/encoder -> host edm_tx
     output logic [NC+NM-1:0]      h_enc_ready,
     input  logic [(NC+NM)*66-1:0] h_enc_block,
