@@ -91,8 +91,8 @@ def add_subparser(psub) -> None:
         "interop", help="real Ethernet frames (cocotbext-eth, scapy) across the RTL fabric with memory traffic",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     s.add_argument("--frames", type=integer(10, 1_000_000), default=10_000,
-                   help="frames in the run with memory traffic (default 10000; a fifth of them alone, "
-                        "a quarter in the overfill test)")
+                   help="frames in the run with memory traffic (default 10000); a fifth of that alone "
+                        "(10 to 1000), a quarter per sender in the overfill test (30 to 100)")
     s.add_argument("--seed", type=integer(0, 2**31 - 1), default=0, help="the bench's seed (EDM_SEED, default 0)")
     s.add_argument("--frame-load", type=integer(1, 1000), default=100,
                    help="frame blocks each host offers per 1000 cycles (default 100)")
