@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv",
            "rtl/switch/edm_pim_scheduler.sv"]
 SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch/edm_notif_queue.sv", "rtl/switch/edm_pim_scheduler.sv",
-                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_switch.sv"]
+                  "rtl/switch/edm_circuit_timeout.sv", "rtl/switch/edm_ingress_classify.sv", "rtl/switch/edm_switch.sv"]
 SCHEDULER = "edm_pim_scheduler"
 MEM_NODE_XL_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/common/edm_crc32c_unit.sv",
                        "rtl/common/edm_unit_emitter.sv", "rtl/common/edm_unit_receiver.sv",
@@ -141,7 +141,11 @@ SWITCH_WRAPPER = make_wrapper(SWITCH, 12, """\
       .cnt_dropped  (out_d[N*66 + 3*N*16 +: N*16]),
       .cnt_conflict (out_d[N*66 + 4*N*16 +: 16]),
       .cnt_overflow (out_d[N*66 + 4*N*16 + 16 +: 16]),
-      .cnt_lost_grants(out_d[N*66 + 4*N*16 + 32 +: N*16])""")
+      .cnt_lost_grants(out_d[N*66 + 4*N*16 + 32 +: N*16]),
+      // The frame path's input (edm_eth_switch): not part of these figures.
+      /* verilator lint_off PINCONNECTEMPTY */
+      .fr_valid(), .fr_block()
+      /* verilator lint_on PINCONNECTEMPTY */""")
 
 
 # The translating memory node (Clio, docs/related.md), its N the number of compute nodes
@@ -666,3 +670,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     from edm import rtl_asic  # noqa: PLC0415
 
     rtl_asic.add_subparser(psub)
+    from edm import rtl_interop  # noqa: PLC0415
+
+    rtl_interop.add_subparser(psub)

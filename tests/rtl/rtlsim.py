@@ -44,7 +44,13 @@ MODULES = {
     "edm_circuit_timeout": ["switch/edm_circuit_timeout.sv"],
     "edm_ordered_list": ["switch/edm_ordered_list.sv"],
     "edm_switch": ["common/edm_fifo.sv", "switch/edm_notif_queue.sv", "switch/edm_pim_scheduler.sv",
-                   "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"],
+                   "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv"],
+    "edm_l2_stage": ["common/edm_fifo.sv", "switch/edm_l2_stage.sv"],
+    "edm_ingress_classify": ["switch/edm_ingress_classify.sv"],
+    "edm_switch_egress": ["common/edm_fifo.sv", "host/edm_tx.sv", "switch/edm_switch_egress.sv"],
+    "edm_eth_switch": ["common/edm_fifo.sv", "host/edm_tx.sv", "switch/edm_notif_queue.sv",
+                       "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
+                       "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"],
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
     "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
@@ -61,10 +67,11 @@ MODULES = {
 # The whole fabric (tests/rtl/tb_fabric_top.sv) without its top.
 FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
-          "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_decoder.sv",
+          "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv", "pcs/pcs_decoder.sv",
           "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
           "host/edm_compute_node.sv", "host/edm_mem_node.sv", "switch/edm_notif_queue.sv",
-          "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_switch.sv"]
+          "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
+          "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"]
 
 # A host's transmit path to its partner's receive path (tests/rtl/tb_host_path_top.sv).
 HOST_PATH = ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv",
@@ -117,6 +124,9 @@ BENCHES: dict[str, Bench] = {
     "tb_ordered_list": _module("edm_ordered_list"),
     "tb_pim_scheduler": _module("edm_pim_scheduler"),
     "tb_switch": _module("edm_switch", {"CHUNK_BYTES": 64}, gtkw="switch.gtkw"),
+    # Small stores, queues and table, so that a short run fills and replaces them.
+    "tb_ingress_classify": _module("edm_ingress_classify"),
+    "tb_l2_stage": _module("edm_l2_stage", {"N": 4, "TABLE_SIZE": 4, "IB_LOG2": 8, "FD_LOG2": 3, "EQ_LOG2": 9}),
     "tb_rate_match": _module("pcs_rate_match"),
     "tb_idle_pacer": Bench("tb_paced_tx_top", (*MODULES["edm_tx"], *MODULES["edm_idle_pacer"], "tb_paced_tx_top.sv")),
     "tb_ber_monitor": _module("pcs_ber_monitor"),
@@ -128,6 +138,9 @@ BENCHES: dict[str, Bench] = {
     # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
     "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),
     "tb_fabric": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
+    # The same fabric, every host's MAC side an XGMII for cocotbext-eth (tb_fabric_interop.py).
+    "tb_fabric_interop": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"),
+                               {"XGMII_MACS": 1}, gtkw="fabric.gtkw"),
     "tb_ycsb": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
     "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv", "host/edm_dup_filter.sv",
                                                    "tb_scrambled_link.sv", "tb_fabric_top.sv",

@@ -164,7 +164,7 @@ module tb_dual_fabric_top #(
         .clk, .rst_n(rst_n && sw_run[y]),
         .in_block(sw_in), .out_block(sw_out),
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
-        .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost)
+        .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost), .fr_valid(), .fr_block()
     );
     assign sw_z_open[y*64 +: 64] = 64'(sw.z_open);
     assign sw_txc_count[y*64 +: 64] = 64'(sw.txc_count);
@@ -183,7 +183,7 @@ module tb_dual_fabric_top #(
           .e_valid(e_valid[K]), .e_ready(e_ready[K]), .e_block(e_block[K*66 +: 66]), .e_last(e_last[K]),
           .h_enc_valid(h_enc_valid[K]), .h_enc_ready(), .h_enc_block(h_enc_block[K*66 +: 66]),
           .s_enc_valid(s_enc_valid[K]), .s_enc_ready(), .s_enc_block(s_enc_block[K*66 +: 66]),
-          .sw_in(sw_in[x*66 +: 66]), .sw_out(sw_out[x*66 +: 66]),
+          .sw_in(sw_in[x*66 +: 66]), .sw_out(sw_out[x*66 +: 66]), .sw_line('0),
           .up_flip(up_flip[K*66 +: 66]), .down_flip(down_flip[K*66 +: 66]),
           .h_tx_line(), .h_rx_line(), .dec_valid(), .dec_block(),
           .mem_valid(r_valid[K]), .mem_block(r_block[K*66 +: 66]), .mem_first(r_first[K]), .mem_last(r_last[K]),

@@ -1,6 +1,8 @@
 // Test top for tb_fabric.py: the whole EDM fabric in RTL. NC compute nodes on
 // switch ports 0..NC-1 and NM memory nodes on ports NC..NC+NM-1, each host with
-// its PHY path (tb_fabric_port), one edm_switch. Vectors are flattened per node
+// its PHY path (tb_fabric_port), one edm_eth_switch (the memory datapath, its
+// L2 stage for the hosts' Ethernet frames and its egress muxes; the hosts'
+// frames go host -> switch -> host). Vectors are flattened per node
 // (node k: bits [k*W +: W]) since ports cannot be arrays; the per-node wiring
 // is generated (g_port, g_cn, g_mn).
 // Clocks: with RATE_MATCH = 0 everything runs on clk, and the links need no
@@ -22,7 +24,9 @@ module tb_fabric_top #(
     parameter int unsigned BER_WINDOW_CYCLES = 48828,  // pcs_ber_monitor at every receiver
     parameter int unsigned BER_THRESHOLD = 16,
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // the switch gives up circuits idle this long
-    parameter bit          LINK_FAULT_RS = 1'b1  // tb_fabric_port: 802.3 link fault signalling on the line
+    parameter bit          LINK_FAULT_RS = 1'b1,  // tb_fabric_port: 802.3 link fault signalling on the line
+    parameter int unsigned L2_QUEUE_LOG2 = 12,   // the switch's frame queue per egress, blocks
+    parameter int unsigned XGMII_MACS = 0        // 1: hosts' frames from cocotbext-eth on an XGMII (g_port[p].g_mac)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -78,15 +82,43 @@ module tb_fabric_top #(
     output logic [NM*16-1:0]   mn_cnt_overflow,
     output logic [NM*16-1:0]   mn_cnt_rejected,
     output logic [NM*16-1:0]   mn_cnt_stray,
-    // Every port (host p = switch port p): Ethernet frames in both directions.
+    // Every port (host p = switch port p): the host's Ethernet frames (to the
+    // switch's L2 stage, which forwards them to other hosts) and what it receives.
     input  logic [NC+NM-1:0]      h_enc_valid,    // host MAC/encoder -> host edm_tx
     output logic [NC+NM-1:0]      h_enc_ready,
     input  logic [(NC+NM)*66-1:0] h_enc_block,
-    input  logic [NC+NM-1:0]      s_enc_valid,    // switch L2 side -> switch egress toward host
-    output logic [NC+NM-1:0]      s_enc_ready,
-    input  logic [(NC+NM)*66-1:0] s_enc_block,
     output logic [NC+NM-1:0]      h_dec_valid,    // host edm_rx -> decoder (frames)
     output logic [(NC+NM)*66-1:0] h_dec_block,
+    // XGMII_MACS: hosts 0..3's MAC sides for cocotbext-eth (named ports: a
+    // model drives or reads a whole signal; generate scopes are not visible).
+    input  logic [63:0]           mac0_txd,
+    input  logic [7:0]            mac0_txc,
+    input  logic                  mac0_tx_en,
+    output logic                  mac0_room,
+    output logic [63:0]           mac0_rxd,
+    output logic [7:0]            mac0_rxc,
+    output logic                  mac0_rx_valid,
+    input  logic [63:0]           mac1_txd,
+    input  logic [7:0]            mac1_txc,
+    input  logic                  mac1_tx_en,
+    output logic                  mac1_room,
+    output logic [63:0]           mac1_rxd,
+    output logic [7:0]            mac1_rxc,
+    output logic                  mac1_rx_valid,
+    input  logic [63:0]           mac2_txd,
+    input  logic [7:0]            mac2_txc,
+    input  logic                  mac2_tx_en,
+    output logic                  mac2_room,
+    output logic [63:0]           mac2_rxd,
+    output logic [7:0]            mac2_rxc,
+    output logic                  mac2_rx_valid,
+    input  logic [63:0]           mac3_txd,
+    input  logic [7:0]            mac3_txc,
+    input  logic                  mac3_tx_en,
+    output logic                  mac3_room,
+    output logic [63:0]           mac3_rxd,
+    output logic [7:0]            mac3_rxc,
+    output logic                  mac3_rx_valid,
     // Bit errors: XORed into each link's scrambled line before the descrambler
     // (host p -> switch, switch -> host p), one mask per port.
     input  logic [(NC+NM)*66-1:0] up_flip,
@@ -107,6 +139,14 @@ module tb_fabric_top #(
     output logic [15:0]           sw_cnt_conflict,
     output logic [15:0]           sw_cnt_overflow,
     output logic [(NC+NM)*16-1:0] sw_cnt_lost_grants,
+    // The switch's L2 stage (edm_l2_stage), per port.
+    output logic [(NC+NM)*16-1:0] sw_cnt_rx_frames,
+    output logic [(NC+NM)*16-1:0] sw_cnt_rx_dropped,
+    output logic [(NC+NM)*16-1:0] sw_cnt_rx_bad,
+    output logic [(NC+NM)*16-1:0] sw_cnt_ordered_sets,
+    output logic [(NC+NM)*16-1:0] sw_cnt_filtered,
+    output logic [(NC+NM)*16-1:0] sw_cnt_tx_frames,
+    output logic [(NC+NM)*16-1:0] sw_cnt_tx_dropped,
     // Rate matching (RATE_MATCH = 1, else 0): the switch's receiver from host p
     // (up_) and host p's receiver (down_), pcs_rate_match's counters; and the
     // cycles each host's idle pacer held memory back (edm_idle_pacer).
@@ -163,24 +203,95 @@ module tb_fabric_top #(
     assign hclk = {N{clk}};
   end
 
-  edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
-              .ZERO_QUEUE(ZERO_QUEUE)) sw (
+  // The switch with its frame path: its egresses merge frames themselves (sw_line).
+  logic [N*66-1:0] sw_line;
+  edm_eth_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
+                   .ZERO_QUEUE(ZERO_QUEUE), .L2_QUEUE_LOG2(L2_QUEUE_LOG2)) sw (
       .clk(sclk), .rst_n,
-      .in_block(sw_in), .out_block(sw_out),
+      .in_block(sw_in), .out_line(sw_line), .edm_out(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
       .cnt_non_edm(sw_cnt_non_edm), .cnt_dropped(sw_cnt_dropped),
-      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow), .cnt_lost_grants(sw_cnt_lost_grants)
+      .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow), .cnt_lost_grants(sw_cnt_lost_grants),
+      .cnt_rx_frames(sw_cnt_rx_frames), .cnt_rx_dropped(sw_cnt_rx_dropped), .cnt_rx_bad(sw_cnt_rx_bad),
+      .cnt_ordered_sets(sw_cnt_ordered_sets), .cnt_filtered(sw_cnt_filtered),
+      .cnt_tx_frames(sw_cnt_tx_frames), .cnt_tx_dropped(sw_cnt_tx_dropped)
   );
 
+  // The named MAC ports as per-host vectors (hosts beyond 4 have none).
+  localparam int unsigned NX = N < 4 ? N : 4;
+  logic [4*64-1:0] x_txd_all, x_rxd_all;
+  logic [4*8-1:0]  x_txc_all, x_rxc_all;
+  logic [3:0]      x_tx_en_all, x_room_all, x_rx_valid_all;
+  logic [N*64-1:0] x_rxd;
+  logic [N*8-1:0]  x_rxc;
+  logic [N-1:0]    x_room, x_rx_valid;
+  assign x_txd_all = {mac3_txd, mac2_txd, mac1_txd, mac0_txd};
+  assign x_txc_all = {mac3_txc, mac2_txc, mac1_txc, mac0_txc};
+  assign x_tx_en_all = {mac3_tx_en, mac2_tx_en, mac1_tx_en, mac0_tx_en};
+  always_comb begin
+    x_rxd_all = '0;
+    x_rxc_all = '0;
+    x_room_all = '0;
+    x_rx_valid_all = '0;
+    x_rxd_all[NX*64-1:0] = x_rxd[NX*64-1:0];
+    x_rxc_all[NX*8-1:0] = x_rxc[NX*8-1:0];
+    x_room_all[NX-1:0] = x_room[NX-1:0];
+    x_rx_valid_all[NX-1:0] = x_rx_valid[NX-1:0];
+  end
+  assign {mac3_rxd, mac2_rxd, mac1_rxd, mac0_rxd} = x_rxd_all;
+  assign {mac3_rxc, mac2_rxc, mac1_rxc, mac0_rxc} = x_rxc_all;
+  assign {mac3_room, mac2_room, mac1_room, mac0_room} = x_room_all;
+  assign {mac3_rx_valid, mac2_rx_valid, mac1_rx_valid, mac0_rx_valid} = x_rx_valid_all;
+
   for (genvar p = 0; p < N; p++) begin : g_port
+    // The host's MAC side: the bench's blocks (h_enc_*), or with XGMII_MACS
+    // a 64-bit XGMII for cocotbext-eth (macP_*) through a pcs_encoder and an
+    // 8-block MAC buffer, as in tb_host_path_top (the source has only a clock
+    // enable: the bench drives macP_tx_en from macP_room, and a word sent
+    // under it is taken a cycle later); its frames leave edm_rx through a
+    // pcs_decoder (macP_rx*).
+    logic        enc_valid, enc_ready;
+    logic [65:0] enc_block;
+    if (XGMII_MACS != 0 && p < 4) begin : g_mac
+      logic [63:0] xgmii_txd;
+      logic [7:0]  xgmii_txc;
+      logic        xgmii_tx_en, tx_word_valid, w_valid, w_invalid;
+      logic [65:0] w_block;
+      logic [3:0]  buf_count;
+      always_ff @(posedge hclk[p])
+        if (!rst_n) tx_word_valid <= 1'b0;
+        else tx_word_valid <= xgmii_tx_en;
+      pcs_encoder encoder (
+          .clk(hclk[p]), .rst_n, .in_valid(tx_word_valid), .xgmii_data(xgmii_txd), .xgmii_ctrl(xgmii_txc),
+          .out_valid(w_valid), .block(w_block), .invalid(w_invalid)
+      );
+      edm_fifo #(.WIDTH(66), .DEPTH_LOG2(3)) mac_buffer (
+          .clk(hclk[p]), .rst_n, .wr_valid(w_valid), .wr_ready(), .wr_data(w_block),
+          .rd_valid(enc_valid), .rd_ready(enc_ready), .rd_data(enc_block), .count(buf_count)
+      );
+      assign x_room[p] = buf_count <= 4'd4;
+      pcs_decoder decoder (
+          .clk(hclk[p]), .rst_n, .in_valid(h_dec_valid[p]), .block(h_dec_block[p*66 +: 66]),
+          .out_valid(x_rx_valid[p]), .xgmii_data(x_rxd[p*64 +: 64]), .xgmii_ctrl(x_rxc[p*8 +: 8]), .invalid()
+      );
+      assign xgmii_txd = x_txd_all[p*64 +: 64];
+      assign xgmii_txc = x_txc_all[p*8 +: 8];
+      assign xgmii_tx_en = x_tx_en_all[p];
+      assign h_enc_ready[p] = 1'b0;
+    end else begin : g_blocks
+      assign enc_valid = h_enc_valid[p];
+      assign enc_block = h_enc_block[p*66 +: 66];
+      assign h_enc_ready[p] = enc_ready;
+      assign {x_room[p], x_rx_valid[p], x_rxd[p*64 +: 64], x_rxc[p*8 +: 8]} = '0;
+    end
     tb_fabric_port #(.LINK_CYCLES(LINK_CYCLES), .RATE_MATCH(RATE_MATCH), .BER_WINDOW_CYCLES(BER_WINDOW_CYCLES),
-                     .BER_THRESHOLD(BER_THRESHOLD), .LINK_FAULT_RS(LINK_FAULT_RS)) phy (
+                     .BER_THRESHOLD(BER_THRESHOLD), .LINK_FAULT_RS(LINK_FAULT_RS), .SWITCH_MERGES(1'b1)) phy (
         .hclk(hclk[p]), .sclk, .rst_n,
         .e_valid(e_out_valid[p]), .e_ready(e_out_ready[p]),
         .e_block(e_out_block[p*66 +: 66]), .e_last(e_out_last[p]),
-        .h_enc_valid(h_enc_valid[p]), .h_enc_ready(h_enc_ready[p]), .h_enc_block(h_enc_block[p*66 +: 66]),
-        .s_enc_valid(s_enc_valid[p]), .s_enc_ready(s_enc_ready[p]), .s_enc_block(s_enc_block[p*66 +: 66]),
-        .sw_in(sw_in[p*66 +: 66]), .sw_out(sw_out[p*66 +: 66]),
+        .h_enc_valid(enc_valid), .h_enc_ready(enc_ready), .h_enc_block(enc_block),
+        .s_enc_valid(1'b0), .s_enc_ready(), .s_enc_block('0),
+        .sw_in(sw_in[p*66 +: 66]), .sw_out(sw_out[p*66 +: 66]), .sw_line(sw_line[p*66 +: 66]),
         .up_flip(up_flip[p*66 +: 66]), .down_flip(down_flip[p*66 +: 66]),
         .h_tx_line(h_tx_line[p*66 +: 66]), .h_rx_line(h_rx_line[p*66 +: 66]),
         .dec_valid(h_dec_valid[p]), .dec_block(h_dec_block[p*66 +: 66]),
@@ -304,7 +415,10 @@ module tb_fabric_port #(
     parameter int unsigned RATE_MATCH = 0,
     parameter int unsigned BER_WINDOW_CYCLES = 48828,
     parameter int unsigned BER_THRESHOLD = 16,
-    parameter bit          LINK_FAULT_RS = 1'b0
+    parameter bit          LINK_FAULT_RS = 1'b0,
+    // 1: the switch merges its frames itself (edm_eth_switch): sw_line goes to
+    // the link as it is. 0: sw_out and s_enc merged here (edm_switch_egress).
+    parameter bit          SWITCH_MERGES = 1'b0
 ) (
     input  logic        hclk,   // the host's clock
     input  logic        sclk,   // the switch's
@@ -344,6 +458,7 @@ module tb_fabric_port #(
     input  logic [65:0] s_enc_block,
     output logic [65:0] sw_in,
     input  logic [65:0] sw_out,
+    input  logic [65:0] sw_line,
     // Bit errors on the wire, each in its sender's clock.
     input  logic [65:0] up_flip,
     input  logic [65:0] down_flip,
@@ -402,28 +517,28 @@ module tb_fabric_port #(
   );
   assign sw_in = up_guarded_valid ? up_guarded : IDLE;   // the switch takes a block every cycle
 
-  // ---- switch -> host. The switch cannot be held, so its blocks go first
-  // (strict); its units are kept whole (a unit is open from /MS/ to /MT/, and
-  // the switch's idle fillers inside it stay in it).
-  logic sw_is_idle, sw_is_ms, sw_is_mt, sw_open, sw_mem, sw_last;
+  // ---- switch -> host: the switch's blocks and its frames through the
+  // egress mux (edm_switch_egress: edm_tx, strict), in the switch or here.
   logic [65:0] s_tx_line;
-  assign sw_is_idle = sw_out == IDLE;
-  assign sw_is_ms = sw_out[1:0] == edm_pkg::SYNC_CTRL && sw_out[9:2] == edm_pkg::BT_EDM
-                    && sw_out[17:10] == edm_pkg::SUB_MS;
-  assign sw_is_mt = sw_out[1:0] == edm_pkg::SYNC_CTRL && sw_out[9:2] == edm_pkg::BT_EDM
-                    && sw_out[17:10] == edm_pkg::SUB_MT;
-  assign sw_mem = sw_open || !sw_is_idle;
-  assign sw_last = sw_open ? sw_is_mt : !sw_is_ms;
-  always_ff @(posedge sclk)
-    if (!rst_n) sw_open <= 1'b0;
-    else if (sw_is_ms) sw_open <= 1'b1;
-    else if (sw_is_mt) sw_open <= 1'b0;
-  edm_tx #(.STRICT(1'b1)) switch_tx (
-      .clk(sclk), .rst_n,
-      .enc_valid(s_enc_valid), .enc_ready(s_enc_ready), .enc_block(s_enc_block),
-      .mem_valid(sw_mem), .mem_ready(), .mem_block(sw_out), .mem_last(sw_last),
-      .out_block(s_tx_line), .out_is_memory(), .buffered()
-  );
+  if (SWITCH_MERGES) begin : g_merged
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [66:0] unused_s_enc;
+    logic [65:0] unused_sw_out;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_s_enc = {s_enc_valid, s_enc_block};
+    assign unused_sw_out = sw_out;
+    assign s_enc_ready = 1'b0;
+    assign s_tx_line = sw_line;
+  end else begin : g_merge_here
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic [65:0] unused_sw_line;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_sw_line = sw_line;
+    edm_switch_egress switch_tx (
+        .clk(sclk), .rst_n, .edm_block(sw_out), .frame_valid(s_enc_valid), .frame_ready(s_enc_ready),
+        .frame_block(s_enc_block), .line_block(s_tx_line)
+    );
+  end
   logic [65:0] down_rx, down_matched;
   logic        down_matched_valid;
   logic [65:0] s_line;  // s_tx_line, or what the switch end's RS sends in its place

@@ -27,7 +27,6 @@ when set.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -44,17 +43,17 @@ from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
 from edm import codec, protocol
-from tbutil import seeded_random
+from tbutil import record_json, seeded_random
 
 FCS = protocol.ETH_FCS_BYTES
 MAC_A, MAC_B = "02:00:00:00:00:0a", "02:00:00:00:00:0b"
 
 
-def packet(rng: random.Random, kind: str, size: int):
-    """A scapy packet of `kind` whose frame (with FCS) is `size` bytes."""
-    eth = Ether(src=MAC_A, dst=MAC_B)
+def packet(rng: random.Random, kind: str, size: int, src: str = MAC_A, dst: str = MAC_B):
+    """A scapy packet of `kind` from MAC src to dst whose frame (with FCS) is `size` bytes."""
+    eth = Ether(src=src, dst=dst)
     if kind == "arp":
-        p = eth / ARP(op=1, hwsrc=MAC_A, psrc="10.0.0.1", pdst="10.0.0.2")
+        p = eth / ARP(op=1, hwsrc=src, psrc="10.0.0.1", pdst="10.0.0.2")
     elif kind == "ipv4_udp":
         p = eth / IP(src="10.0.0.1", dst="10.0.0.2") / UDP(sport=rng.randrange(1024, 65536), dport=9000)
     elif kind == "ipv6_udp":
@@ -247,13 +246,7 @@ async def run(dut, name: str, frames: int, load: float, seed: int) -> dict:
                start_latency_cycles=dict(min=min(start), mean=round(statistics.mean(start), 2), max=max(start)),
                end_latency_cycles=dict(min=min(end), mean=round(statistics.mean(end), 2), max=max(end)),
                kinds=kinds)
-    dut._log.info(f"{name}: {json.dumps(out)}")
-    path = os.environ.get("EDM_HOST_PATH_JSON")
-    if path:
-        old = json.loads(open(path).read()) if os.path.exists(path) else {}
-        old[name] = out
-        with open(path, "w") as fh:
-            json.dump(old, fh, indent=1)
+    record_json(dut, "EDM_HOST_PATH_JSON", name, out)
     return out
 
 

@@ -164,8 +164,11 @@ def test_pim_scheduler_parks_destinations():
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
 # synthesizes a smaller one. edm_mem_node_xl only wires edm_mem_translate to
 # edm_mem_node, both synthesized here; alone it did not finish in 19 min on 2 busy cores
-# (`.venv/bin/python tests/rtl/synth.py` includes it).
-@pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch", "edm_mem_node_xl"}))
+# (`.venv/bin/python tests/rtl/synth.py` includes it). The L2 stage's stores and
+# queues (1.6 Mbit, read asynchronously) are not synthesized yet (docs/hardware.md),
+# nor edm_eth_switch, which holds it and the switch.
+@pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch", "edm_mem_node_xl", "edm_l2_stage",
+                                                      "edm_eth_switch"}))
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synthesizes_for_ecp5(top):
     from synth import synthesize

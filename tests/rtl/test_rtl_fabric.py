@@ -89,3 +89,24 @@ class TestDefaultFabric:
 def test_fabric_three_compute_nodes_short_links():
     """Another shape: 3 compute nodes, 1 memory node, 2-cycle links."""
     run_fabric(nc=3, nm=1, link_cycles=2, testcase="random_traffic")
+
+
+def test_edm_rtl_interop_real_frames(tmp_path, capsys):
+    """`edm rtl interop`, small: cocotbext-eth and scapy frames host -> switch ->
+    host with memory traffic at >= 0.5 load, then alone, then a frame queue
+    overfilled (tests/rtl/tb_fabric_interop.py checks each); the JSON has every key."""
+    from edm import rtl_interop
+    from edm.cli import main
+
+    out = tmp_path / "interop.json"
+    assert main(["rtl", "interop", "--frames", "60", "--json", str(out)]) == 0
+    assert "frames_with_memory: frames_sent 60" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["failed_tests"] == []
+    for name in rtl_interop.TESTS:
+        r = result[name]
+        assert set(rtl_interop.KEYS) <= set(r)
+        assert r["frames_altered"] == 0 and r["frames_lost"] == 0 and r["switch_data_waits"] == 0, r
+    assert result["frames_with_memory"]["memory_units_completed"] > 0
+    assert result["overfill"]["frames_dropped_counted"] > 0
+    assert result["frames_alone"]["ordered_sets_seen"] > 0

@@ -12,6 +12,17 @@ def test_switch(n):
     run_bench("tb_switch", {"N": n}, name=f"edm_switch_{n}")
 
 
+def test_ingress_classify():
+    """The switch's ingress classifier and /N/ sequences against a model every cycle."""
+    run_bench("tb_ingress_classify")
+
+
+def test_l2_stage():
+    """The switch's L2 stage against its model every cycle: learning, flooding,
+    filtering, faults in frames, ingress and egress drops counted exactly."""
+    run_bench("tb_l2_stage")
+
+
 def test_switch_without_zero_queue_rules_counts_waiting_data():
     """The paper's rules (ZERO_QUEUE = 0): the mixed traffic makes data wait in
     the switch and cnt_conflict counts it, so the zero count under the rules
