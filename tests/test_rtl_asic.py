@@ -98,8 +98,8 @@ def test_a_stage_past_its_deadline_is_stopped_with_a_clear_message():
     with pytest.raises(rtl_asic.StageTimeout, match=r"N=64 yosys: stopped after .*--timeout-min"):
         rtl_asic.run_stage(["sleep", "30"], log, "N=64 yosys", deadline=start + 0.5)
     assert rtl_asic.time.monotonic() - start < 10
-    rc, _ = rtl_asic.run_stage(["true"], log, "quick", deadline=rtl_asic.time.monotonic() + 30)
-    assert rc == 0
+    rc, secs, cpu = rtl_asic.run_stage(["sh", "-c", "exit 3"], log, "quick", deadline=rtl_asic.time.monotonic() + 30)
+    assert rc == 3 and secs >= 0 and cpu >= 0
 
 
 def test_the_current_yosys_pass_is_read_from_the_log():

