@@ -102,6 +102,25 @@ def test_a_stage_past_its_deadline_is_stopped_with_a_clear_message():
     assert rc == 3 and secs >= 0 and cpu >= 0
 
 
+@needs_tools
+def test_a_timed_out_port_count_is_reported_and_the_rest_fitted(monkeypatch, tmp_path, capsys):
+    def fake_measure(n, *args, **kwargs):
+        if n >= 16:
+            raise rtl_asic.StageTimeout(f"N={n} yosys: stopped after 1m00s, the per-N time limit (--timeout-min)")
+        return _row(n, 1000.0 * n * n, 16 * n * n, 10 + 4 * math.log2(n))
+
+    monkeypatch.setattr(rtl_asic, "measure", fake_measure)
+    monkeypatch.setattr(rtl_asic, "measure_fo4", lambda *args, **kwargs: 0.1)
+    out = tmp_path / "asic.json"
+    assert main(["rtl", "asic", "--ports", "4", "8", "16", "32", "--timeout-min", "1", "--json", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "N=16 yosys: stopped after 1m00s" in captured.err and "N = 32 not tried" in captured.err
+    assert "# not measured (--timeout-min 1): N = 16, 32" in captured.out and "Fits over N = 4, 8" in captured.out
+    doc = json.loads(out.read_text())
+    assert [r["ports"] for r in doc["rows"]] == [4, 8] and [m["ports"] for m in doc["not_measured"]] == [16, 32]
+    assert doc["scaling"]["state_exponent"] == pytest.approx(2)
+
+
 def test_the_current_yosys_pass_is_read_from_the_log():
     log = rtl_asic.Path(".build/test_rtl_asic_pass.log")
     (rtl_asic.ROOT / ".build").mkdir(exist_ok=True)
