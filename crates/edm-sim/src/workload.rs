@@ -284,22 +284,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_generated_application_ships_a_cdf_that_parses() {
-        let apps: Vec<&str> = crate::schema::GENERATED_WORKLOADS
-            .iter()
-            .copied()
-            .filter(|w| *w != "micro")
-            .collect();
-        let shipped: Vec<&str> = APP_CDFS.iter().map(|(name, _)| *name).collect();
-        assert_eq!(apps, shipped);
-        for (name, text) in APP_CDFS {
-            let cdf = SizeCdf::from_text(text, 1460).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert!(cdf.mean_bytes() > 0.0, "{name}");
-        }
-        assert_eq!(app_cdf_text("micro"), None);
-    }
-
-    #[test]
     fn cdf_interpolates_rounds_and_has_the_right_mean() {
         let cdf = SizeCdf::new(vec![(4.0, 0.0), (4.0, 0.5), (8.0, 1.0)], 1460).unwrap();
         assert_eq!(cdf.mean_bytes(), (0.5 * 4.0 + 0.5 * 6.0) * 1460.0);

@@ -95,3 +95,22 @@ fn the_paper_protocol_takes_the_papers_rules_and_refuses_others() {
         "{e}"
     );
 }
+
+// The schema names the generated workloads; the workload module ships their
+// CDFs (it sits below the schema, so the check lives here).
+#[test]
+fn every_generated_application_ships_a_cdf_that_parses() {
+    use crate::workload::{app_cdf_text, SizeCdf, APP_CDFS};
+    let apps: Vec<&str> = super::GENERATED_WORKLOADS
+        .iter()
+        .copied()
+        .filter(|w| *w != "micro")
+        .collect();
+    let shipped: Vec<&str> = APP_CDFS.iter().map(|(name, _)| *name).collect();
+    assert_eq!(apps, shipped);
+    for (name, text) in APP_CDFS {
+        let cdf = SizeCdf::from_text(text, 1460).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(cdf.mean_bytes() > 0.0, "{name}");
+    }
+    assert_eq!(app_cdf_text("micro"), None);
+}
