@@ -34,12 +34,12 @@ impl Sim<'_> {
         }
         if self.edm.cfg.memory_order == MemoryOrder::Address {
             let pair = self.pair(Msg::of(spec));
-            let msgs = self.msgs;
+            let entry = Unfinished::of(i, spec);
             let conflicts = self.unfinished[pair]
                 .iter()
-                .filter(|&&j| conflict(&msgs[j as usize], spec))
+                .filter(|e| e.conflicts(&entry))
                 .count() as u32;
-            self.unfinished[pair].push(i);
+            self.unfinished[pair].push(entry);
             if conflicts > 0 {
                 self.waits_for[i as usize] = conflicts;
                 self.held[pair].push(i);
@@ -115,26 +115,33 @@ impl Sim<'_> {
         self.outstanding[r] -= 1;
         if self.edm.cfg.memory_order == MemoryOrder::Address {
             let pair = self.pair(Msg::of(spec));
-            let at = self.unfinished[pair].iter().position(|&j| j == i);
+            let at = self.unfinished[pair].iter().position(|e| e.id == i);
             let at = at.expect("a finished message was unfinished");
-            // Those ordered after `i` (a held message is unfinished too;
-            // not index order: a closed loop issues out of index order).
-            let later = &self.unfinished[pair][at + 1..];
-            let mut free = Vec::new();
-            let waits_for = &mut self.waits_for;
-            self.held[pair].retain(|&h| {
-                if conflict(spec, &msgs[h as usize]) && later.contains(&h) {
-                    waits_for[h as usize] -= 1;
-                    if waits_for[h as usize] == 0 {
-                        free.push(h);
-                        return false;
+            let done = self.unfinished[pair].remove(at);
+            if !self.held[pair].is_empty() {
+                // Those ordered after `i` (a held message is unfinished too;
+                // not index order: a closed loop issues out of index order),
+                // which now sit from `at` on.
+                let later = &self.unfinished[pair][at..];
+                let mut free = Vec::new();
+                let waits_for = &mut self.waits_for;
+                self.held[pair].retain(|&h| {
+                    let waits = later
+                        .iter()
+                        .find(|e| e.id == h)
+                        .is_some_and(|e| done.conflicts(e));
+                    if waits {
+                        waits_for[h as usize] -= 1;
+                        if waits_for[h as usize] == 0 {
+                            free.push(h);
+                            return false;
+                        }
                     }
+                    true
+                });
+                for h in free {
+                    self.admit(now, h);
                 }
-                true
-            });
-            self.unfinished[pair].remove(at);
-            for h in free {
-                self.admit(now, h);
             }
         }
         while let Some(&f) = self.fenced[r].front() {
@@ -406,9 +413,30 @@ impl Sim<'_> {
     }
 }
 
-/// Whether `b` must wait for the earlier `a` under the memory-order rule
-/// (same requester and memory node assumed): their byte ranges overlap and
-/// one of them changes memory.
-fn conflict(a: &MessageSpec, b: &MessageSpec) -> bool {
-    (a.op != Op::Read || b.op != Op::Read) && overlaps(a.range(), b.range())
+/// A message issued and not finished, in its pair's memory-order list: what
+/// the rule compares, kept in the list itself so that a scan reads one
+/// contiguous slice, not each message's spec from the whole workload.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unfinished {
+    pub(super) id: u32,
+    /// It changes memory (a write or RMW).
+    changes: bool,
+    range: (u64, u64),
+}
+
+impl Unfinished {
+    fn of(id: u32, spec: &MessageSpec) -> Self {
+        Unfinished {
+            id,
+            changes: spec.op != Op::Read,
+            range: spec.range(),
+        }
+    }
+
+    /// Whether the later of the two must wait for the earlier under the
+    /// memory-order rule (same requester and memory node assumed): their
+    /// byte ranges overlap and one of them changes memory.
+    fn conflicts(&self, other: &Unfinished) -> bool {
+        (self.changes || other.changes) && overlaps(self.range, other.range)
+    }
 }

@@ -13,7 +13,8 @@ use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
-    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
+    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, RecordSink, RecordWindow,
+    Simulation, Totals,
 };
 use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
@@ -35,7 +36,15 @@ pub(super) struct Sim<'a> {
     pub(super) active: Vec<u8>,
     pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
     pub(super) delivered: Vec<u32>,
-    pub(super) records: Vec<Record>,
+    /// Every message's record, or when streamed those of the messages from
+    /// the oldest whose record is not final to the last issued.
+    pub(super) records: RecordWindow,
+    /// Streamed runs: where final records go; `stream_during` if they go
+    /// during the run (without faults: a record is final when its message
+    /// completed and, a write, was acknowledged), else at its end.
+    pub(super) sink: Option<(usize, &'a mut dyn FnMut(usize, &[Record]))>,
+    pub(super) stream_during: bool,
+    pub(super) alone: AloneCache,
     /// (message, completion time), in completion order: all of them when
     /// the issue feed reads them (a closed loop), else the latest, written
     /// to `records` every `COMPLETION_BATCH` (a batch keeps the writes to
@@ -57,7 +66,7 @@ pub(super) struct Sim<'a> {
     /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
     /// requester-memory pair the messages issued and not finished, and those
     /// held back by an overlapping earlier one, with how many they wait for.
-    pub(super) unfinished: Vec<Vec<u32>>,
+    pub(super) unfinished: Vec<Vec<super::hosts::Unfinished>>,
     pub(super) held: Vec<Vec<u32>>,
     pub(super) waits_for: Vec<u32>,
     /// Fences: per requester, messages not finished, and the messages
@@ -107,6 +116,27 @@ pub(super) struct Sim<'a> {
     pub(super) planes_of: Vec<u8>,
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
+}
+
+/// A message's latency alone depends only on its operation and size: a
+/// small direct-mapped cache of it (workloads repeat sizes).
+pub(super) struct AloneCache([(u32, Op, Ps); 256]);
+
+impl Default for AloneCache {
+    fn default() -> Self {
+        AloneCache([(u32::MAX, Op::Read, 0); 256])
+    }
+}
+
+impl AloneCache {
+    #[inline]
+    fn get(&mut self, edm: &Edm, m: &MessageSpec) -> Ps {
+        let slot = &mut self.0[(m.size as usize ^ m.op as usize) & 255];
+        if (slot.0, slot.1) != (m.size, m.op) {
+            *slot = (m.size, m.op, edm.alone_ps(m));
+        }
+        slot.2
+    }
 }
 
 /// How many completions are logged before they are written to the records
@@ -159,26 +189,10 @@ impl<'a> Sim<'a> {
             delivered: vec![0; msgs.len()],
             completions: Vec::new(),
             keep_completions: true,
-            records: {
-                // Alone latency depends only on the operation and size: a
-                // small direct-mapped cache of it (workloads repeat sizes).
-                let mut cache = [(u32::MAX, Op::Read, 0); 256];
-                msgs.iter()
-                    .map(|m| {
-                        let slot = &mut cache[(m.size as usize ^ m.op as usize) & 255];
-                        if (slot.0, slot.1) != (m.size, m.op) {
-                            *slot = (m.size, m.op, edm.alone_ps(m));
-                        }
-                        Record {
-                            complete_ps: None,
-                            alone_ps: slot.2,
-                            timed_out: false,
-                            lost: false,
-                            acked_ps: None,
-                        }
-                    })
-                    .collect()
-            },
+            records: RecordWindow::default(),
+            sink: None,
+            stream_during: false,
+            alone: AloneCache::default(),
             totals: Totals::default(),
             counters: EdmCounters::default(),
             completed: 0,
@@ -277,6 +291,41 @@ impl<'a> Sim<'a> {
         sim
     }
 
+    /// Holds every message's record (a run not streamed).
+    fn hold_all_records(&mut self) {
+        self.hold_records_to(self.msgs.len());
+        self.records.max_held = self.msgs.len();
+    }
+
+    /// Holds the records of the messages before `end` (from the first not held).
+    #[inline]
+    fn hold_records_to(&mut self, end: usize) {
+        while self.records.end() < end {
+            let m = &self.msgs[self.records.end()];
+            let alone_ps = self.alone.get(self.edm, m);
+            self.records.push(Record {
+                alone_ps,
+                ..Record::default()
+            });
+        }
+    }
+
+    /// Streamed runs: hands on the final records at the front of the window
+    /// (whole batches; every record held when `all`, at the run's end).
+    fn retire_records(&mut self, all: bool) {
+        let Some((batch, hand)) = self.sink.as_mut() else {
+            return;
+        };
+        let sink = &mut RecordSink {
+            batch: *batch,
+            hand: &mut **hand,
+        };
+        let msgs = self.msgs;
+        self.records.retire(sink, all, |i, r| {
+            r.complete_ps.is_some() && (msgs[i].op != Op::Write || r.acked_ps.is_some())
+        });
+    }
+
     #[inline]
     pub(super) fn record(&mut self, host: u16, up: bool, start: Ps, blocks: u32, unit: &Unit) {
         if let Some(t) = &mut self.trace {
@@ -298,6 +347,18 @@ impl<'a> Sim<'a> {
         self.run_fed(&mut engine::InOrder::new(msgs), progress)
     }
 
+    /// [`Sim::run`] handing the records to `sink` ([`Protocol::run_streamed`]):
+    /// during the run when no fault can change a finished message's record.
+    pub(super) fn run_streamed(
+        mut self,
+        progress: &mut dyn FnMut(u64, u64),
+        sink: &'a mut RecordSink,
+    ) -> Outcome {
+        self.stream_during = self.ended.is_empty() && !self.lossy;
+        self.sink = Some((sink.batch, &mut *sink.hand));
+        self.run(progress).0
+    }
+
     /// [`Sim::run`] with its issues from `issues` (a closed loop's threads).
     pub(super) fn run_fed<I: engine::Issues>(
         mut self,
@@ -305,6 +366,9 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
         self.keep_completions = issues.reads_completions();
+        if !self.stream_during {
+            self.hold_all_records();
+        }
         self.completions.reserve(if self.keep_completions {
             self.msgs.len()
         } else {
@@ -315,6 +379,8 @@ impl<'a> Sim<'a> {
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         self.write_completions();
+        self.retire_records(true);
+        self.totals.max_records_held = self.records.max_held;
         let end = self.totals.end_ps;
         // Per plane, then the busier plane's utilisation, every frame.
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
@@ -360,7 +426,7 @@ impl<'a> Sim<'a> {
         }
         (
             Outcome {
-                records: self.records,
+                records: self.records.into_vec(),
                 totals: self.totals,
             },
             self.trace.unwrap_or_default(),
@@ -375,6 +441,9 @@ impl<'a> Sim<'a> {
         }
         if !self.keep_completions {
             self.completions.clear();
+        }
+        if self.stream_during {
+            self.retire_records(false);
         }
     }
 
@@ -412,7 +481,12 @@ impl<'a> Sim<'a> {
     fn handle_event(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {
-            Ev::Issue(i) => self.issue(now, i),
+            Ev::Issue(i) => {
+                if self.stream_during {
+                    self.hold_records_to(i as usize + 1);
+                }
+                self.issue(now, i)
+            }
             Ev::Finished(i) => self.finished(now, i),
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
                 let d = self.plane.uplinks[h as usize].insert_control_block(now);
@@ -904,5 +978,54 @@ mod tests {
         assert!(complete(&batched).iter().all(Option::is_some));
         assert_eq!(complete(&batched), complete(&kept));
         assert_eq!(batched.totals.events, kept.totals.events);
+    }
+
+    /// A streamed run hands every record once, in message order, in
+    /// batches of at most the sink's, the same records a run returns; and
+    /// below saturation it holds far fewer at once than the run's messages.
+    #[test]
+    fn a_streamed_run_hands_the_records_of_a_run_in_bounded_batches() {
+        let messages = 10 * COMPLETION_BATCH;
+        let mut msgs = OpenLoop {
+            nodes: 16,
+            roles: Roles::AllToAll,
+            link_gbps: 100,
+            load: 0.3,
+            write_ratio: 0.5,
+            sizes: SizeCdf::fixed(64),
+            messages,
+            seed: 5,
+        }
+        .generate();
+        assign_addresses(&mut msgs, 1 << 20, 5);
+        let fabric = FabricConfig {
+            nodes: 16,
+            ..FabricConfig::default()
+        };
+        let edm = Edm::new(fabric, EdmConfig::edm_rules());
+        let (whole, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
+        let batch = 5000;
+        let mut handed: Vec<Record> = Vec::new();
+        let mut largest = 0;
+        let mut hand = |first: usize, records: &[Record]| {
+            assert_eq!(first, handed.len(), "in message order, each once");
+            largest = largest.max(records.len());
+            handed.extend_from_slice(records);
+        };
+        let sink = &mut RecordSink {
+            batch,
+            hand: &mut hand,
+        };
+        let streamed = Sim::new(&edm, &msgs).run_streamed(&mut |_, _| {}, sink);
+        assert!(streamed.records.is_empty());
+        assert!(largest <= batch);
+        let key = |r: &Record| (r.complete_ps, r.alone_ps, r.acked_ps, r.timed_out, r.lost);
+        assert_eq!(handed.len(), messages);
+        assert!(handed.iter().map(key).eq(whole.records.iter().map(key)));
+        assert_eq!(streamed.totals.events, whole.totals.events);
+        assert_eq!(whole.totals.max_records_held, messages);
+        // Held: a completion batch, a sink batch and the messages in flight.
+        let held = streamed.totals.max_records_held;
+        assert!(held < COMPLETION_BATCH + batch + 2000, "{held}");
     }
 }

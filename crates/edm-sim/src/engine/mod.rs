@@ -20,6 +20,7 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 use std::any::Any;
+use std::collections::VecDeque;
 use std::fmt;
 use std::panic::RefUnwindSafe;
 
@@ -52,6 +53,97 @@ pub struct Record {
     pub acked_ps: Option<Ps>,
 }
 
+/// Where a streamed run hands its records: `hand(first, records)` gets the
+/// records of messages `first..first + records.len()`, in message order,
+/// at most `batch` at a time; every message's record is handed exactly once.
+pub struct RecordSink<'a> {
+    pub batch: usize,
+    pub hand: &'a mut dyn FnMut(usize, &[Record]),
+}
+
+/// The records of messages `first..first + held.len()`: a run's whole
+/// table, or, when streamed, those not yet handed to a [`RecordSink`]
+/// (indexed by message id either way).
+#[derive(Clone, Debug, Default)]
+pub struct RecordWindow {
+    first: usize,
+    held: VecDeque<Record>,
+    /// The most records held at once.
+    pub max_held: usize,
+}
+
+impl RecordWindow {
+    /// A window holding every record of a run.
+    pub fn whole(records: Vec<Record>) -> Self {
+        let max_held = records.len();
+        RecordWindow {
+            first: 0,
+            held: records.into(),
+            max_held,
+        }
+    }
+
+    /// One past the last message whose record is held or was handed on.
+    pub fn end(&self) -> usize {
+        self.first + self.held.len()
+    }
+
+    /// Holds the record of message [`RecordWindow::end`].
+    pub fn push(&mut self, record: Record) {
+        self.held.push_back(record);
+        self.max_held = self.max_held.max(self.held.len());
+    }
+
+    /// Hands `sink` the records from the first held on while `done(id,
+    /// record)` says each is final: only whole batches unless `all`, which
+    /// also hands every record held, final or not (the run's end).
+    pub fn retire(
+        &mut self,
+        sink: &mut RecordSink,
+        all: bool,
+        done: impl Fn(usize, &Record) -> bool,
+    ) {
+        let batch = sink.batch.max(1);
+        let ready = if all {
+            self.held.len()
+        } else {
+            let final_prefix = (0..self.held.len())
+                .take_while(|&k| done(self.first + k, &self.held[k]))
+                .count();
+            final_prefix / batch * batch
+        };
+        let mut left = ready;
+        while left > 0 {
+            let n = left.min(batch);
+            let records = &self.held.make_contiguous()[..n];
+            (sink.hand)(self.first, records);
+            self.held.drain(..n);
+            self.first += n;
+            left -= n;
+        }
+    }
+
+    /// The records held, as a vector (the whole table unless some were handed on).
+    pub fn into_vec(self) -> Vec<Record> {
+        self.held.into()
+    }
+}
+
+impl std::ops::Index<usize> for RecordWindow {
+    type Output = Record;
+    #[inline(always)]
+    fn index(&self, id: usize) -> &Record {
+        &self.held[id - self.first]
+    }
+}
+
+impl std::ops::IndexMut<usize> for RecordWindow {
+    #[inline(always)]
+    fn index_mut(&mut self, id: usize) -> &mut Record {
+        &mut self.held[id - self.first]
+    }
+}
+
 /// Totals a protocol reports besides the per-message records.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
@@ -68,6 +160,9 @@ pub struct Totals {
     pub max_switch_data_wait_ps: Ps,
     /// Data bytes delivered to their destination.
     pub delivered_bytes: u64,
+    /// The most per-message records the run held at once (all of them
+    /// unless streamed, [`Protocol::run_streamed`]).
+    pub max_records_held: usize,
     /// The protocol's own counters (EDM's, the packet fabric's), which the
     /// engine carries without knowing them (`Totals::edm`, `Totals::packet`).
     pub protocol: Option<Box<dyn ProtocolCounters>>,
@@ -125,6 +220,23 @@ pub trait Protocol {
     /// Simulates the messages of `threads` (their `issue_ps` unused): each
     /// completion lets its thread issue its next message.
     fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome;
+    /// [`Protocol::run`] handing every record to `sink` (message order,
+    /// batches of at most `sink.batch`) and returning none. This default
+    /// hands them on after the run; a protocol that can tell when a record
+    /// is final hands it on during the run, so its records held stay
+    /// bounded (`Totals::max_records_held`).
+    fn run_streamed(
+        &mut self,
+        messages: &[MessageSpec],
+        progress: &mut dyn FnMut(u64, u64),
+        sink: &mut RecordSink,
+    ) -> Outcome {
+        let mut out = self.run(messages, progress);
+        let records = std::mem::take(&mut out.records);
+        out.totals.max_records_held = records.len();
+        RecordWindow::whole(records).retire(sink, true, |_, _| true);
+        out
+    }
     /// The latency of `message` if it were alone in the network (closed form).
     fn alone_ps(&self, message: &MessageSpec) -> Ps;
     fn name(&self) -> &'static str;
