@@ -6,8 +6,8 @@
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::edm::config::Priority;
-use edm_sim::engine::{self, Record, RecordSink};
 use edm_sim::engine::closed_loop::AppReport;
+use edm_sim::engine::{self, Record, RecordSink};
 use edm_sim::memory::protection::Layout;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
