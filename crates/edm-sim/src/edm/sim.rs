@@ -66,8 +66,7 @@ pub(super) struct Sim<'a> {
     /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
     /// requester-memory pair the messages issued and not finished, and those
     /// held back by an overlapping earlier one, with how many they wait for.
-    pub(super) unfinished: Vec<Vec<super::hosts::Unfinished>>,
-    pub(super) held: Vec<Vec<u32>>,
+    pub(super) order: Vec<super::hosts::PairOrder>,
     pub(super) waits_for: Vec<u32>,
     /// Fences: per requester, messages not finished, and the messages
     /// waiting behind a fence (from the fence on, in order).
@@ -199,8 +198,7 @@ impl<'a> Sim<'a> {
             zq: edm.cfg.zero_queue,
             trace: None,
             track_finish: address || msgs.iter().any(|m| m.fence),
-            unfinished: vec![Vec::new(); if address { n * n } else { 0 }],
-            held: vec![Vec::new(); if address { n * n } else { 0 }],
+            order: vec![Default::default(); if address { n * n } else { 0 }],
             waits_for: vec![0; if address { msgs.len() } else { 0 }],
             outstanding: vec![0; n],
             fenced: vec![VecDeque::new(); n],
@@ -458,16 +456,46 @@ impl<'a> Sim<'a> {
             UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
             _ => false,
         };
-        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(2) {
-            if ends(unit) {
+        // (A message that finishes also reads its pair's memory-order lists.)
+        match self.q.ahead(2) {
+            Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 prefetch(&self.pending[self.pair(unit.spec)]);
             }
+            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
+                prefetch(&self.order[self.pair(*m)]);
+            }
+            _ => {}
         }
-        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(0) {
-            if ends(unit) {
+        match self.q.ahead(0) {
+            Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 if let Some(front) = self.pending[self.pair(unit.spec)].front() {
                     prefetch(front);
                 }
+            }
+            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
+                if let Some(first) = self.order[self.pair(*m)].unfinished.first() {
+                    prefetch(first);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Memory-order rule: starts loading what the next issues (in an open
+    /// loop the next messages) will read of their pairs' lists: message
+    /// `i + 2`'s list header, and `i + 1`'s first entries (its header asked
+    /// for at the last issue). Hints only: handling is unchanged.
+    #[inline(always)]
+    fn prefetch_order_of_next_issues(&self, i: usize) {
+        if self.order.is_empty() {
+            return;
+        }
+        if let Some(m) = self.msgs.get(i + 2) {
+            prefetch(&self.order[self.pair(Msg::of(m))]);
+        }
+        if let Some(m) = self.msgs.get(i + 1) {
+            if let Some(first) = self.order[self.pair(Msg::of(m))].unfinished.first() {
+                prefetch(first);
             }
         }
     }
@@ -485,9 +513,10 @@ impl<'a> Sim<'a> {
                 if self.stream_during {
                     self.hold_records_to(i as usize + 1);
                 }
+                self.prefetch_order_of_next_issues(i as usize);
                 self.issue(now, i)
             }
-            Ev::Finished(i) => self.finished(now, i),
+            Ev::Finished(i, m) => self.finished(now, i, m),
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
                 let d = self.plane.uplinks[h as usize].insert_control_block(now);
                 self.record(h, true, d.start, 1, &unit);
@@ -660,7 +689,7 @@ impl<'a> Sim<'a> {
             // its /A/ is decided in its arrival's event on one plane or two.)
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
             if self.data_arrives(d.last_block, unit) && self.finish_on_arrival() {
-                self.q.push(d.last_block, Ev::Finished(unit.msg));
+                self.q.push(d.last_block, Ev::Finished(unit.msg, unit.spec));
             }
         } else {
             self.q.push(d.last_block, Ev::HostIn(h, unit));
