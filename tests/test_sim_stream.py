@@ -46,8 +46,9 @@ def test_streamed_records_and_summary_equal_the_in_memory_run(tmp_path, config):
     whole = sim.run(config)
     path = tmp_path / "m.parquet"
     summary = stream.run_to_parquet(config, path, batch_rows=700)
-    back = pd.read_parquet(path)
-    pd.testing.assert_frame_equal(back, whole.messages.reset_index(drop=True))
+    back = pd.read_parquet(path).set_index("id").sort_index()
+    assert back.index.tolist() == list(range(len(whole.messages)))
+    pd.testing.assert_frame_equal(back.reset_index(drop=True), whole.messages.reset_index(drop=True))
     _assert_same_summary(whole.summary, summary)
     # The quantiles are exact, not within a sketch's error.
     for k in ("median_slowdown", "p99_slowdown", "p999_latency_ns"):
@@ -55,8 +56,8 @@ def test_streamed_records_and_summary_equal_the_in_memory_run(tmp_path, config):
 
 
 def test_streamed_run_holds_a_bounded_number_of_records(tmp_path):
-    """Below saturation the core holds the records of the messages in flight
-    and of a completion batch, not of the run; Python one batch of rows."""
+    """The core holds the records of the messages in flight and of a
+    completion batch (16 384), not of the run; Python one batch of rows."""
     messages, batch = 120_000, 4096
     config = {"protocol": "edm", "nodes": 16, "workload": "micro", "load": 0.3, "messages": messages}
     summary = stream.run_to_parquet(config, tmp_path / "m.parquet", batch_rows=batch)
@@ -64,6 +65,13 @@ def test_streamed_run_holds_a_bounded_number_of_records(tmp_path):
     assert summary["max_rows_held"] <= batch
     assert summary["max_records_held"] < 30_000, summary["max_records_held"]
     assert sim.run({**config, "messages": 20_000}).summary["max_records_held"] == 20_000
+    # Past saturation (64 B at load 0.9) the backlog grows with the run, and
+    # with it the records held, but some message waits nearly the whole run
+    # and holds back no other's record.
+    saturated = stream.run_to_parquet({**config, "load": 0.9, "messages": 60_000}, tmp_path / "s.parquet",
+                                      batch_rows=batch)
+    assert saturated["stable"] is False
+    assert saturated["max_records_held"] < 45_000, saturated["max_records_held"]
 
 
 def test_cli_streams_records_and_refuses_a_trace(tmp_path, capsys):

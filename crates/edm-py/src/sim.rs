@@ -411,15 +411,17 @@ fn run<'py>(
     let failed = callback_failed.clone();
     let sink_failed = callback_failed.clone();
     let mut sink_error: Option<PyErr> = None;
-    // Streamed: each batch of final records crosses with its messages'
-    // columns, `sink(first, workload columns, complete_ps, alone_ps, acked_ps)`.
-    let mut hand = |first: usize, records: &[Record]| {
+    // Streamed: each batch of final records crosses with its messages' ids
+    // and columns, `sink(ids, workload columns, complete_ps, alone_ps, acked_ps)`.
+    let mut hand = |ids: &[u32], records: &[Record]| {
         let (Some(cb), None) = (&sink, &sink_error) else {
             return;
         };
-        let crossed = workload_columns(py, &msgs[first..first + records.len()]).and_then(|cols| {
+        let batch: Vec<MessageSpec> = ids.iter().map(|&i| msgs[i as usize].clone()).collect();
+        let crossed = workload_columns(py, &batch).and_then(|cols| {
             let (acked, complete, alone) = record_columns(py, records)?;
-            cb.call1(py, (first, cols, complete, alone, acked))
+            let ids = to_bytes(py, ids.len(), |k| ids[k].to_ne_bytes())?;
+            cb.call1(py, (ids, cols, complete, alone, acked))
         });
         if let Err(e) = crossed {
             sink_error = Some(e);

@@ -164,10 +164,10 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
 
 
 def message_table(cfg: dict[str, Any], msgs: Messages, complete: bytes, alone: bytes, acked: bytes | None,
-                  first: int = 0) -> pd.DataFrame:
-    """One row per message (messages ``first`` on): the workload's columns,
-    the core's records (bytes in native order) and what follows from them."""
-    n = len(msgs.op)
+                  ids: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per message (indexed by id: 0, 1, ... unless `ids` given): the
+    workload's columns, the core's records (bytes in native order) and what
+    follows from them."""
     df = pd.DataFrame(
         {
             "op": pd.Categorical.from_codes(msgs.op.astype(np.int8), ["read", "write", "rmw"]),
@@ -178,7 +178,7 @@ def message_table(cfg: dict[str, Any], msgs: Messages, complete: bytes, alone: b
             "complete_ps": np.frombuffer(complete, np.int64),
             "alone_ps": np.frombuffer(alone, np.uint64),
         },
-        index=pd.RangeIndex(first, first + n),
+        index=None if ids is None else pd.Index(ids, name="id"),
     )
     _outcomes(df, acked, cfg["protocol"] in EDM_PROTOCOLS)
     done = df["complete_ps"] >= 0

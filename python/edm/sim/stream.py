@@ -2,10 +2,12 @@
 computed from the file.
 
 :func:`run_to_parquet` runs a generated open-loop workload with the core
-handing its records over in batches as they become final (in message order;
-EDM's rules during a fault-free run, other protocols and faulty runs at the
-end, docs/simulator.md "Outputs"). Each batch becomes rows of the same table
-:func:`edm.sim.run` returns, appended to a Parquet file, and is dropped.
+handing its records over in batches as they become final (EDM's rules
+during a fault-free run, in the order messages finish, so a message that
+waits long holds back no other's record; other protocols and faulty runs at
+the end; docs/simulator.md "Outputs"). Each batch becomes rows of the table
+:func:`edm.sim.run` returns, with each message's ``id``, appended to a
+Parquet file, and is dropped.
 
 The summary is then read back from the file in two passes of at most
 ``batch_rows`` rows, and equals :func:`edm.sim.summarise` on the whole table
@@ -72,8 +74,10 @@ class RecordFile:
 def run_to_parquet(config: dict[str, Any], path: str | Path, progress: bool = False, source: str = "config",
                    batch_rows: int = BATCH_ROWS) -> dict[str, Any]:
     """Runs `config` (a generated open-loop workload) with its records
-    streamed to the Parquet file `path` (one row per message, the columns of
-    :func:`edm.sim.run`'s table); returns the summary, computed from the file.
+    streamed to the Parquet file `path` (one row per message: its ``id``,
+    then the columns of :func:`edm.sim.run`'s table; rows in the order the
+    records became final, the unfinished last); returns the summary,
+    computed from the file.
     The summary's ``max_records_held`` is the most records the core held at
     once, ``max_rows_held`` the most rows Python held (≤ `batch_rows`)."""
     from edm import sim
@@ -85,8 +89,9 @@ def run_to_parquet(config: dict[str, Any], path: str | Path, progress: bool = Fa
     path = Path(path)
     out = RecordFile(path)
 
-    def sink(first: int, cols: tuple, complete: bytes, alone: bytes, acked: bytes) -> None:
-        out.append(sim.message_table(cfg, sim._columns(cols), complete, alone, acked, first))
+    def sink(ids: bytes, cols: tuple, complete: bytes, alone: bytes, acked: bytes) -> None:
+        table = sim.message_table(cfg, sim._columns(cols), complete, alone, acked, np.frombuffer(ids, np.uint32))
+        out.append(table.reset_index())
 
     started = time.perf_counter()
     bar = sim._progress_bar(cfg["messages"]) if progress else None
@@ -241,12 +246,9 @@ def summarise_file(cfg: dict[str, Any], path: Path, totals: dict[str, Any], wall
     issues: dict[int, int] = {}
 
     def batches(columns: list[str]):
-        row = 0
         for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows, columns=columns):
-            df = batch.to_pandas()
-            df.index = range(row, row + len(df))
-            row += len(df)
-            yield df, df.iloc[max(start - df.index[0], 0):]
+            df = batch.to_pandas().set_index("id")
+            yield df, df[df.index >= start]
 
     def each_figure(df, measured, feed):
         feed(("latency_ns", None), measured["latency_ns"].to_numpy())
@@ -263,19 +265,21 @@ def summarise_file(cfg: dict[str, Any], path: Path, totals: dict[str, Any], wall
                  sim.paper_slowdowns(paper, codes, measured["size"].to_numpy(),
                                      measured["latency_ns"].to_numpy(), known))
 
-    columns = ["op", "memory", "size", "issue_ps", "complete_ps", "alone_ps", "outcome", "latency_ns", "slowdown",
+    columns = ["id", "op", "memory", "size", "issue_ps", "complete_ps", "alone_ps", "outcome", "latency_ns", "slowdown",
                "acked_latency_ns"]
     for df, measured in batches(columns):
         complete = df["complete_ps"].to_numpy(np.int64)
         completed += int((complete >= 0).sum())
         lost = df.index[complete == -1]
         deadlocked += len(lost)
-        deadlocked_ids += lost.tolist()[: 20 - len(deadlocked_ids)]
+        deadlocked_ids = sorted(deadlocked_ids + lost.tolist())[:20]
         outcomes.update(df["outcome"].value_counts().to_dict())
         issue = df["issue_ps"].to_numpy(np.int64)
+        ids = df.index.to_numpy()
         for at in (0, n // 2, n - 1):
-            if df.index[0] <= at <= df.index[-1]:
-                issues[at] = int(issue[at - df.index[0]])
+            (k,) = np.nonzero(ids == at)
+            if len(k):
+                issues[at] = int(issue[k[0]])
         memory = df["memory"].to_numpy(np.int64)
         per_node_bytes += np.bincount(memory, df["size"].to_numpy(np.float64), cfg["nodes"])
         per_node_rows += np.bincount(memory, minlength=cfg["nodes"])

@@ -20,8 +20,9 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 use std::any::Any;
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::RefUnwindSafe;
 
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
@@ -53,79 +54,112 @@ pub struct Record {
     pub acked_ps: Option<Ps>,
 }
 
-/// Where a streamed run hands its records: `hand(first, records)` gets the
-/// records of messages `first..first + records.len()`, in message order,
-/// at most `batch` at a time; every message's record is handed exactly once.
+/// Where a streamed run hands its records: `hand(ids, records)` gets the
+/// records of messages `ids` (as many), at most `batch` at a time, in the
+/// order they became final; every message's record is handed exactly once.
 pub struct RecordSink<'a> {
     pub batch: usize,
-    pub hand: &'a mut dyn FnMut(usize, &[Record]),
+    pub hand: &'a mut dyn FnMut(&[u32], &[Record]),
 }
 
-/// The records of messages `first..first + held.len()`: a run's whole
-/// table, or, when streamed, those not yet handed to a [`RecordSink`]
-/// (indexed by message id either way).
+/// A run's per-message records, indexed by message id: the whole table
+/// ([`RecordWindow::whole`]), or, streamed ([`RecordWindow::streamed`]),
+/// only those of messages issued and not yet final (a map by id: a
+/// message that waits long holds back no other's), the final ones handed
+/// to a [`RecordSink`] in batches.
 #[derive(Clone, Debug, Default)]
 pub struct RecordWindow {
-    first: usize,
-    held: VecDeque<Record>,
-    /// The most records held at once.
+    whole: Vec<Record>,
+    streamed: bool,
+    held: HashMap<u32, Record, BuildHasherDefault<IdHasher>>,
+    /// Streamed: the final records not yet handed on.
+    ready_ids: Vec<u32>,
+    ready: Vec<Record>,
+    /// The most records held at once (final ones waiting to be handed on
+    /// included).
     pub max_held: usize,
 }
 
 impl RecordWindow {
     /// A window holding every record of a run.
     pub fn whole(records: Vec<Record>) -> Self {
-        let max_held = records.len();
         RecordWindow {
-            first: 0,
-            held: records.into(),
-            max_held,
+            max_held: records.len(),
+            whole: records,
+            ..Default::default()
         }
     }
 
-    /// One past the last message whose record is held or was handed on.
-    pub fn end(&self) -> usize {
-        self.first + self.held.len()
+    /// An empty window for a streamed run.
+    pub fn streamed() -> Self {
+        RecordWindow {
+            streamed: true,
+            ..Default::default()
+        }
     }
 
-    /// Holds the record of message [`RecordWindow::end`].
-    pub fn push(&mut self, record: Record) {
-        self.held.push_back(record);
-        self.max_held = self.max_held.max(self.held.len());
-    }
-
-    /// Hands `sink` the records from the first held on while `done(id,
-    /// record)` says each is final: only whole batches unless `all`, which
-    /// also hands every record held, final or not (the run's end).
-    pub fn retire(
-        &mut self,
-        sink: &mut RecordSink,
-        all: bool,
-        done: impl Fn(usize, &Record) -> bool,
-    ) {
-        let batch = sink.batch.max(1);
-        let ready = if all {
-            self.held.len()
+    /// Holds `record` for message `id` (streamed), or appends it (whole: `id`
+    /// the next).
+    pub fn hold(&mut self, id: u32, record: Record) {
+        if self.streamed {
+            self.held.insert(id, record);
         } else {
-            let final_prefix = (0..self.held.len())
-                .take_while(|&k| done(self.first + k, &self.held[k]))
-                .count();
-            final_prefix / batch * batch
-        };
-        let mut left = ready;
-        while left > 0 {
-            let n = left.min(batch);
-            let records = &self.held.make_contiguous()[..n];
-            (sink.hand)(self.first, records);
-            self.held.drain(..n);
-            self.first += n;
-            left -= n;
+            debug_assert_eq!(id as usize, self.whole.len());
+            self.whole.push(record);
+        }
+        self.max_held = self
+            .max_held
+            .max(self.held.len() + self.ready.len() + self.whole.len());
+    }
+
+    /// Streamed: message `id`'s record is final; handed on with the next batch.
+    pub fn finish(&mut self, id: u32, sink: &mut RecordSink) {
+        let record = self.held.remove(&id).expect("a held record");
+        self.ready_ids.push(id);
+        self.ready.push(record);
+        if self.ready.len() >= sink.batch.max(1) {
+            self.hand_ready(sink);
         }
     }
 
-    /// The records held, as a vector (the whole table unless some were handed on).
+    /// Hands on the final records waiting.
+    fn hand_ready(&mut self, sink: &mut RecordSink) {
+        if !self.ready.is_empty() {
+            (sink.hand)(&self.ready_ids, &self.ready);
+            self.ready_ids.clear();
+            self.ready.clear();
+        }
+    }
+
+    /// The run's end: hands `sink` every record left, final or not (the
+    /// unfinished in message order), in batches.
+    pub fn hand_all(&mut self, sink: &mut RecordSink) {
+        self.hand_ready(sink);
+        let batch = sink.batch.max(1);
+        let mut ids: Vec<u32> = self.held.keys().copied().collect();
+        ids.sort_unstable();
+        let mut records: Vec<Record> = ids.iter().map(|i| self.held[i].clone()).collect();
+        self.held.clear();
+        let whole = std::mem::take(&mut self.whole);
+        ids.extend(0..whole.len() as u32);
+        records.extend(whole);
+        for (ids, records) in ids.chunks(batch).zip(records.chunks(batch)) {
+            (sink.hand)(ids, records);
+        }
+    }
+
+    /// Whether message `id`'s record is held (streamed: issued, not yet final).
+    pub fn holds(&self, id: u32) -> bool {
+        if self.streamed {
+            self.held.contains_key(&id)
+        } else {
+            (id as usize) < self.whole.len()
+        }
+    }
+
+    /// The whole table (empty when streamed).
     pub fn into_vec(self) -> Vec<Record> {
-        self.held.into()
+        self.whole
     }
 }
 
@@ -133,14 +167,41 @@ impl std::ops::Index<usize> for RecordWindow {
     type Output = Record;
     #[inline(always)]
     fn index(&self, id: usize) -> &Record {
-        &self.held[id - self.first]
+        if self.streamed {
+            &self.held[&(id as u32)]
+        } else {
+            &self.whole[id]
+        }
     }
 }
 
 impl std::ops::IndexMut<usize> for RecordWindow {
     #[inline(always)]
     fn index_mut(&mut self, id: usize) -> &mut Record {
-        &mut self.held[id - self.first]
+        if self.streamed {
+            self.held.get_mut(&(id as u32)).expect("a held record")
+        } else {
+            &mut self.whole[id]
+        }
+    }
+}
+
+/// Hashes a message id for [`RecordWindow`]'s map: a multiply (ids are
+/// dense integers; std's SipHash would cost more than the rest of a lookup).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, id: u32) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -234,7 +295,7 @@ pub trait Protocol {
         let mut out = self.run(messages, progress);
         let records = std::mem::take(&mut out.records);
         out.totals.max_records_held = records.len();
-        RecordWindow::whole(records).retire(sink, true, |_, _| true);
+        RecordWindow::whole(records).hand_all(sink);
         out
     }
     /// The latency of `message` if it were alone in the network (closed form).
