@@ -87,11 +87,12 @@ def run_case(config: dict, stream: bool = False) -> dict:
     import tempfile
 
     from edm import sim
-    from edm.sim import stream as streamed
 
     start = time.perf_counter()
     cpu = time.process_time()
     if stream:
+        from edm.sim import stream as streamed
+
         with tempfile.TemporaryDirectory() as folder:
             s = streamed.run_to_parquet(config, os.path.join(folder, "messages.parquet"))
     else:
@@ -108,7 +109,7 @@ def run_case(config: dict, stream: bool = False) -> dict:
         "events": s["events"],
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "mean_slowdown": s["mean_slowdown"],
-        "max_records_held": s["max_records_held"],
+        "max_records_held": s.get("max_records_held"),
         "delivery_ratio": s["delivery_ratio"],
     }
 

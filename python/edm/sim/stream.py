@@ -13,9 +13,9 @@ The summary is then read back from the file in two passes of at most
 ``batch_rows`` rows, and equals :func:`edm.sim.summarise` on the whole table
 (``tests/test_sim_stream.py``):
 
-* means, sums and counts are accumulated exactly (``math.fsum``: the correctly
-  rounded sum, which numpy's pairwise sum of the whole column may differ from
-  in its last bits);
+* counts and byte sums exactly; means as numpy's sum of each batch, the
+  batches' sums added exactly (``math.fsum``): the whole column's pairwise
+  sum differs from that in its last bits at most;
 * quantiles (median, p99, p99.9) are exact, computed as ``numpy.quantile``
   and ``numpy.median`` do: the first pass counts the values per bucket (a
   float64's top 28 bits, 2^-16 of relative width), which gives the bucket of
@@ -42,8 +42,8 @@ from edm.sim.workloads import is_trace
 
 # Rows per batch the core hands over and the summary reads back.
 BATCH_ROWS = 1 << 16
-# A float64's bits above this are its bucket (sign, exponent, 16 mantissa bits).
-_BUCKET_SHIFT = np.uint64(36)
+# A float64's bits above this are its bucket (sign, exponent, 8 mantissa bits).
+_BUCKET_SHIFT = np.uint64(44)
 _OPS = ("read", "write", "rmw")
 _QUANTILES = (("p99", 0.99), ("p999", 0.999))
 
@@ -111,7 +111,7 @@ def run_to_parquet(config: dict[str, Any], path: str | Path, progress: bool = Fa
 
 
 class _Figures:
-    """One column's figures over the rows fed to it: count, exact mean, and
+    """One column's figures over the rows fed to it: count, mean, and
     per bucket the count (first pass); then the values of the buckets that
     hold the order statistics its quantiles need (second pass)."""
 
@@ -124,7 +124,7 @@ class _Figures:
     def count(self, values: np.ndarray) -> None:
         v = values[~np.isnan(values)]
         self.n += len(v)
-        self.sums.append(math.fsum(v))
+        self.sums.append(float(v.sum()))
         keys, counts = np.unique(v.view(np.uint64) >> _BUCKET_SHIFT, return_counts=True)
         self.buckets.update(dict(zip(keys.tolist(), counts.tolist())))
 
@@ -206,13 +206,14 @@ class _Figures:
 
 
 class _Exact:
-    """An exactly accumulated sum (`math.fsum` of the parts)."""
+    """A sum of batches: numpy's (pairwise) sum of each, the batches' sums
+    added exactly (`math.fsum`)."""
 
     def __init__(self) -> None:
         self.parts: list[float] = []
 
     def add(self, values: np.ndarray) -> None:
-        self.parts.append(math.fsum(values))
+        self.parts.append(float(values.sum()))
 
     def total(self) -> float:
         return math.fsum(self.parts)
