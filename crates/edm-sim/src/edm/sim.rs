@@ -1010,27 +1010,33 @@ mod tests {
         }
     }
 
-    /// Records written from the completion log in batches during the run
-    /// (several batches here) are those written from the whole log at its end.
-    #[test]
-    fn completions_written_in_batches_give_the_records_of_the_whole_log() {
+    /// EDM's rules on 16 nodes and `messages` 64 B messages at `load`, half
+    /// writes, addresses in 1 MB.
+    fn micro_run(load: f64, messages: usize, seed: u64) -> (Edm, Vec<MessageSpec>) {
         let mut msgs = OpenLoop {
             nodes: 16,
             roles: Roles::AllToAll,
             link_gbps: 100,
-            load: 0.7,
+            load,
             write_ratio: 0.5,
             sizes: SizeCdf::fixed(64),
-            messages: 3 * COMPLETION_BATCH + 123,
-            seed: 4,
+            messages,
+            seed,
         }
         .generate();
-        assign_addresses(&mut msgs, 1 << 20, 4);
+        assign_addresses(&mut msgs, 1 << 20, seed);
         let fabric = FabricConfig {
             nodes: 16,
             ..FabricConfig::default()
         };
-        let edm = Edm::new(fabric, EdmConfig::edm_rules());
+        (Edm::new(fabric, EdmConfig::edm_rules()), msgs)
+    }
+
+    /// Records written from the completion log in batches during the run
+    /// (several batches here) are those written from the whole log at its end.
+    #[test]
+    fn completions_written_in_batches_give_the_records_of_the_whole_log() {
+        let (edm, msgs) = micro_run(0.7, 3 * COMPLETION_BATCH + 123, 4);
         let (batched, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
         let mut whole = Reading(engine::InOrder::new(&msgs));
         let (kept, _) = Sim::new(&edm, &msgs).run_fed(&mut whole, &mut |_, _| {});
@@ -1053,23 +1059,7 @@ mod tests {
 
     fn streams_in_bounded_batches(load: f64) {
         let messages = 10 * COMPLETION_BATCH;
-        let mut msgs = OpenLoop {
-            nodes: 16,
-            roles: Roles::AllToAll,
-            link_gbps: 100,
-            load,
-            write_ratio: 0.5,
-            sizes: SizeCdf::fixed(64),
-            messages,
-            seed: 5,
-        }
-        .generate();
-        assign_addresses(&mut msgs, 1 << 20, 5);
-        let fabric = FabricConfig {
-            nodes: 16,
-            ..FabricConfig::default()
-        };
-        let edm = Edm::new(fabric, EdmConfig::edm_rules());
+        let (edm, msgs) = micro_run(load, messages, 5);
         let (whole, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
         let batch = 5000;
         let mut handed: Vec<Option<Record>> = vec![None; messages];

@@ -281,11 +281,11 @@ pub trait Protocol {
     /// Simulates the messages of `threads` (their `issue_ps` unused): each
     /// completion lets its thread issue its next message.
     fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome;
-    /// [`Protocol::run`] handing every record to `sink` (message order,
-    /// batches of at most `sink.batch`) and returning none. This default
-    /// hands them on after the run; a protocol that can tell when a record
-    /// is final hands it on during the run, so its records held stay
-    /// bounded (`Totals::max_records_held`).
+    /// [`Protocol::run`] handing every record to `sink` (batches of at most
+    /// `sink.batch`) and returning none. This default hands them on after
+    /// the run, in message order; a protocol that can tell when a record is
+    /// final hands it on during the run, so that it holds only those of the
+    /// messages in flight (`Totals::max_records_held`).
     fn run_streamed(
         &mut self,
         messages: &[MessageSpec],
