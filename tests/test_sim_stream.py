@@ -65,6 +65,7 @@ def test_streamed_run_holds_a_bounded_number_of_records(tmp_path):
     assert summary["max_rows_held"] <= batch
     assert summary["max_records_held"] < 30_000, summary["max_records_held"]
     assert sim.run({**config, "messages": 20_000}).summary["max_records_held"] == 20_000
+    assert sim.run({**config, "protocol": "dctcp", "messages": 2_000}).summary["max_records_held"] == 2_000
     # Past saturation (64 B at load 0.9) the backlog grows with the run, and
     # with it the records held, but some message waits nearly the whole run
     # and holds back no other's record.

@@ -479,7 +479,8 @@ fn run<'py>(
     counters!(
         events: t.events,
         end_ps: t.end_ps,
-        max_records_held: t.max_records_held,
+        // (A run not streamed holds every record, whatever its protocol reports.)
+        max_records_held: t.max_records_held.max(out.records.len()),
         uplink_util_mean: t.uplink_util_mean,
         uplink_util_max: t.uplink_util_max,
         downlink_util_mean: t.downlink_util_mean,

@@ -42,7 +42,7 @@ pub(super) struct Sim<'a> {
     /// Streamed runs: where final records go; `stream_during` if they go
     /// during the run (without faults: a record is final when its message
     /// completed and, a write, was acknowledged), else at its end.
-    pub(super) sink: Option<(usize, &'a mut dyn FnMut(&[u32], &[Record]))>,
+    pub(super) sink: Option<(usize, Hand<'a>)>,
     pub(super) stream_during: bool,
     /// Streamed: completed writes whose record waits for their acknowledgement.
     pub(super) unsettled: Vec<u32>,
@@ -118,6 +118,9 @@ pub(super) struct Sim<'a> {
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
 }
+
+/// A streamed run's sink's hand (`RecordSink::hand`).
+type Hand<'a> = &'a mut dyn FnMut(&[u32], &[Record]);
 
 /// A message's latency alone depends only on its operation and size: a
 /// small direct-mapped cache of it (workloads repeat sizes).
