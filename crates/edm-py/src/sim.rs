@@ -6,8 +6,8 @@
 use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::edm::config::Priority;
-use edm_sim::engine;
 use edm_sim::engine::closed_loop::AppReport;
+use edm_sim::engine::{self, Record, RecordSink};
 use edm_sim::memory::protection::Layout;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
@@ -379,16 +379,23 @@ type RunResult<'py> = (
 /// issue time. Returns (the generated workload's columns or None,
 /// complete_ps with -1 for unfinished and -2 for timed out, alone_ps, totals dict).
 #[pyfunction]
-#[pyo3(signature = (config, cdf_text=None, messages=None, progress=None))]
+#[pyo3(signature = (config, cdf_text=None, messages=None, progress=None, sink=None, sink_rows=65536))]
 fn run<'py>(
     py: Python<'py>,
     config: &Bound<'py, PyDict>,
     cdf_text: Option<&str>,
     messages: Option<&Bound<'py, PyAny>>,
     progress: Option<PyObject>,
+    sink: Option<PyObject>,
+    sink_rows: usize,
 ) -> PyResult<RunResult<'py>> {
     let c = resolve(config, "config")?;
     let closed_loop = c.closed_loop.enabled();
+    if sink.is_some() && (closed_loop || sink_rows == 0) {
+        return Err(PyValueError::new_err(
+            "records: a streamed run needs an open loop and sink_rows of at least 1",
+        ));
+    }
     // (A generated workload's columns are made after the run, once its
     // records are converted: so the run's peak memory does not hold them.)
     let (msgs, given) = match messages {
@@ -402,6 +409,25 @@ fn run<'py>(
     let mut callback_error: Option<PyErr> = None;
     let callback_failed = std::rc::Rc::new(std::cell::Cell::new(false));
     let failed = callback_failed.clone();
+    let sink_failed = callback_failed.clone();
+    let mut sink_error: Option<PyErr> = None;
+    // Streamed: each batch of final records crosses with its messages' ids
+    // and columns, `sink(ids, workload columns, complete_ps, alone_ps, acked_ps)`.
+    let mut hand = |ids: &[u32], records: &[Record]| {
+        let (Some(cb), None) = (&sink, &sink_error) else {
+            return;
+        };
+        let batch: Vec<MessageSpec> = ids.iter().map(|&i| msgs[i as usize].clone()).collect();
+        let crossed = workload_columns(py, &batch).and_then(|cols| {
+            let (acked, complete, alone) = record_columns(py, records)?;
+            let ids = to_bytes(py, ids.len(), |k| ids[k].to_ne_bytes())?;
+            cb.call1(py, (ids, cols, complete, alone, acked))
+        });
+        if let Err(e) = crossed {
+            sink_error = Some(e);
+            sink_failed.set(true);
+        }
+    };
     let mut report = |done: u64, total: u64| {
         if let (Some(cb), None) = (&progress, &callback_error) {
             if let Err(e) = cb.call1(py, (done, total)) {
@@ -419,10 +445,19 @@ fn run<'py>(
         if closed_loop {
             let run = c.run_closed_loop(&msgs, &mut report);
             (run.outcome, Some(run.report), Some(run.messages))
+        } else if sink.is_some() {
+            let sink = &mut RecordSink {
+                batch: sink_rows,
+                hand: &mut hand,
+            };
+            (model.run_streamed(&msgs, &mut report, sink), None, None)
         } else {
             (model.run(&msgs, &mut report), None, None)
         }
     });
+    if let Some(e) = sink_error {
+        return Err(e);
+    }
     if let Some(e) = callback_error {
         if !e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
             return Err(e);
@@ -444,6 +479,8 @@ fn run<'py>(
     counters!(
         events: t.events,
         end_ps: t.end_ps,
+        // (A run not streamed holds every record, whatever its protocol reports.)
+        max_records_held: t.max_records_held.max(out.records.len()),
         uplink_util_mean: t.uplink_util_mean,
         uplink_util_max: t.uplink_util_max,
         downlink_util_mean: t.downlink_util_mean,
@@ -535,42 +572,52 @@ fn run<'py>(
     totals.set_item("memory_frame_waits", fr.memory_waits)?;
     totals.set_item("memory_frame_wait_total_ps", fr.memory_wait_total_ps)?;
     totals.set_item("memory_frame_wait_max_ps", fr.memory_wait_max_ps)?;
-    let (acked, complete, alone) = {
-        let r = &out.records;
-        (
-            // A write's acknowledged completion (docs/protocol.md §4b): -1 none,
-            // -2 reported failed (given up or timed out, whatever else happened).
-            to_bytes(py, r.len(), |i| {
-                let none = if r[i].timed_out { -2 } else { -1 };
-                r[i].acked_ps.map_or(none, |a| a as i64).to_ne_bytes()
-            })?,
-            to_bytes(py, r.len(), |i| {
-                // -2: timed out or given up; -3: a write lost (docs/faults.md §4).
-                let unfinished = if r[i].lost {
-                    -3
-                } else if r[i].timed_out {
-                    -2
-                } else {
-                    -1
-                };
-                r[i].complete_ps
-                    .map_or(unfinished, |c| c as i64)
-                    .to_ne_bytes()
-            })?,
-            to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
-        )
-    };
+    let (acked, complete, alone) = record_columns(py, &out.records)?;
     totals.set_item("acked_ps", acked)?;
     // Each per-message copy is freed once converted (peak memory).
     drop(out);
-    // A closed loop's issue times are known after its run.
+    // A closed loop's issue times are known after its run (a streamed
+    // run's crossed with its records).
     let workload = match (ran, given) {
         (Some(ran), _) => Some(workload_columns(py, &ran)?),
-        (None, false) => Some(workload_columns(py, &msgs)?),
-        (None, true) => None,
+        (None, false) if sink.is_none() => Some(workload_columns(py, &msgs)?),
+        (None, _) => None,
     };
     drop(msgs);
     Ok((workload, complete, alone, totals))
+}
+
+/// Records as columns of bytes: (acked_ps: a write's acknowledged
+/// completion, docs/protocol.md §4b, -1 none, -2 reported failed, given up
+/// or timed out whatever else happened; complete_ps, -1 unfinished, -2
+/// timed out or given up, -3 a write lost, docs/faults.md §4; alone_ps).
+fn record_columns<'py>(
+    py: Python<'py>,
+    r: &[Record],
+) -> PyResult<(
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+    Bound<'py, PyByteArray>,
+)> {
+    Ok((
+        to_bytes(py, r.len(), |i| {
+            let none = if r[i].timed_out { -2 } else { -1 };
+            r[i].acked_ps.map_or(none, |a| a as i64).to_ne_bytes()
+        })?,
+        to_bytes(py, r.len(), |i| {
+            let unfinished = if r[i].lost {
+                -3
+            } else if r[i].timed_out {
+                -2
+            } else {
+                -1
+            };
+            r[i].complete_ps
+                .map_or(unfinished, |c| c as i64)
+                .to_ne_bytes()
+        })?,
+        to_bytes(py, r.len(), |i| r[i].alone_ps.to_ne_bytes())?,
+    ))
 }
 
 /// A closed loop's application figures (times in ns), as the summary's `application`.

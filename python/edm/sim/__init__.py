@@ -151,6 +151,23 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
     if bar:
         bar.close()
     msgs = messages if generated is None else _columns(generated)
+    df = message_table(cfg, msgs, complete, alone, acked)
+    # The table holds its own copy: the core's buffers go (peak memory).
+    del generated, complete, alone, acked, msgs, given
+    summary = summarise(cfg, df, totals, wall)
+    if cfg["protocol"] in EDM_PROTOCOLS and cfg["zero_queue"]:
+        summary.update(_against_paper_alone(cfg, df))
+    summary["interrupted"] = interrupted
+    if interrupted:
+        raise Interrupted(Result(summary=summary, messages=df))
+    return Result(summary=summary, messages=df)
+
+
+def message_table(cfg: dict[str, Any], msgs: Messages, complete: bytes, alone: bytes, acked: bytes | None,
+                  ids: np.ndarray | None = None) -> pd.DataFrame:
+    """One row per message (indexed by id: 0, 1, ... unless `ids` given): the
+    workload's columns, the core's records (bytes in native order) and what
+    follows from them."""
     df = pd.DataFrame(
         {
             "op": pd.Categorical.from_codes(msgs.op.astype(np.int8), ["read", "write", "rmw"]),
@@ -160,21 +177,34 @@ def run(config: dict[str, Any] | None = None, progress: bool = False, source: st
             "issue_ps": msgs.issue_ps,
             "complete_ps": np.frombuffer(complete, np.int64),
             "alone_ps": np.frombuffer(alone, np.uint64),
-        }
+        },
+        index=None if ids is None else pd.Index(ids, name="id"),
     )
     _outcomes(df, acked, cfg["protocol"] in EDM_PROTOCOLS)
-    # The table holds its own copy: the core's buffers go (peak memory).
-    del generated, complete, alone, acked, msgs, given
     done = df["complete_ps"] >= 0
     df["latency_ns"] = np.where(done, (df["complete_ps"] - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
     df["slowdown"] = df["latency_ns"] / (df["alone_ps"] / 1e3)
-    summary = summarise(cfg, df, totals, wall)
-    if cfg["protocol"] in EDM_PROTOCOLS and cfg["zero_queue"]:
-        summary.update(_against_paper_alone(cfg, df))
-    summary["interrupted"] = interrupted
-    if interrupted:
-        raise Interrupted(Result(summary=summary, messages=df))
-    return Result(summary=summary, messages=df)
+    return df
+
+
+def paper_rules(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The configuration whose alone latency `*_slowdown_paper_alone` divides by."""
+    # Faults change no latency alone, and the paper's per-pair order refuses them.
+    return {**cfg, "protocol": "edm", **PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
+
+
+def paper_slowdowns(paper: dict[str, Any], codes: np.ndarray, sizes: np.ndarray, latency: np.ndarray,
+                    known: dict[int, float]) -> np.ndarray:
+    """Each latency over its message's alone latency under `paper` (NaNs
+    dropped); `known` caches one alone latency per (op, size)."""
+    # The op code in the high bits of a key.
+    key = codes.astype(np.uint64) << np.uint64(32) | sizes.astype(np.uint64)
+    distinct, index = np.unique(key, return_inverse=True)
+    for k in distinct.tolist():
+        if k not in known:
+            known[k] = alone_ps(paper, k >> 32, k & 0xFFFFFFFF) / 1e3
+    part = latency / np.array([known[k] for k in distinct.tolist()])[index]
+    return part[~np.isnan(part)]
 
 
 # Rows per slice where a summary works a slice at a time.
@@ -191,10 +221,9 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
     """Zero-queue slowdowns against the paper rules' alone latency: the rules'
     own alone latency is longer for messages of several chunks (guards), so
     their plain slowdowns have a larger denominator than the paper rules'."""
-    # Faults change no latency alone, and the paper's per-pair order refuses them.
-    paper = {**cfg, "protocol": "edm", **PAPER_RULES, "ber": 0.0, "failures": "", "dual_switch": 0}
-    # One alone latency per distinct (op, size), op code in the high bits of
-    # a key; a slice of rows at a time, so the temporaries stay small.
+    paper = paper_rules(cfg)
+    # One alone latency per distinct (op, size); a slice of rows at a time,
+    # so the temporaries stay small.
     start = int(len(df) * cfg["warmup_fraction"])
     codes, sizes = df["op"].cat.codes.to_numpy()[start:], df["size"].to_numpy()[start:]
     latency = df["latency_ns"].to_numpy()[start:]
@@ -202,13 +231,7 @@ def _against_paper_alone(cfg: dict[str, Any], df: pd.DataFrame) -> dict[str, flo
     parts = []
     for lo in range(0, len(latency), _SLICE_ROWS):
         hi = lo + _SLICE_ROWS
-        key = codes[lo:hi].astype(np.uint64) << np.uint64(32) | sizes[lo:hi].astype(np.uint64)
-        distinct, index = np.unique(key, return_inverse=True)
-        for k in distinct.tolist():
-            if k not in known:
-                known[k] = alone_ps(paper, k >> 32, k & 0xFFFFFFFF) / 1e3
-        part = latency[lo:hi] / np.array([known[k] for k in distinct.tolist()])[index]
-        parts.append(part[~np.isnan(part)])
+        parts.append(paper_slowdowns(paper, codes[lo:hi], sizes[lo:hi], latency[lo:hi], known))
     measured = np.concatenate(parts) if parts else np.empty(0)
     if len(measured) == 0:
         return {"mean_slowdown_paper_alone": float("nan"), "p99_slowdown_paper_alone": float("nan")}
@@ -279,11 +302,13 @@ def _outcomes(df: pd.DataFrame, acked: bytes | None, acknowledged: bool) -> None
     ack = np.full(len(df), -1, np.int64) if acked is None else np.frombuffer(acked, np.int64)
     df["acked_ps"] = ack
     write = (df["op"] == "write").to_numpy() & acknowledged
-    outcome = np.where(write, np.where(ack >= 0, "applied", "unresolved"),
-                       np.where(complete >= 0, "applied", "unresolved"))
-    outcome = np.where((complete == -2) | (ack == -2), "failed", outcome)
-    outcome = np.where(complete == -3, "lost", outcome)
-    df["outcome"] = pd.Categorical(outcome, ["applied", "failed", "lost", "unresolved"])
+    # Codes of the categories below (integers: string arrays cost more than the rest).
+    applied, failed, lost, unresolved = np.int8(0), np.int8(1), np.int8(2), np.int8(3)
+    outcome = np.where(write, np.where(ack >= 0, applied, unresolved),
+                       np.where(complete >= 0, applied, unresolved))
+    outcome = np.where((complete == -2) | (ack == -2), failed, outcome)
+    outcome = np.where(complete == -3, lost, outcome)
+    df["outcome"] = pd.Categorical.from_codes(outcome, ["applied", "failed", "lost", "unresolved"])
     df["acked_latency_ns"] = np.where(write & (ack >= 0), (ack - df["issue_ps"].astype(np.int64)) / 1e3, np.nan)
 
 
@@ -339,16 +364,30 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
     sizes = df["size"].to_numpy(np.float64)
     summary["delivered_by_last_issue"] = float(sizes[(complete >= 0) & (complete <= t1)].sum() / sizes.sum())
     summary["stable"] = bool(ratio >= STABLE_DELIVERY) if np.isfinite(ratio) else None
-    span_ps = max(int(totals["end_ps"]) - int(df["issue_ps"].min()), 1)
-    summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
     # A generated workload offers the configured load; a trace, or a closed
     # loop, what it issued, measured (the config's `load` does not apply).
+    measured_offer = None
+    if is_trace(cfg["workload"]) or cfg["closed_loop_threads"]:
+        measured_offer = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
+                                       df["issue_ps"].to_numpy(), cfg["link_gbps"])
+    if cfg["placement"] != "uniform":
+        # How evenly the manager's placement spread the bytes over the memory nodes.
+        per_node = df.groupby("memory")["size"].sum()
+        summary["memory_bytes_imbalance"] = float(per_node.max() / per_node.mean())
+    return render_totals(cfg, summary, totals, wall, int(df["issue_ps"].min()), measured_offer)
+
+
+def render_totals(cfg: dict[str, Any], summary: dict[str, Any], totals: dict[str, Any], wall: float,
+                  first_issue_ps: int, measured_offer: float | None) -> dict[str, Any]:
+    """Adds to `summary` (its per-message figures done) what comes from the
+    core's totals, and the offered load (`measured_offer` for a trace or a
+    closed loop)."""
+    span_ps = max(int(totals["end_ps"]) - first_issue_ps, 1)
+    summary["throughput_gbps"] = totals["delivered_bytes"] * 8 / span_ps * 1e3
     if not is_trace(cfg["workload"]) and not cfg["closed_loop_threads"]:
         summary["offered_load"], summary["offered_load_source"] = cfg["load"], "config"
     else:
-        summary["offered_load"] = measured_load(df["requester"].to_numpy(), df["size"].to_numpy(),
-                                                df["issue_ps"].to_numpy(), cfg["link_gbps"])
-        summary["offered_load_source"] = "measured"
+        summary["offered_load"], summary["offered_load_source"] = measured_offer, "measured"
     summary.update({k: v for k, v in totals.items() if k not in _RENDERED_TOTALS})
     summary["max_switch_data_wait_ns"] = totals["max_switch_data_wait_ps"] / 1e3
     if cfg["zero_queue"]:
@@ -364,10 +403,6 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         summary["memory_frame_waits"] = waits
         summary["memory_frame_wait_mean_ns"] = totals["memory_frame_wait_total_ps"] / waits / 1e3 if waits else 0.0
         summary["memory_frame_wait_max_ns"] = totals["memory_frame_wait_max_ps"] / 1e3
-    if cfg["placement"] != "uniform":
-        # How evenly the manager's placement spread the bytes over the memory nodes.
-        per_node = df.groupby("memory")["size"].sum()
-        summary["memory_bytes_imbalance"] = float(per_node.max() / per_node.mean())
     if cfg["dram_channels"] > 0:
         # Each 64-byte DRAM access's wait beyond its idle latency (Puri's memory-queue contention).
         summary["dram_lines"] = totals["dram_lines"]
@@ -381,7 +416,7 @@ def summarise(cfg: dict[str, Any], df: pd.DataFrame, totals: dict[str, Any], wal
         for k in ("protection_checks", "denied_reads", "denied_writes", "served_outside", "denied_inside"):
             summary[k] = totals[k]
     summary["wall_seconds"] = wall
-    summary["messages_per_second"] = len(df) / wall if wall > 0 else float("inf")
+    summary["messages_per_second"] = summary["messages"] / wall if wall > 0 else float("inf")
     return summary
 
 

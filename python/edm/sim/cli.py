@@ -42,22 +42,27 @@ def _cmd(args: argparse.Namespace) -> int:
                 where[f["name"]] = f"flag --{f['name'].replace('_', '-')}"
         _refuse_unused_by_trace(config, source, where)
         config = sim.config.resolve(config, source, where)
-        try:
-            result = sim.run(config, progress=not args.quiet, source=source)
-        except sim.Interrupted as stop:
-            result = stop.result
+        if args.stream:
+            try:
+                s = _streamed(config, out, args.quiet, source)
+            except OSError as e:
+                return _unwritable(out, e)
+        else:
+            try:
+                result = sim.run(config, progress=not args.quiet, source=source)
+            except sim.Interrupted as stop:
+                result = stop.result
+            s = result.summary
     except (ConfigError, ValueError) as e:
         print(f"edm simulate: {e}", file=sys.stderr)
         return 2
-    s = result.summary
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(s, indent=2, sort_keys=True))
-        result.messages.to_parquet(out / "messages.parquet", index=False)
+        if not args.stream:
+            result.messages.to_parquet(out / "messages.parquet", index=False)
     except OSError as e:
-        print(f"edm simulate: --out {out}: cannot write the results: {e.strerror or e} "
-              f"({e.filename or out})", file=sys.stderr)
-        return 2
+        return _unwritable(out, e)
     if s["interrupted"]:
         print(f"edm simulate: interrupted: {s['completed']} of {s['messages']} messages finished; "
               f"partial results (summary \"interrupted\": true) in {out}", file=sys.stderr)
@@ -83,6 +88,24 @@ def _cmd(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     return 0
+
+
+def _streamed(config: dict[str, Any], out: Path, quiet: bool, source: str) -> dict[str, Any]:
+    """--stream: the records go to OUT/messages.parquet in batches during the
+    run (written beside, then moved into place); the summary is read from it."""
+    from edm.sim import stream
+
+    out.mkdir(parents=True, exist_ok=True)
+    partial = out / "messages.parquet.partial"
+    summary = stream.run_to_parquet(config, partial, progress=not quiet, source=source)
+    partial.replace(out / "messages.parquet")
+    return summary
+
+
+def _unwritable(out: Path, e: OSError) -> int:
+    print(f"edm simulate: --out {out}: cannot write the results: {e.strerror or e} "
+          f"({e.filename or out})", file=sys.stderr)
+    return 2
 
 
 def _refuse_unused_by_trace(config: dict, source: str, where: dict[str, str]) -> None:
@@ -193,5 +216,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          f"made by `edm rtl latency --json FILE`)")
     io.add_argument("--out", type=out_dir, default="results/simulate", help="output folder (default results/simulate)")
     io.add_argument("--quiet", action="store_true", help="no progress bar")
+    io.add_argument("--stream", action="store_true",
+                    help="write messages.parquet in batches during the run and compute the summary from it, so "
+                         "memory does not grow with the records (a generated open-loop workload; docs/simulator.md "
+                         "\"Outputs\")")
     io.add_argument("--schema", action="store_true", help="print every configuration field as docs/config.md has it")
     p.set_defaults(func=_cmd)

@@ -34,15 +34,16 @@ impl Sim<'_> {
         }
         if self.edm.cfg.memory_order == MemoryOrder::Address {
             let pair = self.pair(Msg::of(spec));
-            let msgs = self.msgs;
-            let conflicts = self.unfinished[pair]
+            let entry = Unfinished::of(i, spec);
+            let conflicts = self.order[pair]
+                .unfinished
                 .iter()
-                .filter(|&&j| conflict(&msgs[j as usize], spec))
+                .filter(|e| e.conflicts(&entry))
                 .count() as u32;
-            self.unfinished[pair].push(i);
+            self.order[pair].unfinished.push(entry);
             if conflicts > 0 {
                 self.waits_for[i as usize] = conflicts;
-                self.held[pair].push(i);
+                self.order[pair].held.push(i);
                 return;
             }
         }
@@ -90,9 +91,9 @@ impl Sim<'_> {
         }
     }
 
-    /// Message or mega-message `i` has finished at its requester: the
+    /// Message or mega-message `i` (`m`) has finished at its requester: the
     /// messages that waited for its members may go.
-    pub(super) fn finished(&mut self, now: Ps, i: u32) {
+    pub(super) fn finished(&mut self, now: Ps, i: u32, m: Msg) {
         if self
             .batch_of
             .get(i as usize)
@@ -101,40 +102,49 @@ impl Sim<'_> {
             let b = self.batch_of[i as usize] as usize;
             for k in 0..self.batches[b].members.len() {
                 let member = self.batches[b].members[k].0;
-                self.finished_one(now, member);
+                self.finished_one(now, member, m);
             }
         } else {
-            self.finished_one(now, i);
+            self.finished_one(now, i, m);
         }
     }
 
-    fn finished_one(&mut self, now: Ps, i: u32) {
+    /// Message `i` of pair `m` (its own, or its mega-message's: the same
+    /// pair) has finished.
+    fn finished_one(&mut self, now: Ps, i: u32, m: Msg) {
         let msgs = self.msgs;
-        let spec = &msgs[i as usize];
-        let r = spec.requester as usize;
+        let r = m.requester as usize;
         self.outstanding[r] -= 1;
         if self.edm.cfg.memory_order == MemoryOrder::Address {
-            let pair = self.pair(Msg::of(spec));
-            let at = self.unfinished[pair].iter().position(|&j| j == i);
+            let pair = self.pair(m);
+            let at = self.order[pair].unfinished.iter().position(|e| e.id == i);
             let at = at.expect("a finished message was unfinished");
-            // Those ordered after `i` (a held message is unfinished too;
-            // not index order: a closed loop issues out of index order).
-            let later = &self.unfinished[pair][at + 1..];
-            let mut free = Vec::new();
-            let waits_for = &mut self.waits_for;
-            self.held[pair].retain(|&h| {
-                if conflict(spec, &msgs[h as usize]) && later.contains(&h) {
-                    waits_for[h as usize] -= 1;
-                    if waits_for[h as usize] == 0 {
-                        free.push(h);
-                        return false;
+            let done = self.order[pair].unfinished.remove(at);
+            if !self.order[pair].held.is_empty() {
+                // Those ordered after `i` (a held message is unfinished too;
+                // not index order: a closed loop issues out of index order),
+                // which now sit from `at` on.
+                let PairOrder { unfinished, held } = &mut self.order[pair];
+                let later = &unfinished[at..];
+                let mut free = Vec::new();
+                let waits_for = &mut self.waits_for;
+                held.retain(|&h| {
+                    let waits = later
+                        .iter()
+                        .find(|e| e.id == h)
+                        .is_some_and(|e| done.conflicts(e));
+                    if waits {
+                        waits_for[h as usize] -= 1;
+                        if waits_for[h as usize] == 0 {
+                            free.push(h);
+                            return false;
+                        }
                     }
+                    true
+                });
+                for h in free {
+                    self.admit(now, h);
                 }
-                true
-            });
-            self.unfinished[pair].remove(at);
-            for h in free {
-                self.admit(now, h);
             }
         }
         while let Some(&f) = self.fenced[r].front() {
@@ -321,7 +331,7 @@ impl Sim<'_> {
                         self.resolved(now, unit.msg, false);
                     }
                     if self.track_finish && (m.op != Op::Write || self.finish_on_arrival()) {
-                        self.finished(now, unit.msg);
+                        self.finished(now, unit.msg, m);
                     }
                 }
             }
@@ -406,9 +416,39 @@ impl Sim<'_> {
     }
 }
 
-/// Whether `b` must wait for the earlier `a` under the memory-order rule
-/// (same requester and memory node assumed): their byte ranges overlap and
-/// one of them changes memory.
-fn conflict(a: &MessageSpec, b: &MessageSpec) -> bool {
-    (a.op != Op::Read || b.op != Op::Read) && overlaps(a.range(), b.range())
+/// A requester-memory pair's memory-order state: its messages issued and not
+/// finished, in order, and those held back by an overlapping earlier one
+/// (one struct: a pair's lists are looked at together, one cache line).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PairOrder {
+    pub(super) unfinished: Vec<Unfinished>,
+    pub(super) held: Vec<u32>,
+}
+
+/// A message issued and not finished, in its pair's memory-order list: what
+/// the rule compares, kept in the list itself so that a scan reads one
+/// contiguous slice, not each message's spec from the whole workload.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Unfinished {
+    pub(super) id: u32,
+    /// It changes memory (a write or RMW).
+    changes: bool,
+    range: (u64, u64),
+}
+
+impl Unfinished {
+    fn of(id: u32, spec: &MessageSpec) -> Self {
+        Unfinished {
+            id,
+            changes: spec.op != Op::Read,
+            range: spec.range(),
+        }
+    }
+
+    /// Whether the later of the two must wait for the earlier under the
+    /// memory-order rule (same requester and memory node assumed): their
+    /// byte ranges overlap and one of them changes memory.
+    fn conflicts(&self, other: &Unfinished) -> bool {
+        (self.changes || other.changes) && overlaps(self.range, other.range)
+    }
 }

@@ -27,7 +27,7 @@ mod sim;
 mod switch;
 mod units;
 
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol, Totals};
+use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol, RecordSink, Totals};
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 use sim::Sim;
@@ -72,6 +72,15 @@ impl Protocol for Edm {
 
     fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
         Sim::new(self, messages).run(progress).0
+    }
+
+    fn run_streamed(
+        &mut self,
+        messages: &[MessageSpec],
+        progress: &mut dyn FnMut(u64, u64),
+        sink: &mut RecordSink,
+    ) -> Outcome {
+        Sim::new(self, messages).run_streamed(progress, sink)
     }
 
     fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {

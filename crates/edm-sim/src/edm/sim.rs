@@ -13,7 +13,8 @@ use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
-    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, Simulation, Totals,
+    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, RecordSink, RecordWindow,
+    Simulation, Totals,
 };
 use crate::memory::protection::{Access, Protection};
 use crate::memory::MemoryPools;
@@ -35,7 +36,17 @@ pub(super) struct Sim<'a> {
     pub(super) active: Vec<u8>,
     pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
     pub(super) delivered: Vec<u32>,
-    pub(super) records: Vec<Record>,
+    /// Every message's record, or when streamed those of the messages from
+    /// the oldest whose record is not final to the last issued.
+    pub(super) records: RecordWindow,
+    /// Streamed runs: where final records go; `stream_during` if they go
+    /// during the run (without faults: a record is final when its message
+    /// completed and, a write, was acknowledged), else at its end.
+    pub(super) sink: Option<(usize, Hand<'a>)>,
+    pub(super) stream_during: bool,
+    /// Streamed: completed writes whose record waits for their acknowledgement.
+    pub(super) unsettled: Vec<u32>,
+    pub(super) alone: AloneCache,
     /// (message, completion time), in completion order: all of them when
     /// the issue feed reads them (a closed loop), else the latest, written
     /// to `records` every `COMPLETION_BATCH` (a batch keeps the writes to
@@ -57,8 +68,7 @@ pub(super) struct Sim<'a> {
     /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
     /// requester-memory pair the messages issued and not finished, and those
     /// held back by an overlapping earlier one, with how many they wait for.
-    pub(super) unfinished: Vec<Vec<u32>>,
-    pub(super) held: Vec<Vec<u32>>,
+    pub(super) order: Vec<super::hosts::PairOrder>,
     pub(super) waits_for: Vec<u32>,
     /// Fences: per requester, messages not finished, and the messages
     /// waiting behind a fence (from the fence on, in order).
@@ -107,6 +117,30 @@ pub(super) struct Sim<'a> {
     pub(super) planes_of: Vec<u8>,
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
+}
+
+/// A streamed run's sink's hand (`RecordSink::hand`).
+type Hand<'a> = &'a mut dyn FnMut(&[u32], &[Record]);
+
+/// A message's latency alone depends only on its operation and size: a
+/// small direct-mapped cache of it (workloads repeat sizes).
+pub(super) struct AloneCache([(u32, Op, Ps); 256]);
+
+impl Default for AloneCache {
+    fn default() -> Self {
+        AloneCache([(u32::MAX, Op::Read, 0); 256])
+    }
+}
+
+impl AloneCache {
+    #[inline]
+    fn get(&mut self, edm: &Edm, m: &MessageSpec) -> Ps {
+        let slot = &mut self.0[(m.size as usize ^ m.op as usize) & 255];
+        if (slot.0, slot.1) != (m.size, m.op) {
+            *slot = (m.size, m.op, edm.alone_ps(m));
+        }
+        slot.2
+    }
 }
 
 /// How many completions are logged before they are written to the records
@@ -159,34 +193,18 @@ impl<'a> Sim<'a> {
             delivered: vec![0; msgs.len()],
             completions: Vec::new(),
             keep_completions: true,
-            records: {
-                // Alone latency depends only on the operation and size: a
-                // small direct-mapped cache of it (workloads repeat sizes).
-                let mut cache = [(u32::MAX, Op::Read, 0); 256];
-                msgs.iter()
-                    .map(|m| {
-                        let slot = &mut cache[(m.size as usize ^ m.op as usize) & 255];
-                        if (slot.0, slot.1) != (m.size, m.op) {
-                            *slot = (m.size, m.op, edm.alone_ps(m));
-                        }
-                        Record {
-                            complete_ps: None,
-                            alone_ps: slot.2,
-                            timed_out: false,
-                            lost: false,
-                            acked_ps: None,
-                        }
-                    })
-                    .collect()
-            },
+            records: RecordWindow::default(),
+            sink: None,
+            stream_during: false,
+            unsettled: Vec::new(),
+            alone: AloneCache::default(),
             totals: Totals::default(),
             counters: EdmCounters::default(),
             completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
             track_finish: address || msgs.iter().any(|m| m.fence),
-            unfinished: vec![Vec::new(); if address { n * n } else { 0 }],
-            held: vec![Vec::new(); if address { n * n } else { 0 }],
+            order: vec![Default::default(); if address { n * n } else { 0 }],
             waits_for: vec![0; if address { msgs.len() } else { 0 }],
             outstanding: vec![0; n],
             fenced: vec![VecDeque::new(); n],
@@ -277,6 +295,60 @@ impl<'a> Sim<'a> {
         sim
     }
 
+    /// Holds every message's record (a run not streamed).
+    fn hold_all_records(&mut self) {
+        for i in 0..self.msgs.len() {
+            self.hold_record(i as u32);
+        }
+    }
+
+    /// Holds message `i`'s record, unfinished.
+    #[inline]
+    fn hold_record(&mut self, i: u32) {
+        let alone_ps = self.alone.get(self.edm, &self.msgs[i as usize]);
+        self.records.hold(
+            i,
+            Record {
+                alone_ps,
+                ..Record::default()
+            },
+        );
+    }
+
+    /// Streamed during the run: message `i`'s record has its completion; it
+    /// is final (handed on) once a write is also acknowledged (a member of a
+    /// mega-message is acknowledged with the whole: until then it waits in
+    /// `unsettled`).
+    fn settle_record(&mut self, i: u32) {
+        let r = &self.records[i as usize];
+        let acked = self.msgs[i as usize].op != Op::Write || r.acked_ps.is_some();
+        if !acked {
+            self.unsettled.push(i);
+            return;
+        }
+        let Some((batch, hand)) = self.sink.as_mut() else {
+            return;
+        };
+        let sink = &mut RecordSink {
+            batch: *batch,
+            hand: &mut **hand,
+        };
+        self.records.finish(i, sink);
+    }
+
+    /// Hands the sink every record left (the run's end, or a run whose
+    /// records go at its end).
+    fn hand_all_records(&mut self) {
+        let Some((batch, hand)) = self.sink.as_mut() else {
+            return;
+        };
+        let sink = &mut RecordSink {
+            batch: *batch,
+            hand: &mut **hand,
+        };
+        self.records.hand_all(sink);
+    }
+
     #[inline]
     pub(super) fn record(&mut self, host: u16, up: bool, start: Ps, blocks: u32, unit: &Unit) {
         if let Some(t) = &mut self.trace {
@@ -298,6 +370,18 @@ impl<'a> Sim<'a> {
         self.run_fed(&mut engine::InOrder::new(msgs), progress)
     }
 
+    /// [`Sim::run`] handing the records to `sink` ([`Protocol::run_streamed`]):
+    /// during the run when no fault can change a finished message's record.
+    pub(super) fn run_streamed(
+        mut self,
+        progress: &mut dyn FnMut(u64, u64),
+        sink: &'a mut RecordSink,
+    ) -> Outcome {
+        self.stream_during = self.ended.is_empty() && !self.lossy;
+        self.sink = Some((sink.batch, &mut *sink.hand));
+        self.run(progress).0
+    }
+
     /// [`Sim::run`] with its issues from `issues` (a closed loop's threads).
     pub(super) fn run_fed<I: engine::Issues>(
         mut self,
@@ -305,6 +389,11 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
         self.keep_completions = issues.reads_completions();
+        if self.stream_during {
+            self.records = RecordWindow::streamed();
+        } else {
+            self.hold_all_records();
+        }
         self.completions.reserve(if self.keep_completions {
             self.msgs.len()
         } else {
@@ -315,6 +404,8 @@ impl<'a> Sim<'a> {
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
         self.write_completions();
+        self.hand_all_records();
+        self.totals.max_records_held = self.records.max_held;
         let end = self.totals.end_ps;
         // Per plane, then the busier plane's utilisation, every frame.
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
@@ -360,7 +451,7 @@ impl<'a> Sim<'a> {
         }
         (
             Outcome {
-                records: self.records,
+                records: self.records.into_vec(),
                 totals: self.totals,
             },
             self.trace.unwrap_or_default(),
@@ -372,6 +463,16 @@ impl<'a> Sim<'a> {
     fn write_completions(&mut self) {
         for &(i, at) in &self.completions {
             self.records[i as usize].complete_ps = Some(at);
+        }
+        if self.stream_during {
+            for k in 0..self.completions.len() {
+                self.settle_record(self.completions[k].0);
+            }
+            for i in std::mem::take(&mut self.unsettled) {
+                if self.records.holds(i) {
+                    self.settle_record(i);
+                }
+            }
         }
         if !self.keep_completions {
             self.completions.clear();
@@ -389,16 +490,46 @@ impl<'a> Sim<'a> {
             UnitKind::Grant => unit.last && unit.spec.op == Op::Write,
             _ => false,
         };
-        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(2) {
-            if ends(unit) {
+        // (A message that finishes also reads its pair's memory-order lists.)
+        match self.q.ahead(2) {
+            Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 prefetch(&self.pending[self.pair(unit.spec)]);
             }
+            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
+                prefetch(&self.order[self.pair(*m)]);
+            }
+            _ => {}
         }
-        if let Some(Ev::HostIn(_, unit)) = self.q.ahead(0) {
-            if ends(unit) {
+        match self.q.ahead(0) {
+            Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 if let Some(front) = self.pending[self.pair(unit.spec)].front() {
                     prefetch(front);
                 }
+            }
+            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
+                if let Some(first) = self.order[self.pair(*m)].unfinished.first() {
+                    prefetch(first);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Memory-order rule: starts loading what the next issues (in an open
+    /// loop the next messages) will read of their pairs' lists: message
+    /// `i + 2`'s list header, and `i + 1`'s first entries (its header asked
+    /// for at the last issue). Hints only: handling is unchanged.
+    #[inline(always)]
+    fn prefetch_order_of_next_issues(&self, i: usize) {
+        if self.order.is_empty() {
+            return;
+        }
+        if let Some(m) = self.msgs.get(i + 2) {
+            prefetch(&self.order[self.pair(Msg::of(m))]);
+        }
+        if let Some(m) = self.msgs.get(i + 1) {
+            if let Some(first) = self.order[self.pair(Msg::of(m))].unfinished.first() {
+                prefetch(first);
             }
         }
     }
@@ -412,8 +543,14 @@ impl<'a> Sim<'a> {
     fn handle_event(&mut self, now: Ps, ev: Ev) {
         let edm = self.edm;
         match ev {
-            Ev::Issue(i) => self.issue(now, i),
-            Ev::Finished(i) => self.finished(now, i),
+            Ev::Issue(i) => {
+                if self.stream_during {
+                    self.hold_record(i);
+                }
+                self.prefetch_order_of_next_issues(i as usize);
+                self.issue(now, i)
+            }
+            Ev::Finished(i, m) => self.finished(now, i, m),
             Ev::HostSend(h, unit) if unit.kind == UnitKind::Notify => {
                 let d = self.plane.uplinks[h as usize].insert_control_block(now);
                 self.record(h, true, d.start, 1, &unit);
@@ -586,7 +723,7 @@ impl<'a> Sim<'a> {
             // its /A/ is decided in its arrival's event on one plane or two.)
             self.totals.end_ps = self.totals.end_ps.max(d.last_block);
             if self.data_arrives(d.last_block, unit) && self.finish_on_arrival() {
-                self.q.push(d.last_block, Ev::Finished(unit.msg));
+                self.q.push(d.last_block, Ev::Finished(unit.msg, unit.spec));
             }
         } else {
             self.q.push(d.last_block, Ev::HostIn(h, unit));
@@ -876,27 +1013,33 @@ mod tests {
         }
     }
 
-    /// Records written from the completion log in batches during the run
-    /// (several batches here) are those written from the whole log at its end.
-    #[test]
-    fn completions_written_in_batches_give_the_records_of_the_whole_log() {
+    /// EDM's rules on 16 nodes and `messages` 64 B messages at `load`, half
+    /// writes, addresses in 1 MB.
+    fn micro_run(load: f64, messages: usize, seed: u64) -> (Edm, Vec<MessageSpec>) {
         let mut msgs = OpenLoop {
             nodes: 16,
             roles: Roles::AllToAll,
             link_gbps: 100,
-            load: 0.7,
+            load,
             write_ratio: 0.5,
             sizes: SizeCdf::fixed(64),
-            messages: 3 * COMPLETION_BATCH + 123,
-            seed: 4,
+            messages,
+            seed,
         }
         .generate();
-        assign_addresses(&mut msgs, 1 << 20, 4);
+        assign_addresses(&mut msgs, 1 << 20, seed);
         let fabric = FabricConfig {
             nodes: 16,
             ..FabricConfig::default()
         };
-        let edm = Edm::new(fabric, EdmConfig::edm_rules());
+        (Edm::new(fabric, EdmConfig::edm_rules()), msgs)
+    }
+
+    /// Records written from the completion log in batches during the run
+    /// (several batches here) are those written from the whole log at its end.
+    #[test]
+    fn completions_written_in_batches_give_the_records_of_the_whole_log() {
+        let (edm, msgs) = micro_run(0.7, 3 * COMPLETION_BATCH + 123, 4);
         let (batched, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
         let mut whole = Reading(engine::InOrder::new(&msgs));
         let (kept, _) = Sim::new(&edm, &msgs).run_fed(&mut whole, &mut |_, _| {});
@@ -904,5 +1047,63 @@ mod tests {
         assert!(complete(&batched).iter().all(Option::is_some));
         assert_eq!(complete(&batched), complete(&kept));
         assert_eq!(batched.totals.events, kept.totals.events);
+    }
+
+    /// A streamed run hands every record once, in batches of at most the
+    /// sink's, the same records a run returns; and it holds far fewer at once
+    /// than the run's messages, also past saturation (where some message
+    /// waits nearly the whole run).
+    #[test]
+    fn a_streamed_run_hands_the_records_of_a_run_in_bounded_batches() {
+        for load in [0.3, 0.9] {
+            streams_in_bounded_batches(load);
+        }
+    }
+
+    fn streams_in_bounded_batches(load: f64) {
+        let messages = 10 * COMPLETION_BATCH;
+        let (edm, msgs) = micro_run(load, messages, 5);
+        let (whole, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
+        let batch = 5000;
+        let mut handed: Vec<Option<Record>> = vec![None; messages];
+        let mut largest = 0;
+        let mut hand = |ids: &[u32], records: &[Record]| {
+            assert_eq!(ids.len(), records.len());
+            largest = largest.max(records.len());
+            for (&i, r) in ids.iter().zip(records) {
+                assert!(handed[i as usize].replace(r.clone()).is_none(), "once");
+            }
+        };
+        let sink = &mut RecordSink {
+            batch,
+            hand: &mut hand,
+        };
+        let streamed = Sim::new(&edm, &msgs).run_streamed(&mut |_, _| {}, sink);
+        assert!(streamed.records.is_empty());
+        assert!(largest <= batch);
+        let key = |r: &Record| (r.complete_ps, r.alone_ps, r.acked_ps, r.timed_out, r.lost);
+        let handed: Vec<Record> = handed.into_iter().map(|r| r.expect("handed")).collect();
+        assert!(handed.iter().map(key).eq(whole.records.iter().map(key)));
+        assert_eq!(streamed.totals.events, whole.totals.events);
+        assert_eq!(whole.totals.max_records_held, messages);
+        // Held: the messages in flight (past saturation a backlog that grows
+        // with the run), those completed since the completion log was last
+        // written, and a sink batch.
+        let mut steps: Vec<(Ps, i64)> = msgs.iter().map(|m| (m.issue_ps, 1)).collect();
+        steps.extend(whole.records.iter().map(|r| (r.complete_ps.unwrap(), -1)));
+        steps.sort_unstable();
+        let mut in_flight = 0;
+        let most_in_flight = steps.iter().fold(0, |most, &(_, d)| {
+            in_flight += d;
+            most.max(in_flight)
+        }) as usize;
+        let held = streamed.totals.max_records_held;
+        assert!(
+            held <= most_in_flight + COMPLETION_BATCH + batch,
+            "{load}: {held}"
+        );
+        if load < 0.5 {
+            assert!(held < messages / 4, "{held}");
+        }
     }
 }

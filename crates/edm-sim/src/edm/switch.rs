@@ -359,7 +359,7 @@ impl Sim<'_> {
             // or a response chunk before the last): count it now.
             let done = self.data_arrives(arrives, data);
             if done && self.finish_on_arrival() && m.op == Op::Write {
-                self.q.push(arrives, Ev::Finished(grant.msg));
+                self.q.push(arrives, Ev::Finished(grant.msg, m));
             }
         }
         self.counters.max_grant_wait_ps = self.counters.max_grant_wait_ps.max(grant_at - generated);

@@ -95,7 +95,7 @@ pub(super) enum Ev {
     HostControl(u8, u16),
     /// Message (or mega-message) `.0` has finished at its requester: a
     /// write's last data block has left it, a read's response has arrived.
-    Finished(u32),
+    Finished(u32, Msg),
     /// Plane `.0`'s scheduler looks at notifications that became visible
     /// (see `Plane::notify_wakes`).
     NotifyTick(u8),
@@ -136,7 +136,7 @@ impl Ev {
             | Ev::NotifyTick(p)
             | Ev::SwitchFails(p)
             | Ev::PortSeen(p, ..) => Some(p),
-            Ev::Issue(_) | Ev::Finished(_) | Ev::ReadTimeout(_) | Ev::GiveUp(_) | Ev::AckIn(_) => {
+            Ev::Issue(_) | Ev::Finished(..) | Ev::ReadTimeout(_) | Ev::GiveUp(_) | Ev::AckIn(_) => {
                 None
             }
         }

@@ -20,7 +20,9 @@ pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 use std::any::Any;
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::RefUnwindSafe;
 
 /// Asks the CPU to start loading `value`'s cache line (a hint only: no effect
@@ -52,6 +54,157 @@ pub struct Record {
     pub acked_ps: Option<Ps>,
 }
 
+/// Where a streamed run hands its records: `hand(ids, records)` gets the
+/// records of messages `ids` (as many), at most `batch` at a time, in the
+/// order they became final; every message's record is handed exactly once.
+pub struct RecordSink<'a> {
+    pub batch: usize,
+    pub hand: &'a mut dyn FnMut(&[u32], &[Record]),
+}
+
+/// A run's per-message records, indexed by message id: the whole table
+/// ([`RecordWindow::whole`]), or, streamed ([`RecordWindow::streamed`]),
+/// only those of messages issued and not yet final (a map by id: a
+/// message that waits long holds back no other's), the final ones handed
+/// to a [`RecordSink`] in batches.
+#[derive(Clone, Debug, Default)]
+pub struct RecordWindow {
+    whole: Vec<Record>,
+    streamed: bool,
+    held: HashMap<u32, Record, BuildHasherDefault<IdHasher>>,
+    /// Streamed: the final records not yet handed on.
+    ready_ids: Vec<u32>,
+    ready: Vec<Record>,
+    /// The most records held at once (final ones waiting to be handed on
+    /// included).
+    pub max_held: usize,
+}
+
+impl RecordWindow {
+    /// A window holding every record of a run.
+    pub fn whole(records: Vec<Record>) -> Self {
+        RecordWindow {
+            max_held: records.len(),
+            whole: records,
+            ..Default::default()
+        }
+    }
+
+    /// An empty window for a streamed run.
+    pub fn streamed() -> Self {
+        RecordWindow {
+            streamed: true,
+            ..Default::default()
+        }
+    }
+
+    /// Holds `record` for message `id` (streamed), or appends it (whole: `id`
+    /// the next).
+    pub fn hold(&mut self, id: u32, record: Record) {
+        if self.streamed {
+            self.held.insert(id, record);
+        } else {
+            debug_assert_eq!(id as usize, self.whole.len());
+            self.whole.push(record);
+        }
+        self.max_held = self
+            .max_held
+            .max(self.held.len() + self.ready.len() + self.whole.len());
+    }
+
+    /// Streamed: message `id`'s record is final; handed on with the next batch.
+    pub fn finish(&mut self, id: u32, sink: &mut RecordSink) {
+        let record = self.held.remove(&id).expect("a held record");
+        self.ready_ids.push(id);
+        self.ready.push(record);
+        if self.ready.len() >= sink.batch.max(1) {
+            self.hand_ready(sink);
+        }
+    }
+
+    /// Hands on the final records waiting.
+    fn hand_ready(&mut self, sink: &mut RecordSink) {
+        if !self.ready.is_empty() {
+            (sink.hand)(&self.ready_ids, &self.ready);
+            self.ready_ids.clear();
+            self.ready.clear();
+        }
+    }
+
+    /// The run's end: hands `sink` every record left, final or not (the
+    /// unfinished in message order), in batches.
+    pub fn hand_all(&mut self, sink: &mut RecordSink) {
+        self.hand_ready(sink);
+        let batch = sink.batch.max(1);
+        let mut ids: Vec<u32> = self.held.keys().copied().collect();
+        ids.sort_unstable();
+        let mut records: Vec<Record> = ids.iter().map(|i| self.held[i].clone()).collect();
+        self.held.clear();
+        let whole = std::mem::take(&mut self.whole);
+        ids.extend(0..whole.len() as u32);
+        records.extend(whole);
+        for (ids, records) in ids.chunks(batch).zip(records.chunks(batch)) {
+            (sink.hand)(ids, records);
+        }
+    }
+
+    /// Whether message `id`'s record is held (streamed: issued, not yet final).
+    pub fn holds(&self, id: u32) -> bool {
+        if self.streamed {
+            self.held.contains_key(&id)
+        } else {
+            (id as usize) < self.whole.len()
+        }
+    }
+
+    /// The whole table (empty when streamed).
+    pub fn into_vec(self) -> Vec<Record> {
+        self.whole
+    }
+}
+
+impl std::ops::Index<usize> for RecordWindow {
+    type Output = Record;
+    #[inline(always)]
+    fn index(&self, id: usize) -> &Record {
+        if self.streamed {
+            &self.held[&(id as u32)]
+        } else {
+            &self.whole[id]
+        }
+    }
+}
+
+impl std::ops::IndexMut<usize> for RecordWindow {
+    #[inline(always)]
+    fn index_mut(&mut self, id: usize) -> &mut Record {
+        if self.streamed {
+            self.held.get_mut(&(id as u32)).expect("a held record")
+        } else {
+            &mut self.whole[id]
+        }
+    }
+}
+
+/// Hashes a message id for [`RecordWindow`]'s map: a multiply (ids are
+/// dense integers; std's SipHash would cost more than the rest of a lookup).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, id: u32) {
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Totals a protocol reports besides the per-message records.
 #[derive(Clone, Debug, Default)]
 pub struct Totals {
@@ -68,6 +221,9 @@ pub struct Totals {
     pub max_switch_data_wait_ps: Ps,
     /// Data bytes delivered to their destination.
     pub delivered_bytes: u64,
+    /// The most per-message records the run held at once (all of them
+    /// unless streamed, [`Protocol::run_streamed`]).
+    pub max_records_held: usize,
     /// The protocol's own counters (EDM's, the packet fabric's), which the
     /// engine carries without knowing them (`Totals::edm`, `Totals::packet`).
     pub protocol: Option<Box<dyn ProtocolCounters>>,
@@ -125,6 +281,23 @@ pub trait Protocol {
     /// Simulates the messages of `threads` (their `issue_ps` unused): each
     /// completion lets its thread issue its next message.
     fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome;
+    /// [`Protocol::run`] handing every record to `sink` (batches of at most
+    /// `sink.batch`) and returning none. This default hands them on after
+    /// the run, in message order; a protocol that can tell when a record is
+    /// final hands it on during the run, so that it holds only those of the
+    /// messages in flight (`Totals::max_records_held`).
+    fn run_streamed(
+        &mut self,
+        messages: &[MessageSpec],
+        progress: &mut dyn FnMut(u64, u64),
+        sink: &mut RecordSink,
+    ) -> Outcome {
+        let mut out = self.run(messages, progress);
+        let records = std::mem::take(&mut out.records);
+        out.totals.max_records_held = records.len();
+        RecordWindow::whole(records).hand_all(sink);
+        out
+    }
     /// The latency of `message` if it were alone in the network (closed form).
     fn alone_ps(&self, message: &MessageSpec) -> Ps;
     fn name(&self) -> &'static str;

@@ -92,7 +92,7 @@ impl Sim<'_> {
                 }
             }
             if self.track_finish {
-                self.q.push(arrives, Ev::Finished(i));
+                self.q.push(arrives, Ev::Finished(i, m));
             }
         } else if acks.arrives_ok[pair] {
             self.q.push(arrives, Ev::AckIn(i));
@@ -156,7 +156,7 @@ impl Sim<'_> {
             }
             // (With the ideal NACK's bound it finished when in memory.)
             if self.track_finish && !self.finish_on_arrival() {
-                self.finished(now, i);
+                self.finished(now, i, m);
             }
         }
         if self.protocol {

@@ -429,7 +429,7 @@ impl Sim<'_> {
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);
         if self.track_finish {
-            self.finished(now, i);
+            self.finished(now, i, m);
         }
         self.resolved(now, i, false);
         true
