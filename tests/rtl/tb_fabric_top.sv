@@ -26,7 +26,8 @@ module tb_fabric_top #(
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // the switch gives up circuits idle this long
     parameter bit          LINK_FAULT_RS = 1'b1,  // tb_fabric_port: 802.3 link fault signalling on the line
     parameter int unsigned L2_QUEUE_LOG2 = 12,   // the switch's frame queue per egress, blocks
-    parameter int unsigned XGMII_MACS = 0        // 1: hosts' frames from cocotbext-eth on an XGMII (g_port[p].g_mac)
+    parameter int unsigned XGMII_MACS = 0,       // 1: hosts' frames from cocotbext-eth on an XGMII (g_port[p].g_mac)
+    parameter bit          ACKS = 1'b0           // memory nodes acknowledge writes with /A/ (docs/protocol.md §4b)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -82,6 +83,7 @@ module tb_fabric_top #(
     output logic [NM*16-1:0]   mn_cnt_overflow,
     output logic [NM*16-1:0]   mn_cnt_rejected,
     output logic [NM*16-1:0]   mn_cnt_stray,
+    output logic [NM*16-1:0]   mn_cnt_acks,
     // Every port (host p = switch port p): the host's Ethernet frames (to the
     // switch's L2 stage, which forwards them to other hosts) and what it receives.
     input  logic [NC+NM-1:0]      h_enc_valid,    // host MAC/encoder -> host edm_tx
@@ -360,7 +362,8 @@ module tb_fabric_top #(
     localparam int unsigned P = NC + m;
     // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
     // "Memory node sizing").
-    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
+    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
+                   .ACKS(ACKS), .ACK_SRC_LOG2(NC <= 2 ? 1 : $clog2(NC))) mn (
         .clk(hclk[P]), .rst_n,
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
@@ -385,7 +388,8 @@ module tb_fabric_top #(
         .out_block(e_out_block[P*66 +: 66]), .out_last(e_out_last[P]),
         .cnt_rreq(), .cnt_wreq(), .cnt_rmw(),
         .cnt_dropped(mn_cnt_dropped[m*16 +: 16]), .cnt_overflow(mn_cnt_overflow[m*16 +: 16]),
-        .cnt_rejected(mn_cnt_rejected[m*16 +: 16]), .cnt_stray_grants(mn_cnt_stray[m*16 +: 16])
+        .cnt_rejected(mn_cnt_rejected[m*16 +: 16]), .cnt_stray_grants(mn_cnt_stray[m*16 +: 16]),
+        .cnt_acks(mn_cnt_acks[m*16 +: 16]), .cnt_ack_dropped()
     );
   end
 endmodule

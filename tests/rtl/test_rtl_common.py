@@ -58,12 +58,24 @@ def test_edm_rx():
     run_bench("tb_edm_rx")
 
 
+def test_ack_sender():
+    """A memory node's /A/ sender: every write acknowledged once, paced, aggregated."""
+    run_bench("tb_ack_sender")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 
 
 def test_mem_node():
     run_bench("tb_mem_node")
+
+
+def test_mem_node_acknowledges_writes():
+    """ACKS = 1 (docs/protocol.md §4b): the random mix and the second copies
+    with every write acknowledged once by an /A/ between the RRES units."""
+    for case in ("random_mix", "second_copies"):
+        run_bench("tb_mem_node", {"ACKS": 1}, name="edm_mem_node_acks", testcase=case)
 
 
 def test_mem_translate():
