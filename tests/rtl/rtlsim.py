@@ -56,6 +56,7 @@ MODULES = {
     "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
     "edm_mirror": ["host/edm_mirror.sv"],
     "edm_ack_sender": ["common/edm_fifo.sv", "host/edm_ack_sender.sv"],
+    "edm_write_outcome": ["common/edm_fifo.sv", "host/edm_write_outcome.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
                      "common/edm_unit_receiver.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
@@ -136,6 +137,7 @@ BENCHES: dict[str, Bench] = {
     "tb_dup_filter": _module("edm_dup_filter", {"SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}),
     "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
     "tb_ack_sender": _module("edm_ack_sender"),
+    "tb_write_outcome": _module("edm_write_outcome"),
     "tb_link_fault": _module("pcs_link_fault"),
     # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
     "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),

@@ -63,6 +63,11 @@ def test_ack_sender():
     run_bench("tb_ack_sender")
 
 
+def test_write_outcome():
+    """A compute node's write outcomes: one per write, acknowledged or failed."""
+    run_bench("tb_write_outcome")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 
