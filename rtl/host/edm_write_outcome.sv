@@ -166,8 +166,11 @@ module edm_write_outcome #(
       cnt_acked <= edm_pkg::sat_add(cnt_acked, {1'b0, o_push && d_any});
       cnt_failed <= edm_pkg::sat_add(cnt_failed, {1'b0, o_push && t_pick});
       // The /A/: one applied id per cycle.
-      if (aq_pop) {a_peer, a_base, a_left} <= aq_head;
-      else if (a_step) a_left[a_k] <= 1'b0;
+      if (aq_pop) begin
+        a_peer <= aq_head[MW+8 +: PB];
+        a_base <= aq_head[MW +: 8];
+        a_left <= aq_head[MW-1:0];
+      end else if (a_step) a_left <= a_left & ~(MW'(1) << a_k);
       if (a_step) begin
         if (!a_tracked) begin
           cnt_stray <= edm_pkg::sat_add(cnt_stray, 2'd1);

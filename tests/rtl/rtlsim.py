@@ -71,7 +71,8 @@ FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_u
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
           "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv", "pcs/pcs_decoder.sv",
           "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
-          "host/edm_compute_node.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv", "switch/edm_notif_queue.sv",
+          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
+          "switch/edm_notif_queue.sv",
           "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
           "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"]
 
