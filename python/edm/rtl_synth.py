@@ -54,7 +54,7 @@ SWITCH_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/switch
 SCHEDULER = "edm_pim_scheduler"
 MEM_NODE_XL_SOURCES = ["rtl/common/edm_pkg.sv", "rtl/common/edm_fifo.sv", "rtl/common/edm_crc32c_unit.sv",
                        "rtl/common/edm_unit_emitter.sv", "rtl/common/edm_unit_receiver.sv",
-                       "rtl/host/edm_mem_translate.sv", "rtl/host/edm_mem_node.sv", "rtl/host/edm_mem_node_xl.sv"]
+                       "rtl/host/edm_mem_translate.sv", "rtl/host/edm_ack_sender.sv", "rtl/host/edm_mem_node.sv", "rtl/host/edm_mem_node_xl.sv"]
 MEM_NODE_XL = "edm_mem_node_xl"
 SWITCH = "edm_switch"
 DEFAULT_PORTS = [4, 8, 16]

@@ -16,12 +16,18 @@
 // newest id it has seen (`hi`, any kind, good units only) and a window of
 // W = 2^WINDOW_LOG2 ids (hi-W, hi] with a seen bit per chunk seq
 // (0 .. 2^SEQ_LOG2-1). A good unit with id x, d = x - hi (mod 256):
-//   * 1 <= d <= 127: x is new; the window moves to end at x (the seen bits of
-//     the ids that enter it are cleared) and x is recorded;
+//   * 1 <= d <= NEW_MAX: x is new; the window moves to end at x (the seen
+//     bits of the ids that enter it are cleared) and x is recorded;
 //   * hi - x <= W-1 (d = 0 included): in the window: a WREQ/RMWREQ whose seen
 //     bit is set is a second copy: dropped (cnt_dup); else it is recorded;
-//   * otherwise (W <= hi - x <= 128) it is stale: a WREQ/RMWREQ is dropped
-//     (cnt_stale). A copy that old cannot be a first copy in a working fabric
+//   * otherwise (W <= hi - x <= 256 - NEW_MAX - 1) it is stale: a WREQ/RMWREQ
+//     is dropped (cnt_stale).
+// The defaults are the write outcome's bounds (docs/protocol.md §4b, the
+// simulator's faults/dedup.rs): W = DUP_WINDOW_IDS = 64 and NEW_MAX =
+// RETRY_UNRESOLVED = 64 (a requester activates no message 64 or more ids
+// ahead of its oldest unresolved one, so every copy of an unresolved
+// message is inside the window, and one more than 64 ahead cannot be new);
+// W + NEW_MAX <= 128 keeps half the id space as margin for late copies. A copy that old cannot be a first copy in a working fabric
 //     and applying it could undo newer writes (e.g. the backlog of a plane
 //     that was cut off, sent when it comes back).
 // The bound: a copy is recognised as a second copy while its source's newest
@@ -49,7 +55,8 @@
 module edm_dup_filter #(
     parameter int unsigned NP = 2,           // planes (switches)
     parameter int unsigned SRC_LOG2 = 2,     // sources tracked: ports 0 .. 2^SRC_LOG2-1
-    parameter int unsigned WINDOW_LOG2 = 4,  // ids remembered per source (<= 7)
+    parameter int unsigned WINDOW_LOG2 = $clog2(edm_pkg::DUP_WINDOW_IDS),  // ids remembered per source (<= 7)
+    parameter int unsigned NEW_MAX = edm_pkg::RETRY_UNRESOLVED,  // ids ahead of the newest taken as new
     parameter int unsigned SEQ_LOG2 = 2,     // chunks tracked per message (>= 1)
     parameter int unsigned RESULTS_LOG2 = 2  // RMW results remembered per source
 ) (
@@ -96,6 +103,9 @@ module edm_dup_filter #(
   localparam int unsigned KW = edm_pkg::HDR_KIND_W;
   localparam logic [KW-1:0] K_WREQ = KW'(edm_pkg::KIND_WREQ);
   localparam logic [KW-1:0] K_RMW = KW'(edm_pkg::KIND_RMWREQ);
+  if (W + NEW_MAX > 128 || NEW_MAX < 1) begin : g_bounds
+    $error("edm_dup_filter: need 1 <= NEW_MAX and 2^WINDOW_LOG2 + NEW_MAX <= 128 (docs/protocol.md §4b)");
+  end
 
   // ---- each plane's unit: its header fields, and its verdict
   logic [NP-1:0]           commit;
@@ -185,7 +195,7 @@ module edm_dup_filter #(
       if (commit[p] && rx_src[p*10 + SRC_LOG2 +: 10 - SRC_LOG2] != '0) begin
         untracked[p] = filtered;
       end else if (commit[p]) begin
-        if (!hv_n[s] || (d != 8'd0 && d < 8'd128)) begin
+        if (!hv_n[s] || (d != 8'd0 && d <= 8'(NEW_MAX))) begin
           // New id: the ids hi+1 .. x enter the window (all of it if x is W or more ahead).
           for (int k = 0; k < W; k++) begin
             off = WINDOW_LOG2'(k) - hi_n[s*8 +: WINDOW_LOG2] - WINDOW_LOG2'(1);   // k's id is hi + 1 + off

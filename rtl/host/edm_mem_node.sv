@@ -79,8 +79,18 @@
 // arrives, and the queue is served strictly in order: a token waits until the
 // engine has reached its command (the RMW's write issued), and every grant
 // behind it waits too.
+// Write acknowledgements (ACKS = 1; docs/protocol.md §4b): each WREQ that
+// completes its message (header last) is acknowledged once its last word is
+// written (a write of no bytes: when the engine reaches it), and a second
+// copy (in_dup) of one is acknowledged again as it arrives, so a requester
+// whose /A/ was lost learns the outcome from its retry; a denied WREQ is
+// not. edm_ack_sender turns them into /A/ blocks (per requester, paced to
+// one per ACK_GAP_BLOCKS uplink blocks), sent between RRES units, ahead of
+// the next one (one block). A second copy arriving in the cycle of a write's
+// completion waits a cycle in a one-entry register; one more in that time is
+// not acknowledged (counted in cnt_ack_dropped, as the sender's own drops).
 // Output: the RRES units block by block (/MS/ /MD/.. /MT/, CRC-32C), out_last on
-// the /MT/; valid/ready as edm_tx's memory input. A chunk starts as soon as its
+// the /MT/, and the /A/ blocks (ACKS); valid/ready as edm_tx's memory input. A chunk starts as soon as its
 // first word is in the buffer and each block leaves once its words are
 // (cut-through: back to back while the memory answers a word per cycle).
 // Counters: 16-bit, saturating.
@@ -94,6 +104,7 @@
 //   t_  a memory read's tag (t_push, t_slot_q: a token at the head of the grant queue)
 //   g_  the grant at the head of the grant queue      j_  the chunk at the head of the job queue
 //   u_  its unit, block by block (edm_unit_emitter)   cmd_ gq_ jq_ tq_: FIFO ports
+//   ak_ the write acknowledgements (ACKS)
 module edm_mem_node #(
     parameter int unsigned CHUNK_BYTES = edm_pkg::DEFAULT_CHUNK_BYTES,  // the scheduler's chunk
     parameter int unsigned MAX_READ_BYTES = 1024,   // longest RREQ served (multiple of 8)
@@ -121,7 +132,11 @@ module edm_mem_node #(
     // RMWs, a write or RMW after its earlier reads); 0 leaves them out.
     parameter bit PEER = 1'b0,
     parameter bit PEER_FIRST = 1'b0,
-    parameter bit PEER_READS = 1'b1
+    parameter bit PEER_READS = 1'b1,
+    // Write acknowledgements (/A/, docs/protocol.md §4b), for requesters on
+    // ports 0 .. 2^ACK_SRC_LOG2-1. 0: none (the node before issue 40).
+    parameter bit ACKS = 1'b0,
+    parameter int unsigned ACK_SRC_LOG2 = COMPUTE_NODES <= 2 ? 1 : $clog2(COMPUTE_NODES)
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -195,7 +210,9 @@ module edm_mem_node #(
     output logic [15:0] cnt_dropped,       // bad, aborted or unservable units
     output logic [15:0] cnt_overflow,      // units or grants lost to full queues
     output logic [15:0] cnt_rejected,      // good requests answered with STATUS_ERROR
-    output logic [15:0] cnt_stray_grants   // grants naming no pending response
+    output logic [15:0] cnt_stray_grants,  // grants naming no pending response
+    output logic [15:0] cnt_acks,          // /A/ sent (ACKS)
+    output logic [15:0] cnt_ack_dropped    // acknowledgements not sent for lack of room (ACKS)
 );
   // ---------------------------------------------------------------- sizes
   localparam int unsigned RS = 1 << READ_SLOTS_LOG2;          // response slots
@@ -222,6 +239,7 @@ module edm_mem_node #(
   localparam logic [15:0] MAX_WRITE = 16'(MAX_WRITE_BYTES);
   localparam logic [15:0] RMW_BYTES = 16'(edm_pkg::RMW_RESULT_BYTES);
   localparam int unsigned OP_IN_T1 = edm_pkg::HDR_OP_LSB - 48;  // header bits 48..63 are T[1][15:0]
+  localparam int unsigned LAST_IN_T1 = edm_pkg::HDR_LAST_LSB - 48;
 
   // A unit as 8-byte words: T = 2 zero bytes || M, so T[0] is the /MS/ payload
   // with its type bytes cleared, T[i] the i-th /MD/ (i >= 1) and T[n_md + 1] the
@@ -253,18 +271,21 @@ module edm_mem_node #(
   assign ms_store = ms_supported && ms_room;
 
   logic [3:0]     rx_op, nx_op;
+  logic           rx_mlast, nx_mlast;  // the unit completes its message (header last)
   logic [63:0]    rx_addr, rx_arg0, rx_arg1, nx_addr, nx_arg0, nx_arg1;
   logic [WSLOTS_LOG2-1:0] rx_wslot;     // WREQ data slot of the unit being received
   logic [WSLOTS_LOG2:0]   wslots_used;  // committed WREQs whose data the engine still needs
 
   always_comb begin
     nx_op = rx_op;
+    nx_mlast = rx_mlast;
     nx_addr = rx_addr;
     nx_arg0 = rx_arg0;
     nx_arg1 = rx_arg1;
     if (rx_idx == 1) begin
       nx_addr[47:0] = t_word[63:16];
       nx_op = t_word[OP_IN_T1 +: edm_pkg::HDR_OP_W];
+      nx_mlast = t_word[LAST_IN_T1];
     end
     if (rx_idx == 2) begin
       nx_addr[63:48] = t_word[15:0];
@@ -834,13 +855,90 @@ module edm_mem_node #(
       .clk, .rst_n,
       .unit_valid(jq_valid), .start_ok(data_started), .block_ok(block_in), .hdr, .m_bytes({1'b0, j_size} + 17'd8),
       .idx(u_i), .t_word(b_data),
-      .out_valid, .out_ready, .out_block, .out_last);
-  assign jq_pop = out_valid && out_ready && out_last;
+      .out_valid(u_out_valid), .out_ready(u_out_ready), .out_block(u_out_block), .out_last(u_out_last));
+  assign jq_pop = u_out_valid && u_out_ready && u_out_last;
+
+  // ================================================================ write acknowledgements
+  logic        u_out_valid, u_out_ready, u_out_last;
+  logic [65:0] u_out_block;
+  if (ACKS) begin : g_acks
+    // Per WREQ slot: its requester, id and whether it completes its message.
+    logic [WS-1:0][edm_pkg::PORT_BITS-1:0] ak_src;
+    logic [WS-1:0][7:0] ak_id;
+    logic [WS-1:0]      ak_last;
+    logic        ak_dup, ak_wait, ak_done, ak_valid, ak_drop, a_valid, a_ready, u_open;
+    logic [edm_pkg::PORT_BITS-1:0] ak_src_in, ak_wait_src;
+    logic [7:0]  ak_id_in, ak_wait_id;
+    logic [65:0] a_block;
+    logic [15:0] s_dropped;
+    always_ff @(posedge clk)
+      if (w_commit) begin
+        ak_src[rx_wslot] <= rx_src;
+        ak_id[rx_wslot] <= rx_id;
+        ak_last[rx_wslot] <= nx_mlast;
+      end
+    // A write done now, a second copy of one committed now (or waiting).
+    assign ak_done = w_done && ak_last[w_head];
+    assign ak_dup  = commit && rx_kind == K_WREQ && in_dup && nx_mlast && !(TRANSLATE && xl_deny);
+    assign ak_valid = ak_done || ak_dup || ak_wait;
+    always_comb begin
+      if (ak_done) begin
+        ak_src_in = ak_src[w_head];
+        ak_id_in = ak_id[w_head];
+      end else if (ak_wait) begin
+        ak_src_in = ak_wait_src;
+        ak_id_in = ak_wait_id;
+      end else begin
+        ak_src_in = rx_src;
+        ak_id_in = rx_id;
+      end
+    end
+    // A second copy that cannot go now (a completion or the waiting one goes
+    // first) waits (one entry); if the entry is taken and stays so, it is
+    // dropped, counted.
+    logic ak_wait_sent, ak_dup_waits;
+    logic [15:0] ak_lost;
+    assign ak_wait_sent = ak_wait && !ak_done;
+    assign ak_dup_waits = ak_dup && (ak_done || ak_wait);
+    assign ak_drop = ak_dup_waits && ak_wait && !ak_wait_sent;
+    always_ff @(posedge clk)
+      if (!rst_n) begin
+        ak_wait <= 1'b0;
+        ak_lost <= '0;
+      end else begin
+        if (ak_dup_waits && !ak_drop) begin
+          ak_wait <= 1'b1;
+          ak_wait_src <= rx_src;
+          ak_wait_id <= rx_id;
+        end else if (ak_wait_sent) ak_wait <= 1'b0;
+        ak_lost <= edm_pkg::sat_add(ak_lost, {1'b0, ak_drop});
+      end
+    edm_ack_sender #(.SRC_LOG2(ACK_SRC_LOG2)) acks (
+        .clk, .rst_n,
+        .applied_valid(ak_valid), .applied_src(ak_src_in), .applied_id(ak_id_in), .tick(1'b1),
+        .out_valid(a_valid), .out_ready(a_ready), .out_block(a_block),
+        .cnt_acks, .cnt_unacked(s_dropped));
+    assign cnt_ack_dropped = {1'b0, s_dropped} + {1'b0, ak_lost} > 17'hFFFF ? 16'hFFFF : s_dropped + ak_lost;
+    // Between RRES units an /A/ goes first (one block).
+    always_ff @(posedge clk)
+      if (!rst_n) u_open <= 1'b0;
+      else if (u_out_valid && u_out_ready) u_open <= !u_out_last;
+    assign a_ready     = !u_open && out_ready;
+    assign u_out_ready = !(a_valid && !u_open) && out_ready;
+    assign out_valid   = (a_valid && !u_open) || u_out_valid;
+    assign out_block   = a_valid && !u_open ? a_block : u_out_block;
+    assign out_last    = a_valid && !u_open ? 1'b1 : u_out_last;
+  end else begin : g_no_acks
+    assign {out_valid, out_block, out_last} = {u_out_valid, u_out_block, u_out_last};
+    assign u_out_ready = out_ready;
+    assign {cnt_acks, cnt_ack_dropped} = '0;
+  end
 
   // ================================================================ state
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       rx_op <= '0;
+      rx_mlast <= 1'b0;
       rx_addr <= '0;
       rx_arg0 <= '0;
       rx_arg1 <= '0;
@@ -883,6 +981,7 @@ module edm_mem_node #(
       // ---- receive
       if (cont) begin
         rx_op <= nx_op;
+        rx_mlast <= nx_mlast;
         rx_addr <= nx_addr;
         rx_arg0 <= nx_arg0;
         rx_arg1 <= nx_arg1;

@@ -115,7 +115,7 @@ module edm_mem_node_xl #(
       .dram_wr_valid, .dram_wr_ready, .dram_wr_addr, .dram_wr_data, .dram_wr_mask,
       .out_valid, .out_ready, .out_block, .out_last,
       .cnt_rreq, .cnt_wreq, .cnt_rmw, .cnt_dropped, .cnt_overflow(engine_overflow), .cnt_rejected,
-      .cnt_stray_grants
+      .cnt_stray_grants, .cnt_acks(), .cnt_ack_dropped()
   );
   /* verilator lint_on PINCONNECTEMPTY */
   assign in_room_read = e_room_read && !waiting;

@@ -21,18 +21,19 @@
 //     open (so a second /MS/ may raise mem_first in the same cycle as the
 //     mem_abort of the unit it cut short). Every mem_first is therefore
 //     followed by exactly one mem_last or one mem_abort.
-// /N/ and /G/ (also as fillers inside a unit) are checked (zero reserved bits
-// and the CRC-8, which starts from the link's control sequence number:
-// docs/protocol.md §5a) and their fields output on notif_* / grant_*; bad ones
-// are dropped and counted corrupted. The receiver expects the numbers in order
-// (ctl_expected). A block with a good layout implies one number
-// (edm_pkg::crc8_implied_seq): only the expected one is accepted; any other is
-// rejected (corrupted, or out of sequence after a loss). If the previous /N/
-// /G/ was rejected with the number just before it, the receiver
-// resynchronises: it rejects this one too, expects the number after it, and
-// counts the numbers it skipped (cnt_ctl_missed: every lost or rejected
-// control block up to there). A data block whose payload is the
-// /N/ or /G/ expected next (a control block whose sync header flipped) is
+// /N/, /G/ and /A/ (also as fillers inside a unit) are checked (zero reserved
+// bits and the CRC-8, which starts from the link's control sequence number:
+// docs/protocol.md §5a) and their fields output on notif_* / grant_* / ack_*
+// (an /A/: the peer, the base id and the map of ids applied, §4b); bad ones
+// are dropped and counted corrupted. The three kinds share the link's
+// numbers, expected in order (ctl_expected). A block with a good layout
+// implies one number (edm_pkg::crc8_implied_seq): only the expected one is
+// accepted; any other is rejected (corrupted, or out of sequence after a
+// loss). If the previous control block was rejected with the number just
+// before it, the receiver resynchronises: it rejects this one too, expects
+// the number after it, and counts the numbers it skipped (cnt_ctl_missed:
+// every lost or rejected control block up to there). A data block whose
+// payload is the /N/ /G/ /A/ expected next (a control block whose sync header flipped) is
 // counted (cnt_ctl_in_data), never acted on, and dropped like a filler: not
 // taken as /MD/, not forwarded, so the unit or frame it preempted survives.
 //
@@ -50,17 +51,17 @@
 //     forwarded, so the decoder turns them into /E/ and the MAC drops a frame
 //     they hit. A data block where a unit's /MT/ is due aborts the unit and is
 //     forwarded as frame data (docs/protocol.md §3.3).
-//   * Never forwarded: every BT_EDM block (/MS/ /MD/ /MT/ /N/ /G/, unknown
+//   * Never forwarded: every BT_EDM block (/MS/ /MD/ /MT/ /N/ /G/ /A/, unknown
 //     subtypes, the reserved /MST/) and control blocks of unknown type; the
 //     unknown ones are counted (cnt_unknown), as the spec says (dropped,
 //     counted, never delivered).
 // Counters: 16-bit, saturating, same meaning as the reference receiver's
 // (edm.codec.RxDemux): messages_ok, corrupted, unknown, notifications_ok,
-// grants_ok, bad_sync, control_missed, control_in_data. Frames are the
+// grants_ok, acks_ok, bad_sync, control_missed, control_in_data. Frames are the
 // decoder's and MAC's business.
 //
 // Signal prefixes: is_ the incoming block's sync and type; c_ its class (/MS/,
-// /MT/, /N/, /G/, idle, standard, unknown); take_ what it does to the open unit.
+// /MT/, /N/, /G/, /A/, idle, standard, unknown); take_ what it does to the open unit.
 module edm_rx (
     input  logic        clk,
     input  logic        rst_n,
@@ -86,12 +87,18 @@ module edm_rx (
     output logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
+    // Good /A/ blocks, decoded (docs/protocol.md §4b).
+    output logic        ack_valid,
+    output logic [edm_pkg::PORT_BITS-1:0] ack_peer,
+    output logic [7:0]  ack_base,
+    output logic [edm_pkg::ACK_MAP_W-1:0] ack_map,
     // Status counters (16-bit, saturating).
     output logic [15:0] cnt_msg_ok,
     output logic [15:0] cnt_corrupted,
     output logic [15:0] cnt_unknown,
     output logic [15:0] cnt_notif_ok,
     output logic [15:0] cnt_grant_ok,
+    output logic [15:0] cnt_ack_ok,
     output logic [15:0] cnt_bad_sync,
     output logic [15:0] cnt_ctl_missed,
     output logic [15:0] cnt_ctl_in_data
@@ -118,7 +125,7 @@ module edm_rx (
   logic [1:0]  sync;
   logic [63:0] p;
   logic        is_data, is_ctrl, is_bad_sync, is_edm;
-  logic        c_ms, c_mt, c_n, c_g, c_idle, c_std, c_unknown;
+  logic        c_ms, c_mt, c_n, c_g, c_a, c_ctl, c_idle, c_std, c_unknown;
 
   assign sync        = in_block[1:0];
   assign p           = in_block[65:2];
@@ -130,6 +137,8 @@ module edm_rx (
   assign c_mt        = is_edm && p[15:8] == edm_pkg::SUB_MT;
   assign c_n         = is_edm && p[15:8] == edm_pkg::SUB_N;
   assign c_g         = is_edm && p[15:8] == edm_pkg::SUB_G;
+  assign c_a         = is_edm && p[15:8] == edm_pkg::SUB_A;
+  assign c_ctl       = c_n || c_g || c_a;  // the control blocks the link numbers
   assign c_idle      = is_ctrl && p == IDLE_PAYLOAD;
   always_comb begin
     case (p[7:0])
@@ -140,23 +149,23 @@ module edm_rx (
       default: c_std = 1'b0;
     endcase
   end
-  assign c_unknown = is_ctrl && !c_std && !c_ms && !c_mt && !c_n && !c_g;
+  assign c_unknown = is_ctrl && !c_std && !c_ms && !c_mt && !c_ctl;
 
-  // ---- /N/ /G/ layout and the link's control sequence (docs/protocol.md §5a) ----
-  // ng_layout: the payload, read as a control block, is an /N/ or /G/ with zero
+  // ---- /N/ /G/ /A/ layout and the link's control sequence (docs/protocol.md §5a) ----
+  // ng_layout: the payload, read as a control block, is an /N/ /G/ /A/ with zero
   // reserved bits; ng_seq: the number its CRC-8 implies.
   logic [7:0] ctl_expected;   // the number expected next
-  logic [7:0] ctl_rejected;   // the number the previous /N/ /G/ implied, if
+  logic [7:0] ctl_rejected;   // the number the previous /N/ /G/ /A/ implied, if
   logic       ctl_rej_valid;  // it was rejected out of sequence
   logic       ng_layout, ng_resync, ng_accept, c_cid;
   logic [7:0] ng_skipped;     // numbers a resynchronisation skips, itself included
   logic [7:0] ng_seq;
   assign ng_layout = p[7:0] == edm_pkg::BT_EDM
-                  && (p[15:8] == edm_pkg::SUB_N || p[15:8] == edm_pkg::SUB_G)
+                  && (p[15:8] == edm_pkg::SUB_N || p[15:8] == edm_pkg::SUB_G || p[15:8] == edm_pkg::SUB_A)
                   && p[edm_pkg::NG_CRC_LSB - 1 : NG_FIELDS_END] == '0;
   assign ng_seq    = edm_pkg::crc8_implied_seq(p);
-  assign ng_accept = (c_n || c_g) && ng_layout && ng_seq == ctl_expected;
-  assign ng_resync = (c_n || c_g) && ng_layout && !ng_accept && ctl_rej_valid && ng_seq == ctl_rejected + 8'd1;
+  assign ng_accept = c_ctl && ng_layout && ng_seq == ctl_expected;
+  assign ng_resync = c_ctl && ng_layout && !ng_accept && ctl_rej_valid && ng_seq == ctl_rejected + 8'd1;
   assign ng_skipped = ng_seq - ctl_expected + 8'd1;
   // A data block that is the control block expected next: a flipped sync header.
   assign c_cid     = is_data && ng_layout && ng_seq == ctl_expected;
@@ -209,12 +218,12 @@ module edm_rx (
                  && zero_from({48'b0, p[31:16]}, tail_bytes)
                  && ~(tail_bytes != 4'd0 ? crc_next : crc) == p[63:32];
   // Fillers inside a unit: idles (and flipped control blocks) are dropped, /N/
-  // and /G/ handled as usual.
-  assign take_filler = in_unit && (c_idle || c_n || c_g || c_cid);
+  // /G/ /A/ handled as usual.
+  assign take_filler = in_unit && (c_idle || c_ctl || c_cid);
   assign abort       = in_unit && !take_md && !take_mt && !take_filler;
 
   // ---- What the block does once no unit is open (or it aborted the open one) ----
-  logic free, start_unit, forward, n_good, g_good, ng_fields_ok;
+  logic free, start_unit, forward, n_good, g_good, a_good, ng_fields_ok;
   logic [1:0] corrupted_inc;
 
   assign free         = !in_unit || abort;
@@ -223,10 +232,11 @@ module edm_rx (
   assign ng_fields_ok = ng_accept;
   assign n_good       = c_n && ng_accept;
   assign g_good       = c_g && ng_accept;
-  // Per block: an abort (+1), then an invalid /MS/, a stray /MT/ or a bad /N/ /G/ (+1).
+  assign a_good       = c_a && ng_accept;
+  // Per block: an abort (+1), then an invalid /MS/, a stray /MT/ or a bad /N/ /G/ /A/ (+1).
   assign corrupted_inc = {1'b0, abort || (take_mt && !mt_good)}
                        + {1'b0, free && ((c_ms && !ms_ok) || c_mt)}
-                       + {1'b0, (c_n || c_g) && !ng_fields_ok};
+                       + {1'b0, c_ctl && !ng_fields_ok};
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -253,11 +263,16 @@ module edm_rx (
       grant_dst <= '0;
       grant_msg_id <= '0;
       grant_size <= '0;
+      ack_valid <= 1'b0;
+      ack_peer <= '0;
+      ack_base <= '0;
+      ack_map <= '0;
       cnt_msg_ok <= '0;
       cnt_corrupted <= '0;
       cnt_unknown <= '0;
       cnt_notif_ok <= '0;
       cnt_grant_ok <= '0;
+      cnt_ack_ok <= '0;
       cnt_bad_sync <= '0;
       cnt_ctl_missed <= '0;
       cnt_ctl_in_data <= '0;
@@ -275,12 +290,16 @@ module edm_rx (
       mem_abort <= in_valid && abort;
       notif_valid <= in_valid && n_good;
       grant_valid <= in_valid && g_good;
+      ack_valid <= in_valid && a_good;
       notif_dst <= p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
       notif_msg_id <= p[edm_pkg::NG_ID_LSB +: edm_pkg::NG_ID_W];
       notif_size <= p[edm_pkg::NG_SIZE_LSB +: edm_pkg::NG_SIZE_W];
       grant_dst <= p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
       grant_msg_id <= p[edm_pkg::NG_ID_LSB +: edm_pkg::NG_ID_W];
       grant_size <= p[edm_pkg::NG_SIZE_LSB +: edm_pkg::NG_SIZE_W];
+      ack_peer <= p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
+      ack_base <= p[edm_pkg::NG_ID_LSB +: edm_pkg::NG_ID_W];
+      ack_map <= p[edm_pkg::ACK_MAP_LSB +: edm_pkg::ACK_MAP_W];
       if (in_valid) begin
         if (take_md) begin
           md_left <= md_left - 14'd1;
@@ -303,9 +322,10 @@ module edm_rx (
         cnt_unknown <= edm_pkg::sat_add(cnt_unknown, {1'b0, free && c_unknown});
         cnt_notif_ok <= edm_pkg::sat_add(cnt_notif_ok, {1'b0, n_good});
         cnt_grant_ok <= edm_pkg::sat_add(cnt_grant_ok, {1'b0, g_good});
+        cnt_ack_ok <= edm_pkg::sat_add(cnt_ack_ok, {1'b0, a_good});
         cnt_bad_sync <= edm_pkg::sat_add(cnt_bad_sync, {1'b0, free && is_bad_sync});
         cnt_ctl_in_data <= edm_pkg::sat_add(cnt_ctl_in_data, {1'b0, c_cid});
-        if (c_n || c_g) begin
+        if (c_ctl) begin
           ctl_rej_valid <= !ng_accept && !ng_resync && ng_layout;
           ctl_rejected <= ng_seq;
           if (ng_accept || ng_resync) ctl_expected <= ng_seq + 8'd1;

@@ -1,10 +1,13 @@
 // The switch's ingress classifier (stages 0 and 1 of edm_switch), every port
 // side by side: each block is classified in one register stage
-// (SW_CLASSIFY_CYCLES): an /N/ whose CRC-8 checks for the number its
-// uplink's control sequence expects next (docs/protocol.md §5a; after a
-// loss, two rejected /N/ with consecutive numbers resynchronise it, as in
-// edm_rx) is good, any other /N/ bad, as is a data block that is the /N/
-// expected next (its sync header flipped); /MS/ and /MT/; an /MS/'s kind
+// (SW_CLASSIFY_CYCLES): an /N/ or /A/ (a host's control blocks, numbered in
+// one sequence per uplink) whose CRC-8 checks for the number its uplink's
+// control sequence expects next (docs/protocol.md §5a; after a loss, two
+// rejected ones with consecutive numbers resynchronise it, as in edm_rx) is
+// good (r_ngood), any other bad, as is a data block that is the /N/ or /A/
+// expected next (its sync header flipped); a good /A/ naming another port
+// (r_a_valid) is for the switch to forward (docs/protocol.md §4b), its fields
+// on r_n_dst, r_n_id (the base id) and r_n_size (the map); /MS/ and /MT/; an /MS/'s kind
 // (RREQ/RMWREQ: r_rd, WREQ/RRES: r_wr) and destination (one-hot); the
 // notification it makes for the scheduler (a good /N/ naming another port
 // and some bytes, or a well-formed RREQ/RMWREQ's implicit one if its pair's
@@ -25,7 +28,8 @@ module edm_ingress_classify #(
     output logic [N-1:0][65:0]      b1,           // the block, registered
     output logic [N-1:0]            r_data,       // data (not a flipped /N/)
     output logic [N-1:0]            r_nbad,       // a bad /N/ or a flipped one
-    output logic [N-1:0]            r_ngood,      // a good /N/
+    output logic [N-1:0]            r_ngood,      // a good /N/ or /A/
+    output logic [N-1:0]            r_a_valid,    // a good /A/ naming another port
     output logic [N-1:0]            r_ms,
     output logic [N-1:0]            r_mt,
     output logic [N-1:0]            r_std,
@@ -73,7 +77,8 @@ module edm_ingress_classify #(
   // the same cycle as before.
   logic [N-1:0][65:0] b0;
   logic [N-1:0][7:0] c_implied, c_implied_succ, r_implied_succ;
-  logic [N-1:0] c_data_sync, c_nany, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
+  // c_nany: an /N/ or /A/ (the uplink's numbered control blocks); c_isa: subtype /A/.
+  logic [N-1:0] c_data_sync, c_nany, c_isa, c_nseen, c_ncand, c_ms, c_mt, c_idle, c_std, c_unk;
   // The number's comparisons, made here against each register's value and
   // against the one that the /N/ now in stage 1 leaves in it if it moves
   // the sequence (r_implied_succ, both as the expected number and as the
@@ -86,7 +91,7 @@ module edm_ingress_classify #(
   // names another port and some bytes (c_nv_n), or an RREQ/RMWREQ's implicit
   // one if well formed (c_rd_pair: one-hot by memory node; the pair's room
   // is added as it is registered), and its fields (c_n_*).
-  logic [N-1:0] c_nv_n, c_rd, c_wr;
+  logic [N-1:0] c_nv_n, c_av, c_rd, c_wr;
   logic [N-1:0][N-1:0] c_rd_pair;
   logic [N-1:0][N-1:0] c_hdst_oh;   // an /MS/ header's destination, one-hot (none if >= N)
   logic [N-1:0][PW-1:0] c_n_src, c_n_dst;
@@ -113,15 +118,19 @@ module edm_ingress_classify #(
       c_eq_exp_next[i] = n_moves[i] ? c_eq_succ[i] : c_eq_exp[i];       // == n_expected next cycle
       c_eq_rej_next[i] = r_nany[i] ? c_eq_succ[i] : c_eq_rej_succ[i];   // == n_rej_succ next cycle
       c_data_sync[i] = b0[i][1:0] == edm_pkg::SYNC_DATA;
-      c_nany[i] = edm && p[15:8] == edm_pkg::SUB_N;
+      c_isa[i] = p[15:8] == edm_pkg::SUB_A;
+      c_nany[i] = edm && (p[15:8] == edm_pkg::SUB_N || c_isa[i]);
       c_nseen[i] = c_nany[i] && p[55:50] == 6'b0;
-      // A data block shaped as a /N/: if it is the /N/ expected next, a
-      // sync-header flip (counted, dropped).
-      c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && p[15:8] == edm_pkg::SUB_N && p[55:50] == 6'b0;
+      // A data block shaped as a /N/ or /A/: if it is the one expected next,
+      // a sync-header flip (counted, dropped).
+      c_ncand[i] = c_data_sync[i] && p[7:0] == edm_pkg::BT_EDM && (p[15:8] == edm_pkg::SUB_N || c_isa[i])
+                   && p[55:50] == 6'b0;
       c_ngood[i] = c_nseen[i] && c_eq_exp_next[i];
       c_cid[i] = c_ncand[i] && c_eq_exp_next[i];
       ndst = p[edm_pkg::NG_DST_LSB +: edm_pkg::NG_DST_W];
-      c_nv_n[i] = c_ngood[i] && 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i) && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+      c_nv_n[i] = c_ngood[i] && !c_isa[i] && 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i)
+                  && p[edm_pkg::NG_SIZE_LSB +: SW] != '0;
+      c_av[i] = c_ngood[i] && c_isa[i] && 32'(ndst) < N && ndst != edm_pkg::PORT_BITS'(i);
       kind = p[16 + edm_pkg::HDR_KIND_LSB +: 3];
       hdst = p[16 + edm_pkg::HDR_DST_LSB +: edm_pkg::HDR_DST_W];
       hlen = p[16 + edm_pkg::HDR_LEN_LSB +: 16];
@@ -173,11 +182,11 @@ module edm_ingress_classify #(
     if (!rst_n) begin
       r_data_sync <= '0; r_nany <= '0; r_nseen <= '0;
       r_ms <= '0; r_mt <= '0; r_std <= '0; r_unk <= '0;
-      r_ngood <= '0; r_cid <= '0; r_n_valid <= '0; r_rd_room <= '0;
+      r_ngood <= '0; r_cid <= '0; r_n_valid <= '0; r_rd_room <= '0; r_a_valid <= '0;
     end else begin
       r_data_sync <= c_data_sync; r_nany <= c_nany; r_nseen <= c_nseen;
       r_ms <= c_ms; r_mt <= c_mt; r_std <= c_std; r_unk <= c_unk;
-      r_ngood <= c_ngood; r_cid <= c_cid;
+      r_ngood <= c_ngood; r_cid <= c_cid; r_a_valid <= c_av;
       for (integer i = 0; i < N; i++) begin
         r_rd_room[i] <= c_rd_pair[i] & rq_room_n[i];
         r_n_valid[i] <= c_nv_n[i] || (c_rd_pair[i] & rq_room_n[i]) != '0;

@@ -19,6 +19,14 @@
 //   * /MS/../MT/ of a WREQ/RRES unit: stored in the ingress data FIFO and sent
 //     along the ingress's oldest open circuit (set up by a grant); the unit
 //     is found by /MS/ and /MT/ only.
+//   * /A/ (a memory node's write acknowledgement, docs/protocol.md §4b),
+//     numbered with the uplink's /N/ and checked like them (a bad one ->
+//     cnt_bad_notif): a good one naming another port (NG_DST, the requester)
+//     waits in the ingress's ack queue (2^AQ_LOG2 entries, lost to a full
+//     queue in cnt_overflow) and leaves on that port's egress with NG_DST
+//     rewritten to the ingress (the memory node) and the egress's next
+//     control number: no circuit, no grant. One naming no other port ->
+//     cnt_dropped.
 //   * Unknown blocks (bad sync, unknown type or subtype, /MST/, a /G/ from a
 //     host) -> cnt_unknown; standard Ethernet blocks other than idle -> cnt_non_edm
 //     and out on fr_valid/fr_block (stage 1) to the L2 stage (edm_eth_switch
@@ -51,15 +59,18 @@
 // Egress mux (per port, registered). Control operations for an egress (a /G/
 // or a forward) are kept in grant order (a small FIFO), so a host receives its
 // grants and forwarded requests in the order of the circuits queued for it.
-// Each egress numbers its /G/ blocks from reset (e_gseq: the CRC-8's start).
-// Priority each cycle:
+// Each egress numbers its /G/ and /A/ blocks from reset (e_gseq: the CRC-8's
+// start). Priority each cycle:
 //   1. a /G/ at the head of that order (or arriving with nothing queued), unless
 //      a forwarded RREQ is open: with ZERO_QUEUE = 0 inserted even inside a data
 //      unit, as a filler (docs/protocol.md §3.3 rule 1; edm_rx drops it from the
 //      unit and decodes it); with the zero-queue rules only in gaps (rule b);
 //   2. the next block of the unit already open on this egress (forwarded RREQ or
 //      circuit data; an idle filler if its next block is not there yet);
-//   3. between units: a forward at the head of the order, else circuit data
+//   3. between units: a forward at the head of the order, else an /A/ (the
+//      lowest ingress whose ack queue's head names this egress; with the
+//      zero-queue rules only in gaps, as a /G/, and a waiting /A/ pauses the
+//      port as a destination as a waiting /G/ does), else circuit data
 //      (lowest ingress whose oldest circuit targets this egress, its unit not
 //      skipping older circuits: sk_hold), else idle.
 // With no contention a data block takes 3 cycles ingress -> egress. A data
@@ -212,7 +223,8 @@
 //   i_  what the ingress counts                  n_  notification lanes to the scheduler
 //   g_  grant lanes from the scheduler           e_  the egress mux and its open unit
 //   dq_ ingress data FIFOs, rq_ stored RREQs per pair, rxc_/txc_ circuits per ingress/egress,
-//   fq_ control operations per egress, z_ the zero-queue rules' state per port.
+//   fq_ control operations per egress, aq_ /A/ to forward per ingress,
+//   z_ the zero-queue rules' state per port.
 module edm_switch #(
     parameter int unsigned N = 4,
     parameter int unsigned DEPTH = edm_pkg::DEFAULT_MAX_ACTIVE_NOTIFS * N,
@@ -222,6 +234,7 @@ module edm_switch #(
     parameter int unsigned DQ_LOG2 = 6,   // ingress data FIFO
     parameter int unsigned RQ_LOG2 = 4,   // stored RREQ blocks per (requester, memory) pair
     parameter int unsigned CQ_LOG2 = 4,   // queued circuits per ingress, forwards per egress
+    parameter int unsigned AQ_LOG2 = 2,   // /A/ waiting per ingress (a memory node sends one per 64 blocks)
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1024,  // give up a circuit quiet this long (0: never; header)
     parameter bit          ZERO_QUEUE = 1'b1, // the zero-queue rules (above); 0: the paper's
     // With the zero-queue rules (ignored otherwise): each egress keeps an idle
@@ -281,31 +294,34 @@ module edm_switch #(
   // bit-serial functions map to chains about 13 LUT levels deep.
   localparam logic [8*64-1:0] CRC8_SEQ_MASKS = edm_pkg::crc8_seq_masks(0);
 
-  function automatic [65:0] grant_block(input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id, input [15:0] size,
-                                        input [7:0] seq);
+  // A /G/ or /A/ (sub), number seq of its egress.
+  function automatic [65:0] ctl_block(input [7:0] sub, input [edm_pkg::PORT_BITS-1:0] dst, input [7:0] id,
+                                      input [15:0] size, input [7:0] seq);
     logic [55:0] low;
     logic [7:0]  crc;
-    low = {6'b0, size, id, dst, edm_pkg::SUB_G, edm_pkg::BT_EDM};
+    low = {6'b0, size, id, dst, sub, edm_pkg::BT_EDM};
     for (integer j = 0; j < 8; j++) crc[j] = ^({seq, low} & CRC8_SEQ_MASKS[64*j +: 64]);
-    grant_block = {crc, low, edm_pkg::SYNC_CTRL};
+    ctl_block = {crc, low, edm_pkg::SYNC_CTRL};
   endfunction
 
-  // The next /G/ number on each egress (docs/protocol.md §5a).
+  // The next /G/ /A/ number on each egress (docs/protocol.md §5a); e_is_g,
+  // e_is_a: the egress sends a /G/, an /A/.
   logic [N-1:0][7:0] e_gseq;
-  logic [N-1:0]      e_is_g;
+  logic [N-1:0]      e_is_g, e_is_a;
 
   // ---------------------------------------------------------------- stages 0 and 1: classify
   // edm_ingress_classify (one register stage): each block's class, the
   // notification it makes, the uplinks' /N/ sequences.
   logic [N-1:0][65:0] b1;
-  logic [N-1:0] r_data, r_nbad, r_ngood, r_ms, r_mt, r_std, r_unk, r_rd, r_wr, r_n_valid;
+  logic [N-1:0] r_data, r_nbad, r_ngood, r_a_valid, r_ms, r_mt, r_std, r_unk, r_rd, r_wr, r_n_valid;
   logic [N-1:0][N-1:0] r_hdst_oh, r_rd_room;
   logic [N-1:0][PW-1:0] r_n_src, r_n_dst;
   logic [N-1:0][IW-1:0] r_n_id;
   logic [N-1:0][SW-1:0] r_n_size;
   logic [N-1:0][N-1:0] rq_room_n; // room for one more unit after this edge (rq_count <= RQ_ROOM)
   edm_ingress_classify #(.N(N)) u_classify (
-      .clk, .rst_n, .in_block, .rq_room_n, .b1, .r_data, .r_nbad, .r_ngood, .r_ms, .r_mt, .r_std, .r_unk,
+      .clk, .rst_n, .in_block, .rq_room_n, .b1, .r_data, .r_nbad, .r_ngood, .r_a_valid, .r_ms, .r_mt, .r_std,
+      .r_unk,
       .r_rd, .r_wr, .r_hdst_oh, .r_n_valid, .r_rd_room, .r_n_src, .r_n_dst, .r_n_id, .r_n_size);
 
   // ---------------------------------------------------------------- FIFOs
@@ -368,8 +384,19 @@ module edm_switch #(
   logic [N-1:0]          fq_push, fq_valid, fq_pop, fq_wready;
   logic [N-1:0][OW-1:0]  fq_in, fq_head;
   logic [N-1:0][CQ_LOG2:0] fq_count;   // control units not yet sent (probed by tb_dual_fabric_top only)
-  logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/ or forward) last cycle
-  always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | fq_pop : '0;
+  // /A/ to forward per ingress: {egress, base id, map}; aq_to[m]: a head names egress m.
+  localparam int unsigned AW = PW + IW + SW;
+  logic [N-1:0]          aq_push, aq_valid, aq_pop, aq_wready;
+  logic [N-1:0][AW-1:0]  aq_head;
+  logic [N-1:0][N-1:0]   aq_for;       // [egress][ingress]: the ingress's head names the egress
+  logic [N-1:0]          aq_to;
+  always_comb
+    for (integer m = 0; m < N; m++) begin
+      for (integer k = 0; k < N; k++) aq_for[m][k] = aq_valid[k] && aq_head[k][IW+SW +: PW] == PW'(m);
+      aq_to[m] = aq_for[m] != '0;
+    end
+  logic [N-1:0]          ctl_left;     // egress i sent a control unit (/G/, /A/ or forward) last cycle
+  always_ff @(posedge clk) ctl_left <= rst_n ? e_is_g | e_is_a | fq_pop : '0;
   // Ingress i's circuits whose control unit has left (txc_count - fq_count,
   // kept as a register: +1 as one leaves egress i, -1 as a circuit is taken
   // from txc) and its next value's != 0 registered (ctl_sent_any), so the
@@ -408,6 +435,10 @@ module edm_switch #(
         .busy(u_mode[i] == 2'd2 || dq_valid[i] || ctl_left[i]),
         .head_used(rxc_pop[i]), .stale(sk_stale[i]), .give_up(lost_grant[i]),
         .cnt_given_up(cnt_lost_grants[i*16 +: 16]));
+    edm_fifo #(.WIDTH(AW), .DEPTH_LOG2(AQ_LOG2), .REG_HEAD(1)) u_aq (
+        .clk, .rst_n, .wr_valid(aq_push[i]), .wr_ready(aq_wready[i]),
+        .wr_data({r_n_dst[i], r_n_id[i], r_n_size[i]}),
+        .rd_valid(aq_valid[i]), .rd_ready(aq_pop[i]), .rd_data(aq_head[i]), .count());
     edm_fifo #(.WIDTH(OW), .DEPTH_LOG2(CQ_LOG2), .REG_HEAD(1)) u_fq (
         .clk, .rst_n, .wr_valid(fq_push[i]), .wr_ready(fq_wready[i]), .wr_data(fq_in[i]),
         .rd_valid(fq_valid[i]), .rd_ready(fq_pop[i]), .rd_data(fq_head[i]), .count(fq_count[i]));
@@ -526,7 +557,7 @@ module edm_switch #(
                          && (z_pause_age[d] || (z_age[d] == AGE_W'(PARK_AGE_CYCLES) && others && !unparked));
     end
   end
-  assign z_pause_dst = fq_valid | e_idle_due | z_pause_age;
+  assign z_pause_dst = fq_valid | aq_to | e_idle_due | z_pause_age;
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                       .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
                       .PARK_W(CQ_LOG2 + 1)) u_sched (
@@ -603,8 +634,9 @@ module edm_switch #(
       sk_next_n[i] = sk_next[i];
       sk_next_mt_n[i] = sk_next_mt[i];
       sk_next_dst_n[i] = sk_next_dst[i];
+      aq_push[i] = r_a_valid[i];
       if (r_ngood[i]) begin
-        drop1[i] = !n_valid[i];
+        drop1[i] = !n_valid[i] && !r_a_valid[i];   // an /N/ or /A/ naming no other port
       end else if (u_cut[i]) begin
         // The error block takes the cutting block's place in the unit's
         // FIFO (one write, as any block of the unit) and ends it; the rest
@@ -757,11 +789,12 @@ module edm_switch #(
     txc_pop = '0;
     rq_pop = '0;
     fq_pop = '0;
+    aq_pop = '0;
     e_data_end = '0;
     z_started = '0;
     for (integer m = 0; m < N; m++) begin
-      logic          sel_g, sel_fqg, open_fwd, open_data, try_fwd, try_data, start_fwd, start_data;
-      logic [N-1:0]  cand, found_oh, rq_sel, dq_sel;
+      logic          sel_g, sel_fqg, sel_a, open_fwd, open_data, try_fwd, try_data, start_fwd, start_data;
+      logic [N-1:0]  cand, found_oh, rq_sel, dq_sel, a_oh;
       logic [PW-1:0] fpeer;   // the control queue head's requester (forward) or destination (/G/)
       logic [65:0]   blk;
       z_ctl_ok[m] = (!ZERO_QUEUE || z_idle[m]) && !e_idle_due[m];
@@ -775,6 +808,12 @@ module edm_switch #(
         for (integer j = 0; j < k; j++)
           if (cand[j]) found_oh[k] = 1'b0;
       end
+      // The /A/ of the lowest ingress whose ack queue's head names this egress.
+      for (integer k = 0; k < N; k++) begin
+        a_oh[k] = aq_for[m][k];
+        for (integer j = 0; j < k; j++)
+          if (aq_for[m][j]) a_oh[k] = 1'b0;
+      end
       // Priority: 1. a /G/ with nothing queued before it leaves at once (even
       // inside a data unit, as a filler), else the control queue's head if it
       // is a /G/ (both only outside a forward, and under the zero-queue rules
@@ -782,13 +821,15 @@ module edm_switch #(
       // receives its grants and forwarded requests in grant order; 2. the
       // open unit's next block (idle if not there yet); 3. between units, a
       // forward at the head of the control queue (once its first block is
-      // stored), else circuit data.
+      // stored), else an /A/ (as a control unit: under the zero-queue rules
+      // only in gaps), else circuit data.
       sel_g = g_gblk[m] && !fq_valid[m] && e_mode[m] != 2'd1 && z_ctl_ok[m];
       sel_fqg = fq_valid[m] && !fq_head[m][OW-1] && e_mode[m] != 2'd1 && z_ctl_ok[m];
       open_fwd = e_mode[m] == 2'd1;
       open_data = e_mode[m] == 2'd2 && !sel_g && !sel_fqg;
       try_fwd = e_mode[m] == 2'd0 && fq_valid[m] && fq_head[m][OW-1] && z_ctl_ok[m];
-      try_data = e_mode[m] == 2'd0 && !sel_g && !sel_fqg && !(fq_valid[m] && z_ctl_ok[m]);
+      sel_a = e_mode[m] == 2'd0 && aq_to[m] && !g_gblk[m] && !fq_valid[m] && z_ctl_ok[m];
+      try_data = e_mode[m] == 2'd0 && !sel_g && !sel_fqg && !(fq_valid[m] && z_ctl_ok[m]) && !sel_a;
       start_fwd = try_fwd && rq_valid[fpeer][m];
       start_data = try_data && cand != '0;
       for (integer k = 0; k < N; k++) begin
@@ -797,19 +838,28 @@ module edm_switch #(
       end
       blk = '0;
       if (sel_g)
-        blk = blk | grant_block(edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW], g_bytes[m*SW +: SW],
-                                e_gseq[m]);
+        blk = blk | ctl_block(edm_pkg::SUB_G, edm_pkg::PORT_BITS'(g_dst[m*PW +: PW]), g_id[m*IW +: IW],
+                              g_bytes[m*SW +: SW], e_gseq[m]);
       if (sel_fqg)
-        blk = blk | grant_block(edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0], e_gseq[m]);
+        blk = blk | ctl_block(edm_pkg::SUB_G, edm_pkg::PORT_BITS'(fpeer), fq_head[m][SW +: IW], fq_head[m][SW-1:0],
+                              e_gseq[m]);
+      // An /A/ names the memory node it came from (its ingress) in NG_DST.
+      for (integer k = 0; k < N; k++)
+        if (sel_a && a_oh[k])
+          blk = blk | ctl_block(edm_pkg::SUB_A, edm_pkg::PORT_BITS'(k), aq_head[k][SW +: IW], aq_head[k][SW-1:0],
+                                e_gseq[m]);
       for (integer k = 0; k < N; k++) begin
         if (rq_sel[k]) blk = blk | rq_head[k][m];
         if (dq_sel[k]) blk = blk | dq_head[k];
       end
-      e_sent_idle[m] = !sel_g && !sel_fqg && rq_sel == '0 && dq_sel == '0;
+      e_sent_idle[m] = !sel_g && !sel_fqg && !sel_a && rq_sel == '0 && dq_sel == '0;
       // blk is 0 when nothing is selected: the idle is one more term of the
       // OR, so only its few 1 bits wait for e_sent_idle, not a mux on all 66.
       e_out[m] = blk | (e_sent_idle[m] ? IDLE : '0);
       e_is_g[m] = sel_g || sel_fqg;
+      e_is_a[m] = sel_a;
+      for (integer k = 0; k < N; k++)
+        if (sel_a && a_oh[k]) aq_pop[k] = 1'b1;
       fq_push[m] = g_valid[m] && !sel_g;
       fq_pop[m] = sel_fqg || start_fwd;
       if (sel_g) z_started[g_dst[m*PW +: PW]] = 1'b1;
@@ -895,7 +945,7 @@ module edm_switch #(
       e_gseq <= '0;
     end else begin
       for (integer i = 0; i < N; i++)
-        if (e_is_g[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
+        if (e_is_g[i] || e_is_a[i]) e_gseq[i] <= e_gseq[i] + 8'd1;
       u_mode <= u_mode_n;
       e_mode <= e_mode_n;
       sk_pend <= sk_pend_n;
@@ -954,7 +1004,8 @@ module edm_switch #(
       ev_drop <= i_drop;
       ev_drop_new <= i_drop_new;
       ev_conflict <= conflict;
-      ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready);
+      ev_overflow <= |(dq_wr & ~dq_wready) | |(circ_push & ~(rxc_wready & txc_wready)) | |(fq_push & ~fq_wready)
+                     | |(aq_push & ~aq_wready);
     end
     u_mem <= u_mem_n;
     u_rq_len <= u_rq_len_n;

@@ -5,7 +5,7 @@
 // every block of every segment: that block lock found the boundary again
 // after the segment's junk bits within the preamble, that edm_rx got the
 // block the reference descrambler produced, that it completed exactly the
-// reference's events (good unit, /N/ /G/ with their fields) one cycle later,
+// reference's events (good unit, /N/ /G/ /A/ with their fields) one cycle later,
 // that all eight counters equal the reference's (saturated at 16 bits), and
 // that the decoder flags every bad-sync block edm_rx forwards. Prints the
 // figures; exits 1 on the first mismatches (at most 10 printed).
@@ -127,12 +127,16 @@ int main(int argc, char** argv) {
       if (msg != bool(e.events & 1)) fail(e, "good unit", msg, e.events & 1);
       if (top->notif_valid != bool(e.events & 2)) fail(e, "/N/", top->notif_valid, e.events & 2);
       if (top->grant_valid != bool(e.events & 4)) fail(e, "/G/", top->grant_valid, e.events & 4);
+      if (top->ack_valid != bool(e.events & 8)) fail(e, "/A/", top->ack_valid, e.events & 8);
       if (top->notif_valid && (e.events & 2) &&
           (top->notif_dst != e.ctl_dst || top->notif_msg_id != e.ctl_id || top->notif_size != e.ctl_size))
         fail(e, "/N/ fields (dst)", top->notif_dst, e.ctl_dst);
       if (top->grant_valid && (e.events & 4) &&
           (top->grant_dst != e.ctl_dst || top->grant_msg_id != e.ctl_id || top->grant_size != e.ctl_size))
         fail(e, "/G/ fields (dst)", top->grant_dst, e.ctl_dst);
+      if (top->ack_valid && (e.events & 8) &&
+          (top->ack_peer != e.ctl_dst || top->ack_base != e.ctl_id || top->ack_map != e.ctl_size))
+        fail(e, "/A/ fields (peer)", top->ack_peer, e.ctl_dst);
       events[0] += msg;
       events[1] += top->notif_valid;
       events[2] += top->grant_valid;

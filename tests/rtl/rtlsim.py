@@ -55,11 +55,13 @@ MODULES = {
     "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
     "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
     "edm_mirror": ["host/edm_mirror.sv"],
+    "edm_ack_sender": ["common/edm_fifo.sv", "host/edm_ack_sender.sv"],
+    "edm_write_outcome": ["common/edm_fifo.sv", "host/edm_write_outcome.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                     "common/edm_unit_receiver.sv", "host/edm_mem_node.sv"],
+                     "common/edm_unit_receiver.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
     "edm_mem_node_xl": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
-                        "common/edm_unit_receiver.sv", "host/edm_mem_translate.sv", "host/edm_mem_node.sv", "host/edm_mem_node_xl.sv"],
+                        "common/edm_unit_receiver.sv", "host/edm_mem_translate.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv", "host/edm_mem_node_xl.sv"],
     "edm_compute_node": ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_unit.sv",
                          "common/edm_unit_emitter.sv", "common/edm_unit_receiver.sv", "host/edm_compute_node.sv"],
 }
@@ -69,7 +71,8 @@ FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_u
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
           "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv", "pcs/pcs_decoder.sv",
           "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
-          "host/edm_compute_node.sv", "host/edm_mem_node.sv", "switch/edm_notif_queue.sv",
+          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
+          "switch/edm_notif_queue.sv",
           "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
           "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"]
 
@@ -118,7 +121,7 @@ BENCHES: dict[str, Bench] = {
     "tb_mem_node_xl": _module("edm_mem_node_xl", {"PT_BASE": "64'h0123456789ABF000", "PT_BUCKETS_LOG2": 4,
                                                   "PT_WAYS": 4}),
     # One compute node and two memory nodes with a Python switch model between them.
-    "tb_compute_node": Bench("tb_compute_mem_top", (*MODULES["edm_compute_node"], "host/edm_mem_node.sv",
+    "tb_compute_node": Bench("tb_compute_mem_top", (*MODULES["edm_compute_node"], "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
                                                     "tb_compute_mem_top.sv")),
     "tb_notif_queue": _module("edm_notif_queue", {"N": 4, "DEPTH": 6}),
     "tb_ordered_list": _module("edm_ordered_list"),
@@ -134,6 +137,8 @@ BENCHES: dict[str, Bench] = {
     "tb_circuit_timeout": _module("edm_circuit_timeout"),
     "tb_dup_filter": _module("edm_dup_filter", {"SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}),
     "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
+    "tb_ack_sender": _module("edm_ack_sender"),
+    "tb_write_outcome": _module("edm_write_outcome"),
     "tb_link_fault": _module("pcs_link_fault"),
     # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
     "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),

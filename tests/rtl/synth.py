@@ -24,7 +24,10 @@ from rtlsim import MODULES  # noqa: E402
 # requesters; at its default (3 compute nodes: 16 responses of 1 KiB) synthesis
 # takes about 7 minutes, so `make test` synthesizes it for one compute node
 # (docs/hardware.md gives both sizes).
-PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}, "edm_mem_node_xl": {"COMPUTE_NODES": 1}}
+# edm_write_outcome at its default (4 destinations x 64 slots) took over 10
+# minutes on busy cores: measured with 2 x 16 slots (not in `make test`).
+PARAMS = {"edm_mem_node": {"COMPUTE_NODES": 1}, "edm_mem_node_xl": {"COMPUTE_NODES": 1},
+          "edm_write_outcome": {"DST_LOG2": 1, "SLOTS_LOG2": 4}}
 
 
 # `quick` (make test's check of the big nodes): synth_ecp5's every step up to

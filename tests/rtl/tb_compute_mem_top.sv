@@ -195,7 +195,7 @@ module tb_compute_mem_top #(
         .cnt_dropped(mn_cnt_dropped[i]),
         .cnt_overflow(mn_cnt_overflow[i]),
         .cnt_rejected(mn_cnt_rejected[i]),
-        .cnt_stray_grants(mn_cnt_stray_grants[i])
+        .cnt_stray_grants(mn_cnt_stray_grants[i]), .cnt_acks(), .cnt_ack_dropped()
     );
   end
 endmodule

@@ -324,7 +324,8 @@ module tb_dual_fabric_top #(
           .out_valid(e_valid[K]), .out_ready(e_ready[K]), .out_block(e_block[K*66 +: 66]), .out_last(e_last[K]),
           .cnt_rreq(), .cnt_wreq(), .cnt_rmw(),
           .cnt_dropped(mn_cnt_dropped[E*16 +: 16]), .cnt_overflow(mn_cnt_overflow[E*16 +: 16]),
-          .cnt_rejected(), .cnt_stray_grants(mn_cnt_stray[E*16 +: 16])
+          .cnt_rejected(), .cnt_stray_grants(mn_cnt_stray[E*16 +: 16]),
+          .cnt_acks(), .cnt_ack_dropped()
       );
       // (the engine's own view, through its hierarchy: the bench's commit order)
       assign mn_commit[E] = mn.commit;

@@ -9,9 +9,9 @@ sources wrap). Each copy's
 fate on its plane: good, lost (never arrives), ends in error, or cut short
 by an abort. The planes are skewed and shuffle neighbouring units (grants
 come out of id order). Plane 1 is cut off for a stretch: those copies are
-held back and sent 200 messages later (a plane that comes back with its
-backlog), where they are stale (each source's ids have moved on by more than
-the window and less than 128, the filter's bound).
+held back and sent 200 messages later (8 W with a window W beyond 16; a
+plane that comes back with its backlog), where they are stale (each source's ids have moved on by more than
+the window and less than 256 - NEW_MAX, the filter's bound).
 Checks, every cycle: the output is the input, and out_dup is set on the /MT/
 of exactly the copies the model drops. At the end: no WREQ chunk or RMWREQ
 of a tracked source was applied twice; every one with a good copy was
@@ -45,8 +45,8 @@ class Model:
     """The filter's rule, stated on ids: per source the newest id seen and the
     (id, seq) recorded among the W ids up to it."""
 
-    def __init__(self, src_log2, window, chunks, results):
-        self.sources, self.window, self.chunks = 1 << src_log2, window, chunks
+    def __init__(self, src_log2, window, chunks, results, new_max):
+        self.sources, self.window, self.chunks, self.new_max = 1 << src_log2, window, chunks, new_max
         self.hi = {}
         self.seen = {}
         self.results = results
@@ -75,7 +75,7 @@ class Model:
         if m.src >= self.sources:
             return "untracked" if filtered else "pass"
         s, x = m.src, m.msg_id
-        if s not in self.hi or 0 < (x - self.hi[s]) % 256 < 128:
+        if s not in self.hi or 0 < (x - self.hi[s]) % 256 <= self.new_max:
             self.hi[s] = x
             self.seen[s] = {(y, q) for y, q in self.seen.get(s, set()) if (x - y) % 256 < self.window}
             ring, nxt = self.ring.get(s, ([None] * self.results, 0))
@@ -173,7 +173,10 @@ async def first_copy_kept_second_and_stale_dropped(dut):
     rng = seeded_random(25 + np_)
     sources = list(range(1 << src_log2)) + [(1 << src_log2) + 3]
     msgs = messages(rng, sources, 900)
-    cut = range(300, 340)   # plane 1's backlog: these copies come after message 540
+    cut = range(300, 340)   # plane 1's backlog: these copies come after message cut.stop + later
+    # later: far enough for the sources' ids to move past the window, not so
+    # far that they reach 256 - NEW_MAX (5 sources: about later / 5 ids each).
+    later = 200 if window <= 16 else 8 * window
     fates = {}
     per_plane = [[] for _ in range(np_)]
     backlog = []
@@ -189,13 +192,13 @@ async def first_copy_kept_second_and_stale_dropped(dut):
                 (backlog if p == 1 and n in cut else per_plane[p]).append((m, fate, n))
     streams = [[(m, fate) for m, fate, _ in shuffled(rng, units)] for units in per_plane]
     if np_ > 1:
-        back = next(k for k, (_, _, n) in enumerate(per_plane[1]) if n >= 540)
+        back = next(k for k, (_, _, n) in enumerate(per_plane[1]) if n >= cut.stop + later)
         streams[1][back:back] = [(m, fate) for m, fate, _ in backlog]
     planes = [Plane(rng, units, start=rng.randrange(40)) for units in streams]
 
     await clock_and_reset(dut, in_valid=0, in_block=0, in_first=0, in_last=0, in_error=0, in_abort=0,
                           rmw_done=0, rmw_ok=0, rmw_old=0, rmw_src=0, rmw_id=0)
-    model = Model(src_log2, window, chunks, 1 << int(dut.RESULTS_LOG2.value))
+    model = Model(src_log2, window, chunks, 1 << int(dut.RESULTS_LOG2.value), int(dut.NEW_MAX.value))
     pb = len(dut.rmw_src) // np_
     results_due = []   # [cycle, plane, src, id]: an engine's answer to a first copy
     recent = []        # RMW keys seen, for the lookups

@@ -2,12 +2,13 @@
 (`edm.codec.RxDemux`), block by block.
 
 Every test builds a line the way edm_tx multiplexes it (memory units inserted
-before any frame block, idles replaced by units, idle / /N/ / /G/ fillers inside
+before any frame block, idles replaced by units, idle / /N/ /G/ /A/ fillers inside
 units), drives it with random in_valid gaps, and checks after EVERY block:
   * the memory event it completes (good unit on mem_last && !mem_error, /N/ on
-    notif_*, /G/ on grant_*) equals the reference's event for that block, so
-    events are byte-exact, in order and one cycle after their last block;
-  * all six RTL counters equal the reference's counters;
+    notif_*, /G/ on grant_*, /A/ on ack_*) equals the reference's event for
+    that block, so events are byte-exact, in order and one cycle after their
+    last block;
+  * all nine RTL counters equal the reference's counters;
   * the mem_* port is well formed (mem_first .. mem_last or mem_abort).
 At the end the decoder-side stream (out_valid blocks) is run through a fresh
 reference receiver: its frames equal the reference's frames (so the RTL
@@ -35,11 +36,12 @@ COUNTERS = {
     "cnt_unknown": "unknown",
     "cnt_notif_ok": "notifications_ok",
     "cnt_grant_ok": "grants_ok",
+    "cnt_ack_ok": "acks_ok",
     "cnt_bad_sync": "bad_sync",
     "cnt_ctl_missed": "control_missed",
     "cnt_ctl_in_data": "control_in_data",
 }
-MEMORY_EVENTS = ("message", "notification", "grant")
+MEMORY_EVENTS = ("message", "notification", "grant", "ack")
 
 
 def pack(block):
@@ -66,7 +68,7 @@ def crc8(data: bytes, init: int = 0) -> int:
 
 def control_event(block):
     kind, dst, msg_id, size = codec.decode_control(block, codec.implied_seq(block))
-    return ({"N": "notification", "G": "grant"}[kind], dst, msg_id, size)
+    return ({"N": "notification", "G": "grant", "A": "ack"}[kind], dst, msg_id, size)
 
 
 # ---------------------------------------------------------------- traffic
@@ -94,8 +96,8 @@ def rand_message(rng, msg_id, max_len=300):
 
 
 def rand_control(rng, msg_id, tx):
-    """An /N/ or /G/, the next control block of the link that `tx` numbers."""
-    enc = rng.choice([tx.notification, tx.grant])
+    """An /N/, /G/ or /A/, the next control block of the link that `tx` numbers."""
+    enc = rng.choice([tx.notification, tx.grant, tx.ack])
     return enc(rng.randrange(1024), msg_id % 256, rng.randrange(65536))
 
 
@@ -195,6 +197,7 @@ class Sample:
     abort: bool
     notif: tuple | None
     grant: tuple | None
+    ack: tuple | None
     counters: dict
 
 
@@ -209,8 +212,11 @@ def sample(dut):
         notif = ("notification", int(dut.notif_dst.value), int(dut.notif_msg_id.value), int(dut.notif_size.value))
     if dut.grant_valid.value:
         grant = ("grant", int(dut.grant_dst.value), int(dut.grant_msg_id.value), int(dut.grant_size.value))
+    ack = None
+    if dut.ack_valid.value:
+        ack = ("ack", int(dut.ack_peer.value), int(dut.ack_base.value), int(dut.ack_map.value))
     counters = {ref: int(getattr(dut, name).value) for name, ref in COUNTERS.items()}
-    return Sample(out, mem, bool(dut.mem_abort.value), notif, grant, counters)
+    return Sample(out, mem, bool(dut.mem_abort.value), notif, grant, ack, counters)
 
 
 async def run(dut, blocks, gaps=0.1, seed=0):
@@ -227,7 +233,8 @@ async def run(dut, blocks, gaps=0.1, seed=0):
             await RisingEdge(dut.clk)
             await ReadOnly()
             s = sample(dut)
-            assert s.out is None and s.mem is None and not s.abort and s.notif is None and s.grant is None, \
+            assert s.out is None and s.mem is None and not s.abort and s.notif is None and s.grant is None \
+                and s.ack is None, \
                 "output without an input block"
             assert last_counters is None or s.counters == last_counters, "counter moved without an input block"
             await FallingEdge(dut.clk)
@@ -270,6 +277,8 @@ def rtl_events(samples):
             ev.append(s.notif)
         if s.grant:
             ev.append(s.grant)
+        if s.ack:
+            ev.append(s.ack)
         events.append(ev)
     return events, unit
 
@@ -448,7 +457,7 @@ def edm_block(sub, fields=0):
 
 
 def ng_with_reserved(block):
-    """An /N/ or /G/ with a reserved bit set and a CRC-8 that matches its number."""
+    """An /N/, /G/ or /A/ with a reserved bit set and a CRC-8 that matches its number."""
     seq = codec.implied_seq(block)
     p = block[1] | 1 << (protocol.NG_SIZE_LSB + protocol.NG_SIZE_W)
     p &= (1 << protocol.NG_CRC_LSB) - 1
@@ -496,6 +505,12 @@ async def directed_corner_cases(dut):
 
     def g_next():
         return codec.encode_grant(10, 11, 12, tx.next)
+
+    def a_ok():
+        return tx.ack(13, 250, 0x8001)  # ids 250 and 9: the map wraps the id space
+
+    def a_next():
+        return codec.encode_ack(13, 250, 0x8001, tx.next)
 
     def lose():  # a control block sent and lost on the way: it took a number
         tx.grant(0, 0, 1)
@@ -554,6 +569,20 @@ async def directed_corner_cases(dut):
         "a lost /N/": ([n_ok()] + lose() + [n_ok(), n_ok(), n_ok()],
                        {"notifications_ok": 2, "corrupted": 2, "control_missed": 3}),
         "stray data blocks": ([wreq[1], wreq[2]], {}),
+        # /A/ (docs/protocol.md §4b): numbered with /N/ and /G/, a filler too.
+        "/A/ in a gap and as a filler": ([a_ok()] + wreq[:2] + [a_ok()] + wreq[2:],
+                                         {"acks_ok": 2, "messages_ok": 1}),
+        "/N/ /A/ /G/ share the numbers": ([n_ok(), a_ok(), g_ok(), a_ok()],
+                                          {"notifications_ok": 1, "acks_ok": 2, "grants_ok": 1}),
+        "a corrupted /A/": ([flip(a_next(), 2 + protocol.ACK_MAP_LSB + 3)], {"corrupted": 1}),
+        "a corrupted /A/ inside a unit": (wreq[:3] + [flip(a_next(), 2 + protocol.NG_ID_LSB)] + wreq[3:],
+                                          {"corrupted": 1, "messages_ok": 1}),
+        "/A/ with reserved bits set, CRC fine": ([ng_with_reserved(a_next())], {"corrupted": 1}),
+        "an /A/ with a flipped sync header in a frame": (
+            frame[:3] + [flip_sync(a_ok())] + frame[3:] + [a_ok(), a_ok(), a_ok()],
+            {"control_in_data": 1, "corrupted": 2, "acks_ok": 1, "control_missed": 3}),
+        "a lost /A/": ([a_ok()] + lose() + [n_ok(), g_ok(), a_ok()],
+                       {"acks_ok": 2, "corrupted": 2, "control_missed": 3}),
     }
     blocks, expectations = [], []
     for name, (case, delta) in cases.items():

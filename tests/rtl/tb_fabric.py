@@ -100,6 +100,12 @@ def rate_match() -> bool:
     return os.environ.get("EDM_FABRIC_RATE_MATCH", "0") == "1"
 
 
+def acks() -> bool:
+    """Whether the top was built with ACKS = 1 (told by the runner): the
+    memory nodes acknowledge writes, each compute node has edm_write_outcome."""
+    return os.environ.get("EDM_FABRIC_ACKS", "0") == "1"
+
+
 def clock_ppm(n: int) -> list:
     """Clock offsets in ppm, hosts 0..n-1 then the switch ($EDM_FABRIC_PPM, else all 0)."""
     text = os.environ.get("EDM_FABRIC_PPM", "")
@@ -204,6 +210,7 @@ class Fabric:
         self.unit_log: list = []  # (cycle, "tx"/"rx", port, message)
         self.flips: dict = {}     # cycle -> [("up" / "down", port, 66-bit mask)]: bit errors on the wire
         self.clocks = Clocks(clock_ppm(self.n))   # hosts 0..n-1, then the switch
+        self.outcomes: list = []  # ACKS: (cycle, c, dst, id, tag, ok, age) of each write outcome
 
     # ---------------------------------------------------------------- requests
     def laddr(self, c, size):
@@ -351,6 +358,13 @@ class Fabric:
             if on[c] and cv >> c & 1 and cpl_ready >> c & 1:
                 self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
                               field(int(d.cpl_dst.value), c, 10), cyc)
+        if acks():
+            wv = int(d.wo_valid.value)
+            for c in range(nc):
+                if on[c] and wv >> c & 1:
+                    self.outcomes.append((cyc, c, field(int(d.wo_dst.value), c, 10), field(int(d.wo_id.value), c, 8),
+                                          field(int(d.wo_tag.value), c, 8), int(d.wo_ok.value) >> c & 1,
+                                          field(int(d.wo_age.value), c, len(d.wo_age) // nc)))
         rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
         for m in range(nm):
             if not on[nc + m]:
@@ -1011,3 +1025,105 @@ async def lost_grant(dut):
     lost = got["sw_cnt_lost_grants"][0]
     assert lost >= 1 and got["h_cnt_ctl_missed"][0] >= 1, got
     assert not any(got["sw_cnt_lost_grants"][1:]), got
+
+
+# -------------------------------------------------------------------- write outcomes
+GIVE_UP = 3000   # cycles from a write's posted completion to its failure (7.7 us)
+
+
+def outcomes_of(f, writes):
+    """Each write's outcome (matched per compute node and tag, in order)."""
+    by = {}
+    for o in f.outcomes:
+        by.setdefault((o[1], o[4]), []).append(o)
+    out = []
+    for r in sorted(writes, key=lambda r: r["t_cpl"]):
+        got = by.get((r["c"], r["tag"]))
+        assert got, f"no outcome for {f.describe(r)}"
+        o = got.pop(0)
+        assert o[2] == r["dst"] and o[0] >= r["t_cpl"], (o, f.describe(r))
+        out.append((r, o))
+    left = [o for v in by.values() for o in v]
+    assert not left, f"outcomes for no write: {left[:4]}"
+    return out
+
+
+@cocotb.test(skip=not acks())
+async def writes_are_acknowledged(dut):
+    """ACKS = 1 (docs/protocol.md §4b): every write gets one outcome at its
+    compute node. Alone, a 64 B write is acknowledged (its /A/ from the
+    memory node through the switch) some cycles after its posted completion;
+    under random traffic from both compute nodes to both memory nodes every
+    write is acknowledged; a write whose data a bit error hits on the memory
+    node's downlink is dropped there and reported failed cfg_give_up after
+    its posted completion (no retry yet: the application re-issues it, and
+    that one is acknowledged); the DRAM equals the model throughout."""
+    f = await new_fabric(dut, 79, trace=True)
+    dut.cfg_timeout.value = 0
+    dut.cfg_give_up.value = GIVE_UP
+    # Alone: a write, then a read, each with nothing else in the fabric.
+    c, m = 0, 0
+    w = f.request(c, K_WREQ, m, WR_BASE, 64)
+    f.model[m][WR_BASE:WR_BASE + 64] = w["data"]
+    await f.run()
+    r = f.request(c, K_RREQ, m, 128, 64, expect=bytes(f.model[m][128:192]))
+    await f.run()
+    [(_, o)] = outcomes_of(f, [w])
+    assert o[5] == 1, f"the write alone was not acknowledged: {o}"
+    posted, acked, read = w["t_cpl"] - w["t_req"], w["t_cpl"] - w["t_req"] + o[6], r["t_cpl"] - r["t_req"]
+    ns = protocol.CYCLE_PS / 1000
+    dut._log.info(f"ALONE 64 B: write posted {posted} cycles ({posted * ns:.1f} ns), acknowledged {acked} "
+                  f"cycles ({acked * ns:.1f} ns: +{o[6]} after posted); read {read} cycles ({read * ns:.1f} ns)")
+    f.outcomes.clear()
+    # Random writes (and reads of the read-only region) from both compute nodes.
+    writes = []
+    for k in range(160):
+        c, m = f.rng.randrange(f.nc), f.rng.randrange(f.nm)
+        if f.rng.random() < 0.7:
+            size = f.rng.choice([8, 64, 64, 100, 200])
+            off = WR_BASE + c * WR_SIZE + f.rng.randrange(0, WR_SIZE - size)
+            w = f.request(c, K_WREQ, m, off, size)
+            f.model[m][off:off + size] = w["data"]
+            writes.append(w)
+        else:
+            off = f.rng.randrange(0, RO_SIZE - 64)
+            f.request(c, K_RREQ, m, off, 64, expect=bytes(f.model[m][off:off + 64]))
+        if k % 8 == 7:
+            await f.run()
+    await f.run()
+    for _ in range(400):
+        await f.step()
+    got = outcomes_of(f, writes)
+    assert all(o[5] for _, o in got), [o for _, o in got if not o[5]][:4]
+    ages = [o[6] for _, o in got]
+    dut._log.info(f"{len(writes)} writes under traffic, all acknowledged; /A/ after the posted completion: "
+                  f"min {min(ages)} mean {sum(ages) / len(ages):.0f} max {max(ages)} cycles; "
+                  f"memory nodes sent {[field(int(dut.mn_cnt_acks.value), k, 16) for k in range(f.nm)]} /A/")
+    f.outcomes.clear()
+    # A bit error on memory node 0's downlink inside a 64 B WREQ: dropped there.
+    c, m, link, fourth = 1, 0, link_cycles(), 4
+    before = f.counters()
+    off = WR_BASE + c * WR_SIZE
+    lost = f.request(c, K_WREQ, m, off, 64)          # the model keeps the old bytes
+    t = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # the WREQ leaves the switch
+    f.flips[t + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
+    await f.run()
+    while not f.outcomes:
+        await f.step()
+        assert f.cycle - lost["t_cpl"] < GIVE_UP + 1000, "no outcome for the write hit by the bit error"
+    [(_, o)] = outcomes_of(f, [lost])
+    assert o[5] == 0 and o[0] - lost["t_cpl"] >= GIVE_UP, f"the lost write's outcome: {o}"
+    assert f.dram[m] == f.model[m], "the corrupted write changed the DRAM"
+    dut._log.info(f"the write hit on the downlink: reported failed {o[0] - lost['t_cpl']} cycles after its "
+                  f"posted completion")
+    f.outcomes.clear()
+    again = f.request(c, K_WREQ, m, off, 64)          # the application re-issues it
+    f.model[m][off:off + 64] = again["data"]
+    await f.run()
+    for _ in range(400):
+        await f.step()
+    [(_, o)] = outcomes_of(f, [again])
+    assert o[5] == 1, o
+    after = f.counters()
+    assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
+    assert all(f.dram[k] == f.model[k] for k in range(f.nm))

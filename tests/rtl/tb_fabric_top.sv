@@ -26,7 +26,8 @@ module tb_fabric_top #(
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 0,  // the switch gives up circuits idle this long
     parameter bit          LINK_FAULT_RS = 1'b1,  // tb_fabric_port: 802.3 link fault signalling on the line
     parameter int unsigned L2_QUEUE_LOG2 = 12,   // the switch's frame queue per egress, blocks
-    parameter int unsigned XGMII_MACS = 0        // 1: hosts' frames from cocotbext-eth on an XGMII (g_port[p].g_mac)
+    parameter int unsigned XGMII_MACS = 0,       // 1: hosts' frames from cocotbext-eth on an XGMII (g_port[p].g_mac)
+    parameter bit          ACKS = 1'b0           // memory nodes acknowledge writes with /A/ (docs/protocol.md §4b)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -82,6 +83,18 @@ module tb_fabric_top #(
     output logic [NM*16-1:0]   mn_cnt_overflow,
     output logic [NM*16-1:0]   mn_cnt_rejected,
     output logic [NM*16-1:0]   mn_cnt_stray,
+    output logic [NM*16-1:0]   mn_cnt_acks,
+    // ACKS: each compute node's write outcomes (edm_write_outcome): one per
+    // write, acknowledged (wo_ok) or failed cfg_give_up cycles after its
+    // posted completion; wo_age the cycles from posted to its /A/.
+    input  logic [TIMER_W-1:0] cfg_give_up,
+    output logic [NC-1:0]      wo_valid,
+    output logic [NC*edm_pkg::PORT_BITS-1:0] wo_dst,
+    output logic [NC*8-1:0]    wo_id,
+    output logic [NC*8-1:0]    wo_tag,
+    output logic [NC-1:0]      wo_ok,
+    output logic [NC*TIMER_W-1:0] wo_age,
+    output logic [NC*16-1:0]   wo_cnt_stray,
     // Every port (host p = switch port p): the host's Ethernet frames (to the
     // switch's L2 stage, which forwards them to other hosts) and what it receives.
     input  logic [NC+NM-1:0]      h_enc_valid,    // host MAC/encoder -> host edm_tx
@@ -187,6 +200,10 @@ module tb_fabric_top #(
   logic [N*PB-1:0]   r_grant_dst;
   logic [N*8-1:0]    r_grant_id;
   logic [N*16-1:0]   r_grant_size;
+  logic [N-1:0]      r_ack_valid;
+  logic [N*PB-1:0]   r_ack_peer;
+  logic [N*8-1:0]    r_ack_base;
+  logic [N*16-1:0]   r_ack_map;
 
   // The clocks (see the header). tick is unused with one clock.
   logic          sclk;
@@ -300,6 +317,8 @@ module tb_fabric_top #(
         .mem_error(r_mem_error[p]), .mem_abort(r_mem_abort[p]),
         .grant_valid(r_grant_valid[p]), .grant_dst(r_grant_dst[p*PB +: PB]),
         .grant_msg_id(r_grant_id[p*8 +: 8]), .grant_size(r_grant_size[p*16 +: 16]),
+        .ack_valid(r_ack_valid[p]), .ack_peer(r_ack_peer[p*PB +: PB]), .ack_base(r_ack_base[p*8 +: 8]),
+        .ack_map(r_ack_map[p*16 +: 16]),
         .cnt_corrupted(h_cnt_corrupted[p*16 +: 16]), .cnt_unknown(h_cnt_unknown[p*16 +: 16]),
         .cnt_ctl_missed(h_cnt_ctl_missed[p*16 +: 16]),
         .up_rm_deleted(up_rm_deleted[p*16 +: 16]), .up_rm_inserted(up_rm_inserted[p*16 +: 16]),
@@ -326,6 +345,23 @@ module tb_fabric_top #(
     assign rx_counts = {h_cnt_ctl_missed[c*16 +: 16], h_cnt_corrupted[c*16 +: 16]};
     always_ff @(posedge hclk[c]) rx_counts_seen <= rx_counts;
     assign ctl_lost = link_down[c] || rx_counts_seen != rx_counts;
+    logic [7:0] cpl_msg_id;
+    if (ACKS) begin : g_outcome
+      // The posted completion of a write: the engine's completion taken.
+      edm_write_outcome #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) outcome (
+          .clk(hclk[c]), .rst_n, .cfg_give_up,
+          .posted_valid(cpl_valid[c] && cpl_ready[c] && cpl_kind[c*3 +: 3] == 3'(edm_pkg::KIND_WREQ)),
+          .posted_dst(cpl_dst[c*PB +: PB]), .posted_id(cpl_msg_id), .posted_tag(cpl_tag[c*8 +: 8]),
+          .ack_valid(r_ack_valid[c]), .ack_peer(r_ack_peer[c*PB +: PB]), .ack_base(r_ack_base[c*8 +: 8]),
+          .ack_map(r_ack_map[c*16 +: 16]),
+          .out_valid(wo_valid[c]), .out_ready(1'b1), .out_dst(wo_dst[c*PB +: PB]), .out_id(wo_id[c*8 +: 8]),
+          .out_tag(wo_tag[c*8 +: 8]), .out_ok(wo_ok[c]), .out_age(wo_age[c*TIMER_W +: TIMER_W]),
+          .cnt_acked(), .cnt_failed(), .cnt_stray(wo_cnt_stray[c*16 +: 16]), .cnt_untracked(),
+          .cnt_ack_overflow());
+    end else begin : g_no_outcome
+      assign {wo_valid[c], wo_dst[c*PB +: PB], wo_id[c*8 +: 8], wo_tag[c*8 +: 8], wo_ok[c]} = '0;
+      assign {wo_age[c*TIMER_W +: TIMER_W], wo_cnt_stray[c*16 +: 16]} = '0;
+    end
     // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
@@ -337,7 +373,7 @@ module tb_fabric_top #(
         .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
         .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]), .req_msg_id(8'd0),
         .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
-        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
+        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(cpl_msg_id), .cpl_tag(cpl_tag[c*8 +: 8]),
         .cpl_status(cpl_status[c*8 +: 8]),
         .lmem_rd_valid(lrd_valid[c]), .lmem_rd_ready(lrd_ready[c]), .lmem_rd_addr(lrd_addr[c*64 +: 64]),
         .lmem_rd_rsp_valid(lrd_rsp_valid[c]), .lmem_rd_rsp_data(lrd_rsp_data[c*64 +: 64]),
@@ -360,7 +396,8 @@ module tb_fabric_top #(
     localparam int unsigned P = NC + m;
     // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
     // "Memory node sizing").
-    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC)) mn (
+    edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
+                   .ACKS(ACKS), .ACK_SRC_LOG2(NC <= 2 ? 1 : $clog2(NC))) mn (
         .clk(hclk[P]), .rst_n,
         .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
         .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
@@ -385,7 +422,8 @@ module tb_fabric_top #(
         .out_block(e_out_block[P*66 +: 66]), .out_last(e_out_last[P]),
         .cnt_rreq(), .cnt_wreq(), .cnt_rmw(),
         .cnt_dropped(mn_cnt_dropped[m*16 +: 16]), .cnt_overflow(mn_cnt_overflow[m*16 +: 16]),
-        .cnt_rejected(mn_cnt_rejected[m*16 +: 16]), .cnt_stray_grants(mn_cnt_stray[m*16 +: 16])
+        .cnt_rejected(mn_cnt_rejected[m*16 +: 16]), .cnt_stray_grants(mn_cnt_stray[m*16 +: 16]),
+        .cnt_acks(mn_cnt_acks[m*16 +: 16]), .cnt_ack_dropped()
     );
   end
 endmodule
@@ -445,6 +483,10 @@ module tb_fabric_port #(
     output logic [edm_pkg::PORT_BITS-1:0] grant_dst,
     output logic [7:0]  grant_msg_id,
     output logic [15:0] grant_size,
+    output logic        ack_valid,
+    output logic [edm_pkg::PORT_BITS-1:0] ack_peer,
+    output logic [7:0]  ack_base,
+    output logic [15:0] ack_map,
     output logic [15:0] cnt_corrupted,
     output logic [15:0] cnt_unknown,
     output logic [15:0] cnt_ctl_missed,
@@ -584,7 +626,8 @@ module tb_fabric_port #(
       .mem_valid, .mem_block, .mem_first, .mem_last, .mem_error, .mem_abort,
       .notif_valid(), .notif_dst(), .notif_msg_id(), .notif_size(),
       .grant_valid, .grant_dst, .grant_msg_id, .grant_size,
-      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_bad_sync(),
+      .ack_valid, .ack_peer, .ack_base, .ack_map,
+      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_ack_ok(), .cnt_bad_sync(),
       .cnt_ctl_missed, .cnt_ctl_in_data()
   );
 endmodule

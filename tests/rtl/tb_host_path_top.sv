@@ -90,7 +90,8 @@ module tb_host_path_top #(
       .mem_error(rx_mem_error), .mem_abort(rx_mem_abort),
       .notif_valid(), .notif_dst(), .notif_msg_id(), .notif_size(),
       .grant_valid(), .grant_dst(), .grant_msg_id(), .grant_size(),
-      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_bad_sync,
+      .ack_valid(), .ack_peer(), .ack_base(), .ack_map(),
+      .cnt_msg_ok(), .cnt_corrupted, .cnt_unknown, .cnt_notif_ok(), .cnt_grant_ok(), .cnt_ack_ok(), .cnt_bad_sync,
       .cnt_ctl_missed(), .cnt_ctl_in_data()
   );
   pcs_decoder decoder (

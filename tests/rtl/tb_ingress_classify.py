@@ -5,14 +5,15 @@ The model takes each port's blocks in order: the control sequence of
 docs/protocol.md §5a (an /N/ is good if its CRC-8 checks for the number
 expected next; two rejected ones with consecutive numbers resynchronise; a
 data block that is the /N/ expected next is a flipped sync header), the
-block's class (data, /MS/, /MT/, standard Ethernet, unknown), an /MS/'s kind
+block's class (data, /MS/, /MT/, standard Ethernet, unknown; an /A/ is
+numbered with the /N/, a good one naming another port is to forward), an /MS/'s kind
 and destination, and the notification the block makes (a good /N/ to another
 port with some bytes, or a well-formed RREQ/RMWREQ's implicit one when its
 pair's store has room: rq_room_n, random every cycle).
 
 Test
-  * random_blocks: 4 ports, 6 000 cycles each: /N/ from the reference codec's
-    sender (to every port, sizes 0 included), some with a flipped CRC bit, some
+  * random_blocks: 4 ports, 6 000 cycles each: /N/ and /A/ from the reference
+    codec's sender (to every port, sizes 0 included), some with a flipped CRC bit, some
     lost (the sequence resynchronises), some with their sync header flipped;
     memory units of every kind (destinations beyond N included); Ethernet
     frames, ordered sets, idles and random blocks of any sync header.
@@ -29,7 +30,8 @@ from tbutil import clock_and_reset, seeded_random
 N = 4
 STD_TYPES = (P.BT_C8, P.BT_C4_O4, P.BT_C4_S4, P.BT_O0_S4, P.BT_O0_O4, P.BT_S0, P.BT_O0_C4,
              P.BT_T0, P.BT_T1, P.BT_T2, P.BT_T3, P.BT_T4, P.BT_T5, P.BT_T6, P.BT_T7)
-OUTPUTS = ("r_data", "r_nbad", "r_ngood", "r_ms", "r_mt", "r_std", "r_unk", "r_rd", "r_wr", "r_n_valid")
+OUTPUTS = ("r_data", "r_nbad", "r_ngood", "r_a_valid", "r_ms", "r_mt", "r_std", "r_unk", "r_rd", "r_wr",
+           "r_n_valid")
 
 
 def bits(p: int, lsb: int, width: int) -> int:
@@ -48,11 +50,13 @@ class Port:
         ctrl = sync == P.SYNC_CTRL
         edm = ctrl and p & 0xFF == P.BT_EDM
         sub = (p >> 8) & 0xFF
-        ms, mt, nany = edm and sub == P.SUB_MS, edm and sub == P.SUB_MT, edm and sub == P.SUB_N
+        ms, mt = edm and sub == P.SUB_MS, edm and sub == P.SUB_MT
+        # /N/ and /A/ share the uplink's numbers (docs/protocol.md §4b).
+        nany = edm and sub in (P.SUB_N, P.SUB_A)
         nseen = nany and bits(p, 50, 6) == 0
         implied = codec.implied_seq((P.SYNC_CTRL, p))
         ngood = nseen and implied == self.expected
-        ncand = sync == P.SYNC_DATA and p & 0xFF == P.BT_EDM and sub == P.SUB_N and bits(p, 50, 6) == 0
+        ncand = sync == P.SYNC_DATA and p & 0xFF == P.BT_EDM and sub in (P.SUB_N, P.SUB_A) and bits(p, 50, 6) == 0
         cid = ncand and implied == self.expected
         if nany:
             resync = nseen and not ngood and self.rej_valid and implied == self.rej_succ
@@ -69,7 +73,8 @@ class Port:
         well_formed = hlen == P.RMW_OPERAND_BYTES if kind == P.KIND_RMWREQ else hlen != 0
         rd_pair = sum(1 << m for m in range(N) if ms and rd and hdst == m and m != i and well_formed)
         ndst, nsize = bits(p, P.NG_DST_LSB, P.NG_DST_W), bits(p, P.NG_SIZE_LSB, P.NG_SIZE_W)
-        nv = ngood and ndst < N and ndst != i and nsize != 0
+        nv = ngood and sub == P.SUB_N and ndst < N and ndst != i and nsize != 0
+        av = ngood and sub == P.SUB_A and ndst < N and ndst != i
         pw = (N - 1).bit_length()
         if ms:
             fields = (hdst % (1 << pw), i, bits(p, 16 + P.HDR_ID_LSB, P.NG_ID_W),
@@ -77,7 +82,7 @@ class Port:
         else:
             fields = (i, ndst % (1 << pw), bits(p, P.NG_ID_LSB, P.NG_ID_W), nsize)
         return dict(b1=block[1] << 2 | block[0], r_data=sync == P.SYNC_DATA and not cid,
-                    r_nbad=(nany and not ngood) or cid, r_ngood=ngood, r_ms=ms, r_mt=mt, r_std=std,
+                    r_nbad=(nany and not ngood) or cid, r_ngood=ngood, r_a_valid=av, r_ms=ms, r_mt=mt, r_std=std,
                     r_unk=sync != P.SYNC_DATA and not nany and not ms and not mt and not idle and not std,
                     r_rd=rd, r_wr=kind in (P.KIND_WREQ, P.KIND_RRES),
                     r_hdst_oh=sum(1 << m for m in range(N) if hdst == m),
@@ -90,7 +95,10 @@ def stream(rng, i: int, length: int) -> list:
     while len(out) < length:
         x = rng.random()
         if x < 0.3:
-            blk = tx.notification(rng.randrange(N + 2), rng.randrange(256), rng.choice((0, 8, 64, 4096)))
+            if rng.random() < 0.3:   # an /A/ (a memory node's), numbered with the /N/
+                blk = tx.ack(rng.randrange(N + 2), rng.randrange(256), rng.getrandbits(16))
+            else:
+                blk = tx.notification(rng.randrange(N + 2), rng.randrange(256), rng.choice((0, 8, 64, 4096)))
             y = rng.random()
             if y < 0.08:
                 continue                                            # lost: the sequence moves on
@@ -144,7 +152,7 @@ async def random_blocks(dut):
                 for name, w in (("b1", 66), ("r_hdst_oh", N), ("r_rd_room", N)):
                     got = (int(getattr(dut, name).value) >> (w * i)) & ((1 << w) - 1)
                     assert got == want[name], f"cycle {t}, port {i}: {name} {got:#x}, model {want[name]:#x}"
-                if want["r_n_valid"]:
+                if want["r_n_valid"] or want["r_a_valid"]:
                     pw = (N - 1).bit_length()
                     got = tuple((int(getattr(dut, name).value) >> (w * i)) & ((1 << w) - 1) for name, w in
                                 (("r_n_src", pw), ("r_n_dst", pw), ("r_n_id", P.NG_ID_W), ("r_n_size", P.NG_SIZE_W)))

@@ -26,6 +26,12 @@ The bench plays every neighbour of the engine, cycle by cycle:
     RMWREQ the model applied (or rejected), with its old value.
   * edm_tx: random out_ready; every unit that leaves goes through the
     reference receiver (edm.codec.RxDemux), which must accept it.
+With ACKS = 1 (the write acknowledgements, docs/protocol.md §4b) the
+requesters are ports 0, 1, 3 (tracked) and 200 (not: its acknowledgements are
+counted as dropped), and the /A/ blocks among the RRES units go through the
+same receiver: every WREQ that completes its message and is applied, or
+arrives as a second copy, is acknowledged once (so twice if both), nothing
+else is, no /A/ leaves inside an RRES unit, and cnt_acks counts them.
 The reference model applies every good unit in arrival order to a Python byte
 array. Checks: every RRES chunk is the expected message's next chunk (seq, size
 as granted, last, src/dst/id, status) and its bytes equal the model's; no chunk
@@ -47,6 +53,7 @@ from tbutil import Dram, clock_and_reset, seeded_random
 
 NODE = 77                      # this memory node's port
 REQUESTERS = [3, 200, 513, 1020]
+ACK_REQUESTERS = [0, 1, 3, 200]   # ACKS = 1: 200 is beyond the tracked ports 0..3
 BASE = 0x0123_4567_89AB_0000   # the memory region the tests use
 SIZE = 4096
 CHUNK = protocol.DEFAULT_CHUNK_BYTES
@@ -79,7 +86,13 @@ class Bench:
         self.grant_order = deque()     # keys in the order their grants arrived (RREQ = first)
         self.out_blocks = []
         self.rx = codec.RxDemux()
-        self.next_id = {r: 0 for r in REQUESTERS}
+        self.acks = int(dut.ACKS.value) if hasattr(dut, "ACKS") else 0
+        self.requesters = ACK_REQUESTERS if self.acks else REQUESTERS
+        self.ack_tracked = 1 << int(dut.ACK_SRC_LOG2.value) if self.acks else 0
+        self.acks_due = []             # (requester, id) of each acknowledgement expected
+        self.acks_got = []             # ... and of each received
+        self.acks_untracked = 0
+        self.next_id = {r: 0 for r in self.requesters}
         self.done = []                 # completed responses: (key, data, status)
         self.expect = dict(rreq=0, wreq=0, rmw=0, dropped=0, overflow=0, rejected=0, stray=0)
         self.strays_to_give = []       # (key, sizes) of corrupted RREQs: their grants are strays
@@ -126,18 +139,18 @@ class Bench:
         return BASE + off - off % align
 
     def rand_read(self, req=None, n=None, fate="good"):
-        req = req if req is not None else self.rng.choice(REQUESTERS)
+        req = req if req is not None else self.rng.choice(self.requesters)
         n = n if n is not None else self.rng.randint(1, MAX_READ)
         self.add(codec.Message("RREQ", req, NODE, self.new_id(req), n, addr=self.rand_addr(min(n, SIZE))), fate)
 
     def rand_write(self, req=None, n=None, fate="good"):
-        req = req if req is not None else self.rng.choice(REQUESTERS)
+        req = req if req is not None else self.rng.choice(self.requesters)
         n = n if n is not None else self.rng.choice([self.rng.randint(1, 16), self.rng.randint(1, MAX_WRITE)])
         data = bytes(self.rng.getrandbits(8) for _ in range(n))
         self.add(codec.Message("WREQ", req, NODE, self.new_id(req), n, addr=self.rand_addr(n), data=data), fate)
 
     def rand_rmw(self, req=None, op=None, addr=None, arg0=None, arg1=None, fate="good"):
-        req = req if req is not None else self.rng.choice(REQUESTERS)
+        req = req if req is not None else self.rng.choice(self.requesters)
         op = op if op is not None else self.rng.choice([protocol.RMW_CAS, protocol.RMW_FAA, protocol.RMW_SWAP])
         addr = addr if addr is not None else self.rand_addr(8, 8)
         if arg0 is None:  # a CAS that may succeed: the current value, sometimes
@@ -169,6 +182,7 @@ class Bench:
             o = m.addr - BASE
             self.model[o:o + m.length] = m.data
             self.expect["wreq"] += 1
+            self.acknowledged(m)
             return
         status, data = protocol.STATUS_OK, b""
         if m.kind == "RREQ":
@@ -216,6 +230,16 @@ class Bench:
         if m.kind != "WREQ":
             self.responses_denied += 1
             self.respond(m, b"", protocol.STATUS_DENIED)
+        else:
+            self.acknowledged(m)   # acknowledged again: its first copy's /A/ may be lost
+
+    def acknowledged(self, m: codec.Message):
+        """A WREQ applied or seen again: acknowledged if it completes its message."""
+        if self.acks and m.last:
+            if m.src < self.ack_tracked:
+                self.acks_due.append((m.src, m.msg_id))
+            else:
+                self.acks_untracked += 1
 
     def replayed(self, m: codec.Message):
         """An RMWREQ marked in_dup and in_replay: answered with the result the
@@ -354,10 +378,21 @@ class Bench:
         if int(dut.out_valid.value) and out_ready:
             blk = int(dut.out_block.value)
             b = (blk & 3, blk >> 2)
+            sub = (b[1] >> 8) & 0xFF if b[0] == protocol.SYNC_CTRL and b[1] & 0xFF == protocol.BT_EDM else None
+            if sub == protocol.SUB_A:   # an /A/: a unit of its own, between RRES units
+                assert self.acks and not self.out_blocks and int(dut.out_last.value), \
+                    f"cycle {self.cycle}: /A/ inside a unit or without ACKS"
+                events = self.rx.push(b)
+                assert len(events) == 1 and events[0][0] == "ack", f"cycle {self.cycle}: /A/ rejected: {events}"
+                _, peer, base, applied = events[0]
+                self.acks_got += [(peer, i) for i in codec.acked_ids(base, applied)]
+                self.cycle += 1
+                await RisingEdge(dut.clk)
+                return
             self.out_blocks.append(b)
             if len(self.out_blocks) == 1:
                 self.check_grant_before_chunk(b)
-            assert bool(int(dut.out_last.value)) == (b[0] == protocol.SYNC_CTRL and (b[1] >> 8) & 0xFF == protocol.SUB_MT)
+            assert bool(int(dut.out_last.value)) == (sub == protocol.SUB_MT)
             events = self.rx.push(b)
             if int(dut.out_last.value):
                 assert len(events) == 1 and events[0][0] == "message", \
@@ -406,7 +441,8 @@ class Bench:
     async def run(self, limit=400_000):
         start = self.cycle
         while (self.units or self.cur or self.pending or self.pending_abort or self.strays_to_give
-               or self.mem.answers or self.out_blocks or not self.served_all()):
+               or self.mem.answers or self.out_blocks or not self.served_all()
+               or len(self.acks_got) < len(self.acks_due)):
             await self.step()
             assert self.cycle - start < limit, \
                 f"stuck: {len(self.units)} units, pending {list(self.pending)[:5]}, {self.ahead} ahead"
@@ -431,6 +467,18 @@ class Bench:
             assert not self.rmw_results, f"no rmw_done for {list(self.rmw_results)[:4]}"
         assert len(self.done) == n_resp and not self.pending, (len(self.done), n_resp)
         assert self.rx.counters["corrupted"] == 0 and self.rx.counters["unknown"] == 0
+        if self.acks:
+            assert sorted(self.acks_got) == sorted(self.acks_due), \
+                f"acknowledged {len(self.acks_got)} ids, expected {len(self.acks_due)}: " \
+                f"missing {sorted(set(self.acks_due) - set(self.acks_got))[:6]}, " \
+                f"extra {sorted(set(self.acks_got) - set(self.acks_due))[:6]}"
+            assert self.acks_due or not self.expect["wreq"], "writes applied, none to acknowledge"
+            self.dut._log.info("acknowledged %d writes in %d /A/; %d not (untracked requester)",
+                               len(self.acks_got), self.rx.counters["acks_ok"], self.acks_untracked)
+            assert int(self.dut.cnt_acks.value) == self.rx.counters["acks_ok"]
+            assert int(self.dut.cnt_ack_dropped.value) == self.acks_untracked
+        else:
+            assert self.rx.counters["acks_ok"] == 0
 
 
 async def new_bench(dut, seed, **kw):

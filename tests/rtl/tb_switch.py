@@ -9,7 +9,10 @@ RREQ with the first RRES chunk and each later /G/ with the next, from a Python
 memory. Hosts answer a grant (a /G/ or a whole forwarded request) after a fixed
 HOST_LAT cycles, data units first. Checked: every unit arrives at the right port,
 in per-pair order, exactly once, with the right bytes; memory = expected at the
-end; no host receiver counts an error; the switch's counters equal the injected
+end; every write a memory host received in full is acknowledged by an /A/
+(docs/protocol.md §4b: the memory host sends it, aggregated per requester, the
+switch forwards it to the requester naming the memory host, numbered with the
+egress's /G/) and no other write is; no host receiver counts an error; the switch's counters equal the injected
 corrupted /N/, unknown and Ethernet blocks; no overflow or drop; no data
 block waits in the switch (cnt_conflict) under the zero-queue rules, and some
 do without them (ZERO_QUEUE = 0); a host that discards grants (stray ones)
@@ -97,6 +100,8 @@ class Compute(Host):
         self.grants_ignored = 0
         self.lie = {}         # (m, id) -> the destination its WREQ header names instead (a header hit)
         self.mangle = {}      # (m, id) -> f(blocks) -> the WREQ unit as sent (a bit error on the uplink)
+        self.unacked = set()  # (m, id): writes issued and not yet acknowledged by an /A/
+        self.acks_got = 0
 
     def new_id(self, m):
         i = self.ids.get(m, 0)
@@ -108,6 +113,8 @@ class Compute(Host):
         addr = REGION * (1 + self.port) + rng.randrange(REGION - size)
         data = bytes(rng.randrange(256) for _ in range(size))
         self.writes[(m, mid)] = [addr, data, 0, 0]
+        assert (m, mid) not in self.unacked, f"id {mid} to {m} reused while unacknowledged"
+        self.unacked.add((m, mid))
         self.b.expect_w[(self.port, m)].append(mid)
         self.active[m] = self.active.get(m, 0) + 1
         self.ctrl.append([self.ctl.notification(m, mid, size)])
@@ -134,8 +141,20 @@ class Compute(Host):
                                                             op=protocol.RMW_FAA, arg0=arg)))
 
     def handle(self, ev, cycle):
-        assert ev[0] in ("grant", "message"), \
+        assert ev[0] in ("grant", "message", "ack"), \
             f"port {self.port}: unexpected {ev} at cycle {cycle}; switch: {self.b.status()}"
+        if ev[0] == "ack":   # NG_DST names the memory host that applied the writes
+            _, m, base, applied = ev
+            ids = codec.acked_ids(base, applied)
+            assert m in self.b.memory and ids, f"port {self.port}: /A/ {ev}"
+            for mid in ids:
+                assert (m, mid) in self.unacked, f"port {self.port}: /A/ for a write not outstanding: {m}/{mid}"
+                assert (self.port, mid) in self.b.hosts[m].applied, f"port {self.port}: /A/ for {m}/{mid} not applied"
+                self.unacked.discard((m, mid))
+                self.b.hosts[m].applied.discard((self.port, mid))
+            self.acks_got += 1
+            self.b.ack_seen.append((self.port, cycle))
+            return
         if ev[0] == "grant":
             _, m, mid, size = ev
             if (m, mid) in self.ignored:   # a stray grant: its circuit brings no data
@@ -179,6 +198,21 @@ class Memory(Host):
         self.wreq_got = {}    # c -> [(id, seq)]
         self.slow = {}        # (c, id) -> extra cycles before answering that request (None: never)
         self.requests_seen = {}   # (c, id) -> cycle its /MT/ arrived
+        self.applied = set()      # (c, id): writes received in full, their /A/ not yet received
+        self.ack_open = {}        # c -> [entry in ctrl, base, map, number]: an /A/ not yet sent
+
+    def acknowledge(self, c, mid):
+        """Queues an /A/ for write (c, mid), or adds it to the one still
+        waiting for c if it falls in that one's 16 ids (docs/protocol.md §4b)."""
+        self.applied.add((c, mid))
+        open_ = self.ack_open.get(c)
+        if open_ and any(e is open_[0] for e in self.ctrl) and (mid - open_[1]) % 256 < protocol.ACK_MAP_W:
+            open_[2] |= 1 << (mid - open_[1]) % 256
+            open_[0][0] = codec.encode_ack(c, open_[1], open_[2], open_[3])
+            return
+        entry = [self.ctl.ack(c, mid, 1)]
+        self.ack_open[c] = [entry, mid, 1, codec.implied_seq(entry[0])]
+        self.ctrl.append(entry)
 
     def send_chunk(self, c, mid, size, cycle, extra=0):
         data, off, seq = self.resp[(c, mid)]
@@ -205,6 +239,7 @@ class Memory(Host):
             self.wreq_got.setdefault(msg.src, []).append((msg.msg_id, msg.seq))
             if msg.last:
                 self.b.done_bytes += 1
+                self.acknowledge(msg.src, msg.msg_id)
             return
         assert (msg.src, msg.msg_id) not in self.resp
         self.requests_seen[(msg.src, msg.msg_id)] = cycle
@@ -245,6 +280,7 @@ class Bench:
         self.cuts_seen = [0] * self.n
         self.frames_bad_due = [0] * self.n
         self.g_seen = []      # (port, cycle) of each /G/ on an egress
+        self.ack_seen = []    # (port, cycle) of each /A/ a compute host received
         self.run = [0] * self.n       # non-idle blocks in a row on each egress
         self.longest_run = [0] * self.n
         self.idle_rule = bool(int(dut.ZERO_QUEUE.value)) and bool(int(dut.EGRESS_IDLE_RULE.value))
@@ -365,6 +401,10 @@ class Bench:
             assert all(cnt[k] == 0 for k in ("unknown", "bad_sync", "frames_ok")), \
                 f"host {h.port} receiver counted {cnt}"
             assert self.cuts_due[h.port] == 0, f"host {h.port}: {self.cuts_due[h.port]} cut units did not arrive"
+        # Every write applied is acknowledged, exactly once, and no other
+        # write is (the /A/ handler refuses the others).
+        for m in self.memory:
+            assert not self.hosts[m].applied, f"memory {m}: writes applied, never acknowledged: {self.hosts[m].applied}"
         # Per-pair order: writes by notification order, chunks by seq; reads by RREQ order.
         for c in self.compute:
             for m in self.memory:
@@ -428,6 +468,45 @@ async def headers_that_cannot_be_queued(dut):
     h.read(m, 40, b.rng)
     await b.drain()
     assert sum(len(v) for v in b.expect_w.values()) == 1 and sum(len(v) for v in b.expect_r.values()) == 1
+    b.check_end()
+
+
+@cocotb.test()
+async def acknowledgements_are_forwarded(dut):
+    """A memory host's /A/ (docs/protocol.md §4b) leaves on the egress of the
+    port its NG_DST names, rewritten to name the memory host, numbered with
+    that egress's /G/ (the compute host's receiver checks the CRC-8's
+    sequence); alone, in a few cycles. One naming the memory host itself or
+    no port is dropped and counted; a corrupted one (bad CRC-8, it takes no
+    number) is counted as a bad control block; the memory host's later /A/
+    still pass (its uplink's numbering stays in step)."""
+    b = Bench(dut, 17)
+    await b.start()
+    c, m = b.compute[0], b.memory[-1]
+    hc, hm = b.hosts[c], b.hosts[m]
+    hc.write(m, 40, b.rng)
+    await b.drain()
+    assert hc.acks_got == 1 and not hc.unacked
+    # Alone: an /A/ for id 99 (and 100, in its map) on an idle fabric.
+    hc.unacked |= {(m, 99), (m, 100)}
+    hm.applied |= {(c, 99), (c, 100)}
+    t0 = b.cycle                      # the /A/ is driven in this step
+    hm.ctrl.append([hm.ctl.ack(c, 99, 0b11)])
+    await b.drain()
+    lat = b.ack_seen[-1][1] - t0
+    dut._log.info(f"LATENCY /A/ in -> /A/ out at its requester: {lat} cycles")
+    assert hc.acks_got == 2 and lat <= 6, (hc.acks_got, lat)
+    # Refused ones, then writes acknowledged as usual.
+    hm.ctrl.append([hm.ctl.ack(m, 1, 1)])            # names the memory host itself
+    hm.ctrl.append([hm.ctl.ack(b.n, 1, 1)])          # names no port
+    b.injected["dropped"][m] += 2
+    sync, p = codec.encode_ack(c, 7, 1, hm.ctl.next)  # a bit error in its map: takes no number
+    hm.ctrl.append([(sync, p ^ 1 << (protocol.ACK_MAP_LSB + 5))])
+    b.injected["bad_notif"][m] += 1
+    for _ in range(3):
+        hc.write(m, b.chunk, b.rng)
+    await b.drain()
+    assert hc.acks_got >= 3 and not hc.unacked, (hc.acks_got, hc.unacked)
     b.check_end()
 
 

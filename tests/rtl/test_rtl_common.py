@@ -58,12 +58,29 @@ def test_edm_rx():
     run_bench("tb_edm_rx")
 
 
+def test_ack_sender():
+    """A memory node's /A/ sender: every write acknowledged once, paced, aggregated."""
+    run_bench("tb_ack_sender")
+
+
+def test_write_outcome():
+    """A compute node's write outcomes: one per write, acknowledged or failed."""
+    run_bench("tb_write_outcome")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 
 
 def test_mem_node():
     run_bench("tb_mem_node")
+
+
+def test_mem_node_acknowledges_writes():
+    """ACKS = 1 (docs/protocol.md §4b): the random mix and the second copies
+    with every write acknowledged once by an /A/ between the RRES units."""
+    for case in ("random_mix", "second_copies"):
+        run_bench("tb_mem_node", {"ACKS": 1}, name="edm_mem_node_acks", testcase=case)
 
 
 def test_mem_translate():
@@ -171,9 +188,10 @@ QUICK_SYNTH = {"edm_mem_node", "edm_compute_node", "edm_dup_filter"}
 # edm_mem_node, both synthesized here; alone it did not finish in 19 min on 2 busy cores
 # (`.venv/bin/python tests/rtl/synth.py` includes it). The L2 stage's stores and
 # queues (1.6 Mbit, read asynchronously) are not synthesized yet (docs/hardware.md),
-# nor edm_eth_switch, which holds it and the switch.
+# nor edm_eth_switch, which holds it and the switch. edm_write_outcome keeps its
+# slots in flip-flops: even at 2 x 16 slots Yosys takes minutes (docs/hardware.md).
 @pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch", "edm_mem_node_xl", "edm_l2_stage",
-                                                      "edm_eth_switch"}))
+                                                      "edm_eth_switch", "edm_write_outcome"}))
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synthesizes_for_ecp5(top):
     """Every module synthesizes for the ECP5: the full synth_ecp5, or for the

@@ -20,20 +20,22 @@ FAULTS_BUILD = dict(rate_match=1, ber_window=512, ber_threshold=4, circuit_timeo
 
 
 def run_fabric(nc=2, nm=2, link_cycles=19, testcase=None, latency_json=None, rate_match=0, ber_window=48828,
-               ber_threshold=16, circuit_timeout=0, env=None):
+               ber_threshold=16, circuit_timeout=0, env=None, acks=0):
     """Builds (or reuses) the fabric top and runs tb_fabric; `env` adds the
     bench's settings (EDM_FABRIC_PPM, EDM_FABRIC_ROUNDS, EDM_FABRIC_PPM_JSON)."""
     env = {"EDM_FABRIC_LINK_CYCLES": str(link_cycles), "EDM_FABRIC_RATE_MATCH": str(rate_match),
            "EDM_FABRIC_BER_THRESHOLD": str(ber_threshold), "EDM_FABRIC_CIRCUIT_TIMEOUT": str(circuit_timeout),
-           **(env or {})}
+           "EDM_FABRIC_ACKS": str(acks), **(env or {})}
     if latency_json:
         env["EDM_FABRIC_LATENCY_JSON"] = str(latency_json)
     name = f"tb_fabric_{nc}x{nm}_l{link_cycles}"
     if rate_match:
         name += f"_rm_b{ber_window}_{ber_threshold}_c{circuit_timeout}"
+    if acks:
+        name += "_acks"
     run_bench("tb_fabric", {"NC": nc, "NM": nm, "LINK_CYCLES": link_cycles, "RATE_MATCH": rate_match,
               "BER_WINDOW_CYCLES": ber_window, "BER_THRESHOLD": ber_threshold,
-              "CIRCUIT_TIMEOUT_CYCLES": circuit_timeout},
+              "CIRCUIT_TIMEOUT_CYCLES": circuit_timeout, "ACKS": acks},
              name=name, extra_env=env, testcase=testcase)
 
 
@@ -84,6 +86,14 @@ class TestDefaultFabric:
             alone = sim.alone_ps(timing.rtl_fabric_config(data, kind), op, 64)
             rtl = data["cases"]["unloaded"][kind]["total"]
             assert alone == rtl * protocol.CYCLE_PS, f"{kind}: simulator {alone / protocol.CYCLE_PS} cycles, RTL {rtl}"
+
+
+def test_fabric_writes_are_acknowledged():
+    """ACKS = 1 (docs/protocol.md §4b): memory nodes acknowledge writes, the
+    switch forwards the /A/, each compute node's edm_write_outcome gives
+    every write one outcome; a write hit by a bit error on its memory node's
+    downlink is reported failed (tb_fabric.writes_are_acknowledged)."""
+    run_fabric(acks=1, testcase="writes_are_acknowledged")
 
 
 def test_fabric_three_compute_nodes_short_links():

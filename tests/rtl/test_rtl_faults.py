@@ -81,6 +81,12 @@ def test_dup_filter(planes):
     run_bench("tb_dup_filter", {"NP": planes}, name=f"edm_dup_filter_{planes}")
 
 
+def test_dup_filter_at_the_protocol_window():
+    """The filter's defaults: DUP_WINDOW_IDS = 64 ids per source, new ids at
+    most RETRY_UNRESOLVED = 64 ahead (docs/protocol.md §4b)."""
+    run_bench("tb_dup_filter", {"NP": 2, "WINDOW_LOG2": 6}, name="edm_dup_filter_w64")
+
+
 # The dual switch's compute side alone: two planes, and one.
 @pytest.mark.parametrize("planes", [2, 1])
 def test_mirror(planes):

@@ -13,7 +13,7 @@
 //!     cargo run --release -p edm-proto --example rx_vectors -- blocks seed fault_rate line_error_rate segment
 //!
 //! Record (56 bytes, little-endian): kind u8 (0 junk, 1 preamble, 2 checked),
-//! junk bits or sync u8, events u8 (bit 0 a good message, 1 an /N/, 2 a /G/),
+//! junk bits or sync u8, events u8 (bit 0 a good message, 1 an /N/, 2 a /G/, 3 an /A/),
 //! control msg_id u8, control dst u16, control size u16, line payload u64,
 //! descrambled payload u64, then the counters messages_ok, corrupted,
 //! unknown, notifications_ok, grants_ok, bad_sync, control_missed,
@@ -44,10 +44,10 @@ impl<W: Write> Line<W> {
             match e {
                 Event::Message(_) => r[2] |= 1,
                 Event::Control(c) => {
-                    r[2] |= if c.kind == ControlKind::Notification {
-                        2
-                    } else {
-                        4
+                    r[2] |= match c.kind {
+                        ControlKind::Notification => 2,
+                        ControlKind::Grant => 4,
+                        ControlKind::Ack => 8,
                     };
                     r[3] = c.msg_id;
                     r[4..6].copy_from_slice(&c.dst.to_le_bytes());
