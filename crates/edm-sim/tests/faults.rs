@@ -251,14 +251,14 @@ fn accounted(msgs: &[MessageSpec], out: &Outcome) -> (u64, u64) {
 }
 
 #[test]
-fn a_link_or_switch_down_and_back_loses_only_writes_sent_into_it() {
+fn a_link_or_switch_down_and_back_loses_no_write() {
     let msgs = messages(0.5, 4000, 5);
     let end = msgs.last().unwrap().issue_ps / 1000;
     // A switch that comes back starts empty: its hosts send it their
-    // demand again. With the ideal NACK nothing is lost; with the
-    // protocol's recovery the writes whose data went into the dead link
-    // (after the switch, or before it and then dropped with the port's
-    // demand) are lost, counted, and nothing else.
+    // demand again. Nothing is lost, with the ideal NACK (the labelled
+    // bound) and with the protocol's recovery: a write whose data went
+    // into the dead link (after the switch, or before it and then dropped
+    // with the port's demand) gets no /A/ and is sent again.
     for target in ["link:2", "switch"] {
         let events = format!("{target}@{}-{}", end / 4, end / 2);
         for zero_queue in [false, true] {
