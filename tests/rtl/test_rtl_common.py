@@ -14,6 +14,12 @@ def test_lint_clean(top):
     assert lint(sources(*MODULES[top]), top) == ""
 
 
+@pytest.mark.parametrize("top,param", [("edm_pim_scheduler", "REGISTERED_TREE"),
+                                       ("edm_switch", "SCHED_REGISTERED_TREE")])
+def test_lint_clean_with_the_registered_scheduler_tree(top, param):
+    assert lint(sources(*MODULES[top]), top, {param: "1'b1"}) == ""
+
+
 def test_every_rtl_file_is_linted():
     listed = {f for files in MODULES.values() for f in files} | {"common/edm_pkg.sv"}
     on_disk = {str(p.relative_to(RTL)) for p in RTL.rglob("*.sv")}
