@@ -306,26 +306,20 @@ module edm_pim_scheduler #(
   /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
   logic [N-1:0][N-1:0]   cmp_conf;  // [a][b]: the iteration before's request b had a's source
   /* verilator lint_on UNUSEDSIGNAL */
-  logic [N-1:0][JW-1:0]  cmp_j;
-  logic [N-1:0][PW-1:0]  cmp_src;
-  logic [N-1:0][IW-1:0]  cmp_msg;
-  logic [N-1:0][SW-1:0]  cmp_rem;
-  logic [N-1:0]          cmp_last;
-  logic [N-1:0][CW-1:0]  cmp_hold;
-  logic [N-1:0]          cmp_short;
-  logic [N-1:0][SW-1:0]  cmp_rem_next;
+  // (cmp_j, _src, _msg, _rem, _last, _hold, _short, _rem_next: beside their
+  // acc_ registers below.)
   // Accept stage registers (valid for one cycle).
   logic [N-1:0]          acc_by_d;  // by destination: its request was accepted
   // The accepted requests' entries, by destination (the request registers
   // already hold the next iteration's when pipelined).
-  logic [N-1:0][JW-1:0]  acc_j;
-  logic [N-1:0][PW-1:0]  acc_src;
-  logic [N-1:0][IW-1:0]  acc_msg;
-  logic [N-1:0][SW-1:0]  acc_rem;
-  logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
-  logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
-  logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
-  logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
+  logic [N-1:0][JW-1:0]  acc_j, cmp_j;
+  logic [N-1:0][PW-1:0]  acc_src, cmp_src;
+  logic [N-1:0][IW-1:0]  acc_msg, cmp_msg;
+  logic [N-1:0][SW-1:0]  acc_rem, cmp_rem;
+  logic [N-1:0]          acc_last, cmp_last;   // the chunk ends its message (bytes <= CHUNK)
+  logic [N-1:0][CW-1:0]  acc_hold, cmp_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0]          acc_short, cmp_short;  // by destination: the chunk holds no port past its grant
+  logic [N-1:0][SW-1:0]  acc_rem_next, cmp_rem_next;  // the accepted entry's bytes after a chunk
   // Pipelined: the ports matched by the iterations in flight. With
   // REGISTERED_TREE, at an iteration's accept compare the one two before is
   // in its grant stage (acc_) and the LV = ITER - 3 before that in fl_
