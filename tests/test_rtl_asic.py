@@ -205,11 +205,24 @@ def test_scaling_extrapolates_a_closed_form_to_512_ports():
     (["--json", "/nonexistent-dir/out.json"], "does not exist"),
     (["--out-dir", "/tmp/x"], "--out-dir must be inside the repository"),
     (["--liberty", "/nonexistent.lib"], "cannot read the liberty"),
+    (["--design", "switch", "--registered-tree"], "--registered-tree is for --design scheduler"),
 ])
 def test_bad_input_exits_2_with_one_line(argv, message, capsys):
     assert main(["rtl", "asic", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_registered_tree_sets_its_parameter_and_has_its_own_build(tmp_path):
+    """--registered-tree: the scheduler's REGISTERED_TREE = 1 in the Yosys script (so in
+    the cache key) and a folder of its own (no synthesis here)."""
+    lib = rtl_asic.Library(path="cells.lib", areas={}, sequential=frozenset())
+    design = rtl_asic.DESIGNS["scheduler"]
+    plain, tree = (rtl_asic.yosys_script(4, 12, design, lib, tmp_path, "paper", None, registered_tree=t)
+                   for t in (False, True))
+    assert "REGISTERED_TREE" not in plain
+    assert "chparam -set REGISTERED_TREE 1 edm_pim_scheduler" in tree
+    assert tree.replace("chparam -set REGISTERED_TREE 1 edm_pim_scheduler; ", "") == plain
 
 
 def test_a_missing_sta_exits_2(monkeypatch, capsys):

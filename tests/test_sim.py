@@ -46,6 +46,21 @@ def test_a_message_alone_takes_its_closed_form_time(tmp_path):
     assert row["alone_ps"] == protocol.PAPER_EDM_WRITE_TOTAL_PS + (blocks - 1) * protocol.BLOCK_PS_25G
 
 
+@pytest.mark.parametrize("nodes", [2, 16])
+def test_the_registered_scheduler_tree_lengthens_a_message_by_its_iteration(tmp_path, nodes):
+    # scheduler_registered_tree: the iteration is the RTL's with its request tree
+    # registered, sw_pim_iter_cycles(nodes, True) = ceil(log4 nodes) + 3 cycles (4 at 2
+    # nodes, 5 at 16), the paper's 3 without; a lone write takes that much longer.
+    trace = tmp_path / "one.trace"
+    trace.write_text("0 3 0 1 64 -1 10\n")
+    cfg = {"nodes": nodes, "workload": str(trace), "link_gbps": 25}
+    alone = {tree: sim.run({**cfg, "scheduler_registered_tree": tree}).messages.iloc[0]["latency_ns"] * 1e3
+             for tree in (0, 1)}
+    extra = protocol.sw_pim_iter_cycles(nodes, True) - protocol.SW_PIM_ITER_CYCLES
+    assert extra == {2: 1, 16: 2}[nodes]
+    assert alone[1] - alone[0] == pytest.approx(extra * protocol.CYCLE_PS)
+
+
 def test_config_errors_name_the_field():
     with pytest.raises(ConfigError, match=r"field 'load' = -1"):
         resolve({"load": -1})
@@ -133,6 +148,20 @@ def test_first_grant_comes_after_insert_and_one_iteration_on_the_iteration_grid(
     it = protocol.SW_PIM_ITER_CYCLES
     start = -(-protocol.SW_NQ_INSERT_CYCLES // it) * it
     assert first + 1 == start + it
+
+
+def test_stand_alone_scheduler_takes_the_registered_tree_iteration():
+    # registered_tree=True: iterations of sw_pim_iter_cycles(ports, True) cycles (4 at
+    # 2 ports, 5 at 16), on their grid from cycle 0, as the RTL with REGISTERED_TREE.
+    for ports, it in ((2, 4), (16, 5)):
+        assert protocol.sw_pim_iter_cycles(ports, True) == it
+        s = sim.Scheduler(ports, registered_tree=True)
+        s.notify(0, 1, 7, 64)
+        cycles = [s.step() for _ in range(3 * it)]
+        first = next(i for i, g in enumerate(cycles) if g)
+        assert cycles[first] == [(0, 1, 7, 64)]
+        start = -(-protocol.SW_NQ_INSERT_CYCLES // it) * it
+        assert first + 1 == start + it
 
 
 @pytest.mark.parametrize("hold, first", [(0, 2), (2, 3)])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -129,3 +132,35 @@ def test_write_outcome_bounds_hold_in_both_languages():
     assert sv["RETRY_UNRESOLVED"] <= sv["DUP_WINDOW_IDS"]
     assert sv["DUP_WINDOW_IDS"] + sv["RETRY_UNRESOLVED"] <= 2 ** (sv["NG_ID_W"] - 1)
     assert sv["DUP_RMW_RESULTS"] > sv["DEFAULT_MAX_ACTIVE_NOTIFS"]
+
+
+# The scheduler's iteration is a function of the port count and of the registered
+# request tree in both languages (edm_pkg::sw_pim_iter_cycles, spec::sw_pim_iter_cycles):
+# Verilator elaborates the SystemVerilog one against Rust's values for every port count
+# a switch can have, both settings, an $error (lint fails) on any difference.
+def _sv_iteration_check(tmp_path: Path, expected: dict[tuple[int, bool], int]) -> subprocess.CompletedProcess:
+    checks = "\n".join(
+        f"  if (edm_pkg::sw_pim_iter_cycles({n}, 1'b{int(r)}) != {c}) begin : g_bad_{n}_{int(r)}\n"
+        f"    $error(\"sw_pim_iter_cycles({n}, {int(r)}) = %0d, spec.rs: {c}\", "
+        f"edm_pkg::sw_pim_iter_cycles({n}, 1'b{int(r)}));\n"
+        f"  end" for (n, r), c in expected.items())
+    top = tmp_path / "iter_check.sv"
+    top.write_text(f"module iter_check;\n{checks}\nendmodule\n")
+    return subprocess.run(["verilator", "--lint-only", "-Wall", "-Wno-DECLFILENAME", str(SV_PACKAGE), str(top),
+                           "--top-module", "iter_check"], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(shutil.which("verilator") is None, reason="needs verilator")
+def test_iteration_cycles_agree(tmp_path):
+    expected = {(n, r): protocol.sw_pim_iter_cycles(n, r)
+                for n in range(2, protocol.MAX_PORTS + 1) for r in (False, True)}
+    # The closed forms: the paper's 3 by default; with the registered tree 3 stages and
+    # a cycle per radix-4 level (docs/hardware.md).
+    assert all(c == protocol.SW_PIM_ITER_CYCLES for (n, r), c in expected.items() if not r)
+    assert all(c == 3 + max(1, math.ceil(math.log(n, 4) - 1e-9)) for (n, r), c in expected.items() if r)
+    done = _sv_iteration_check(tmp_path, expected)
+    assert done.returncode == 0, done.stderr[-2000:]
+    # ... and it can fail, either way.
+    for key in ((64, True), (64, False)):
+        bad = _sv_iteration_check(tmp_path, {**expected, key: expected[key] + 1})
+        assert bad.returncode != 0 and f"sw_pim_iter_cycles(64, {int(key[1])})" in bad.stderr

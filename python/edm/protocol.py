@@ -13,6 +13,12 @@ from edm import _core
 SPEC: dict[str, int] = dict(_core.spec())
 
 
+def sw_pim_iter_cycles(ports: int, registered: bool = False) -> int:
+    """Cycles of one iteration of the switch scheduler at ``ports`` ports, its request
+    tree registered or not (spec.rs; the simulator's ``scheduler_registered_tree``)."""
+    return int(_core.sw_pim_iter_cycles(ports, registered))
+
+
 def __getattr__(name: str) -> int:
     try:
         return SPEC[name]
@@ -21,4 +27,4 @@ def __getattr__(name: str) -> int:
 
 
 def __dir__() -> list[str]:
-    return sorted(list(SPEC) + ["SPEC"])
+    return sorted(list(SPEC) + ["SPEC", "sw_pim_iter_cycles"])

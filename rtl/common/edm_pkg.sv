@@ -221,8 +221,15 @@ package edm_pkg;
   localparam int unsigned SW_NQ_INSERT_CYCLES = 2;
   // Switch: read the highest-priority queue element.
   localparam int unsigned SW_NQ_PEEK_CYCLES = 1;
-  // Switch: one priority-PIM iteration.
+  // Switch: one priority-PIM iteration in the paper (§3.1.2; Table 1's budget),
+  // and our scheduler's by default (sw_pim_iter_cycles).
   localparam int unsigned SW_PIM_ITER_CYCLES = 3;
+  // Switch: our scheduler's iteration stages besides its request tree when the
+  // tree is registered (accept compare, accept reduce, grant); the request
+  // then takes one cycle per level of a radix-2^SW_PIM_TREE_RADIX_LOG2 tree
+  // over the ports (sw_pim_iter_cycles).
+  localparam int unsigned SW_PIM_STAGE_CYCLES = 3;
+  localparam int unsigned SW_PIM_TREE_RADIX_LOG2 = 2;
   // Switch: generate a /G/ block.
   localparam int unsigned SW_GEN_GRANT_CYCLES = 1;
   // Switch: forward an /M*/ block along a circuit (RX->TX crossing).
@@ -297,6 +304,27 @@ package edm_pkg;
       col = k < 32 ? crc32c_word(32'd1 << k, 64'd0) : crc32c_word(32'd0, 64'd1 << (k - 32));
       for (integer j = 0; j < 32; j++) crc32c_word_masks[96*j + k] = col[j];
     end
+  endfunction
+
+  // ---- The switch scheduler's iteration at a port count ----
+  // Levels of the request's tree over `ports` pairs: ceil(log_radix ports), >= 1.
+  function automatic int unsigned sw_pim_tree_levels(input int unsigned ports);
+    longint unsigned reach;
+    sw_pim_tree_levels = 1;
+    reach = 64'(1) << SW_PIM_TREE_RADIX_LOG2;
+    for (integer i = 0; i < 32; i++)
+      if (reach < 64'(ports)) begin
+        reach = reach << SW_PIM_TREE_RADIX_LOG2;
+        sw_pim_tree_levels = sw_pim_tree_levels + 1;
+      end
+  endfunction
+
+  // Cycles of one iteration of our scheduler (edm_pim_scheduler) at `ports`
+  // ports: with its request tree registered, one per tree level, then accept
+  // compare, accept reduce, grant; else SW_PIM_ITER_CYCLES (request, accept,
+  // grant).
+  function automatic int unsigned sw_pim_iter_cycles(input int unsigned ports, input bit registered);
+    sw_pim_iter_cycles = registered ? sw_pim_tree_levels(ports) + SW_PIM_STAGE_CYCLES : SW_PIM_ITER_CYCLES;
   endfunction
 
   // CRC-8 (x^8+x^2+x+1, init 0, MSB first) of payload bytes 0..6 (/N/, /G/).

@@ -12,7 +12,8 @@
 // kept as bits (older, and with SRPT and no pair order prio: written when a
 // key changes, from registers), so a pair's candidate costs no comparator.
 //
-// Request (combinational from registers), in two steps:
+// Request, in two steps (REGISTERED_TREE = 0: combinational from registers;
+// 1: pipelined, one tree level per cycle):
 //   pair: its candidate (registered, one-hot over its slots, computed the
 //         cycle before from the next state) is its best entry that is valid, visible
 //         (SW_NQ_INSERT_CYCLES after its insert) and, with PAIR_ORDER, the
@@ -21,8 +22,11 @@
 //         the cycle before from src_free_next, dst_free_next): eligibility is
 //         the same for every slot of a pair.
 //   tree: the best eligible pair candidate by key (SRPT: remaining bytes, then
-//         arrival; FCFS: arrival), a radix-4 tree of ceil(log4 N) levels (per
-//         node its four children compared pairwise at once, then a 4:1 mux). With HOLD, a second tree finds the best candidate
+//         arrival; FCFS: arrival), a radix-4 tree of LV = ceil(log4 N) levels (per
+//         node its four children compared pairwise at once, then a 4:1 mux);
+//         with REGISTERED_TREE every level but the root's is registered: the
+//         request of the state of cycle t is on rq_* in cycle t + LV - 1
+//         (else in cycle t). With HOLD, a second tree finds the best candidate
 //         whatever the ports (the priority hold compares the request with it).
 //
 // Insert: at most one per cycle, registered (p_), written the next cycle into
@@ -37,6 +41,7 @@ module edm_notif_queue #(
     parameter bit          SRPT = 1'b1,      // 1: SRPT, 0: FCFS
     parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
     parameter bit          HOLD_TREE = 1'b1,   // build the best-candidate tree (priority hold)
+    parameter bit          REGISTERED_TREE = 1'b0,  // 1: a register per tree level (see "Request")
     parameter int unsigned STAMP_W = 16      // arrival stamp bits
 ) (
     input  logic                              clk,
@@ -277,10 +282,19 @@ module edm_notif_queue #(
     best_of_four = {wins[2] || wins[3], wins[1] || wins[3]};   // wins is one-hot or zero
   endfunction
 
-  logic [NI+P-1:0][NODE_W-1:0] t_node;
-  /* verilator lint_off UNUSEDSIGNAL */  // (without HOLD_TREE)
-  logic [NI+P-1:0][BEST_W-1:0] b_node;   // the hold's tree: valid, pair, bytes, stamp
+  // REGISTERED_TREE: every inner node but the root is registered (t_reg,
+  // b_reg): a level per cycle, so the request of the state of cycle t leaves
+  // the root in cycle t + LV - 1 (the scheduler registers it) and the path
+  // per cycle is one node: a comparator and a 4:1 multiplexer, whatever N is.
+  // t_in / b_in: a node's children as it reads them (leaves combinational
+  // from the pair picks, inner nodes from their registers; without
+  // REGISTERED_TREE the whole tree is combinational).
+  logic [NI+P-1:0][NODE_W-1:0] t_node, t_in;
+  /* verilator lint_off UNUSEDSIGNAL */  // (without HOLD_TREE or REGISTERED_TREE; node 0's register)
+  logic [NI+P-1:0][BEST_W-1:0] b_node, b_in;   // the hold's tree: valid, pair, bytes, stamp
+  logic [NI-1:0][BEST_W-1:0] b_reg;
   logic [NI-1:0][1:0] b_pick;
+  logic [NI-1:0][NODE_W-1:0] t_reg;
   /* verilator lint_on UNUSEDSIGNAL */
   logic [NI-1:0][1:0] t_pick;
 
@@ -288,46 +302,60 @@ module edm_notif_queue #(
     for (integer k = 0; k < P; k++)
       t_node[NI + k] = (k < N) ? {pc_elig[k % N], PW'(k), pc_j[k % N], pc_msg[k % N], pc_rem[k % N],
                                   pc_rres[k % N], pc_stamp[k % N]} : '0;
+    for (integer c = 0; c < NI + P; c++) t_in[c] = (c >= NI || !REGISTERED_TREE) ? t_node[c] : t_reg[c % NI];
     for (integer i = NI - 1; i >= 0; i--) begin
-      t_pick[i] = best_of_four({t_node[4*i + 4][NODE_W-1], t_node[4*i + 3][NODE_W-1],
-                                t_node[4*i + 2][NODE_W-1], t_node[4*i + 1][NODE_W-1]},
-                               {t_node[4*i + 4][TW+1 +: SW], t_node[4*i + 3][TW+1 +: SW],
-                                t_node[4*i + 2][TW+1 +: SW], t_node[4*i + 1][TW+1 +: SW]},
-                               {t_node[4*i + 4][TW-1:0], t_node[4*i + 3][TW-1:0],
-                                t_node[4*i + 2][TW-1:0], t_node[4*i + 1][TW-1:0]});
+      t_pick[i] = best_of_four({t_in[4*i + 4][NODE_W-1], t_in[4*i + 3][NODE_W-1],
+                                t_in[4*i + 2][NODE_W-1], t_in[4*i + 1][NODE_W-1]},
+                               {t_in[4*i + 4][TW+1 +: SW], t_in[4*i + 3][TW+1 +: SW],
+                                t_in[4*i + 2][TW+1 +: SW], t_in[4*i + 1][TW+1 +: SW]},
+                               {t_in[4*i + 4][TW-1:0], t_in[4*i + 3][TW-1:0],
+                                t_in[4*i + 2][TW-1:0], t_in[4*i + 1][TW-1:0]});
       // (constant indices: a variable one would read the whole array, a false loop)
       case (t_pick[i])
-        2'd0: t_node[i] = t_node[4*i + 1];
-        2'd1: t_node[i] = t_node[4*i + 2];
-        2'd2: t_node[i] = t_node[4*i + 3];
-        default: t_node[i] = t_node[4*i + 4];
+        2'd0: t_node[i] = t_in[4*i + 1];
+        2'd1: t_node[i] = t_in[4*i + 2];
+        2'd2: t_node[i] = t_in[4*i + 3];
+        default: t_node[i] = t_in[4*i + 4];
       endcase
     end
+  end
+  if (REGISTERED_TREE) begin : g_tree_regs
+    always_ff @(posedge clk) t_reg <= t_node[NI-1:0];
+  end else begin : g_tree_comb
+    assign t_reg = '0;
   end
 
   if (HOLD_TREE) begin : g_hold_tree
     always_comb begin
       for (integer k = 0; k < P; k++)
         b_node[NI + k] = (k < N) ? {pc_v[k % N], PW'(k), pc_rem[k % N], pc_stamp[k % N]} : '0;
+      for (integer c = 0; c < NI + P; c++) b_in[c] = (c >= NI || !REGISTERED_TREE) ? b_node[c] : b_reg[c % NI];
       for (integer i = NI - 1; i >= 0; i--) begin
-        b_pick[i] = best_of_four({b_node[4*i + 4][BEST_W-1], b_node[4*i + 3][BEST_W-1],
-                                  b_node[4*i + 2][BEST_W-1], b_node[4*i + 1][BEST_W-1]},
-                                 {b_node[4*i + 4][TW +: SW], b_node[4*i + 3][TW +: SW],
-                                  b_node[4*i + 2][TW +: SW], b_node[4*i + 1][TW +: SW]},
-                                 {b_node[4*i + 4][TW-1:0], b_node[4*i + 3][TW-1:0],
-                                  b_node[4*i + 2][TW-1:0], b_node[4*i + 1][TW-1:0]});
+        b_pick[i] = best_of_four({b_in[4*i + 4][BEST_W-1], b_in[4*i + 3][BEST_W-1],
+                                  b_in[4*i + 2][BEST_W-1], b_in[4*i + 1][BEST_W-1]},
+                                 {b_in[4*i + 4][TW +: SW], b_in[4*i + 3][TW +: SW],
+                                  b_in[4*i + 2][TW +: SW], b_in[4*i + 1][TW +: SW]},
+                                 {b_in[4*i + 4][TW-1:0], b_in[4*i + 3][TW-1:0],
+                                  b_in[4*i + 2][TW-1:0], b_in[4*i + 1][TW-1:0]});
         case (b_pick[i])
-          2'd0: b_node[i] = b_node[4*i + 1];
-          2'd1: b_node[i] = b_node[4*i + 2];
-          2'd2: b_node[i] = b_node[4*i + 3];
-          default: b_node[i] = b_node[4*i + 4];
+          2'd0: b_node[i] = b_in[4*i + 1];
+          2'd1: b_node[i] = b_in[4*i + 2];
+          2'd2: b_node[i] = b_in[4*i + 3];
+          default: b_node[i] = b_in[4*i + 4];
         endcase
       end
+    end
+    if (REGISTERED_TREE) begin : g_best_regs
+      always_ff @(posedge clk) b_reg <= b_node[NI-1:0];
+    end else begin : g_best_comb
+      assign b_reg = '0;
     end
     assign rq_best_rem = b_node[0][TW +: SW];
     assign rq_not_best = b_node[0][BEST_W-1] && !(t_node[0][NODE_W-1] && t_node[0][NODE_W-2 -: PW] == b_node[0][SW+TW +: PW]);
   end else begin : g_no_hold_tree
     assign b_node = '0;
+    assign b_in = '0;
+    assign b_reg = '0;
     assign b_pick = '0;
     assign rq_best_rem = '0;
     assign rq_not_best = 1'b0;

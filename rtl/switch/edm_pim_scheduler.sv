@@ -1,8 +1,11 @@
 // EDM switch scheduler (§3.1.2): one notification queue per destination port
 // (edm_notif_queue: N source-destination pairs of X slots, read through a
-// tree of comparators) and priority-PIM, one iteration every
-// SW_PIM_ITER_CYCLES (3) cycles. State O(X·N²), logic depth O(log N)
-// (docs/hardware.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
+// tree of comparators) and priority-PIM, one iteration taking
+// ITER = edm_pkg::sw_pim_iter_cycles(N, REGISTERED_TREE) cycles: 3 with the
+// request tree combinational (the default, the paper's budget), ceil(log4 N)
+// + 3 with it registered a level per cycle and the accept split in two
+// (REGISTERED_TREE = 1: logic per cycle one tree node or one comparator,
+// whatever N). State O(X·N²) (docs/hardware.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
 // crates/edm-sim/src/edm/scheduler/ as stepped by edm.sim.Scheduler
 // (docs/simulator.md, "Scheduler semantics"); tests/rtl/tb_pim_scheduler.py
 // checks every cycle's grants against it.
@@ -12,31 +15,39 @@
 // (= the lane's FIFO has room; a registered condition). Each queue inserts one
 // notification per cycle, as the paper's ordered lists: the lowest lane
 // whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty) targets it claims it, and the candidate is inserted if its pair
+// is empty) targets it claims it (a priority encoder over the lanes' equal
+// destinations), and the candidate is inserted if its pair
 // has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
 // their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
 // it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
 // the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
 //
-// Iterations: an iteration may start in any cycle at least 3 cycles after the
-// previous start, and starts if a notification is queued or arrives that cycle
-// (as edm.sim.Scheduler.step does). An iteration starting in cycle t decides
-// with the state of cycle t, in three pipeline stages, none with a comparator
-// on its path that grows with N or DEPTH:
-//   t    request: every destination whose port is free takes its best eligible
-//        entry (visible, source port free, oldest of its source-destination
-//        pair with PAIR_ORDER): each pair's registered best slot, then a
-//        radix-4 tree of comparators over the N pairs, ceil(log4 N) levels.
-//   t+1  accept: every source keeps its best request. The N requests are
-//        compared pairwise in parallel (N(N-1)/2 comparators of bytes and
-//        arrival stamps) and a request wins if no request to the same source
-//        beats it: the paper's per-source ordered array read by a priority
-//        encoder, computed afresh.
-//   t+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
+// Iterations: an iteration may start in any cycle at least ITER cycles after
+// the previous start (PIPELINED: every cycle), and starts if a notification is
+// queued or arrives that cycle (as edm.sim.Scheduler.step does). An iteration
+// starting in cycle t decides with the state of cycle t. With REGISTERED_TREE
+// it takes LV + 3 pipeline stages (LV = ceil(log4 N)), each with at most one
+// comparator or one tree node on its path:
+//   t .. t+LV-1  request: every destination whose port is free takes its best
+//        eligible entry (visible, source port free, oldest of its
+//        source-destination pair with PAIR_ORDER): each pair's registered
+//        best slot, then a radix-4 tree of comparators over the N pairs, one
+//        level per cycle (the queue registers each level).
+//   t+LV    accept compare: the N requests compared pairwise in parallel
+//        (N(N-1)/2 comparators of bytes and arrival stamps), registered as
+//        "b stands, has a's source and beats a" bits.
+//   t+LV+1  accept reduce: a request wins if no bit of its row is set (an
+//        N-input AND): the paper's per-source ordered array read by a
+//        priority encoder, computed afresh.
+//   t+LV+2  grant: min(CHUNK_BYTES, remaining) bytes; the entry is updated or
 //        removed (its pair's order bits rewritten the same cycle), both ports
 //        are held for the chunk's wire time.
-// The grants appear on the outputs in cycle t+3 (registered; one cycle of
-// grant_valid), in lane s for source s.
+// Without REGISTERED_TREE (the default) the same work takes three stages: the
+// request (t, the whole tree in one cycle), the accept (t+1, compare and
+// reduce in one cycle) and the grant (t+2); none has a comparator on its path
+// that grows with N or DEPTH, but the tree's levels and the N-input reduce
+// add up within a cycle. The grants appear on the outputs in cycle t+ITER
+// (registered; one cycle of grant_valid), in lane s for source s.
 //
 // Ports: a grant of b bytes holds its source and destination ports until
 // t*CYCLE_PS + wire(b), where wire = the data unit's blocks * BLOCK_PS
@@ -51,15 +62,21 @@
 // dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
 // rules) these inputs are ignored.
 //
-// Order: the model orders entries by a global arrival counter. Each entry
-// carries it modulo 2^STAMP_W (numbered the cycle after its insert, the
-// inserts of a cycle in lane order), compared by serial-number arithmetic:
-// exact while every entry in the scheduler arrived within 2^(STAMP_W-1)
-// notifications of the newest (32768 with the default STAMP_W = 16).
+// Order: the model orders entries by a global arrival counter (the inserts of
+// a cycle in lane order). Each entry carries a stamp of the same order,
+// compared by serial-number arithmetic. Without REGISTERED_TREE it is that
+// counter modulo 2^STAMP_W (numbered the cycle after its insert by a prefix
+// count over the lanes): exact while every entry in the scheduler arrived
+// within 2^(STAMP_W-1) notifications of the newest. With REGISTERED_TREE it
+// has no count across the lanes: {the cycles that inserted a notification
+// before its own, modulo 2^STAMP_W; its lane}, exact while every entry
+// arrived within 2^(STAMP_W-1) inserting cycles (at most as many
+// notifications) of the newest. (32768 with the default STAMP_W = 16.)
 //
 // Signal prefixes: lane_ storing arriving notifications; q_ the queues'
-// request outputs (stage 1) and req_ their registers; ac_ stage 2, accept,
-// and acc_ its registers; g_ stage 3, grant.
+// request outputs (the tree's root) and req_ their registers; cmp_ the accept
+// compare's registers; ac_ the accept reduce, and acc_ its registers; g_ the
+// grant stage.
 module edm_pim_scheduler #(
     parameter int unsigned N = 4,            // ports (>= 2)
     parameter int unsigned DEPTH = 8,        // notifications per destination queue at most
@@ -70,6 +87,10 @@ module edm_pim_scheduler #(
     parameter int unsigned BLOCK_PS = edm_pkg::BLOCK_PS_100G,  // line rate
     parameter int unsigned CYCLE_PS = edm_pkg::CYCLE_PS,       // scheduler clock
     parameter int unsigned STAGE_LOG2 = 2,   // notifications waiting per lane: 2^STAGE_LOG2
+    // 1: the request tree registered a level per cycle, the accept in two
+    // stages (see "Iterations" above); 0: three stages (the simulator's
+    // default, scheduler_registered_tree).
+    parameter bit          REGISTERED_TREE = 1'b0,
     // EDM's rules (docs/simulator.md) beside the paper's (the defaults):
     parameter bit          PAIR_ORDER = 1'b1,  // 0: any entry of a pair may be granted (memory-order rule at the hosts)
     parameter bit          PIPELINED = 1'b0,   // 1: an iteration starts every cycle
@@ -134,10 +155,20 @@ module edm_pim_scheduler #(
   localparam int unsigned M = N * DEPTH;             // slots in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
   localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
-  localparam int unsigned TW = STAMP_W;
+  // A stamp: {insert cycles before, lane} (REGISTERED_TREE), or the inserts before.
+  localparam int unsigned TW = REGISTERED_TREE ? STAMP_W + PW : STAMP_W;
   localparam int unsigned NW = $clog2(N + 1);        // a count of lanes
-  localparam int unsigned ITER = edm_pkg::SW_PIM_ITER_CYCLES;  // >= 3 (the pipeline's stages)
+  // REGISTERED_TREE: the request tree's levels (one cycle each), then accept
+  // compare, accept reduce, grant: ITER = LV + 3 cycles from an iteration's
+  // start to its grants. Else request, accept, grant: 3. RL: the request's
+  // cycles (LV or 1).
+  localparam int unsigned LV = edm_pkg::sw_pim_tree_levels(N);
+  localparam int unsigned RL = REGISTERED_TREE ? LV : 1;
+  localparam int unsigned ITER = edm_pkg::sw_pim_iter_cycles(N, REGISTERED_TREE);
   localparam int unsigned IWW = $clog2(ITER);
+  if (LV != (PW + 1) / 2 || ITER != RL + (REGISTERED_TREE ? 3 : 2)) begin : g_bad_iteration
+    $error("edm_pim_scheduler: edm_pkg's iteration does not match the queues' radix-4 tree");
+  end
   // Hold time unit: gcd of block and cycle time.
   localparam int unsigned TU = gcd(BLOCK_PS, CYCLE_PS);
   localparam int unsigned BU = BLOCK_PS / TU;      // units per block
@@ -174,7 +205,7 @@ module edm_pim_scheduler #(
 
   // A chunk's hold, computed in the accept stage beside the comparisons (it
   // depends only on the request): its data unit's /MD/ blocks, then the hold
-  // counter value at the grant edge (cycle t+3), max(0, wire - 3 cycles) in
+  // counter value at the grant edge (cycle t+ITER), max(0, wire - ITER cycles) in
   // time units.
   function automatic [KW-1:0] md_blocks(input [CBW-1:0] bytes, input rres);
     md_blocks = ({2'b00, bytes} + (rres ? RRES_ROUND : WREQ_ROUND)) >> MD_LOG2;
@@ -202,17 +233,26 @@ module edm_pim_scheduler #(
   endfunction
 
   // The ones in v: per 4 bits in logic, then the groups' counts added (an
-  // increment per bit would chain N carry chains: N = 8's critical path).
+  // increment per bit would chain N carry chains: N = 8's critical path once):
+  // group after group (N / 4 adders), or with REGISTERED_TREE in a balanced
+  // tree (log4 N levels of adders).
   function automatic [$clog2(N + 1)-1:0] count_ones(input [N-1:0] v);
     logic [3:0] g;
-    logic [2:0] c;
-    count_ones = '0;
-    for (integer i = 0; i < N; i += 4) begin
-      for (integer b = 0; b < 4; b++) g[b] = (i + b < N) ? v[(i + b) % N] : 1'b0;
-      c[0] = ^g;
-      c[2] = &g;
-      c[1] = !c[2] && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
-      count_ones = count_ones + $bits(count_ones)'(c);
+    logic [(N + 3) / 4 - 1:0][$clog2(N + 1)-1:0] part;
+    for (integer i = 0; i < (N + 3) / 4; i++) begin
+      for (integer b = 0; b < 4; b++) g[b] = (4 * i + b < N) ? v[(4 * i + b) % N] : 1'b0;
+      part[i] = '0;
+      part[i][0] = ^g;
+      if ($clog2(N + 1) > 2) part[i][2 % $clog2(N + 1)] = &g;   // (below 4 ports, at most 3 ones)
+      part[i][1] = !(&g) && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
+    end
+    if (REGISTERED_TREE) begin
+      for (integer step = 1; step < (N + 3) / 4; step = step * 2)
+        for (integer i = 0; i + step < (N + 3) / 4; i += 2 * step) part[i] = part[i] + part[i + step];
+      count_ones = part[0];
+    end else begin
+      count_ones = '0;
+      for (integer i = 0; i < (N + 3) / 4; i++) count_ones = count_ones + part[i];
     end
   endfunction
 
@@ -242,8 +282,12 @@ module edm_pim_scheduler #(
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of the insert written this cycle
-  logic [TW-1:0]         stamp_base;           // notifications inserted before last cycle's
-  logic [N-1:0][TW-1:0]  lane_stamp, q_wr_stamp;  // by lane / by queue: the stamp of last cycle's insert
+  // Cycles with an insert before last cycle (REGISTERED_TREE), or inserts.
+  logic [STAMP_W-1:0]    stamp_base;
+  logic [N-1:0][TW-1:0]  q_wr_stamp;           // by queue: the stamp of last cycle's insert
+  /* verilator lint_off UNUSEDSIGNAL */  // (its last bit; all of it at RL = 1)
+  logic [RL-1:0]         start_q;              // start, delayed: [k] = k + 1 cycles ago
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // Request stage registers (loaded when an iteration starts; valid for one cycle).
   logic [N-1:0]          req_v;
@@ -254,24 +298,35 @@ module edm_pim_scheduler #(
   logic [N-1:0]          req_rres;
   logic [N-1:0][TW-1:0]  req_stamp;
   logic [N-1:0][SW-1:0]  req_best_rem;
-  logic [N-1:0]          stands;    // the request may be accepted (accept stage)
-  logic [N-1:0][N-1:0]   loses;     // [a][b]: request b stands, has a's source and beats a
   logic [N-1:0]          req_not_best;
+  // Accept compare stage registers (the requests carried on, valid for one
+  // cycle); without REGISTERED_TREE the same signals, combinational from req_.
+  logic [N-1:0]          cmp_v;     // the request stands, but for the iteration just before
+  logic [N-1:0][N-1:0]   cmp_beat;  // [a][b]: request b stands, has a's source and beats a
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+  logic [N-1:0][N-1:0]   cmp_conf;  // [a][b]: the iteration before's request b had a's source
+  /* verilator lint_on UNUSEDSIGNAL */
+  // (cmp_j, _src, _msg, _rem, _last, _hold, _short, _rem_next: beside their
+  // acc_ registers below.)
   // Accept stage registers (valid for one cycle).
   logic [N-1:0]          acc_by_d;  // by destination: its request was accepted
   // The accepted requests' entries, by destination (the request registers
   // already hold the next iteration's when pipelined).
-  logic [N-1:0][JW-1:0]  acc_j;
-  logic [N-1:0][PW-1:0]  acc_src;
-  logic [N-1:0][IW-1:0]  acc_msg;
-  logic [N-1:0][SW-1:0]  acc_rem;
-  logic [N-1:0]          acc_last;   // the chunk ends its message (bytes <= CHUNK)
-  logic [N-1:0][CW-1:0]  acc_hold;   // the chunk's port hold (computed beside the accept)
-  logic [N-1:0]          acc_short;  // by destination: the chunk holds no port past its grant
-  logic [N-1:0][SW-1:0]  acc_rem_next;  // the accepted entry's bytes after a chunk
-  // Pipelined: the ports matched by the iteration before (acc_) and the one
-  // before that (fl2_), still in flight.
-  logic [N-1:0]          fl2_src, fl2_dst;
+  logic [N-1:0][JW-1:0]  acc_j, cmp_j;
+  logic [N-1:0][PW-1:0]  acc_src, cmp_src;
+  logic [N-1:0][IW-1:0]  acc_msg, cmp_msg;
+  logic [N-1:0][SW-1:0]  acc_rem, cmp_rem;
+  logic [N-1:0]          acc_last, cmp_last;   // the chunk ends its message (bytes <= CHUNK)
+  logic [N-1:0][CW-1:0]  acc_hold, cmp_hold;   // the chunk's port hold (computed beside the accept)
+  logic [N-1:0]          acc_short, cmp_short;  // by destination: the chunk holds no port past its grant
+  logic [N-1:0][SW-1:0]  acc_rem_next, cmp_rem_next;  // the accepted entry's bytes after a chunk
+  // Pipelined: the ports matched by the iterations in flight. With
+  // REGISTERED_TREE, at an iteration's accept compare the one two before is
+  // in its grant stage (acc_) and the LV = ITER - 3 before that in fl_
+  // (fl_[k]: k + 3 before); the one just before is caught at the reduce
+  // (cmp_conf, acc_by_d). Without, at its accept the one just before is in
+  // its grant stage (acc_), the one before that in fl_[0].
+  logic [RL-1:0][N-1:0]  fl_src, fl_dst;
 
   // ---------------------------------------------------------------- notification lanes
   // Each lane has a small FIFO (STAGE_LOG2); its candidate is the FIFO's head,
@@ -316,31 +371,63 @@ module edm_pim_scheduler #(
       {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
     end
 
-  // Per queue, the lowest lane whose candidate targets it (one-hot, [d][i]):
-  // each lane's want against the OR of the lanes' below it (a mask), not a
-  // loop over the lower lanes, which Yosys's frontend unrolls into N³
-  // statements. Throughout, processes are kept small (a few per queue or per
-  // pair of queues) and generate scopes few: Yosys's frontend takes time
-  // growing faster than linearly with a process's statements and with the
-  // number of generate scopes.
-  logic [N-1:0][N-1:0]   sel_by_lane;   // [i][d] = sel[d][i]
+  // Per queue, the lowest lane whose candidate targets it (sel, one-hot,
+  // [d][i]; want[d][i]: lane i's candidate targets d). Without
+  // REGISTERED_TREE: each lane's want against the OR of the lanes' below it
+  // (a mask), and a lane is taken when its queue inserts (ins_ok: room read
+  // through the selected source). With REGISTERED_TREE a lane's candidate is
+  // taken when no lower lane's targets the same queue (first: its equality
+  // with every lower lane's, then an OR: a priority encoder, not a chain
+  // through the lanes) and its pair and queue have room (fits: its queue's
+  // room bits read by its destination and source), and the queue's insert
+  // follows from the lanes taken. Not a loop over the lower lanes' wants,
+  // which Yosys's frontend unrolls into N³ statements. Throughout, processes
+  // are kept small (a few per queue or per lane) and generate scopes few:
+  // Yosys's frontend takes time growing faster than linearly with a
+  // process's statements and with the number of generate scopes.
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
         want[d][i] = c_v[i] && c_dst[i] == PW'(d);
-  for (genvar d = 0; d < N; d++) begin : g_arb
+  // (Declared here, not in the generate blocks: Yosys's frontend does not
+  // find the width of a packed array declared in one.)
+  /* verilator lint_off UNUSEDSIGNAL */  // (one set or the other)
+  logic [N-1:0]          first, fits;
+  logic [N-1:0][N-1:0]   sel_by_lane;   // [i][d] = sel[d][i]
+  /* verilator lint_on UNUSEDSIGNAL */
+  if (REGISTERED_TREE) begin : g_claim_first
+    for (genvar i = 0; i < N; i++) begin : g_claim
+      always_comb begin
+        first[i] = 1'b1;
+        for (integer k = 0; k < i; k++)
+          if (c_v[k] && c_dst[k] == c_dst[i]) first[i] = 1'b0;
+        fits[i] = 1'b0;
+        for (integer d = 0; d < N; d++)
+          if (want[d][i] && q_room[d] && q_pair_room[d][c_src[i]]) fits[i] = 1'b1;
+      end
+    end
+    always_comb
+      for (integer d = 0; d < N; d++)
+        for (integer i = 0; i < N; i++)
+          sel[d][i] = want[d][i] && first[i];
+    always_comb
+      for (integer i = 0; i < N; i++) lane_take[i] = c_v[i] && first[i] && fits[i];
+  end else begin : g_claim_mask
+    for (genvar d = 0; d < N; d++) begin : g_arb
+      always_comb
+        for (integer i = 0; i < N; i++)
+          sel[d][i] = want[d][i] && (want[d] & ((N'(1) << i) - N'(1))) == '0;
+    end
     always_comb
       for (integer i = 0; i < N; i++)
-        sel[d][i] = want[d][i] && (want[d] & ((N'(1) << i) - N'(1))) == '0;
+        for (integer d = 0; d < N; d++)
+          sel_by_lane[i][d] = sel[d][i];
+    always_comb
+      for (integer i = 0; i < N; i++) lane_take[i] = |(sel_by_lane[i] & ins_ok);
   end
-  always_comb
-    for (integer i = 0; i < N; i++)
-      for (integer d = 0; d < N; d++)
-        sel_by_lane[i][d] = sel[d][i];
 
   always_comb begin
     for (integer i = 0; i < N; i++) begin
-      lane_take[i] = |(sel_by_lane[i] & ins_ok);
       st_pop[i] = st_valid[i] && lane_take[i];
       // The arriving notification waits unless it was inserted at once.
       notif_ready[i] = st_ready[i];
@@ -390,11 +477,12 @@ module edm_pim_scheduler #(
           ins_size = ins_size | c_size[i];
           ins_rres = ins_rres | c_rres[i];
         end
-      ins_ok[d] = q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
+      ins_ok[d] = REGISTERED_TREE ? (want[d] & lane_take) != '0
+                                  : q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
       ins_v = ins_ok[d];
     end
     edm_notif_queue #(.N(N), .X(X), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER),
-                      .HOLD_TREE(SRPT && HOLD > 0), .STAMP_W(TW)) u_q (
+                      .HOLD_TREE(SRPT && HOLD > 0), .REGISTERED_TREE(REGISTERED_TREE), .STAMP_W(TW)) u_q (
         .clk, .rst_n,
         .room(q_room[d]), .pair_room(q_pair_room[d]), .ins_v, .ins_src, .ins_msg,
         .ins_size, .ins_rres, .wr_stamp(q_wr_stamp[d]),
@@ -407,31 +495,45 @@ module edm_pim_scheduler #(
         .g_rem_next(g_rem_next[d]));
     // The insert is written into its slot the next cycle, with its stamp.
     always_ff @(posedge clk) wr_lane[d] <= ins_lane;
-    assign q_wr_stamp[d] = lane_stamp[wr_lane[d]];
   end
 
-  // Arrival stamps: the inserts of a cycle are numbered in lane order after
-  // every earlier one (the reference model's notify order), the cycle after
+  // Arrival stamps, the model's arrival order (a global count, the inserts of
+  // a cycle in lane order). REGISTERED_TREE: the cycles with an insert before
+  // its own, then its lane (no count across the lanes). Else the inserts of a
+  // cycle are numbered in lane order after every earlier one, the cycle after
   // (from lane_take_q): lane i's is stamp_base + the inserts of the lanes
   // below it, a prefix count in log2(N) steps of adders.
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0][NW-1:0]  lanes_below;
-  always_comb begin
-    for (integer i = 0; i < N; i++) lanes_below[i] = (i > 0) ? NW'(lane_take_q[(i + N - 1) % N]) : '0;
-    for (integer k = 1; k < N; k = k * 2)
-      for (integer i = N - 1; i >= k; i--) lanes_below[i] = lanes_below[i] + lanes_below[i - k];
-    for (integer i = 0; i < N; i++) lane_stamp[i] = stamp_base + TW'(lanes_below[i]);
+  logic [N-1:0][TW-1:0]  lane_stamp;
+  /* verilator lint_on UNUSEDSIGNAL */
+  if (REGISTERED_TREE) begin : g_stamp_lane
+    always_comb
+      for (integer d = 0; d < N; d++) q_wr_stamp[d] = {stamp_base, wr_lane[d]};
+  end else begin : g_stamp_count
+    always_comb begin
+      for (integer i = 0; i < N; i++) lanes_below[i] = (i > 0) ? NW'(lane_take_q[(i + N - 1) % N]) : '0;
+      for (integer k = 1; k < N; k = k * 2)
+        for (integer i = N - 1; i >= k; i--) lanes_below[i] = lanes_below[i] + lanes_below[i - k];
+      for (integer i = 0; i < N; i++) lane_stamp[i] = stamp_base + TW'(lanes_below[i]);
+      for (integer d = 0; d < N; d++) q_wr_stamp[d] = lane_stamp[wr_lane[d]];
+    end
   end
 
-  // The accept stage's comparisons, per pair of requests a < b: by key, the
-  // arrival order from the requests' stamps.
+  // The accept (compare) stage's comparisons, per pair of requests a < b: by
+  // key, the arrival order from the requests' stamps, with the standing of
+  // the one that beats (cmp_beat: registered with REGISTERED_TREE, so the
+  // reduce stage is an AND).
+  logic [N-1:0][N-1:0]   beat_n;   // [a][b]: request b stands, has a's source and beats a
+  logic [N-1:0]          stands;   // the request stands (but for the iteration just before)
   for (genvar a = 0; a < N; a++) begin : g_cmp_a
     for (genvar b = a + 1; b < N; b++) begin : g_pair
       logic beats;   // request a outranks request b
       assign beats = better(req_rem[a], req_stamp[a], req_rem[b], req_stamp[b]);
-      assign loses[a][b] = stands[b] && req_src[b] == req_src[a] && !beats;
-      assign loses[b][a] = stands[a] && req_src[a] == req_src[b] && beats;
+      assign beat_n[a][b] = stands[b] && req_src[b] == req_src[a] && !beats;
+      assign beat_n[b][a] = stands[a] && req_src[a] == req_src[b] && beats;
     end
-    assign loses[a][a] = 1'b0;
+    assign beat_n[a][a] = 1'b0;
   end
 
   // "A notification is queued or inserted": when none is queued every queue
@@ -439,38 +541,65 @@ module edm_pim_scheduler #(
   // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
   assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
 
-  // ---------------------------------------------------------------- stage 2: accept
+  // ---------------------------------------------------------------- stage 2: accept compare and reduce
   // A request stands unless (pipelined) its source or destination was matched
   // by an iteration still in flight (it was chosen from ports and a queue
   // those have not updated yet), or (priority hold) a visible entry of its
   // queue is at least HOLD times shorter: the destination waits for it.
-  // Every pair of requests is compared once (beats[a][b]: request a outranks
-  // b); a standing request is accepted when no other one to its source beats it.
+  // Every pair of requests is compared once; a standing request is accepted
+  // when no other one to its source beats it. With REGISTERED_TREE:
+  // Compare (req_ -> cmp_): every pair of requests compared once, the hold
+  // rule, the iterations in flight but the one just before (fl_, and acc_:
+  // the one two before); by destination d, cmp_conf[d][b]: the iteration
+  // just before (in its reduce stage) had request b from d's source.
+  // Reduce (cmp_ -> acc_): a standing request is accepted when no other one
+  // to its source beats it and the iteration just before matched neither
+  // its destination nor (through the request b it accepted) its source.
+  // Without, cmp_ is req_'s compare itself and the iterations in flight are
+  // the one in its grant stage (acc_) and the one before (fl_[0]).
   logic [N-1:0]          ac_by_d;
-  logic [N-1:0][CW-1:0]  ac_hold;
-  logic [N-1:0]          ac_short;
+  logic [N-1:0]          old_dst, old_src;   // matched by an iteration in flight (compare stage)
+  logic [N-1:0]          fl_src_any, fl_dst_any;
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+  logic [N-1:0][N-1:0]   conf_n;
+  /* verilator lint_on UNUSEDSIGNAL */
   // The grant stage's view by source (from the accept registers, so the
   // accept stage ends at its per-destination decision).
   logic [N-1:0]          g_v;          // source s was granted
   logic [N-1:0][PW-1:0]  g_d;          // its destination
   logic [N-1:0]          g_short_s;    // its chunk is short
 
-  always_comb
-    for (integer d = 0; d < N; d++) begin
+  always_comb begin
+    fl_src_any = '0;
+    fl_dst_any = '0;
+    for (integer k = 0; k < RL; k++) begin
+      fl_src_any = fl_src_any | fl_src[k];
+      fl_dst_any = fl_dst_any | fl_dst[k];
+    end
+  end
+  for (genvar d = 0; d < N; d++) begin : g_stands
+    always_comb begin
+      old_dst[d] = acc_by_d[d] || fl_dst_any[d];
+      old_src[d] = fl_src_any[req_src[d]] || (!REGISTERED_TREE && g_v[req_src[d]]);
+      for (integer b = 0; b < N; b++) begin
+        if (REGISTERED_TREE && acc_by_d[b] && acc_src[b] == req_src[d]) old_src[d] = 1'b1;
+        conf_n[d][b] = cmp_src[b] == req_src[d];
+      end
       stands[d] = req_v[d];
-      if (PIPELINED && (acc_by_d[d] || fl2_dst[d] || g_v[req_src[d]] || fl2_src[req_src[d]]))
-        stands[d] = 1'b0;
+      if (PIPELINED && (old_dst[d] || old_src[d])) stands[d] = 1'b0;
       if (SRPT && HOLD > 0 && req_not_best[d]
           && (XW'(req_best_rem[d]) * XW'(HOLD)) <= XW'(req_rem[d]))
         stands[d] = 1'b0;
     end
+  end
 
-  always_comb
-    for (integer d = 0; d < N; d++) begin
-      ac_by_d[d] = stands[d] && loses[d] == '0;
-      ac_hold[d] = chunk_hold(req_rem[d], req_rres[d]);
-      ac_short[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
+  for (genvar d = 0; d < N; d++) begin : g_reduce
+    always_comb begin
+      ac_by_d[d] = cmp_v[d] && !(REGISTERED_TREE && PIPELINED && acc_by_d[d]);
+      for (integer b = 0; b < N; b++)
+        if ((REGISTERED_TREE && acc_by_d[b]) ? (PIPELINED && cmp_conf[d][b]) : cmp_beat[d][b]) ac_by_d[d] = 1'b0;
     end
+  end
 
   // ---------------------------------------------------------------- stage 3: grant
   logic [N-1:0][N-1:0]   g_match;      // [s][d]: destination d's accepted request is source s's
@@ -537,15 +666,16 @@ module edm_pim_scheduler #(
       dst_ends <= '1;
       park_cnt <= '0;
       iter_wait <= '0;
+      start_q <= '0;
       req_v <= '0;
       acc_by_d <= '0;
-      fl2_src <= '0;
-      fl2_dst <= '0;
+      fl_src <= '0;
+      fl_dst <= '0;
       grant_valid <= '0;
     end else begin
       rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
-      stamp_base <= stamp_base + TW'(taken_q);
+      stamp_base <= stamp_base + (REGISTERED_TREE ? STAMP_W'(lane_take_q != '0) : STAMP_W'(taken_q));
       st_any <= 1'b0;
       for (integer i = 0; i < N; i++)
         if (st_push[i] || st_count[i] > (STAGE_LOG2 + 1)'(1) || (st_count[i] == (STAGE_LOG2 + 1)'(1) && !st_pop[i]))
@@ -553,10 +683,18 @@ module edm_pim_scheduler #(
 
       // Iteration grid and pipeline.
       iter_wait <= start ? IWW'(ITER - 1) : (iter_wait != '0 ? iter_wait - 1'b1 : '0);
-      req_v <= start ? q_v : '0;
+      // The queues' requests of the state of cycle t leave their trees in
+      // cycle t + RL - 1.
+      start_q[0] <= start;
+      fl_src[0] <= g_v;
+      fl_dst[0] <= acc_by_d;
+      for (integer k = 1; k < RL; k++) begin
+        start_q[k] <= start_q[k - 1];
+        fl_src[k] <= fl_src[k - 1];
+        fl_dst[k] <= fl_dst[k - 1];
+      end
+      req_v <= ((RL > 1) ? start_q[(RL + RL - 2) % RL] : start) ? q_v : '0;
       acc_by_d <= ac_by_d;
-      fl2_src <= g_v;
-      fl2_dst <= acc_by_d;
       grant_valid <= g_v;
 
       src_hold <= src_hold_n;
@@ -579,21 +717,61 @@ module edm_pim_scheduler #(
     req_stamp <= q_stamp;
     req_best_rem <= q_best_rem;
     req_not_best <= q_not_best;
-    acc_j <= req_j;
-    acc_src <= req_src;
+    acc_j <= cmp_j;
+    acc_src <= cmp_src;
     park_src <= park_src_n;
-    acc_msg <= req_msg;
-    acc_rem <= req_rem;
-    for (integer d = 0; d < N; d++) acc_last[d] <= req_rem[d] <= CHUNK;
-    acc_hold <= ac_hold;
-    acc_short <= ac_short;
-    for (integer d = 0; d < N; d++) acc_rem_next[d] <= req_rem[d] - CHUNK;
+    acc_msg <= cmp_msg;
+    acc_rem <= cmp_rem;
+    acc_last <= cmp_last;
+    acc_hold <= cmp_hold;
+    acc_short <= cmp_short;
+    acc_rem_next <= cmp_rem_next;
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= g_d[s];
       grant_msg_id[s*IW +: IW] <= acc_msg[g_d[s]];
       grant_bytes[s*SW +: SW] <= g_bytes[g_d[s]];
       grant_last[s] <= g_last[g_d[s]];
     end
+  end
+
+  // The accept compare's results: registered (REGISTERED_TREE) or straight on.
+  logic [N-1:0]          cmp_last_n, cmp_short_n;
+  logic [N-1:0][CW-1:0]  cmp_hold_n;
+  logic [N-1:0][SW-1:0]  cmp_rem_next_n;
+  always_comb
+    for (integer d = 0; d < N; d++) begin
+      cmp_last_n[d] = req_rem[d] <= CHUNK;
+      cmp_hold_n[d] = chunk_hold(req_rem[d], req_rres[d]);
+      cmp_short_n[d] = chunk_at_most(req_rem[d], req_rres[d] ? SHORT_RRES : SHORT_WREQ);
+      cmp_rem_next_n[d] = req_rem[d] - CHUNK;
+    end
+  if (REGISTERED_TREE) begin : g_accept_split
+    always_ff @(posedge clk) begin
+      if (!rst_n) cmp_v <= '0;
+      else cmp_v <= stands;
+      cmp_beat <= beat_n;
+      cmp_conf <= conf_n;
+      cmp_j <= req_j;
+      cmp_src <= req_src;
+      cmp_msg <= req_msg;
+      cmp_rem <= req_rem;
+      cmp_last <= cmp_last_n;
+      cmp_hold <= cmp_hold_n;
+      cmp_short <= cmp_short_n;
+      cmp_rem_next <= cmp_rem_next_n;
+    end
+  end else begin : g_accept_one
+    assign cmp_v = stands;
+    assign cmp_beat = beat_n;
+    assign cmp_conf = '0;
+    assign cmp_j = req_j;
+    assign cmp_src = req_src;
+    assign cmp_msg = req_msg;
+    assign cmp_rem = req_rem;
+    assign cmp_last = cmp_last_n;
+    assign cmp_hold = cmp_hold_n;
+    assign cmp_short = cmp_short_n;
+    assign cmp_rem_next = cmp_rem_next_n;
   end
 
   always_comb

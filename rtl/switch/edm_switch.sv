@@ -106,7 +106,7 @@
 //      every other source out, for as long as it does. The switch follows
 //      the scheduler's parking (its park_cnt, park_src: sc_park_*) and ages
 //      it (z_age: cycles since the port was last released; unparked for
-//      less than PARK_LAPSE = 7 cycles, too short for an iteration to have
+//      less than PARK_LAPSE = 2 iterations + 1 cycles (7), too short for an iteration to have
 //      seen it, is no release). Once the age passes PARK_AGE_CYCLES while
 //      another source has an entry in the port's notification queue (the
 //      scheduler's dst_src_waiting: inserted, its last chunk not yet
@@ -241,7 +241,9 @@ module edm_switch #(
     // in every IDLE_PERIOD_BLOCKS blocks (c.), and a port parked to one source
     // this long is paused until released (a.; 0: never).
     parameter bit          EGRESS_IDLE_RULE = 1'b1,
-    parameter int unsigned PARK_AGE_CYCLES = 256
+    parameter int unsigned PARK_AGE_CYCLES = 256,
+    // The scheduler's request tree registered a level per cycle (edm_pim_scheduler).
+    parameter bit          SCHED_REGISTERED_TREE = 1'b0
 ) (
     input  logic             clk,
     input  logic             rst_n,
@@ -482,11 +484,13 @@ module edm_switch #(
       if (lost_grant[i]) z_ended[txc_head[i]] = 1'b1;
   end
   // The scheduler: an iteration's request stage (cycle t) -> its grant on
-  // g_valid (t + 3); iterations start at least SW_PIM_ITER_CYCLES apart, so
-  // grants of at most GRANTS_IN_FLIGHT iterations into a port appear after
-  // the cycle the port is paused (those started in its last 4 cycles).
-  localparam int unsigned SCHED_GRANT_LAG = 3;
-  localparam int unsigned GRANTS_IN_FLIGHT = 1 + SCHED_GRANT_LAG / edm_pkg::SW_PIM_ITER_CYCLES;
+  // g_valid (t + its iteration's cycles); iterations start at least that far
+  // apart, so grants of at most GRANTS_IN_FLIGHT iterations into a port
+  // appear after the cycle the port is paused (those started in its last
+  // SCHED_GRANT_LAG + 1 cycles).
+  localparam int unsigned SCHED_ITER = edm_pkg::sw_pim_iter_cycles(N, SCHED_REGISTERED_TREE);
+  localparam int unsigned SCHED_GRANT_LAG = SCHED_ITER;
+  localparam int unsigned GRANTS_IN_FLIGHT = 1 + SCHED_GRANT_LAG / SCHED_ITER;
   localparam bit          IDLE_RULE = ZERO_QUEUE && EGRESS_IDLE_RULE;
   localparam bit          AGE_RULE = ZERO_QUEUE && PARK_AGE_CYCLES != 0;
   // Rule c (header): the non-idle blocks an egress can still send once it
@@ -520,7 +524,7 @@ module edm_switch #(
   // PARK_LAPSE) or paused (z_held, held at SCHED_GRANT_LAG + 1), and, per
   // port d, the sources with an entry in its notification queue
   // (sc_src_waiting[d][s]: inserted, last chunk not granted).
-  localparam int unsigned PARK_LAPSE = edm_pkg::SW_PIM_ITER_CYCLES + SCHED_GRANT_LAG + 1;
+  localparam int unsigned PARK_LAPSE = SCHED_ITER + SCHED_GRANT_LAG + 1;
   localparam int unsigned AGE_W = $clog2(PARK_AGE_CYCLES + 2);   // >= 1 bit when off
   localparam int unsigned LAPSE_W = $clog2(PARK_LAPSE + 1);
   localparam int unsigned HELD_W = $clog2(SCHED_GRANT_LAG + 2);
@@ -560,7 +564,7 @@ module edm_switch #(
   assign z_pause_dst = fq_valid | aq_to | e_idle_due | z_pause_age;
   edm_pim_scheduler #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                       .BLOCK_PS(BLOCK_PS), .CYCLE_PS(edm_pkg::CYCLE_PS), .PARK_DST(ZERO_QUEUE),
-                      .PARK_W(CQ_LOG2 + 1)) u_sched (
+                      .PARK_W(CQ_LOG2 + 1), .REGISTERED_TREE(SCHED_REGISTERED_TREE)) u_sched (
       .clk, .rst_n, .notif_valid(n_valid), .notif_ready(n_ready), .notif_src(n_src),
       .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),

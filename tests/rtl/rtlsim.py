@@ -285,12 +285,14 @@ def compiler_cache() -> dict[str, str]:
     return {"OBJCACHE": "ccache", "CCACHE_BASEDIR": str(ROOT), "CCACHE_NOHASHDIR": "1"}
 
 
-def lint(files: list[Path], top: str) -> str:
-    """verilator --lint-only -Wall output (empty when clean)."""
+def lint(files: list[Path], top: str, parameters: dict[str, str] | None = None) -> str:
+    """verilator --lint-only -Wall output (empty when clean); `parameters`: the top's
+    overrides, as SystemVerilog literals (a bit as 1'b1)."""
     verilator = shutil.which("verilator")
     assert verilator, "verilator is not installed (make test installs it)"
+    overrides = [f"-G{k}={v}" for k, v in (parameters or {}).items()]
     out = subprocess.run(
-        [verilator, "--lint-only", "-Wall", "--top-module", top, *map(str, files)],
+        [verilator, "--lint-only", "-Wall", "--top-module", top, *overrides, *map(str, files)],
         capture_output=True,
         text=True,
     )

@@ -57,15 +57,19 @@ class Bench:
         self.pair_order = bool(int(dut.PAIR_ORDER.value))
         self.pipelined = bool(int(dut.PIPELINED.value))
         self.hold = int(dut.HOLD.value)
+        self.registered = bool(int(dut.REGISTERED_TREE.value))
+        # An iteration's cycles: 3, or a request tree level per cycle + 3.
+        self.iter = protocol.sw_pim_iter_cycles(self.n, self.registered)
         self.model = Scheduler(self.n, policy="srpt" if self.srpt else "fcfs", chunk_bytes=self.chunk,
                                link_gbps=LINK_GBPS[self.block_ps], cycle_ps=self.cycle_ps,
                                priority_hold=self.hold, pipelined_matching=self.pipelined,
-                               pair_order=self.pair_order)
+                               pair_order=self.pair_order, registered_tree=self.registered)
         self.cycle = 0
         # (src, dst) -> [msg, remaining, kind, cycle notified], oldest first
         self.pairs: dict[tuple[int, int], deque] = {}
         self.queued = [0] * self.n                     # entries per destination queue
         self.order = 0                                 # notifications inserted (the model's order)
+        self.insert_cycles = 0                         # cycles that inserted one (the stamps' count)
         self.live_orders: dict[int, int] = {}          # inserted, not finished: order -> count
         self.src_free = [0] * self.n                   # first cycle a new grant may use the port
         self.dst_free = [0] * self.n
@@ -127,6 +131,7 @@ class Bench:
         this_cycle = [0] * n
         cands = [self.stage[i][0] if self.stage[i] else lanes[i] for i in range(n)]
         won = set()
+        any_inserted = False
         for i, c in enumerate(cands):
             # The lowest lane with a candidate for a queue claims it; the
             # candidate is inserted if the queue and its pair have room.
@@ -141,7 +146,7 @@ class Bench:
                     self.order += 1
                     self.queued[d] += 1
                     self.notified_bytes += b
-                    inserted = True
+                    inserted = any_inserted = True
             x = lanes[i]
             staged = bool(self.stage[i])
             if x is not None:
@@ -156,6 +161,7 @@ class Bench:
             if x is not None and fits and (staged or not inserted):
                 self.stage[i].append(x)
         self.multi_per_dst += max(this_cycle) > 1
+        self.insert_cycles += any_inserted
         if TRACE:
             self.dut._log.info(f"cycle {self.cycle}: notified {[x for x in lanes if x]} ready {ready:b}")
         expected = self.model.step()
@@ -195,19 +201,19 @@ class Bench:
                 assert head[0] == m, f"cycle {self.cycle}: pair {s}->{d} granted msg {m}, oldest is {head[0]}"
             else:
                 # The pair's best entry with that id, visible when its iteration
-                # started (2 cycles before this grant's cycle; insert: 2 more).
-                seen = [e for e in q if e[0] == m and e[3] <= self.cycle - 4]
+                # started (iteration - 1 cycles before this grant's cycle; insert: 2 more).
+                seen = [e for e in q if e[0] == m and e[3] <= self.cycle - self.iter - 1]
                 assert seen, f"cycle {self.cycle}: pair {s}->{d} granted msg {m}: {list(q)}"
                 head = min(seen, key=lambda e: e[1]) if self.srpt else seen[0]
             assert b == min(self.chunk, head[1]), f"cycle {self.cycle}: {b} bytes of {head[1]} remaining"
             head[1] -= b
             assert self.lasts[s] == (head[1] == 0), f"cycle {self.cycle}: grant_last"
             # The chunk's data unit holds both ports for its wire time from the
-            # iteration's start (this cycle - 2); the next grant comes >= 3 cycles later.
+            # iteration's start; the next grant comes >= an iteration later.
             assert self.cycle >= self.src_free[s] and self.cycle >= self.dst_free[d], \
                 f"cycle {self.cycle}: port of {s}->{d} still carries the previous chunk"
             wire = codec.message_blocks(head[2], b) * self.block_ps
-            free = self.cycle + max(protocol.SW_PIM_ITER_CYCLES, -(-wire // self.cycle_ps))
+            free = self.cycle + max(self.iter, -(-wire // self.cycle_ps))
             self.src_free[s] = self.dst_free[d] = free
             if head[1] == 0:
                 q.remove(head)
@@ -255,7 +261,7 @@ def service_cycles(b: Bench, rng: random.Random) -> float:
         while left:
             c = min(b.chunk, left)
             wire = codec.message_blocks("WREQ", c) * b.block_ps
-            total += max(protocol.SW_PIM_ITER_CYCLES, -(-wire // b.cycle_ps))
+            total += max(b.iter, -(-wire // b.cycle_ps))
             left -= c
     return total / 2000
 
@@ -290,18 +296,24 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
 @cocotb.test()
 async def first_grant_latency_and_grid(dut):
     """A lone notification: iteration at its arrival (not visible yet), the next
-    one 3 cycles later takes it (pipelined: the one 2 cycles later, when it is
-    visible), the grant is out 3 cycles after that."""
+    one an iteration later takes it (pipelined: the one 2 cycles later, when it is
+    visible), the grant is out an iteration after that. An iteration is
+    sw_pim_iter_cycles(N, REGISTERED_TREE) cycles: 3, or with the registered
+    tree 4 at N = 4, 5 at N = 8 and 16 (a request tree level per cycle, then
+    accept compare, accept reduce, grant)."""
     b = Bench(dut)
     await b.start()
-    k = 3 if b.pipelined else 4
+    it = b.iter
+    assert it == ({2: 4, 4: 4, 8: 5, 16: 5, 32: 6}[b.n] if b.registered else 3), it
+    # The grant of the iteration that took it, on the outputs (counted from the step after the notification's).
+    k = (2 + it if b.pipelined else 2 * it) - 2
     await b.step([(0, 1, 7, 64, "WREQ")])
-    cycles = [await b.step([]) for _ in range(8)]
-    assert cycles[k] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1
+    cycles = [await b.step([]) for _ in range(2 * it + 2)]
+    assert cycles[k] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1, (k, cycles)
     # Arrival off the old grid: the idle scheduler starts at once.
-    await b.idle(4)
+    await b.idle(it + 1)
     await b.step([None, (1, 2, 9, 300, "RRES")])
-    cycles = [await b.step([]) for _ in range(6)]
+    cycles = [await b.step([]) for _ in range(2 * it + 2)]
     assert cycles[k] == [(1, 2, 9, b.chunk if b.chunk < 300 else 300)]
     await b.drain()
 
@@ -316,9 +328,15 @@ async def policy_across_and_within_pairs(dut):
     await b.start()
     big = 40 * b.chunk
     await b.step([(3, 0, 20, big, "WREQ")])
-    await b.step([(1, 0, 10, big, "WREQ"), None, (2, 0, 12, 1000, "WREQ")])
-    await b.step([None, (1, 0, 11, 64, "WREQ")])
+    # The others arrive once the iteration that takes the first has begun
+    # (pipelined: 2 cycles after it; else an iteration after it, the idle
+    # scheduler having started one at once), so it is granted alone: at
+    # once with 3-cycle iterations, later with the registered tree's.
     got = []
+    for _ in range(b.iter - 2 if b.registered else 0):
+        got += await b.step([])
+    got += await b.step([(1, 0, 10, big, "WREQ"), None, (2, 0, 12, 1000, "WREQ")])
+    got += await b.step([None, (1, 0, 11, 64, "WREQ")])
     while len([g for g in got if g[1] == 0]) < 2:  # (at 10G a chunk holds a port for ~90 cycles)
         got += await b.step([])
     to0 = [g[2] for g in got if g[1] == 0]
@@ -367,14 +385,19 @@ async def stamps_wrap_around(dut):
         return
     rng = random.Random(11 + b.n)
     await b.start()
+    # A stamp counts the notifications inserted, or with the registered tree
+    # the cycles that inserted one (then the lane).
+    def counted() -> int:
+        return b.insert_cycles if b.registered else b.order
     for _ in range(40):
-        if b.order >= 5 << b.stamp_w:
+        if counted() >= 5 << b.stamp_w:
             break
         await random_traffic(b, rng, 400, 0.9, any_lane=True)
         await random_traffic(b, rng, 200, 0.6, hot=[0])
     await b.drain()
-    dut._log.info(f"{b.order} notifications: the {b.stamp_w}-bit stamps wrapped {b.order >> b.stamp_w} times")
-    assert b.order >= 4 << b.stamp_w, b.order
+    dut._log.info(f"{b.order} notifications in {b.insert_cycles} cycles: the {b.stamp_w}-bit stamps "
+                  f"wrapped {counted() >> b.stamp_w} times")
+    assert counted() >= 4 << b.stamp_w, counted()
 
 
 @cocotb.test()

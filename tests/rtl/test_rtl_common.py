@@ -14,6 +14,12 @@ def test_lint_clean(top):
     assert lint(sources(*MODULES[top]), top) == ""
 
 
+@pytest.mark.parametrize("top,param", [("edm_pim_scheduler", "REGISTERED_TREE"),
+                                       ("edm_switch", "SCHED_REGISTERED_TREE")])
+def test_lint_clean_with_the_registered_scheduler_tree(top, param):
+    assert lint(sources(*MODULES[top]), top, {param: "1'b1"}) == ""
+
+
 def test_every_rtl_file_is_linted():
     listed = {f for files in MODULES.values() for f in files} | {"common/edm_pkg.sv"}
     on_disk = {str(p.relative_to(RTL)) for p in RTL.rglob("*.sv")}
@@ -159,6 +165,22 @@ def test_pim_scheduler(n, srpt, rules):
              name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}")
 
 
+# The registered request tree (REGISTERED_TREE = 1: a tree level per cycle, the accept
+# in two stages; iterations of sw_pim_iter_cycles(N, True) cycles) against the model
+# with scheduler_registered_tree: both policies and both rule sets across N = 4 and 8,
+# one case at N = 16 (its build alone takes minutes).
+@pytest.mark.parametrize("n,srpt,rules", [(4, 1, "paper"), (4, 0, "edm"), (8, 1, "edm"), (8, 0, "paper"),
+                                          (16, 1, "edm")])
+def test_pim_scheduler_registered_tree(n, srpt, rules):
+    block_ps, chunk, depth = PIM_CASES[(n, srpt)]
+    edm = rules == "edm"
+    params = {"N": n, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth, "X": 3,
+              "PAIR_ORDER": int(not edm), "PIPELINED": int(edm), "HOLD": 2 if edm and srpt else 0,
+              "REGISTERED_TREE": 1}
+    run_bench("tb_pim_scheduler", params,
+             name=f"edm_pim_scheduler_{n}_{'srpt' if srpt else 'fcfs'}_{rules}_tree")
+
+
 @pytest.mark.parametrize("srpt", [1, 0])
 def test_pim_scheduler_stamps_wrap_around(srpt):
     """6-bit arrival stamps: the counter wraps every 64 notifications, the
@@ -169,6 +191,15 @@ def test_pim_scheduler_stamps_wrap_around(srpt):
               {"N": 4, "SRPT": srpt, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth, "X": 3,
                "PAIR_ORDER": 0, "STAMP_W": 6},
               name=f"edm_pim_scheduler_4_{srpt}_stamp6", testcase="stamps_wrap_around")
+
+
+def test_pim_scheduler_registered_tree_stamps_wrap_around():
+    """The registered tree's stamps ({inserting cycles, lane}: 6 + 2 bits) wrap too."""
+    block_ps, chunk, depth = PIM_CASES[(4, 1)]
+    run_bench("tb_pim_scheduler",
+              {"N": 4, "SRPT": 1, "BLOCK_PS": block_ps, "CHUNK_BYTES": chunk, "DEPTH": depth, "X": 3,
+               "PAIR_ORDER": 0, "STAMP_W": 6, "REGISTERED_TREE": 1},
+              name="edm_pim_scheduler_4_1_stamp6_tree", testcase="stamps_wrap_around")
 
 
 def test_pim_scheduler_parks_destinations():

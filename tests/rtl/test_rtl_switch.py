@@ -12,6 +12,14 @@ def test_switch(n):
     run_bench("tb_switch", {"N": n}, name=f"edm_switch_{n}")
 
 
+def test_switch_with_the_registered_scheduler_tree():
+    """The scheduler with its request tree registered (SCHED_REGISTERED_TREE: 4-cycle
+    iterations at N = 4) in the switch: the idle latencies and the random mixed
+    traffic, every byte checked and cnt_conflict == 0 (the bench asserts both)."""
+    run_bench("tb_switch", {"N": 4, "SCHED_REGISTERED_TREE": 1}, name="edm_switch_4_tree",
+              testcase="idle_latencies,random_traffic")
+
+
 def test_ingress_classify():
     """The switch's ingress classifier and /N/ sequences against a model every cycle."""
     run_bench("tb_ingress_classify")

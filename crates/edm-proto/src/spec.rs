@@ -263,8 +263,14 @@ spec! {
     SW_NQ_INSERT_CYCLES: u32 = 2;
     /// Switch: read the highest-priority queue element.
     SW_NQ_PEEK_CYCLES: u32 = 1;
-    /// Switch: one priority-PIM iteration.
+    /// Switch: one priority-PIM iteration in the paper (§3.1.2; Table 1's
+    /// budget), and our scheduler's by default; see [`sw_pim_iter_cycles`].
     SW_PIM_ITER_CYCLES: u32 = 3;
+    /// Switch: our scheduler's iteration stages besides its request tree when
+    /// the tree is registered (accept compare, accept reduce, grant).
+    SW_PIM_STAGE_CYCLES: u32 = 3;
+    /// Switch: log2 of the radix of the scheduler's request tree.
+    SW_PIM_TREE_RADIX_LOG2: u32 = 2;
     /// Switch: generate a /G/ block.
     SW_GEN_GRANT_CYCLES: u32 = 1;
     /// Switch: forward an /M*/ block along a circuit (RX->TX crossing).
@@ -318,6 +324,30 @@ spec! {
 /// Value of a constant by name (for bindings and tests).
 pub fn lookup(name: &str) -> Option<i64> {
     SPEC.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
+
+/// Levels of the scheduler's request tree over `ports` pairs:
+/// ceil(log_radix ports), at least 1 (radix 2^[`SW_PIM_TREE_RADIX_LOG2`]).
+pub const fn sw_pim_tree_levels(ports: u32) -> u32 {
+    let mut levels = 1;
+    let mut reach: u64 = 1 << SW_PIM_TREE_RADIX_LOG2;
+    while reach < ports as u64 {
+        reach <<= SW_PIM_TREE_RADIX_LOG2;
+        levels += 1;
+    }
+    levels
+}
+
+/// Cycles of one iteration of our switch scheduler at `ports` ports (the RTL's
+/// `edm_pkg::sw_pim_iter_cycles`, its parameter REGISTERED_TREE): with the
+/// request tree `registered`, one per tree level, then accept compare, accept
+/// reduce and grant; else [`SW_PIM_ITER_CYCLES`] (request, accept, grant).
+pub const fn sw_pim_iter_cycles(ports: u32, registered: bool) -> u32 {
+    if registered {
+        sw_pim_tree_levels(ports) + SW_PIM_STAGE_CYCLES
+    } else {
+        SW_PIM_ITER_CYCLES
+    }
 }
 
 /// All 15 standard Clause 49 block types.
@@ -406,6 +436,15 @@ mod tests {
         // A switch classifies and enqueues an RREQ from its /MS/ alone.
         const { assert!(HDR_LEN_LSB + HDR_LEN_W <= MS_BYTES * 8) };
         assert_eq!(1u32 << PORT_BITS, MAX_PORTS);
+    }
+
+    #[test]
+    fn iteration_cycles_are_3_or_the_stages_plus_one_per_radix_4_level() {
+        for (ports, levels) in [(2, 1), (4, 1), (5, 2), (16, 2), (17, 3), (64, 3), (144, 4), (512, 5)] {
+            assert_eq!(sw_pim_tree_levels(ports), levels, "{ports} ports");
+            assert_eq!(sw_pim_iter_cycles(ports, true), levels + 3, "{ports} ports");
+            assert_eq!(sw_pim_iter_cycles(ports, false), SW_PIM_ITER_CYCLES, "{ports} ports");
+        }
     }
 
     #[test]

@@ -15,9 +15,18 @@ fn spec(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// Cycles of one iteration of the switch scheduler at `ports` ports, with its
+/// request tree registered or not (spec.rs).
+#[pyfunction]
+#[pyo3(signature = (ports, registered=false))]
+fn sw_pim_iter_cycles(ports: u32, registered: bool) -> u32 {
+    edm_proto::spec::sw_pim_iter_cycles(ports, registered)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(spec, m)?)?;
+    m.add_function(wrap_pyfunction!(sw_pim_iter_cycles, m)?)?;
     codec::register(m)?;
     sim::register(m)?;
     Ok(())

@@ -680,7 +680,7 @@ struct Scheduler {
 #[pymethods]
 impl Scheduler {
     #[new]
-    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS, priority_hold=0, pipelined_matching=false, pair_order=true))]
+    #[pyo3(signature = (ports, policy="srpt", chunk_bytes=256, link_gbps=100, cycle_ps=edm_proto::spec::CYCLE_PS, priority_hold=0, pipelined_matching=false, pair_order=true, registered_tree=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         ports: usize,
@@ -691,6 +691,7 @@ impl Scheduler {
         priority_hold: u32,
         pipelined_matching: bool,
         pair_order: bool,
+        registered_tree: bool,
     ) -> PyResult<Self> {
         let max_ports = edm_proto::spec::MAX_PORTS as usize;
         if !(2..=max_ports).contains(&ports) {
@@ -707,7 +708,9 @@ impl Scheduler {
         let block_ps = edm_proto::spec::block_ps(link_gbps).ok_or_else(|| {
             PyValueError::new_err(format!("link_gbps: {link_gbps} is not 10, 25, 100 or 400"))
         })?;
-        let iteration = edm_proto::spec::SW_PIM_ITER_CYCLES as Ps * cycle_ps;
+        // The RTL's iteration (its REGISTERED_TREE: a request tree level per cycle).
+        let iteration =
+            edm_proto::spec::sw_pim_iter_cycles(ports as u32, registered_tree) as Ps * cycle_ps;
         let mut inner =
             CoreScheduler::new(ports, priority(policy)?, chunk_bytes, iteration, block_ps);
         // Not the paper's design; the RTL scheduler has it as HOLD (docs/simulator.md, "Priority hold").

@@ -26,6 +26,10 @@ pub struct FabricConfig {
     /// Scheduler clock (default the PHY clock, as in the FPGA prototype; the
     /// paper's ASIC estimate is 3 GHz, 333 ps).
     pub scheduler_cycle_ps: Ps,
+    /// The scheduler's request tree registered a level per cycle (its RTL's
+    /// REGISTERED_TREE): an iteration of `spec::sw_pim_iter_cycles(nodes,
+    /// true)` cycles instead of the paper's 3 (default false).
+    pub scheduler_registered_tree: bool,
     /// DRAM access at the memory node (Table 1 excludes it; default 0).
     pub dram_ps: Ps,
     /// PCS cycles per link end (encoder and scrambler, or descrambler and
@@ -49,6 +53,7 @@ impl Default for FabricConfig {
             phy_ps: spec::PMA_PMD_XCVR_PS,
             cycle_ps: spec::CYCLE_PS,
             scheduler_cycle_ps: spec::CYCLE_PS,
+            scheduler_registered_tree: false,
             dram_ps: 0,
             pcs_pass_cycles: spec::PCS_PASS_CYCLES,
             dram: Default::default(),

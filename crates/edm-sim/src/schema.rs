@@ -450,6 +450,8 @@ fields! {
     cycle_ps: int(1, U64), Scope::All, "PHY pipeline clock period, ps" => fabric.cycle_ps;
     scheduler_cycle_ps: int(1, U64), Scope::All,
         "switch scheduler clock period, ps (the PHY's, as in the FPGA prototype)" => fabric.scheduler_cycle_ps;
+    scheduler_registered_tree: Kind::Flag, Scope::Edm,
+        "1: the scheduler's request tree registered a level per cycle, an iteration of ceil(log4 nodes) + 3 cycles (0: 3, the paper's)" => fabric.scheduler_registered_tree;
     dram_ps: int(0, U64), Scope::All, "DRAM access at the memory node, ps (Table 1 excludes it)" => fabric.dram_ps;
     pcs_pass_cycles: int(0, 64), Scope::All,
         "PCS cycles per link end (the paper's 2; `--timing rtl`: our RTL's)" => fabric.pcs_pass_cycles;

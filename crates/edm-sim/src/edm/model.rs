@@ -160,8 +160,11 @@ impl Edm {
             .saturating_sub(self.grant_to_data(false))
     }
 
+    /// One iteration of the switch scheduler: its RTL's cycles (3, or with the
+    /// registered request tree a level per cycle at this port count).
     pub(super) fn iteration_ps(&self) -> Ps {
-        SW_PIM_ITER_CYCLES as Ps * self.fabric.scheduler_cycle_ps
+        sw_pim_iter_cycles(self.fabric.nodes as u32, self.fabric.scheduler_registered_tree) as Ps
+            * self.fabric.scheduler_cycle_ps
     }
 
     /// From an iteration's start to the first block at the switch egress of
