@@ -28,7 +28,8 @@ import json
 import time
 from pathlib import Path
 
-from edm import codec, sim
+from edm import sim
+from edm.protocol import codec
 
 BERS = [0.0, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4]
 BLOCK_WIRE_BYTES = 66 / 8  # one 66-bit block on the line

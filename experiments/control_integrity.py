@@ -4,7 +4,7 @@
     .venv/bin/python experiments/control_integrity.py             # 200 000 trials a case
     .venv/bin/python experiments/control_integrity.py --trials 20000 --seed 2
 
-Every trial is a fresh receiver (edm.codec.RxDemux), one block pushed,
+Every trial is a fresh receiver (edm.protocol.codec.RxDemux), one block pushed,
 accepted or not. Seeded; prints each rate with its trial count and the value
 docs/protocol.md §5a derives from first principles.
 """
@@ -15,7 +15,8 @@ import argparse
 import math
 import random
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 
 BITS = protocol.BLOCK_BITS
 

@@ -9,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from edm import _core, codec, sim
+from edm import _core, sim
+from edm.protocol import codec
 from edm.cli import main
 from edm.sim import Scheduler
 from edm.sim.config import DEFAULTS, ConfigError, resolve

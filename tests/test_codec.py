@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edm import codec, demo, protocol
-from edm.codec import CodecError, Message
+from edm import demo, protocol
+from edm.protocol import codec
+from edm.protocol.codec import CodecError, Message
 from edm.demo import flip
 
 PORTS = st.integers(0, protocol.MAX_PORTS - 1)

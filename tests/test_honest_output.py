@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from edm import codec
+from edm.protocol import codec
 from edm.cli import main
 from edm.plot import build_report
 from edm.sweep import ResultStore

@@ -6,7 +6,8 @@ import itertools
 
 import pytest
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.cli import main
 
 

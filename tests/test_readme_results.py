@@ -1,6 +1,6 @@
 """The README's headline tables are docs/results.json's, and docs/results.json is what the code computes.
 
-docs/results.json is written by `edm report --readme` (edm.results_summary) from
+docs/results.json is written by `edm report --readme` (edm.reproduce.summary) from
 `edm reproduce`'s stored results; the README's tables between
 `<!-- results:NAME -->` and `<!-- /results -->` are rendered from it.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from edm import results_summary as rs
+from edm.reproduce import summary as rs
 from edm.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from edm import codec
+from edm.protocol import codec
 from edm.related import clio
 from edm.related.clio_model import BucketFull, PageTable, Tlb, Translator, bucket_of, page_key
 

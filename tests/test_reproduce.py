@@ -6,7 +6,7 @@ import re
 
 from edm.cli import main
 from edm.reproduce import ABLATION, APP_CURVES, APPS, BG_FRAMES, BG_LOADS, CURVES, RATIOS, Plan
-from edm.reproduce_plan import LEVERS, ablation_variants, variant
+from edm.reproduce.plan import LEVERS, ablation_variants, variant
 from edm.sim.config import DEFAULTS, PAPER_RULES, PROTOCOLS
 
 
@@ -115,7 +115,7 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     bg = md.split("Background Ethernet frames")[1].split("claims beside ours")[0]
     assert "| none | - |" in bg and "| 9000 B at 0.6 | no |" in bg and "| 1500 B at 0.3 | yes |" in bg
     # The README's headline tables, beside the report: the report's numbers, from the same stored points.
-    from edm import results_summary as rs
+    from edm.reproduce import summary as rs
 
     summary = rs.read(out / rs.SUMMARY_FILE)
     assert sorted(summary) == ["fig8a", "fig8a-saturation", "fig8b", "protocol-overhead", "unloaded"]  # no RTL
@@ -148,7 +148,8 @@ def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_p
     assert (out / "report.md").read_text().split("Wall time")[1][:20] != md.split("Wall time")[1][:20]
     assert "not in this report" in md  # the quick run does not simulate the RTL
     # With the RTL's Table 1 stored (here a stand-in breakdown), the report shows it beside the paper's.
-    from edm import reproduce, rtl_latency
+    from edm import reproduce
+    from edm.rtl import latency as rtl_latency
 
     monkeypatch.setattr(rtl_latency, "measure", lambda: _fake_rtl_breakdown(0))
     reproduce.measure_rtl_latency(out)
@@ -204,7 +205,8 @@ def _fitting_rtl_breakdown() -> dict:
 
 
 def test_rtl_table1_is_measured_once_and_reused_while_the_rtl_is_unchanged(tmp_path, monkeypatch, capsys):
-    from edm import reproduce, rtl_latency
+    from edm import reproduce
+    from edm.rtl import latency as rtl_latency
 
     calls = []
     monkeypatch.setattr(rtl_latency, "measure", lambda: calls.append(1) or _fake_rtl_breakdown(len(calls)))

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from edm import rtl_asic
+from edm.rtl import asic as rtl_asic
 from edm.cli import main
 
 HAVE_TOOLS = shutil.which("sta") is not None and rtl_asic.Path(rtl_asic.LIBERTY).exists()

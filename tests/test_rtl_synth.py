@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from edm import rtl_synth
+from edm.rtl import synth as rtl_synth
 from edm.cli import main
 
 # A nextpnr-ecp5 --report, trimmed: one clock, its critical path (shortened), and

@@ -86,7 +86,7 @@ def test_address_space_id_is_the_top_of_the_address_word():
     # docs/protocol.md §3.4: the ASID takes the address word's top bits, so no
     # unit grows; both languages name it (test_every_constant_agrees) and the
     # codec packs it there.
-    from edm import codec
+    from edm.protocol import codec
 
     assert protocol.ADDR_ASID_LSB + protocol.ADDR_ASID_W == 8 * protocol.RREQ_EXT_BYTES
     word = codec.space_address((1 << protocol.ADDR_ASID_W) - 1, (1 << protocol.ADDR_ASID_LSB) - 8)
@@ -105,7 +105,7 @@ def test_link_fault_ordered_sets():
     # 1..3 and D5..D7 in bytes 5..7. The constants (one definition, checked
     # against edm_pkg.sv above) and the reference codec must say exactly that,
     # and the four ordered-set block types must stay far from EDM's type.
-    from edm import codec
+    from edm.protocol import codec
 
     assert protocol.XGMII_SEQ == 0x9C and protocol.O_CODE_SEQ == 0
     for seq, lane3 in ((protocol.SEQ_LOCAL_FAULT, 0x01), (protocol.SEQ_REMOTE_FAULT, 0x02)):

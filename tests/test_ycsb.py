@@ -260,7 +260,7 @@ def test_rack_scale_message_stream_through_the_simulator():
 def test_reproduce_runs_figures_6_and_7_and_reuses_them(tmp_path, capsys):
     """edm reproduce's YCSB part: both presets stored, re-used while the code is
     unchanged, and the report's rows computed from them."""
-    from edm import reproduce_ycsb
+    from edm.reproduce import ycsb as reproduce_ycsb
 
     doc = reproduce_ycsb.measure(tmp_path, quick=True)
     assert doc["requests"] == reproduce_ycsb.REQUESTS["quick"]

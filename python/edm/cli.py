@@ -16,13 +16,13 @@ from edm.args import ArgumentError, Parser
 
 COMMAND_MODULES = [
     "edm.demo",
-    "edm.protocol_cli",
+    "edm.protocol.cli",
     "edm.sweep",
     "edm.sim.cli",
     "edm.sim.unloaded",
     "edm.plot",
     "edm.reproduce",
-    "edm.rtl_synth",
+    "edm.rtl",
     "edm.ycsb.cli",
     "edm.related",
 ]

@@ -6,8 +6,9 @@ import argparse
 import random
 
 from edm.args import integer
-from edm import codec, protocol
-from edm.codec import Message
+from edm import protocol
+from edm.protocol import codec
+from edm.protocol.codec import Message
 
 SLOTS_SHOWN = 72
 

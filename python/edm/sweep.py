@@ -141,7 +141,7 @@ _FINGERPRINT: str | None = None
 # What a result depends on: the compiled core, the simulator's Python side and
 # its data. Report, plot and CLI code are left out, so re-rendering a report
 # after changing them reuses every stored point.
-_FINGERPRINTED = ("sim", "workloads", "protocol.py", "codec.py", "_core")
+_FINGERPRINTED = ("sim", "workloads", "protocol", "_core")
 
 
 def code_fingerprint() -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import random
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 
 IDLE_WORD = (int.from_bytes(bytes([protocol.XGMII_IDLE] * 8), "little"), 0xFF)
 

@@ -3,7 +3,7 @@ cocotb runner (seed, waveforms, replay line), lint.
 
 Every cocotb bench (tests/rtl/tb_*.py) is in BENCHES with the top it runs on;
 run_bench() is the one way to run one, from the pytest files and from
-`edm rtl test` (python/edm/rtl_bench.py) alike."""
+`edm rtl test` (python/edm/rtl/bench.py) alike."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """cocotb: edm_ack_sender, a memory node's /A/ sender (docs/protocol.md §4b),
 against the protocol's rules, with the reference codec as the receiver.
 
-Every /A/ the sender emits goes through a reference receiver (edm.codec.RxDemux),
+Every /A/ the sender emits goes through a reference receiver (edm.protocol.codec.RxDemux),
 so each one is a well-formed /A/ with the link's next control number. Checked:
   * every id applied from a tracked source is acknowledged exactly once (for
     ids applied once), and nothing else is; an id applied again after its /A/
@@ -23,7 +23,8 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol as P
+from edm import protocol as P
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 GAP = P.ACK_GAP_BLOCKS

@@ -7,7 +7,7 @@ The bench plays, cycle by cycle:
   * the compute node's local memory: a read port (random ready, in-order answers
     1..4 cycles later) and a byte-masked write port (random ready);
   * the switch: every unit the compute node sends goes through the reference
-    receiver (edm.codec.RxDemux), which must accept it. /N/ gets /G/ grants
+    receiver (edm.protocol.codec.RxDemux), which must accept it. /N/ gets /G/ grants
     (random sizes, at most two ahead of the chunks); RREQ / RMWREQ / WREQ chunks
     are forwarded to the memory node named as destination; each memory node's
     RRES chunks get further /G/ grants (the forwarded RREQ is the first) and are
@@ -34,7 +34,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from cocotb.utils import get_sim_time
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import Dram, NodePorts, seeded_random
 
 CN = 5                          # the compute node's port

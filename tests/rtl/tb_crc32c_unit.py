@@ -12,7 +12,8 @@ import random
 import cocotb
 from cocotb.triggers import Timer
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import seeded_random
 
 HEADER_AND_EXT = {"RREQ": 16, "WREQ": 16, "RMWREQ": 32, "RRES": 8}  # |M| - payload bytes

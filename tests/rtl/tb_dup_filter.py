@@ -30,7 +30,8 @@ from __future__ import annotations
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 NODE = 40

@@ -1,5 +1,5 @@
 """cocotb: edm_rx, the RX demultiplexer, against the reference receiver
-(`edm.codec.RxDemux`), block by block.
+(`edm.protocol.codec.RxDemux`), block by block.
 
 Every test builds a line the way edm_tx multiplexes it (memory units inserted
 before any frame block, idles replaced by units, idle / /N/ /G/ /A/ fillers inside
@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)

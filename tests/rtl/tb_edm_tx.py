@@ -4,7 +4,8 @@ reference demultiplexer must recover every frame and message byte-exact."""
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 IDLE = codec.xgmii_encode([(int.from_bytes(bytes([protocol.XGMII_IDLE] * 8), "little"), 0xFF)])[0]

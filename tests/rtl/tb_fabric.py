@@ -59,7 +59,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import Dram, drive_requests, seeded_random, start_fabric
 
 RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node

@@ -32,7 +32,7 @@ Tests
     the ingress stores fill), and every frame that did not arrive is counted
     once, at the ingress or the egress.
 Each writes its summary to $EDM_INTEROP_JSON (an object per test) when set;
-`edm rtl interop` runs them (python/edm/rtl_interop.py).
+`edm rtl interop` runs them (python/edm/rtl/interop.py).
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
 from scapy.packet import Raw
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import record_json, seeded_random
 
 FCS = protocol.ETH_FCS_BYTES

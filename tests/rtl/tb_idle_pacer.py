@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import cocotb
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tb_edm_tx import run
 from tbutil import seeded_random
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol as P
+from edm import protocol as P
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 N = 4

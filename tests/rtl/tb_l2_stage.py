@@ -25,7 +25,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)

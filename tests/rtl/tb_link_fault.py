@@ -15,7 +15,8 @@ from __future__ import annotations
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from link_fault_model import IDLE_WORD, LOCAL, OK, REMOTE, LinkFaultModel, fault_column, fault_word
 from tbutil import clock_and_reset, seeded_random
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tb_ber_monitor import model, stimulus
 from tbutil import clock_and_reset, seeded_random
 

@@ -25,7 +25,7 @@ The bench plays every neighbour of the engine, cycle by cycle:
     value (or not ok: answered denied); every rmw_done must name a first-copy
     RMWREQ the model applied (or rejected), with its old value.
   * edm_tx: random out_ready; every unit that leaves goes through the
-    reference receiver (edm.codec.RxDemux), which must accept it.
+    reference receiver (edm.protocol.codec.RxDemux), which must accept it.
 With ACKS = 1 (the write acknowledgements, docs/protocol.md §4b) the
 requesters are ports 0, 1, 3 (tracked) and 200 (not: its acknowledgements are
 counted as dropped), and the /A/ blocks among the RRES units go through the
@@ -48,7 +48,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import Dram, clock_and_reset, seeded_random
 
 NODE = 77                      # this memory node's port

@@ -28,7 +28,8 @@ import os
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.related.clio_model import PageTable, Translator
 from tb_mem_node import BASE, MAX_WRITE, NODE, REQUESTERS, Bench, pack
 from tbutil import Dram

@@ -3,7 +3,7 @@ against the Python model (edm.related.clio_model) and the page table itself.
 
 The bench plays every neighbour of the stage, cycle by cycle:
   * edm_rx: request units (RREQ, WREQ, RMWREQ, built with the reference codec,
-    addresses from edm.codec.space_address) block by block with random gaps,
+    addresses from edm.protocol.codec.space_address) block by block with random gaps,
     some ending in in_error, some cut short by in_abort, and /G/ grants in the
     gaps. Addresses are inside a mapping, cross a page, hit a read-only page or
     name random spaces and pages.
@@ -28,7 +28,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.related.clio_model import PageTable, Translator
 from tbutil import clock_and_reset, seeded_random
 

@@ -3,7 +3,8 @@
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from pcs_vectors import frame_blocks, lane4_start_word, ordered_set_words, terminate_words
 from tbutil import clock_and_reset, seeded_random
 

@@ -25,7 +25,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.sim import Scheduler
 from tbutil import clock_and_reset, seeded_random
 

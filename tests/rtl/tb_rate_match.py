@@ -1,6 +1,6 @@
 """cocotb: pcs_rate_match between two clocks that differ by a few hundred ppm.
 
-The link partner's line is made by the reference codec (`edm.codec.tx_mux`):
+The link partner's line is made by the reference codec (`edm.protocol.codec.tx_mux`):
 memory units (reads, writes, RMW, responses, numbered /N/ and /G/) waiting all
 the time, so they fill every inter-frame gap, with Ethernet frames of 64 to
 9000 bytes between them; the only idles left are the frames' gaps the memory
@@ -37,7 +37,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import seeded_random
 
 IDLE = (protocol.SYNC_CTRL, protocol.BT_C8)

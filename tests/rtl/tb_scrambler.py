@@ -3,7 +3,7 @@
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 

@@ -35,7 +35,8 @@ from collections import deque
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 HOST_LAT = 2

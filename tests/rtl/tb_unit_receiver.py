@@ -21,7 +21,8 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from tbutil import clock_and_reset, seeded_random
 
 KIND = {"RREQ": protocol.KIND_RREQ, "WREQ": protocol.KIND_WREQ, "RMWREQ": protocol.KIND_RMWREQ,

@@ -78,7 +78,7 @@ class TestDefaultFabric:
         and the testbench's links, the simulator's alone latency of a 64 B read
         and write is the RTL's end-to-end cycle count, to the cycle."""
         from edm import protocol, sim
-        from edm.rtl_latency import measure
+        from edm.rtl.latency import measure
         from edm.sim import timing
 
         data = measure()
@@ -105,7 +105,7 @@ def test_edm_rtl_interop_real_frames(tmp_path, capsys):
     """`edm rtl interop`, small: cocotbext-eth and scapy frames host -> switch ->
     host with memory traffic at >= 0.5 load, then alone, then a frame queue
     overfilled (tests/rtl/tb_fabric_interop.py checks each); the JSON has every key."""
-    from edm import rtl_interop
+    from edm.rtl import interop as rtl_interop
     from edm.cli import main
 
     out = tmp_path / "interop.json"

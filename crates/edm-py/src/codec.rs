@@ -1,6 +1,6 @@
-//! The reference codec for Python (`edm._core`; wrapped by `python/edm/codec.py`).
+//! The reference codec for Python (`edm._core`; wrapped by `python/edm/protocol/codec.py`).
 //! Blocks are `(sync, payload)` tuples; messages cross as a tuple of fields in
-//! the order of `edm.codec.Message`.
+//! the order of `edm.protocol.codec.Message`.
 use edm_proto::control::{
     decode_control as decode_control_block, encode_control, implied_seq as implied_seq_of, Control,
     ControlKind,
@@ -69,7 +69,7 @@ fn message_tuple<'py>(py: Python<'py>, m: &Message) -> PyResult<Bound<'py, PyTup
         .into_pyobject(py)
 }
 
-/// The blocks of a memory message given its fields (see `edm.codec.encode_message`).
+/// The blocks of a memory message given its fields (see `edm.protocol.codec.encode_message`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)] // one argument per message field
 fn encode_message(

@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     for name in RELATED_MODULES:
         importlib.import_module(name).add_parser(related)
 
-# What `edm reproduce` runs (edm.reproduce_related): (name, module, title);
+# What `edm reproduce` runs (edm.reproduce.related): (name, module, title);
 # each module has reproduce_section(out, quick) -> its report's Markdown,
 # written to out/<name>.md.
 REPRODUCED = [

@@ -10,7 +10,7 @@
 * :class:`RemoteMemory` is the compute side: one process's remote memory,
   an address space on each memory node it uses; ``allocate`` returns a
   :class:`Region` whose ``address(offset)`` is the 64-bit address word a
-  request carries (``edm.codec.space_address``).
+  request carries (``edm.protocol.codec.space_address``).
 * :func:`generate` makes a seeded request stream over such regions (sizes,
   read/write/RMW mix, a fraction aimed outside every mapping); each request is
   split at page boundaries, as a translating node requires.
@@ -32,7 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from edm.args import integer, out_file, real
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.related.clio_model import BucketFull, PageTable, Translator
 
 ASID_LIMIT = 1 << protocol.ADDR_ASID_W
@@ -360,7 +361,7 @@ def report_section(seed: int = 1) -> str:
 
 
 def reproduce_section(out: Path, quick: bool = False) -> str:
-    """``edm reproduce``'s entry (edm.reproduce_related): writes out/clio.md."""
+    """``edm reproduce``'s entry (edm.reproduce.related): writes out/clio.md."""
     out.mkdir(parents=True, exist_ok=True)
     text = report_section(seed=1)
     (out / "clio.md").write_text(text)

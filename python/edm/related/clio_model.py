@@ -2,7 +2,7 @@
 (``rtl/host/edm_mem_translate.sv``; Clio, ../shared/papers/002, §4.2).
 
 A request names (address space, virtual address) in its address word
-(``edm.codec.space_address``). The memory node maps (asid, virtual page) to a
+(``edm.protocol.codec.space_address``). The memory node maps (asid, virtual page) to a
 physical frame through
 
 * a **hash page table** in its DRAM: bucket ``bucket_of(key)`` of

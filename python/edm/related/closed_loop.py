@@ -334,7 +334,7 @@ def reproduce(out: Path, quick: bool = False) -> Path:
 
 
 def reproduce_section(out: Path, quick: bool = False) -> str:
-    """``edm reproduce``'s entry (edm.reproduce_related): the report's Markdown."""
+    """``edm reproduce``'s entry (edm.reproduce.related): the report's Markdown."""
     return reproduce(out, quick).read_text()
 
 

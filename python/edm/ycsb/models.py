@@ -4,7 +4,7 @@ docs/ycsb.md gives the per-request arithmetic these functions compute.
 
 Invariants:
   * every EDM figure comes from the protocol definition: unit sizes from
-    ``edm.codec.message_blocks``, cycle counts and PHY times from
+    ``edm.protocol.codec.message_blocks``, cycle counts and PHY times from
     ``edm.protocol``; the EDM fixed latencies compose to Table 1's totals
     (``PAPER_EDM_READ_TOTAL_PS`` / ``..._WRITE_...``), which a test checks;
   * Ethernet sizes (header, FCS, preamble + SFD, IFG, minimum frame) and the
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from edm import codec, protocol as P
+from edm import protocol as P
+from edm.protocol import codec
 from edm.ycsb.store import LOCAL, MemRequest
 
 # InfiniBand Architecture Specification vol. 1 (release 1.2.1), §9.3: extended transport headers.

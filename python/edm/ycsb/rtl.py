@@ -30,7 +30,7 @@ LINK_CYCLES = 19   # as `edm rtl latency`: 2 x 19 + 10 ns per hop, rounded up to
 
 def run_rtl(workload: str, *, operations: int, outstanding: int, seed: int, records: int = 200,
             distribution: str | None = None) -> dict[str, Any]:
-    from edm.rtl_latency import testbenches  # noqa: PLC0415
+    from edm.rtl.latency import testbenches  # noqa: PLC0415
 
     testbenches("edm ycsb --fabric rtl", "tb_ycsb.py")
     from rtlsim import run_bench  # noqa: PLC0415 (the testbenches' own runner)

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 
 from edm.args import integer, out_file
-from edm.rtl_latency import testbenches
+from edm.rtl.latency import testbenches
 
 KEYS = ("frames_sent", "frames_received", "frames_altered", "frames_lost", "frames_dropped_counted",
         "ordered_sets_seen", "memory_units_completed", "switch_data_waits")

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from edm.reproduce_claims import _range, fig8a_tables, fig8b_table, label_curves, saturated, saturated_from
-from edm.reproduce_plan import APPS, EDM_CURVES, RATIOS, Plan
+from edm.reproduce.claims import _range, fig8a_tables, fig8b_table, label_curves, saturated, saturated_from
+from edm.reproduce.plan import APPS, EDM_CURVES, RATIOS, Plan
 from edm.report import markdown_table
 from edm.sweep import ResultStore, Sweep, code_fingerprint
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 SUMMARY_FILE = "results.json"  # beside the report; committed as docs/results.json
 SUMMARY_FORMAT = 1
 MARKER = re.compile(r"<!-- results:([a-z0-9-]+) -->\n(.*?)<!-- /results -->", re.S)
@@ -97,7 +97,7 @@ def _points_identity(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def protocol_overhead_entry() -> dict[str, Any]:
-    from edm.protocol_cli import overhead_rows  # noqa: PLC0415
+    from edm.protocol.cli import overhead_rows  # noqa: PLC0415
 
     columns, rows = overhead_rows()
     return _entry("edm protocol overhead", columns, rows, {"simulator_code": _hash(code_fingerprint())})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from edm.reproduce_plan import (
+from edm.reproduce.plan import (
     APP_CURVES,
     APPS,
     ASIC_CURVES,

@@ -28,7 +28,7 @@ from pathlib import Path
 from edm.args import integer, out_file
 from edm import protocol
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CYCLE_NS = protocol.CYCLE_PS / 1000
 PHYS_NS = (8 * protocol.PMA_PMD_XCVR_PS + 4 * protocol.PROP_PS) / 1000
 PAPER_STACK_NS = {"read": protocol.PAPER_EDM_READ_STACK_PS / 1000, "write": protocol.PAPER_EDM_WRITE_STACK_PS / 1000}

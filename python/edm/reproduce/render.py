@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm.reproduce_claims import (
+from edm.reproduce.claims import (
     ablation_rows,
     best_fig8a,
     best_fig8b,
@@ -28,7 +28,7 @@ from edm.reproduce_claims import (
     summary_rows,
     table_of,
 )
-from edm.reproduce_plan import (
+from edm.reproduce.plan import (
     APP_CURVES,
     APPS,
     ASIC_CURVES,
@@ -143,7 +143,7 @@ def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from edm import reproduce_related, reproduce_ycsb
+    from edm.reproduce import related as reproduce_related, ycsb as reproduce_ycsb
     from edm.report import Report
     from edm.sim.unloaded import FEC_PS, unloaded_table
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from edm import codec, protocol
+from edm import protocol
+from edm.protocol import codec
 from edm.report import markdown_table
 
 

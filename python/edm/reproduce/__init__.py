@@ -11,7 +11,7 @@ and a finished one re-renders without simulating). EDM runs as two protocols:
 
 * **Table 1**: unloaded 64 B read and write latency of every protocol beside
   the paper's Table 1 (simulated; :mod:`edm.sim.unloaded`), and EDM's measured
-  on our RTL (:mod:`edm.rtl_latency`, the whole-fabric Verilator testbench;
+  on our RTL (:mod:`edm.rtl.latency`, the whole-fabric Verilator testbench;
   full run only, stored in ``rtl_latency.json`` and reused while the RTL and
   testbench sources are unchanged).
 * **Figure 8a**: 64 B messages, all-to-all, write-only / read-only / mixed,
@@ -28,8 +28,8 @@ and a finished one re-renders without simulating). EDM runs as two protocols:
   9 KB jumbo) on every link, with and without intra-frame preemption.
 
 The report puts the paper's claims beside ours and says, computed from the
-numbers, whether each holds. What is simulated: :mod:`edm.reproduce_plan`;
-the numbers: :mod:`edm.reproduce_claims`; the report: :mod:`edm.reproduce_render`.
+numbers, whether each holds. What is simulated: :mod:`edm.reproduce.plan`;
+the numbers: :mod:`edm.reproduce.claims`; the report: :mod:`edm.reproduce.render`.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ from pathlib import Path
 from typing import Any
 
 from edm.args import address, in_file, integer, out_dir
-from edm import reproduce_related, reproduce_ycsb, results_summary, stored_results
-from edm.reproduce_claims import claims, table_of  # noqa: F401 - re-exported
-from edm.reproduce_plan import (  # noqa: F401 - re-exported
+from edm.reproduce import related as reproduce_related, ycsb as reproduce_ycsb
+from edm.reproduce import stored as stored_results, summary as results_summary
+from edm.reproduce.claims import claims, table_of  # noqa: F401 - re-exported
+from edm.reproduce.plan import (  # noqa: F401 - re-exported
     ABLATION,
     APP_CURVES,
     APPS,
@@ -56,14 +57,14 @@ from edm.reproduce_plan import (  # noqa: F401 - re-exported
     Plan,
     curve,
 )
-from edm.reproduce_render import RTL_LATENCY_FILE, MissingResults, stored  # noqa: F401 - re-exported
-from edm.reproduce_render import build_report as _render
+from edm.reproduce.render import RTL_LATENCY_FILE, MissingResults, stored  # noqa: F401 - re-exported
+from edm.reproduce.render import build_report as _render
 from edm.sweep import ResultStore, point_key, run_sweep
 
 
 def _rtl_fingerprint() -> str:
     """A hash of everything the RTL latency depends on: the RTL and the fabric testbench."""
-    from edm.rtl_latency import ROOT  # noqa: PLC0415
+    from edm.rtl.latency import ROOT  # noqa: PLC0415
 
     files = sorted((ROOT / "rtl").rglob("*.sv")) + sorted((ROOT / "tests" / "rtl").glob("*fabric*"))
     return stored_results.fingerprint(files, lambda f: str(f.relative_to(ROOT)))
@@ -87,7 +88,7 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
     if doc is not None and doc.get("fingerprint") == fingerprint:
         print("rtl latency: reused (RTL unchanged)", file=sys.stderr)
         return doc
-    from edm import rtl_latency  # noqa: PLC0415
+    from edm.rtl import latency as rtl_latency  # noqa: PLC0415
 
     start = time.perf_counter()
     print("rtl latency: simulating the whole fabric in Verilator (about 2 min)...", file=sys.stderr)
@@ -111,7 +112,7 @@ def measure_rtl_latency(out: Path) -> dict[str, Any] | None:
 def build_report(out: Path, plan: Plan, wall_seconds: float | None, command: str,
                  computed: int | None = None) -> tuple[Path, Path]:
     """The report from stored points only (and the stored RTL Table 1, if any), and
-    beside it the README's headline tables (:mod:`edm.results_summary`)."""
+    beside it the README's headline tables (:mod:`edm.reproduce.summary`)."""
     rtl = _stored_rtl_latency(out)
     paths = _render(out, plan, wall_seconds, command, computed, rtl=rtl,
                     ycsb=reproduce_ycsb.stored(out), related=reproduce_related.stored(out))

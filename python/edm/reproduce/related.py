@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from edm.stored_results import fingerprint, read_json
+from edm.reproduce.stored import fingerprint, read_json
 from edm.sweep import code_fingerprint
 
 RELATED_FILE = "related.json"

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from edm import stored_results
+from edm.reproduce import stored as stored_results
 
 YCSB_FILE = "ycsb.json"
 REQUESTS = {"full": 20_000, "quick": 2_000}
@@ -28,8 +28,8 @@ PAPER_FIG7_CXL_RATIO = 1.3
 
 
 def _fingerprint() -> str:
-    root = Path(__file__).resolve().parent
-    files = sorted((root / "ycsb").glob("*.py")) + [root / "protocol.py", root / "codec.py"]
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((root / "ycsb").glob("*.py")) + [root / "protocol" / "__init__.py", root / "protocol" / "codec.py"]
     return stored_results.fingerprint(files, lambda f: f.name)
 
 

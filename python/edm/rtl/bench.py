@@ -18,8 +18,8 @@ import sys
 
 
 def _rtlsim():
-    """tests/rtl's runner, importable (edm.rtl_latency.testbenches finds it)."""
-    from edm.rtl_latency import testbenches  # noqa: PLC0415
+    """tests/rtl's runner, importable (edm.rtl.latency.testbenches finds it)."""
+    from edm.rtl.latency import testbenches  # noqa: PLC0415
 
     testbenches("edm rtl test", "rtlsim.py")
     import rtlsim  # noqa: PLC0415
