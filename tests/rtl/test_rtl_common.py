@@ -212,6 +212,10 @@ def test_pim_scheduler_parks_destinations():
 # The big nodes, whose full LUT mapping took 1-3 min each in CI: make test maps them
 # a gate per LUT4 (synth.py's QUICK_LUTS).
 QUICK_SYNTH = {"edm_mem_node", "edm_compute_node", "edm_dup_filter"}
+# edm_dup_filter's 64-id window per source took 296 s even quick: make test builds
+# the same logic with a 16-id window (its parameter), the default size is in
+# `.venv/bin/python tests/rtl/synth.py`'s table.
+MAKE_TEST_PARAMS = {"edm_dup_filter": {"WINDOW_LOG2": 4, "NEW_MAX": 16}}
 
 
 # The switch at its default size takes ~5 min to synthesize: test_rtl_switch.py
@@ -228,9 +232,10 @@ def test_synthesizes_for_ecp5(top):
     """Every module synthesizes for the ECP5: the full synth_ecp5, or for the
     big nodes (QUICK_SYNTH) every step of it but ABC9's LUT mapping, each gate
     a LUT4 instead, no generic cell left (synth.py's QUICK_LUTS)."""
-    from synth import synthesize
+    from synth import PARAMS, synthesize
 
-    cells = synthesize(top, quick=top in QUICK_SYNTH)
+    params = {**PARAMS.get(top, {}), **MAKE_TEST_PARAMS.get(top, {})}
+    cells = synthesize(top, params, quick=top in QUICK_SYNTH)
     combinational = top in {"edm_crc32c_unit"}  # no registers: its users hold the state
     assert cells.get("LUT4", 0) > 0 and (cells.get("TRELLIS_FF", 0) > 0) != combinational, cells
 
