@@ -79,3 +79,12 @@ def test_report_readme_keeps_what_it_cannot_compute_and_rewrites_the_rest(tmp_pa
     assert main(["report", "--out", str(tmp_path / "none"), "--readme", str(readme)]) == 2
     assert "README.md: a '<!-- results:NAME -->' marker has no" in capsys.readouterr().err
     assert readme.read_text() == "<!-- results:unloaded -->\n"
+
+
+def test_commit_ids_live_only_in_the_changelog():
+    """Design documents describe the design as it is: history (commit ids) goes to docs/CHANGELOG.md."""
+    commit = re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b")
+    docs = [README, *sorted(README.parent.joinpath("docs").glob("*.md"))]
+    found = [f"{p.name}:{n}: {m.group()}" for p in docs if p.name != "CHANGELOG.md"
+             for n, line in enumerate(p.read_text().splitlines(), 1) for m in commit.finditer(line)]
+    assert not found, "commit ids outside docs/CHANGELOG.md:\n" + "\n".join(found)
