@@ -61,7 +61,7 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from edm import protocol
 from edm.protocol import codec
-from tbutil import Dram, drive_requests, seeded_random, start_fabric
+from tbutil import Dram, Driver, drive_requests, read_int, seeded_random, start_fabric
 
 RBASE = 0x0000_1000_0000_0000   # remote memory base at each memory node
 RSIZE = 16384
@@ -171,6 +171,7 @@ class Fabric:
         # here; else another model's (a top built with XGMII_MACS), checked there.
         self.bench_frames = bench_frames
         self.rng = seeded_random(seed)
+        self.drive = Driver()   # step's inputs, each written when it changes
         self.nc = len(dut.req_valid)
         self.nm = len(dut.dram_rd_valid)
         self.n = self.nc + self.nm
@@ -274,11 +275,12 @@ class Fabric:
 
     async def step(self):
         d, rng, nc, nm, n = self.dut, self.rng, self.nc, self.nm, self.n
+        put = self.drive.put
         await FallingEdge(d.clk)
         # ---- drive. A host or the switch takes what is driven only on its own
         # clock's edges: nothing is handed over (popped) on an edge it skips.
         ticks = self.clocks.next()
-        d.tick.value = ticks
+        put(d.tick, ticks)
         on = [bool(ticks >> p & 1) for p in range(n + 1)]   # hosts, then the switch
         heads = []
         for c in range(nc):
@@ -289,19 +291,19 @@ class Fabric:
                     self.tags[c] = (self.tags[c] + 1) % 256
                 r["tag"] = self.tags[c]
                 self.tags[c] = (self.tags[c] + 1) % 256
-        drive_requests(d, heads, RBASE, LBASE)
+        drive_requests(d, heads, RBASE, LBASE, put)
         def ready(k, p):
             return sum(1 << i for i in range(k) if rng.random() < p)
         cpl_ready, lrd_ready = ready(nc, self.p_ready), ready(nc, self.p_ready)
         lwr_ready, dram_rd_ready, dram_wr_ready = ready(nc, self.p_sink), ready(nm, self.p_sink), ready(nm, self.p_sink)
-        d.cpl_ready.value, d.lrd_ready.value, d.lwr_ready.value = cpl_ready, lrd_ready, lwr_ready
-        d.dram_rd_ready.value, d.dram_wr_ready.value = dram_rd_ready, dram_wr_ready
+        put(d.cpl_ready, cpl_ready), put(d.lrd_ready, lrd_ready), put(d.lwr_ready, lwr_ready)
+        put(d.dram_rd_ready, dram_rd_ready), put(d.dram_wr_ready, dram_wr_ready)
         v = data = 0
         for c in range(nc):
             if on[c] and self.lrd_q[c] and self.lrd_q[c][0][0] <= self.cycle:
                 v |= 1 << c
                 data |= self.lrd_q[c].popleft()[1] << (64 * c)
-        d.lrd_rsp_valid.value, d.lrd_rsp_data.value = v, data
+        put(d.lrd_rsp_valid, v), put(d.lrd_rsp_data, data)
         v = data = 0
         dram_rsp = [False] * nm
         for m in range(nm):
@@ -310,21 +312,21 @@ class Fabric:
                 v |= 1 << m
                 data |= answer << (64 * m)
                 dram_rsp[m] = True
-        d.dram_rsp_valid.value, d.dram_rsp_data.value = v, data
+        put(d.dram_rsp_valid, v), put(d.dram_rsp_data, data)
         hv = hb = 0
         for p in range(n):
             if self.h_frames[p]:
                 hv |= 1 << p
                 hb |= pack(self.h_frames[p][0]) << (66 * p)
-        d.h_enc_valid.value, d.h_enc_block.value = hv, hb
+        put(d.h_enc_valid, hv), put(d.h_enc_block, hb)
         flip = {"up": 0, "down": 0}
         for way, p, mask in self.flips.pop(self.cycle, []):
             flip[way] |= mask << (66 * p)
-        d.up_flip.value, d.down_flip.value = flip["up"], flip["down"]
+        put(d.up_flip, flip["up"]), put(d.down_flip, flip["down"])
         # ---- sample (before the rising edge)
         await ReadOnly()
         cyc = self.cycle
-        req_ready = int(d.req_ready.value)
+        req_ready = read_int(d.req_ready)
         for c in range(nc):
             if on[c] and heads[c] is not None and req_ready >> c & 1:
                 r = self.submit[c].popleft()
@@ -333,8 +335,8 @@ class Fabric:
                 self.order[c].setdefault(r["dst"], deque()).append(r["tag"])
                 if self.trace:
                     self.events.append((cyc, "req", c, r["kind"]))
-        lrd_v, lrd_a = int(d.lrd_valid.value), int(d.lrd_addr.value)
-        lwr_v = int(d.lwr_valid.value)
+        lrd_v, lrd_a = read_int(d.lrd_valid), read_int(d.lrd_addr)
+        lwr_v = read_int(d.lwr_valid)
         for c in range(nc):
             if not on[c]:
                 continue
@@ -345,48 +347,48 @@ class Fabric:
                 self.lrd_due[c] = due
                 self.lrd_q[c].append((due, int.from_bytes(self.lmem[c][o:o + 8], "little")))
             if lwr_v >> c & 1 and lwr_ready >> c & 1:
-                o = field(int(d.lwr_addr.value), c, 64) - LBASE
-                w = field(int(d.lwr_data.value), c, 64).to_bytes(8, "little")
-                mask = field(int(d.lwr_mask.value), c, 8)
+                o = field(read_int(d.lwr_addr), c, 64) - LBASE
+                w = field(read_int(d.lwr_data), c, 64).to_bytes(8, "little")
+                mask = field(read_int(d.lwr_mask), c, 8)
                 assert 0 <= o < LSIZE, hex(o)
                 for k in range(8):
                     if mask >> k & 1:
                         self.lmem[c][o + k] = w[k]
                 if self.trace:
                     self.events.append((cyc, "lwr", c, None))
-        cv = int(d.cpl_valid.value)
+        cv = read_int(d.cpl_valid)
         for c in range(nc):
             if on[c] and cv >> c & 1 and cpl_ready >> c & 1:
-                self.complete(c, field(int(d.cpl_tag.value), c, 8), field(int(d.cpl_status.value), c, 8),
-                              field(int(d.cpl_dst.value), c, 10), cyc)
+                self.complete(c, field(read_int(d.cpl_tag), c, 8), field(read_int(d.cpl_status), c, 8),
+                              field(read_int(d.cpl_dst), c, 10), cyc)
         if acks():
-            wv = int(d.wo_valid.value)
+            wv = read_int(d.wo_valid)
             for c in range(nc):
                 if on[c] and wv >> c & 1:
-                    self.outcomes.append((cyc, c, field(int(d.wo_dst.value), c, 10), field(int(d.wo_id.value), c, 8),
-                                          field(int(d.wo_tag.value), c, 8), int(d.wo_ok.value) >> c & 1,
-                                          field(int(d.wo_age.value), c, len(d.wo_age) // nc)))
-        rdv, wrv = int(d.dram_rd_valid.value) & dram_rd_ready, int(d.dram_wr_valid.value) & dram_wr_ready
+                    self.outcomes.append((cyc, c, field(read_int(d.wo_dst), c, 10), field(read_int(d.wo_id), c, 8),
+                                          field(read_int(d.wo_tag), c, 8), read_int(d.wo_ok) >> c & 1,
+                                          field(read_int(d.wo_age), c, len(d.wo_age) // nc)))
+        rdv, wrv = read_int(d.dram_rd_valid) & dram_rd_ready, read_int(d.dram_wr_valid) & dram_wr_ready
         for m in range(nm):
             if not on[nc + m]:
                 continue
             if dram_rsp[m] and self.trace:
                 self.events.append((cyc, "dram_rsp", self.nc + m, None))
             read, write = rdv >> m & 1, wrv >> m & 1
-            self.mem[m].accept(cyc, field(int(d.dram_rd_addr.value), m, 64) if read else None,
-                               field(int(d.dram_wr_addr.value), m, 64) if write else None,
-                               field(int(d.dram_wr_data.value), m, 64), field(int(d.dram_wr_mask.value), m, 8))
+            self.mem[m].accept(cyc, field(read_int(d.dram_rd_addr), m, 64) if read else None,
+                               field(read_int(d.dram_wr_addr), m, 64) if write else None,
+                               field(read_int(d.dram_wr_data), m, 64), field(read_int(d.dram_wr_mask), m, 8))
             if self.trace and read:
                 self.events.append((cyc, "dram_rd", self.nc + m, None))
             if self.trace and write:
                 self.events.append((cyc, "dram_wr", self.nc + m, None))
-        her = int(d.h_enc_ready.value)
+        her = read_int(d.h_enc_ready)
         for p in range(n):
             if on[p] and hv >> p & 1 and her >> p & 1:
                 self.h_frames[p].popleft()
-        dec_v, dec_b = int(d.h_dec_valid.value), int(d.h_dec_block.value)
-        sw_in = int(d.sw_in.value)
-        tx_l, rx_l = int(d.h_tx_line.value), int(d.h_rx_line.value)
+        dec_v, dec_b = read_int(d.h_dec_valid), read_int(d.h_dec_block)
+        sw_in = read_int(d.sw_in)
+        tx_l, rx_l = read_int(d.h_tx_line), read_int(d.h_rx_line)
         for p in range(n):
             if not on[p]:
                 continue

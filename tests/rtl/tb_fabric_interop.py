@@ -48,7 +48,7 @@ from cocotbext.eth import XgmiiFrame, XgmiiSink, XgmiiSource
 from edm import protocol
 from tb_fabric import K_RREQ, K_WREQ, RO_SIZE, WR_BASE, WR_SIZE, Fabric, field, new_fabric
 from tb_host_path import KINDS, frame_size, packet
-from tbutil import record_json, seeded_random
+from tbutil import Driver, read_int, record_json, seeded_random
 
 BROADCAST = "ff:ff:ff:ff:ff:ff"
 IDLE_BLOCK = protocol.SYNC_CTRL | protocol.BT_C8 << 2
@@ -89,21 +89,22 @@ class Hosts:
     async def watch(self):
         """Each cycle: the sources' enables, the /S/ marks on both XGMIIs, and
         the memory blocks entering the switch and leaving its datapath."""
-        d = self.dut
+        d, drive = self.dut, Driver()
+        sw_out, sw_in = d.sw_out, d.sw_in
         while True:
             await FallingEdge(d.clk)
-            en = [int(m["room"].value) for m in self.mac]
+            en = [read_int(m["room"]) for m in self.mac]
             for p, m in enumerate(self.mac):
-                m["tx_en"].value = en[p]
+                drive.put(m["tx_en"], en[p])
             await ReadOnly()
             cyc = self.f.cycle
             for p, m in enumerate(self.mac):
                 if self.en_prev[p]:
-                    self.mark(self.tx_start[p], int(m["txd"].value), int(m["txc"].value), cyc)
-                if int(m["rx_valid"].value):
-                    self.mark(self.rx_start[p], int(m["rxd"].value), int(m["rxc"].value), cyc)
+                    self.mark(self.tx_start[p], read_int(m["txd"]), read_int(m["txc"]), cyc)
+                if read_int(m["rx_valid"]):
+                    self.mark(self.rx_start[p], read_int(m["rxd"]), read_int(m["rxc"]), cyc)
             self.en_prev = en
-            out, inp = int(d.sw_out.value), int(d.sw_in.value)
+            out, inp = read_int(sw_out), read_int(sw_in)
             for p in range(self.n):
                 self.mem_down[p] += field(out, p, 66) != IDLE_BLOCK
                 b = field(inp, p, 66)
@@ -127,6 +128,8 @@ class Hosts:
 
     @staticmethod
     def mark(marks, data, ctrl, cyc):
+        if not ctrl:   # a data word: no /S/ in it
+            return
         for lane in range(8):
             if ctrl >> lane & 1 and (data >> (8 * lane)) & 0xFF == protocol.XGMII_START:
                 marks.append(cyc + lane / 8)
