@@ -31,6 +31,7 @@ pub(super) mod acks;
 pub(super) mod dedup;
 pub mod errors;
 mod failover;
+mod outcome;
 mod recovery;
 
 /// The faults a run models (all off by default).

@@ -15,11 +15,13 @@
 //! `faults/` (bit errors, read timeouts, and the timers and retries that
 //! recover).
 mod alone;
+mod batching;
 pub mod config;
 pub mod faults;
 mod hosts;
 pub mod link;
 mod model;
+mod ordering;
 pub mod placement;
 mod plane;
 pub mod scheduler;

@@ -2,14 +2,16 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
 //! the switch's scheduling and circuits in `switch.rs`.
+use super::batching::Batching;
 use super::faults::acks::Acks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
 use super::faults::DataRecovery;
 use super::link::frame_stats;
 use super::model::{Edm, EdmCounters, Transmission};
+use super::ordering::Ordering;
 use super::plane::{Plane, ALL_PLANES};
 use super::units::UnitKind;
-use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
+use super::units::{Ev, Msg, Unit};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
@@ -62,21 +64,10 @@ pub(super) struct Sim<'a> {
     pub(super) zq: bool,
     /// Each unit sent, when tracing.
     pub(super) trace: Option<Vec<Transmission>>,
-    /// Whether messages' finishing at their requester is followed (the
-    /// memory-order rule or fences need it).
-    pub(super) track_finish: bool,
-    /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
-    /// requester-memory pair the messages issued and not finished, and those
-    /// held back by an overlapping earlier one, with how many they wait for.
-    pub(super) order: Vec<super::hosts::PairOrder>,
-    pub(super) waits_for: Vec<u32>,
-    /// Fences: per requester, messages not finished, and the messages
-    /// waiting behind a fence (from the fence on, in order).
-    pub(super) outstanding: Vec<u32>,
-    pub(super) fenced: Vec<VecDeque<u32>>,
-    /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
-    pub(super) batch_of: Vec<u32>,
-    pub(super) batches: Vec<Batch>,
+    /// Fences and the memory-order rule (`ordering.rs`).
+    pub(super) ordering: Ordering,
+    /// Mega-messages (`batching.rs`).
+    pub(super) batching: Batching,
     /// Faults (`FaultConfig`): whether links lose units (then the state
     /// below and the planes' is kept) and the read timeout.
     pub(super) lossy: bool,
@@ -203,20 +194,8 @@ impl<'a> Sim<'a> {
             completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
-            track_finish: address || msgs.iter().any(|m| m.fence),
-            order: vec![Default::default(); if address { n * n } else { 0 }],
-            waits_for: vec![0; if address { msgs.len() } else { 0 }],
-            outstanding: vec![0; n],
-            fenced: vec![VecDeque::new(); n],
-            batch_of: vec![
-                NO_BATCH;
-                if edm.cfg.batch_bytes > 0 {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            batches: Vec::new(),
+            ordering: Ordering::new(n, msgs, address),
+            batching: Batching::new(edm.cfg.batch_bytes, msgs.len()),
             lossy: faults.lossy(),
             read_timeout: faults.read_timeout_ns * 1000,
             ended: vec![
@@ -495,8 +474,8 @@ impl<'a> Sim<'a> {
             Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 prefetch(&self.pending[self.pair(unit.spec)]);
             }
-            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
-                prefetch(&self.order[self.pair(*m)]);
+            Some(Ev::Finished(_, m)) if self.ordering.by_address() => {
+                self.ordering.prefetch_pair(m.requester, m.memory);
             }
             _ => {}
         }
@@ -506,10 +485,8 @@ impl<'a> Sim<'a> {
                     prefetch(front);
                 }
             }
-            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
-                if let Some(first) = self.order[self.pair(*m)].unfinished.first() {
-                    prefetch(first);
-                }
+            Some(Ev::Finished(_, m)) if self.ordering.by_address() => {
+                self.ordering.prefetch_first(m.requester, m.memory);
             }
             _ => {}
         }
@@ -521,16 +498,14 @@ impl<'a> Sim<'a> {
     /// for at the last issue). Hints only: handling is unchanged.
     #[inline(always)]
     fn prefetch_order_of_next_issues(&self, i: usize) {
-        if self.order.is_empty() {
+        if !self.ordering.by_address() {
             return;
         }
         if let Some(m) = self.msgs.get(i + 2) {
-            prefetch(&self.order[self.pair(Msg::of(m))]);
+            self.ordering.prefetch_pair(m.requester, m.memory);
         }
         if let Some(m) = self.msgs.get(i + 1) {
-            if let Some(first) = self.order[self.pair(Msg::of(m))].unfinished.first() {
-                prefetch(first);
-            }
+            self.ordering.prefetch_first(m.requester, m.memory);
         }
     }
 
@@ -772,7 +747,9 @@ impl<'a> Sim<'a> {
     /// NACK (`data_recovery = "ideal"`); else when it is acknowledged.
     #[inline(always)]
     pub(super) fn finish_on_arrival(&self) -> bool {
-        self.lossy && self.edm.cfg.faults.data_recovery == DataRecovery::Ideal && self.track_finish
+        self.lossy
+            && self.edm.cfg.faults.data_recovery == DataRecovery::Ideal
+            && self.ordering.tracked()
     }
 
     /// Whether every message goes on two switch planes (the dual switch).

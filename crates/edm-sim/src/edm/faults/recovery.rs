@@ -428,7 +428,7 @@ impl Sim<'_> {
         }
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);
-        if self.track_finish {
+        if self.ordering.tracked() {
             self.finished(now, i, m);
         }
         self.resolved(now, i, false);
