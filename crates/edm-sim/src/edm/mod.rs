@@ -20,6 +20,7 @@ pub mod config;
 pub mod faults;
 mod hosts;
 pub mod link;
+mod memory_nodes;
 mod model;
 mod ordering;
 pub mod placement;

@@ -7,6 +7,7 @@ use super::faults::acks::Acks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
 use super::faults::DataRecovery;
 use super::link::frame_stats;
+use super::memory_nodes::MemoryNodes;
 use super::model::{Edm, EdmCounters, Transmission};
 use super::ordering::Ordering;
 use super::plane::{Plane, ALL_PLANES};
@@ -18,8 +19,7 @@ use crate::engine::{
     self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, RecordSink, RecordWindow,
     Simulation, Totals,
 };
-use crate::memory::protection::{Access, Protection};
-use crate::memory::MemoryPools;
+use crate::memory::protection::Access;
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
@@ -82,16 +82,8 @@ pub(super) struct Sim<'a> {
     pub(super) message_chunks: Vec<Vec<u32>>,
     /// Lossy links: per message, whether it stopped being active at its pair.
     pub(super) released: Vec<bool>,
-    /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency),
-    /// and per message the bytes of it handed to memory so far (a write's
-    /// chunks go to consecutive addresses).
-    pub(super) memory: Option<MemoryPools>,
-    pub(super) memory_offset: Vec<u32>,
-    /// The memory nodes' protection (`FabricConfig::protection`; None: off)
-    /// and per message its memory node's verdict, once the request (or a
-    /// write's first data) has reached it.
-    pub(super) protection: Option<Protection>,
-    pub(super) access: Vec<Option<Access>>,
+    /// The memory nodes' DRAMs and protection (`memory_nodes.rs`).
+    pub(super) memory: MemoryNodes,
     /// Lossy links with `data_recovery = "protocol"`
     /// (`FaultConfig::protocol_recovery`): the switch's timer sees only
     /// what reached it, and every message gets an outcome (`faults/acks.rs`);
@@ -167,7 +159,6 @@ impl Chunk {
 impl<'a> Sim<'a> {
     pub(super) fn new(edm: &'a Edm, msgs: &'a [MessageSpec]) -> Self {
         let n = edm.fabric.nodes;
-        let f = &edm.fabric;
         let address = edm.cfg.memory_order == MemoryOrder::Address;
         let faults = &edm.cfg.faults;
         let mut sim = Sim {
@@ -216,10 +207,7 @@ impl<'a> Sim<'a> {
                 }
             ],
             released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
-            memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
-            memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
-            protection: Protection::new(&f.protection, n),
-            access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
+            memory: MemoryNodes::new(edm, msgs.len()),
             protocol: faults.protocol_recovery(),
             // (The protocol's bounded record; other lossy runs, the ideal
             // NACK's bound and the dual switch alone, keep an exact one.)
@@ -422,12 +410,7 @@ impl<'a> Sim<'a> {
         ) = down;
         self.counters.frames = frames;
         self.totals.protocol = Some(Box::new(self.counters));
-        if let Some(memory) = self.memory.take() {
-            self.totals.memory = memory.stats;
-        }
-        if let Some(protection) = self.protection.take() {
-            self.totals.protection = protection.stats;
-        }
+        self.memory.report(&mut self.totals);
         (
             Outcome {
                 records: self.records.into_vec(),
@@ -717,29 +700,8 @@ impl<'a> Sim<'a> {
         if self.rmw_replays(&request) {
             return arrived + fixed;
         }
-        let addr = match self.access(request.msg) {
-            Some(Access::Denied) => return arrived + fixed,
-            Some(Access::Served(phys)) => phys,
-            None => self.msgs[request.msg as usize].addr,
-        };
-        let Some(memory) = &mut self.memory else {
-            return arrived + fixed;
-        };
-        let spec = &self.msgs[request.msg as usize];
-        let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
-        // Translation (Clio) comes before the DRAM read, at the bound the switch plans for.
-        let translated = self.edm.fabric.translate.bound_ps();
-        let (arrived, fixed) = (arrived + translated, fixed - translated);
-        let ready = if trial {
-            memory.peek_read(node, arrived, addr, bytes)
-        } else {
-            let ready = memory.read(node, arrived, addr, bytes);
-            if spec.op == Op::Rmw {
-                memory.write(node, ready, addr, bytes);
-            }
-            ready
-        };
-        memory.response_at(arrived, fixed, ready)
+        self.memory
+            .response_at(self.edm, self.msgs, &request, (arrived, fixed), trial)
     }
 
     /// Whether a write finishes at its requester (the memory-order rule,
@@ -762,31 +724,17 @@ impl<'a> Sim<'a> {
     /// the DRAM's queue sees it).
     /// (A denied write is dropped: never written.)
     pub(super) fn write_to_memory(&mut self, at: Ps, unit: &Unit) {
-        let base = match self.access(unit.msg) {
-            Some(Access::Denied) => return,
-            Some(Access::Served(phys)) => phys,
-            None => self.msgs[unit.msg as usize].addr,
-        };
-        if let Some(memory) = &mut self.memory {
-            let i = unit.msg as usize;
-            let addr = base + self.memory_offset[i] as u64;
-            self.memory_offset[i] += unit.bytes;
-            memory.write(unit.spec.memory, at, addr, unit.bytes as u64);
-        }
+        self.memory.write(at, unit, self.msgs);
     }
 
-    /// Message `i`'s verdict at its memory node (checked the first time its
-    /// request or data gets there), or None with protection off.
+    /// Message `i`'s verdict at its memory node (None: protection off).
     pub(super) fn access(&mut self, i: u32) -> Option<Access> {
-        let protection = self.protection.as_mut()?;
-        let msgs = self.msgs;
-        let verdict = &mut self.access[i as usize];
-        Some(*verdict.get_or_insert_with(|| protection.check(&msgs[i as usize])))
+        self.memory.access(i, self.msgs)
     }
 
     /// Whether message `i`'s memory node denied it.
     pub(super) fn denied(&self, i: u32) -> bool {
-        self.access.get(i as usize) == Some(&Some(Access::Denied))
+        self.memory.denied(i)
     }
 
     /// The data unit a host sends on `grant` (or the forwarded request): the
