@@ -270,14 +270,11 @@ impl Sim<'_> {
             self.delivered[i] == whole
         };
         if done {
-            // Logged in completion order and written to the records at the end
-            // (one pass) rather than to a far-away record now.
             let complete = at + self.edm.proc_data(unit.spec);
-            self.completions.push((unit.msg, complete));
+            self.records.complete(unit.msg, complete);
             if unit.spec.op == Op::Write {
                 self.acknowledge(complete, &unit, true);
             }
-            self.completed += 1;
             if let Some(ended) = self.ended.get_mut(i) {
                 *ended = true;
             }
@@ -295,8 +292,7 @@ impl Sim<'_> {
         for &(member, _) in self.batching.arrived(unit.msg, done_to) {
             // Its payload (the headers between members are not payload).
             self.totals.delivered_bytes += self.msgs[member as usize].size as u64;
-            self.completions.push((member, done_at));
-            self.completed += 1;
+            self.records.complete(member, done_at);
         }
         done_to == unit.spec.size
     }

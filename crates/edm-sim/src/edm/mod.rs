@@ -25,6 +25,7 @@ mod model;
 mod ordering;
 pub mod placement;
 mod plane;
+mod records;
 pub mod scheduler;
 mod sim;
 mod switch;

@@ -11,13 +11,13 @@ use super::memory_nodes::MemoryNodes;
 use super::model::{Edm, EdmCounters, Transmission};
 use super::ordering::Ordering;
 use super::plane::{Plane, ALL_PLANES};
+use super::records::Records;
 use super::units::UnitKind;
 use super::units::{Ev, Msg, Unit};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
-    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, RecordSink, RecordWindow,
-    Simulation, Totals,
+    self, prefetch, utilisation, EventQueue, Outcome, RecordSink, Simulation, Totals,
 };
 use crate::memory::protection::Access;
 use crate::time::Ps;
@@ -38,28 +38,11 @@ pub(super) struct Sim<'a> {
     pub(super) active: Vec<u8>,
     pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
     pub(super) delivered: Vec<u32>,
-    /// Every message's record, or when streamed those of the messages from
-    /// the oldest whose record is not final to the last issued.
-    pub(super) records: RecordWindow,
-    /// Streamed runs: where final records go; `stream_during` if they go
-    /// during the run (without faults: a record is final when its message
-    /// completed and, a write, was acknowledged), else at its end.
-    pub(super) sink: Option<(usize, Hand<'a>)>,
-    pub(super) stream_during: bool,
-    /// Streamed: completed writes whose record waits for their acknowledgement.
-    pub(super) unsettled: Vec<u32>,
-    pub(super) alone: AloneCache,
-    /// (message, completion time), in completion order: all of them when
-    /// the issue feed reads them (a closed loop), else the latest, written
-    /// to `records` every `COMPLETION_BATCH` (a batch keeps the writes to
-    /// far-away records out of the event handlers; emptying it keeps a long
-    /// run's memory 16 B per message smaller).
-    pub(super) completions: Vec<(u32, Ps)>,
-    pub(super) keep_completions: bool,
+    /// The records and the completion log (`records.rs`).
+    pub(super) records: Records<'a>,
     pub(super) totals: Totals,
     /// EDM's own counters, handed to `totals` when the run ends.
     pub(super) counters: EdmCounters,
-    pub(super) completed: u64,
     /// Zero-queue mode (`EdmConfig::zero_queue`).
     pub(super) zq: bool,
     /// Each unit sent, when tracing.
@@ -101,34 +84,6 @@ pub(super) struct Sim<'a> {
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
 }
-
-/// A streamed run's sink's hand (`RecordSink::hand`).
-type Hand<'a> = &'a mut dyn FnMut(&[u32], &[Record]);
-
-/// A message's latency alone depends only on its operation and size: a
-/// small direct-mapped cache of it (workloads repeat sizes).
-pub(super) struct AloneCache([(u32, Op, Ps); 256]);
-
-impl Default for AloneCache {
-    fn default() -> Self {
-        AloneCache([(u32::MAX, Op::Read, 0); 256])
-    }
-}
-
-impl AloneCache {
-    #[inline]
-    fn get(&mut self, edm: &Edm, m: &MessageSpec) -> Ps {
-        let slot = &mut self.0[(m.size as usize ^ m.op as usize) & 255];
-        if (slot.0, slot.1) != (m.size, m.op) {
-            *slot = (m.size, m.op, edm.alone_ps(m));
-        }
-        slot.2
-    }
-}
-
-/// How many completions are logged before they are written to the records
-/// (when the issue feed does not read them).
-const COMPLETION_BATCH: usize = 1 << 14;
 
 /// A granted chunk, with lossy links.
 #[derive(Clone, Copy, Debug)]
@@ -173,16 +128,9 @@ impl<'a> Sim<'a> {
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
             delivered: vec![0; msgs.len()],
-            completions: Vec::new(),
-            keep_completions: true,
-            records: RecordWindow::default(),
-            sink: None,
-            stream_during: false,
-            unsettled: Vec::new(),
-            alone: AloneCache::default(),
+            records: Records::new(),
             totals: Totals::default(),
             counters: EdmCounters::default(),
-            completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
             ordering: Ordering::new(n, msgs, address),
@@ -262,60 +210,6 @@ impl<'a> Sim<'a> {
         sim
     }
 
-    /// Holds every message's record (a run not streamed).
-    fn hold_all_records(&mut self) {
-        for i in 0..self.msgs.len() {
-            self.hold_record(i as u32);
-        }
-    }
-
-    /// Holds message `i`'s record, unfinished.
-    #[inline]
-    fn hold_record(&mut self, i: u32) {
-        let alone_ps = self.alone.get(self.edm, &self.msgs[i as usize]);
-        self.records.hold(
-            i,
-            Record {
-                alone_ps,
-                ..Record::default()
-            },
-        );
-    }
-
-    /// Streamed during the run: message `i`'s record has its completion; it
-    /// is final (handed on) once a write is also acknowledged (a member of a
-    /// mega-message is acknowledged with the whole: until then it waits in
-    /// `unsettled`).
-    fn settle_record(&mut self, i: u32) {
-        let r = &self.records[i as usize];
-        let acked = self.msgs[i as usize].op != Op::Write || r.acked_ps.is_some();
-        if !acked {
-            self.unsettled.push(i);
-            return;
-        }
-        let Some((batch, hand)) = self.sink.as_mut() else {
-            return;
-        };
-        let sink = &mut RecordSink {
-            batch: *batch,
-            hand: &mut **hand,
-        };
-        self.records.finish(i, sink);
-    }
-
-    /// Hands the sink every record left (the run's end, or a run whose
-    /// records go at its end).
-    fn hand_all_records(&mut self) {
-        let Some((batch, hand)) = self.sink.as_mut() else {
-            return;
-        };
-        let sink = &mut RecordSink {
-            batch: *batch,
-            hand: &mut **hand,
-        };
-        self.records.hand_all(sink);
-    }
-
     #[inline]
     pub(super) fn record(&mut self, host: u16, up: bool, start: Ps, blocks: u32, unit: &Unit) {
         if let Some(t) = &mut self.trace {
@@ -344,8 +238,8 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
         sink: &'a mut RecordSink,
     ) -> Outcome {
-        self.stream_during = self.ended.is_empty() && !self.lossy;
-        self.sink = Some((sink.batch, &mut *sink.hand));
+        let during = self.ended.is_empty() && !self.lossy;
+        self.records.stream_to(sink, during);
         self.run(progress).0
     }
 
@@ -355,24 +249,13 @@ impl<'a> Sim<'a> {
         issues: &mut I,
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
-        self.keep_completions = issues.reads_completions();
-        if self.stream_during {
-            self.records = RecordWindow::streamed();
-        } else {
-            self.hold_all_records();
-        }
-        self.completions.reserve(if self.keep_completions {
-            self.msgs.len()
-        } else {
-            COMPLETION_BATCH.min(self.msgs.len())
-        });
+        self.records
+            .start(self.edm, self.msgs, issues.reads_completions());
         let run = engine::run_fed(&mut self, issues, progress);
         self.settle_outcomes();
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
-        self.write_completions();
-        self.hand_all_records();
-        self.totals.max_records_held = self.records.max_held;
+        self.records.close(self.msgs, &mut self.totals);
         let end = self.totals.end_ps;
         // Per plane, then the busier plane's utilisation, every frame.
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
@@ -418,27 +301,6 @@ impl<'a> Sim<'a> {
             },
             self.trace.unwrap_or_default(),
         )
-    }
-
-    /// Writes the completions logged into the records, and empties the log
-    /// unless the issue feed reads it.
-    fn write_completions(&mut self) {
-        for &(i, at) in &self.completions {
-            self.records[i as usize].complete_ps = Some(at);
-        }
-        if self.stream_during {
-            for k in 0..self.completions.len() {
-                self.settle_record(self.completions[k].0);
-            }
-            for i in std::mem::take(&mut self.unsettled) {
-                if self.records.holds(i) {
-                    self.settle_record(i);
-                }
-            }
-        }
-        if !self.keep_completions {
-            self.completions.clear();
-        }
     }
 
     /// Starts loading what the events a few pops ahead will touch when they
@@ -502,8 +364,8 @@ impl<'a> Sim<'a> {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => {
-                if self.stream_during {
-                    self.hold_record(i);
+                if self.records.streamed_during() {
+                    self.records.hold(self.edm, self.msgs, i);
                 }
                 self.prefetch_order_of_next_issues(i as usize);
                 self.issue(now, i)
@@ -889,21 +751,19 @@ impl Simulation for Sim<'_> {
             Ev::PortSeen(_, h, down) => self.port_seen(h, down),
             _ => {
                 self.handle_event(now, ev);
-                if self.completions.len() >= COMPLETION_BATCH && !self.keep_completions {
-                    self.write_completions();
-                }
+                self.records.write_full_batch(self.msgs);
                 true
             }
         }
     }
 
     fn completed(&self) -> u64 {
-        self.completed
+        self.records.completed()
     }
 
     #[inline(always)]
     fn completion_log(&self) -> &[(u32, Ps)] {
-        &self.completions
+        self.records.completion_log()
     }
 
     #[inline(always)]
@@ -917,6 +777,8 @@ mod tests {
     use super::*;
     use crate::config::FabricConfig;
     use crate::edm::config::EdmConfig;
+    use crate::edm::records::COMPLETION_BATCH;
+    use crate::engine::Record;
     use crate::workload::{assign_addresses, OpenLoop, Roles, SizeCdf};
 
     /// The open loop's issues, but a feed that reads the completion log (so
