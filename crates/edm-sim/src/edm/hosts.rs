@@ -1,6 +1,7 @@
-//! EDM's hosts: when a message may go (fences, the memory-order rule, at
-//! most X active notifications per destination, batching), its /N/ or
-//! request, and what a host does with the grants and data it receives.
+//! EDM's hosts: when a message may go (past fences and the memory-order
+//! rule, `ordering.rs`; at most X active notifications per destination;
+//! batched, `batching.rs`), its /N/ or request, and what a host does with
+//! the grants and data it receives.
 use super::model::Edm;
 use super::plane::ALL_PLANES;
 use super::sim::Sim;

@@ -1,7 +1,10 @@
 //! One EDM run: the state of hosts, links, switch and scheduler, and the
 //! handling of the events that move units between them (the units and
-//! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
-//! the switch's scheduling and circuits in `switch.rs`.
+//! events themselves are in `units.rs`). State one rule owns is a part held
+//! here as a field, with private fields and methods: `ordering.rs` (fences,
+//! memory order), `batching.rs`, `records.rs`, `memory_nodes.rs` and
+//! `faults/acks.rs`. The hosts' rules are in `hosts.rs`, the switch's
+//! scheduling and circuits in `switch.rs`, the faults' in `faults/`.
 use super::batching::Batching;
 use super::faults::acks::Acks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
