@@ -29,6 +29,7 @@
 use crate::time::Ps;
 
 pub(super) mod acks;
+pub(super) mod chunks;
 pub(super) mod dedup;
 pub mod errors;
 mod failover;

@@ -2,11 +2,12 @@
 //! handling of the events that move units between them (the units and
 //! events themselves are in `units.rs`). State one rule owns is a part held
 //! here as a field, with private fields and methods: `ordering.rs` (fences,
-//! memory order), `batching.rs`, `records.rs`, `memory_nodes.rs` and
-//! `faults/acks.rs`. The hosts' rules are in `hosts.rs`, the switch's
+//! memory order), `batching.rs`, `records.rs`, `memory_nodes.rs`,
+//! `faults/acks.rs` and `faults/chunks.rs`. The hosts' rules are in `hosts.rs`, the switch's
 //! scheduling and circuits in `switch.rs`, the faults' in `faults/`.
 use super::batching::Batching;
 use super::faults::acks::Acks;
+use super::faults::chunks::Chunks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
 use super::faults::DataRecovery;
 use super::link::frame_stats;
@@ -60,12 +61,8 @@ pub(super) struct Sim<'a> {
     pub(super) read_timeout: Ps,
     /// Per message: finished (completed, or timed out).
     pub(super) ended: Vec<bool>,
-    /// Lossy links: every chunk granted (retries share the first grant's,
-    /// and the dual switch's planes each chunk's id).
-    pub(super) chunks: Vec<Chunk>,
-    /// Dual switch, or a switch that may drop demand (`Plane::chunks_named`),
-    /// per message: its chunks' ids in message order.
-    pub(super) message_chunks: Vec<Vec<u32>>,
+    /// Lossy links: every chunk granted (`faults/chunks.rs`).
+    pub(super) chunks: Chunks,
     /// Lossy links: per message, whether it stopped being active at its pair.
     pub(super) released: Vec<bool>,
     /// The memory nodes' DRAMs and protection (`memory_nodes.rs`).
@@ -86,32 +83,6 @@ pub(super) struct Sim<'a> {
     pub(super) planes_of: Vec<u8>,
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
-}
-
-/// A granted chunk, with lossy links.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Chunk {
-    /// The plane whose copy of its data the receiver kept (`NOT_KEPT`: no
-    /// copy arrived intact yet; later copies are discarded).
-    pub(super) kept_from: u8,
-    /// Per plane, a copy of its grant reached the source.
-    pub(super) grant_heard: [bool; 2],
-    /// It is its message's last grant (the write stops being active when it is heard).
-    pub(super) last: bool,
-    /// `data_recovery = "protocol"`: per plane, when a copy of its data last
-    /// reached the switch (the switch is done with the grants before);
-    /// whether its host sent it.
-    pub(super) passed: [Ps; 2],
-    pub(super) sent: bool,
-}
-
-/// `Chunk::kept_from` of a chunk no copy of which arrived yet.
-pub(super) const NOT_KEPT: u8 = u8::MAX;
-
-impl Chunk {
-    pub(super) fn delivered(&self) -> bool {
-        self.kept_from != NOT_KEPT
-    }
 }
 
 impl<'a> Sim<'a> {
@@ -148,15 +119,7 @@ impl<'a> Sim<'a> {
                     0
                 }
             ],
-            chunks: Vec::new(),
-            message_chunks: vec![
-                Vec::new();
-                if Plane::chunks_named(edm) {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
+            chunks: Chunks::new(Plane::chunks_named(edm), msgs.len()),
             released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
             memory: MemoryNodes::new(edm, msgs.len()),
             protocol: faults.protocol_recovery(),

@@ -10,9 +10,10 @@
 //! Its fate is drawn on both links (every plane it goes on) when it is
 //! started; the writes that join it share that fate. The /A/ senders'
 //! state is `acks.rs`'s; the rules here are the run's (`Sim`).
+use crate::edm::faults::chunks::NOT_KEPT;
 use crate::edm::faults::dedup::Place;
 use crate::edm::faults::Fate;
-use crate::edm::sim::{Sim, NOT_KEPT};
+use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Unit};
 use crate::time::Ps;
 use crate::workload::Op;

@@ -3,9 +3,10 @@
 //! receivers that keep a chunk's first copy, from either plane of a dual
 //! switch.
 use super::Fate;
+use crate::edm::faults::chunks::NOT_KEPT;
 use crate::edm::model::Edm;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Sim, NOT_KEPT};
+use crate::edm::sim::Sim;
 use crate::edm::units::UnitKind;
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::time::Ps;
@@ -185,7 +186,7 @@ impl Sim<'_> {
     /// unless it is granting a later demand for it: a late copy of an
     /// earlier demand's last chunk does not end that one.
     fn switch_done(&mut self, i: usize, at: Ps) {
-        if self.plane.chunks_granted[i] as usize == self.message_chunks[i].len() {
+        if self.plane.chunks_granted[i] as usize == self.chunks.named_count(i) {
             self.plane.done_at[i] = self.plane.done_at[i].min(at);
         }
     }
@@ -282,22 +283,11 @@ impl Sim<'_> {
             return (again, c.last && !c.grant_heard[self.plane.id as usize]);
         }
         let i = self.plane.queued[g.msg as usize].0 as usize;
-        if !self.message_chunks.is_empty() {
-            let k = self.plane.chunks_granted[i] as usize;
+        let k = self.chunks.named().then(|| {
             self.plane.chunks_granted[i] += 1;
-            if let Some(&mirrored) = self.message_chunks[i].get(k) {
-                return (mirrored, g.last);
-            }
-            self.message_chunks[i].push(self.chunks.len() as u32);
-        }
-        self.chunks.push(Chunk {
-            kept_from: NOT_KEPT,
-            grant_heard: [false; 2],
-            last: g.last,
-            passed: [0; 2],
-            sent: false,
+            self.plane.chunks_granted[i] as usize - 1
         });
-        ((self.chunks.len() - 1) as u32, g.last)
+        (self.chunks.granted(i, k, g.last), g.last)
     }
 
     /// The requester's retry timer: an /N/ or request not granted yet is
