@@ -17,14 +17,14 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
 SRC = Path(__file__).resolve().parents[1] / "crates" / "edm-sim" / "src"
 
 # Files under edm/ that are owned parts of `edm::sim::Sim`: each defines a struct that
 # sim.rs holds as a field, with its own methods and no `impl Sim` block. A cycle between
 # sim and these (a part naming `Sim`) is the one the graph allows.
-SIM_PARTS: frozenset[str] = frozenset({"ordering", "batching", "records", "memory_nodes", "faults/acks", "faults/chunks"})
+SIM_PARTS: frozenset[str] = frozenset(
+    {"ordering", "batching", "records", "memory_nodes", "faults/acks", "faults/chunks"}
+)
 
 _STRIP = re.compile(
     r"""//[^\n]*|/\*.*?\*/|r(\#*)".*?"\1|b?"(?:\\.|[^"\\])*"|b?'(?:\\.|[^'\\])'""",
