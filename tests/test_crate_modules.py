@@ -23,7 +23,7 @@ SRC = Path(__file__).resolve().parents[1] / "crates" / "edm-sim" / "src"
 # sim.rs holds as a field, with its own methods and no `impl Sim` block. A cycle between
 # sim and these (a part naming `Sim`) is the one the graph allows.
 SIM_PARTS: frozenset[str] = frozenset(
-    {"ordering", "batching", "records", "memory_nodes", "faults/acks", "faults/chunks"}
+    {"ordering", "batching", "records", "memory_nodes", "faults/acks", "faults/chunks", "faults/message_recovery"}
 )
 
 _STRIP = re.compile(

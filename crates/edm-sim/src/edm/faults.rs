@@ -33,6 +33,7 @@ pub(super) mod chunks;
 pub(super) mod dedup;
 pub mod errors;
 mod failover;
+pub(super) mod message_recovery;
 mod outcome;
 mod recovery;
 

@@ -112,9 +112,6 @@ impl Sim<'_> {
         if planes != ALL_PLANES {
             self.counters.faults.unmirrored += 1;
         }
-        if let Some(p) = self.planes_of.get_mut(i as usize) {
-            *p = planes;
-        }
         self.arm_timers(at, unit, planes);
         self.on_planes(planes, |sim| {
             let unit = Unit {
@@ -235,8 +232,8 @@ impl Sim<'_> {
     /// if that completes its message.
     pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if !self.ended.is_empty() && !self.take_data(&unit) {
-            let applied = self.applied_at.get(i).copied().unwrap_or(Ps::MAX);
+        if self.recovery.tracks_ends() && !self.take_data(&unit) {
+            let applied = self.recovery.applied_at(i);
             let retry = self.edm.cfg.faults.retry_timeout_ps();
             if unit.spec.op == Op::Write && applied != Ps::MAX && at >= applied + retry / 2 {
                 // A copy of a write applied at least half a retry timeout
@@ -276,9 +273,7 @@ impl Sim<'_> {
             if unit.spec.op == Op::Write {
                 self.acknowledge(complete, &unit, true);
             }
-            if let Some(ended) = self.ended.get_mut(i) {
-                *ended = true;
-            }
+            self.recovery.completed(i);
         }
         done
     }

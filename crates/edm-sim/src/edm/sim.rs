@@ -9,6 +9,7 @@ use super::batching::Batching;
 use super::faults::acks::Acks;
 use super::faults::chunks::Chunks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
+use super::faults::message_recovery::MessageRecovery;
 use super::faults::DataRecovery;
 use super::link::frame_stats;
 use super::memory_nodes::MemoryNodes;
@@ -55,32 +56,23 @@ pub(super) struct Sim<'a> {
     pub(super) ordering: Ordering,
     /// Mega-messages (`batching.rs`).
     pub(super) batching: Batching,
-    /// Faults (`FaultConfig`): whether links lose units (then the state
-    /// below and the planes' is kept) and the read timeout.
+    /// Faults (`FaultConfig`): whether links lose units (then the parts
+    /// below and the planes' fault state are kept) and the read timeout.
     pub(super) lossy: bool,
     pub(super) read_timeout: Ps,
-    /// Per message: finished (completed, or timed out).
-    pub(super) ended: Vec<bool>,
     /// Lossy links: every chunk granted (`faults/chunks.rs`).
     pub(super) chunks: Chunks,
-    /// Lossy links: per message, whether it stopped being active at its pair.
-    pub(super) released: Vec<bool>,
+    /// Per message, where faults and recovery stand (`faults/message_recovery.rs`).
+    pub(super) recovery: MessageRecovery,
     /// The memory nodes' DRAMs and protection (`memory_nodes.rs`).
     pub(super) memory: MemoryNodes,
     /// Lossy links with `data_recovery = "protocol"`
     /// (`FaultConfig::protocol_recovery`): the switch's timer sees only
-    /// what reached it, and every message gets an outcome (`faults/acks.rs`);
-    /// then the retry buffers and duplicate records (`faults/dedup.rs`),
-    /// per message the bytes of a write its host has sent (first copies),
-    /// when its data was first all in memory (`Ps::MAX`: not yet), when its
-    /// host last sent data of it, and with the dual switch the planes its
-    /// /N/ or request went on.
+    /// what reached it, and every message gets an outcome
+    /// (`faults/outcome.rs`); with lossy links the retry buffers and
+    /// duplicate records (`faults/dedup.rs`).
     pub(super) protocol: bool,
     pub(super) outcomes: Option<Outcomes>,
-    pub(super) sent_bytes: Vec<u32>,
-    pub(super) applied_at: Vec<Ps>,
-    pub(super) last_data: Vec<Ps>,
-    pub(super) planes_of: Vec<u8>,
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
 }
@@ -111,16 +103,8 @@ impl<'a> Sim<'a> {
             batching: Batching::new(edm.cfg.batch_bytes, msgs.len()),
             lossy: faults.lossy(),
             read_timeout: faults.read_timeout_ns * 1000,
-            ended: vec![
-                false;
-                if faults.lossy() || faults.read_timeout_ns > 0 {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
             chunks: Chunks::new(Plane::chunks_named(edm), msgs.len()),
-            released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
+            recovery: MessageRecovery::new(faults, msgs.len()),
             memory: MemoryNodes::new(edm, msgs.len()),
             protocol: faults.protocol_recovery(),
             // (The protocol's bounded record; other lossy runs, the ideal
@@ -138,38 +122,6 @@ impl<'a> Sim<'a> {
                     Outcomes::new(n * n, msgs.len(), u32::MAX, 0, u32::MAX)
                 }
             }),
-            sent_bytes: vec![
-                0;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            applied_at: vec![
-                Ps::MAX;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            last_data: vec![
-                0;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            planes_of: vec![
-                0;
-                if faults.protocol_recovery() && faults.dual_switch {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
             acks: Acks::new(n),
         };
         sim.schedule_failures();
@@ -204,7 +156,7 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
         sink: &'a mut RecordSink,
     ) -> Outcome {
-        let during = self.ended.is_empty() && !self.lossy;
+        let during = !self.recovery.tracks_ends() && !self.lossy;
         self.records.stream_to(sink, during);
         self.run(progress).0
     }

@@ -28,7 +28,7 @@ impl Sim<'_> {
         let (i, m) = (unit.msg, unit.spec);
         let pair = self.pair(m);
         if first && self.protocol {
-            self.applied_at[i as usize] = applied;
+            self.recovery.applied(i as usize, applied);
             let failed = self.records[i as usize].timed_out;
             if failed {
                 // Reported failed before its data got there.
@@ -151,7 +151,7 @@ impl Sim<'_> {
             return None;
         }
         let retry = self.edm.cfg.faults.retry_timeout_ps();
-        let due = self.last_data[i] + retry;
+        let due = self.recovery.last_data(i) + retry;
         if now < due {
             self.q.push(due, Ev::NotifyCheck(unit));
             return Some(false);
@@ -162,7 +162,7 @@ impl Sim<'_> {
             return Some(false);
         }
         self.counters.faults.write_retries += 1;
-        self.last_data[i] = now;
+        self.recovery.resent(i, now);
         let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
         self.send_control(now, at, unit);
         self.q.push(now + retry, Ev::NotifyCheck(unit));
@@ -178,7 +178,7 @@ impl Sim<'_> {
         self.records[i as usize].timed_out = true;
         self.counters.faults.failed += 1;
         self.counters.faults.writes_failed += 1;
-        if self.applied_at[i as usize] != Ps::MAX {
+        if self.recovery.applied_at(i as usize) != Ps::MAX {
             self.counters.faults.writes_failed_applied += 1;
         }
         let m = crate::edm::units::Msg::of(&self.msgs[i as usize]);
@@ -223,7 +223,7 @@ impl Sim<'_> {
             if m.op != Op::Write {
                 continue;
             }
-            let applied = self.applied_at[i] != Ps::MAX;
+            let applied = self.recovery.applied_at(i) != Ps::MAX;
             let failed = self.records[i].timed_out;
             if !outcomes.is_resolved(i as u32) {
                 self.counters.faults.writes_unresolved += 1;

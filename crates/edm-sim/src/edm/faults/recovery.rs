@@ -200,13 +200,9 @@ impl Sim<'_> {
             return;
         }
         let i = unit.msg as usize;
-        self.last_data[i] = self.last_data[i].max(end);
         let chunk = &mut self.chunks[unit.chunk as usize];
-        if chunk.sent {
-            return;
-        }
-        chunk.sent = true;
-        self.sent_bytes[i] += unit.bytes;
+        let first = !std::mem::replace(&mut chunk.sent, true);
+        self.recovery.data_sent(i, end, first, unit.bytes);
     }
 
     /// `data_recovery = "protocol"`: write `i`'s host has sent all its data.
@@ -214,7 +210,7 @@ impl Sim<'_> {
         let spec = &self.msgs[i as usize];
         self.protocol
             && spec.op == Op::Write
-            && self.sent_bytes[i as usize] == Edm::data_bytes(Msg::of(spec))
+            && self.recovery.sent_bytes(i as usize) == Edm::data_bytes(Msg::of(spec))
     }
 
     /// A /G/ reaches its source: None if dropped, else whether it is the
@@ -257,7 +253,7 @@ impl Sim<'_> {
             return false;
         }
         // (A protocol write's copy is the duplicate record's to judge.)
-        if self.ended[i] && !(self.protocol && unit.spec.op == Op::Write) {
+        if self.recovery.ended(i) && !(self.protocol && unit.spec.op == Op::Write) {
             counters.late_data += 1;
             return false;
         }
@@ -305,7 +301,7 @@ impl Sim<'_> {
                 return sent;
             }
         }
-        if self.ended[i] || self.host_sent_all(unit.msg) {
+        if self.recovery.ended(i) || self.host_sent_all(unit.msg) {
             return false;
         }
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
@@ -343,7 +339,7 @@ impl Sim<'_> {
     pub(in crate::edm) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
         let i = grant.msg as usize;
         // (A copy from either plane: the dual switch's planes stop at once.)
-        if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
+        if self.chunks[grant.chunk as usize].delivered() || self.recovery.ended(i) {
             if self.protocol && self.chunks[grant.chunk as usize].last {
                 // Nothing more of the message to grant: done with it.
                 self.switch_done(i, now);
@@ -405,10 +401,9 @@ impl Sim<'_> {
     }
 
     fn end_unanswered(&mut self, now: Ps, i: u32, give_up: bool) -> bool {
-        if self.ended[i as usize] {
+        if !self.recovery.end(i as usize) {
             return false;
         }
-        self.ended[i as usize] = true;
         if give_up {
             self.records[i as usize].timed_out = true;
             self.counters.faults.failed += 1;
@@ -428,12 +423,8 @@ impl Sim<'_> {
     /// Message `i` stops being active at its pair (once: a write's last
     /// grant may come twice, a timeout may follow it).
     pub(in crate::edm) fn release(&mut self, now: Ps, i: u32, m: Msg) {
-        if let Some(released) = self.released.get_mut(i as usize) {
-            if *released {
-                return;
-            }
-            *released = true;
+        if self.recovery.release(i as usize) {
+            self.deactivate(now, m);
         }
-        self.deactivate(now, m);
     }
 }
