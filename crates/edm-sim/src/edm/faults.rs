@@ -22,15 +22,19 @@
 //! `faults/recovery.rs` holds the timers, retries and the receivers' first
 //! copies (from either plane of the dual switch, `plane.rs`);
 //! `faults/failover.rs` what a switch drops when it fails or sees a port
-//! go down; `faults/acks.rs` the write outcome (acknowledgements, the
-//! requesters' retries) and `faults/dedup.rs` its bounded state (retry
-//! buffers, the memory nodes' duplicate records).
+//! go down; `faults/outcome.rs` the write outcome (acknowledgements, the
+//! requesters' retries; the /A/ senders' state is `faults/acks.rs`'s) and
+//! `faults/dedup.rs` its bounded state (retry buffers, the memory nodes'
+//! duplicate records).
 use crate::time::Ps;
 
 pub(super) mod acks;
+pub(super) mod chunks;
 pub(super) mod dedup;
 pub mod errors;
 mod failover;
+pub(super) mod message_recovery;
+mod outcome;
 mod recovery;
 
 /// The faults a run models (all off by default).

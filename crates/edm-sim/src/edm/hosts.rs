@@ -1,53 +1,23 @@
-//! EDM's hosts: when a message may go (fences, the memory-order rule, at
-//! most X active notifications per destination, batching), its /N/ or
-//! request, and what a host does with the grants and data it receives.
+//! EDM's hosts: when a message may go (past fences and the memory-order
+//! rule, `ordering.rs`; at most X active notifications per destination;
+//! batched, `batching.rs`), its /N/ or request, and what a host does with
+//! the grants and data it receives.
 use super::model::Edm;
 use super::plane::ALL_PLANES;
 use super::sim::Sim;
 use super::units::UnitKind;
-use super::units::{Batch, Ev, Msg, Unit, NO_BATCH, NO_CHUNK};
-use crate::edm::config::MemoryOrder;
+use super::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::time::Ps;
-use crate::workload::{overlaps, MessageSpec, Op};
+use crate::workload::Op;
 
 impl Sim<'_> {
-    /// Message `i` is issued: unless a fence holds it back, on to the
-    /// memory-order rule.
+    /// Message `i` is issued: it goes unless a fence or the memory-order
+    /// rule holds it back (`ordering.rs`).
     #[inline]
     pub(super) fn issue(&mut self, now: Ps, i: u32) {
-        let spec = &self.msgs[i as usize];
-        let r = spec.requester as usize;
-        if !self.fenced[r].is_empty() || (spec.fence && self.outstanding[r] > 0) {
-            self.fenced[r].push_back(i);
-            return;
+        if self.ordering.issue(i, &self.msgs[i as usize]) {
+            self.admit(now, i);
         }
-        self.order(now, i);
-    }
-
-    /// The memory-order rule: message `i` waits for every earlier unfinished
-    /// message of its requester-memory pair that overlaps it, one of the two
-    /// a write or RMW (a read beside a read needs no order).
-    fn order(&mut self, now: Ps, i: u32) {
-        let spec = &self.msgs[i as usize];
-        if self.track_finish {
-            self.outstanding[spec.requester as usize] += 1;
-        }
-        if self.edm.cfg.memory_order == MemoryOrder::Address {
-            let pair = self.pair(Msg::of(spec));
-            let entry = Unfinished::of(i, spec);
-            let conflicts = self.order[pair]
-                .unfinished
-                .iter()
-                .filter(|e| e.conflicts(&entry))
-                .count() as u32;
-            self.order[pair].unfinished.push(entry);
-            if conflicts > 0 {
-                self.waits_for[i as usize] = conflicts;
-                self.order[pair].held.push(i);
-                return;
-            }
-        }
-        self.admit(now, i);
     }
 
     /// Message `i` may go: it takes one of its pair's X notifications, or
@@ -86,7 +56,7 @@ impl Sim<'_> {
                 return;
             }
             self.pending[pair].pop_front();
-            let m = self.fold(pair, next, m);
+            let m = self.batching.fold(&mut self.pending[pair], next, m);
             self.activate(now, next, m);
         }
     }
@@ -94,14 +64,9 @@ impl Sim<'_> {
     /// Message or mega-message `i` (`m`) has finished at its requester: the
     /// messages that waited for its members may go.
     pub(super) fn finished(&mut self, now: Ps, i: u32, m: Msg) {
-        if self
-            .batch_of
-            .get(i as usize)
-            .is_some_and(|&b| b != NO_BATCH)
-        {
-            let b = self.batch_of[i as usize] as usize;
-            for k in 0..self.batches[b].members.len() {
-                let member = self.batches[b].members[k].0;
+        if let Some(b) = self.batching.batch_of(i) {
+            for k in 0..self.batching.members(b).len() {
+                let member = self.batching.members(b)[k].0;
                 self.finished_one(now, member, m);
             }
         } else {
@@ -110,49 +75,11 @@ impl Sim<'_> {
     }
 
     /// Message `i` of pair `m` (its own, or its mega-message's: the same
-    /// pair) has finished.
+    /// pair) has finished: the messages it held back go.
     fn finished_one(&mut self, now: Ps, i: u32, m: Msg) {
-        let msgs = self.msgs;
-        let r = m.requester as usize;
-        self.outstanding[r] -= 1;
-        if self.edm.cfg.memory_order == MemoryOrder::Address {
-            let pair = self.pair(m);
-            let at = self.order[pair].unfinished.iter().position(|e| e.id == i);
-            let at = at.expect("a finished message was unfinished");
-            let done = self.order[pair].unfinished.remove(at);
-            if !self.order[pair].held.is_empty() {
-                // Those ordered after `i` (a held message is unfinished too;
-                // not index order: a closed loop issues out of index order),
-                // which now sit from `at` on.
-                let PairOrder { unfinished, held } = &mut self.order[pair];
-                let later = &unfinished[at..];
-                let mut free = Vec::new();
-                let waits_for = &mut self.waits_for;
-                held.retain(|&h| {
-                    let waits = later
-                        .iter()
-                        .find(|e| e.id == h)
-                        .is_some_and(|e| done.conflicts(e));
-                    if waits {
-                        waits_for[h as usize] -= 1;
-                        if waits_for[h as usize] == 0 {
-                            free.push(h);
-                            return false;
-                        }
-                    }
-                    true
-                });
-                for h in free {
-                    self.admit(now, h);
-                }
-            }
-        }
-        while let Some(&f) = self.fenced[r].front() {
-            if msgs[f as usize].fence && self.outstanding[r] > 0 {
-                break;
-            }
-            self.fenced[r].pop_front();
-            self.order(now, f);
+        for k in 0..self.ordering.finished(i, m, self.msgs) {
+            let freed = self.ordering.freed(k);
+            self.admit(now, freed);
         }
     }
 
@@ -184,9 +111,6 @@ impl Sim<'_> {
         let planes = self.mirror_planes(m.requester, now);
         if planes != ALL_PLANES {
             self.counters.faults.unmirrored += 1;
-        }
-        if let Some(p) = self.planes_of.get_mut(i as usize) {
-            *p = planes;
         }
         self.arm_timers(at, unit, planes);
         self.on_planes(planes, |sim| {
@@ -255,43 +179,6 @@ impl Sim<'_> {
         self.admit_waiting(now, pair);
     }
 
-    /// Batching: write `i` (`m`), about to take a notification, takes with
-    /// it the writes waiting behind it in `pair`'s queue, in order, while the
-    /// whole fits `batch_bytes`; returns what the mega-message's one /N/
-    /// announces. Reads and RMWs go alone: each request carries its own
-    /// address and already is the notification (a mega-request would be a
-    /// unit longer than the zero-queue rules keep room for).
-    fn fold(&mut self, pair: usize, i: u32, m: Msg) -> Msg {
-        let limit = self.edm.cfg.batch_bytes;
-        if limit == 0 || m.op != Op::Write {
-            return m;
-        }
-        let overhead = Edm::batch_overhead_bytes(Edm::data_kind(m));
-        let mut members = vec![(i, m.size)];
-        let mut size = m.size;
-        let mut k = 0;
-        while k < self.pending[pair].len() && size < limit {
-            let (j, other) = self.pending[pair][k];
-            if other.op == m.op && size + overhead + other.size <= limit {
-                size += overhead + other.size;
-                members.push((j, size));
-                self.pending[pair].remove(k);
-            } else {
-                k += 1;
-            }
-        }
-        if members.len() == 1 {
-            return m;
-        }
-        self.batch_of[i as usize] = self.batches.len() as u32;
-        let count = members.len() as u16;
-        self.batches.push(Batch {
-            members,
-            completed: 0,
-        });
-        Msg { size, count, ..m }
-    }
-
     #[inline]
     pub(super) fn host_in(&mut self, now: Ps, h: u16, unit: Unit) {
         let m = unit.spec;
@@ -330,7 +217,7 @@ impl Sim<'_> {
                     if m.op != Op::Write {
                         self.resolved(now, unit.msg, false);
                     }
-                    if self.track_finish && (m.op != Op::Write || self.finish_on_arrival()) {
+                    if self.ordering.tracked() && (m.op != Op::Write || self.finish_on_arrival()) {
                         self.finished(now, unit.msg, m);
                     }
                 }
@@ -345,8 +232,8 @@ impl Sim<'_> {
     /// if that completes its message.
     pub(super) fn data_arrives(&mut self, at: Ps, unit: Unit) -> bool {
         let i = unit.msg as usize;
-        if !self.ended.is_empty() && !self.take_data(&unit) {
-            let applied = self.applied_at.get(i).copied().unwrap_or(Ps::MAX);
+        if self.recovery.tracks_ends() && !self.take_data(&unit) {
+            let applied = self.recovery.applied_at(i);
             let retry = self.edm.cfg.faults.retry_timeout_ps();
             if unit.spec.op == Op::Write && applied != Ps::MAX && at >= applied + retry / 2 {
                 // A copy of a write applied at least half a retry timeout
@@ -381,17 +268,12 @@ impl Sim<'_> {
             self.delivered[i] == whole
         };
         if done {
-            // Logged in completion order and written to the records at the end
-            // (one pass) rather than to a far-away record now.
             let complete = at + self.edm.proc_data(unit.spec);
-            self.completions.push((unit.msg, complete));
+            self.records.complete(unit.msg, complete);
             if unit.spec.op == Op::Write {
                 self.acknowledge(complete, &unit, true);
             }
-            self.completed += 1;
-            if let Some(ended) = self.ended.get_mut(i) {
-                *ended = true;
-            }
+            self.recovery.completed(i);
         }
         done
     }
@@ -403,52 +285,11 @@ impl Sim<'_> {
         self.delivered[i] += unit.bytes;
         let done_to = self.delivered[i];
         let done_at = at + self.edm.c(self.edm.cfg.steps.proc_write);
-        let b = &mut self.batches[self.batch_of[i] as usize];
-        while b.completed < b.members.len() && b.members[b.completed].1 <= done_to {
-            let member = b.members[b.completed].0;
+        for &(member, _) in self.batching.arrived(unit.msg, done_to) {
             // Its payload (the headers between members are not payload).
             self.totals.delivered_bytes += self.msgs[member as usize].size as u64;
-            self.completions.push((member, done_at));
-            self.completed += 1;
-            b.completed += 1;
+            self.records.complete(member, done_at);
         }
         done_to == unit.spec.size
-    }
-}
-
-/// A requester-memory pair's memory-order state: its messages issued and not
-/// finished, in order, and those held back by an overlapping earlier one
-/// (one struct: a pair's lists are looked at together, one cache line).
-#[derive(Clone, Debug, Default)]
-pub(super) struct PairOrder {
-    pub(super) unfinished: Vec<Unfinished>,
-    pub(super) held: Vec<u32>,
-}
-
-/// A message issued and not finished, in its pair's memory-order list: what
-/// the rule compares, kept in the list itself so that a scan reads one
-/// contiguous slice, not each message's spec from the whole workload.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Unfinished {
-    pub(super) id: u32,
-    /// It changes memory (a write or RMW).
-    changes: bool,
-    range: (u64, u64),
-}
-
-impl Unfinished {
-    fn of(id: u32, spec: &MessageSpec) -> Self {
-        Unfinished {
-            id,
-            changes: spec.op != Op::Read,
-            range: spec.range(),
-        }
-    }
-
-    /// Whether the later of the two must wait for the earlier under the
-    /// memory-order rule (same requester and memory node assumed): their
-    /// byte ranges overlap and one of them changes memory.
-    fn conflicts(&self, other: &Unfinished) -> bool {
-        (self.changes || other.changes) && overlaps(self.range, other.range)
     }
 }

@@ -4,9 +4,11 @@
 //! Table 1 budget plus the serialization of its blocks (see `alone_ps`).
 //!
 //! The rooms: `model.rs` (the model: configuration, timing, counters),
-//! `sim.rs` (one run: state, event handling, links), `units.rs`
-//! (messages, units and events as they travel), `hosts.rs` (when a
-//! message may go, what hosts do), `switch.rs` (notifications, the
+//! `sim.rs` (one run: state, event handling, links) and the parts it owns
+//! (`ordering.rs` fences and memory order, `batching.rs` mega-messages,
+//! `records.rs` records and the completion log, `memory_nodes.rs` DRAMs and
+//! protection), `units.rs` (messages, units and events as they travel),
+//! `hosts.rs` (when a message may go, what hosts do), `switch.rs` (notifications, the
 //! scheduler's iterations, grants), `scheduler/` (the priority-PIM matcher
 //! the RTL is checked against), `placement.rs` (zero-queue mode: timelines
 //! and where circuits go), `plane.rs` (a switch plane: its links, switch and
@@ -15,13 +17,17 @@
 //! `faults/` (bit errors, read timeouts, and the timers and retries that
 //! recover).
 mod alone;
+mod batching;
 pub mod config;
 pub mod faults;
 mod hosts;
 pub mod link;
+mod memory_nodes;
 mod model;
+mod ordering;
 pub mod placement;
 mod plane;
+mod records;
 pub mod scheduler;
 mod sim;
 mod switch;

@@ -1,23 +1,30 @@
 //! One EDM run: the state of hosts, links, switch and scheduler, and the
 //! handling of the events that move units between them (the units and
-//! events themselves are in `units.rs`). The hosts' rules are in `hosts.rs`,
-//! the switch's scheduling and circuits in `switch.rs`.
+//! events themselves are in `units.rs`). State one rule owns is a part held
+//! here as a field, with private fields and methods: `ordering.rs` (fences,
+//! memory order), `batching.rs`, `records.rs`, `memory_nodes.rs`,
+//! `faults/acks.rs` and `faults/chunks.rs`. The hosts' rules are in `hosts.rs`, the switch's
+//! scheduling and circuits in `switch.rs`, the faults' in `faults/`.
+use super::batching::Batching;
 use super::faults::acks::Acks;
+use super::faults::chunks::Chunks;
 use super::faults::dedup::{Outcomes, RmwVerdict};
+use super::faults::message_recovery::MessageRecovery;
 use super::faults::DataRecovery;
 use super::link::frame_stats;
+use super::memory_nodes::MemoryNodes;
 use super::model::{Edm, EdmCounters, Transmission};
+use super::ordering::Ordering;
 use super::plane::{Plane, ALL_PLANES};
+use super::records::Records;
 use super::units::UnitKind;
-use super::units::{Batch, Ev, Msg, Unit, NO_BATCH};
+use super::units::{Ev, Msg, Unit};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
-    self, prefetch, utilisation, EventQueue, Outcome, Protocol, Record, RecordSink, RecordWindow,
-    Simulation, Totals,
+    self, prefetch, utilisation, EventQueue, Outcome, RecordSink, Simulation, Totals,
 };
-use crate::memory::protection::{Access, Protection};
-use crate::memory::MemoryPools;
+use crate::memory::protection::Access;
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::message_blocks;
@@ -36,147 +43,43 @@ pub(super) struct Sim<'a> {
     pub(super) active: Vec<u8>,
     pub(super) pending: Vec<VecDeque<(u32, Msg)>>,
     pub(super) delivered: Vec<u32>,
-    /// Every message's record, or when streamed those of the messages from
-    /// the oldest whose record is not final to the last issued.
-    pub(super) records: RecordWindow,
-    /// Streamed runs: where final records go; `stream_during` if they go
-    /// during the run (without faults: a record is final when its message
-    /// completed and, a write, was acknowledged), else at its end.
-    pub(super) sink: Option<(usize, Hand<'a>)>,
-    pub(super) stream_during: bool,
-    /// Streamed: completed writes whose record waits for their acknowledgement.
-    pub(super) unsettled: Vec<u32>,
-    pub(super) alone: AloneCache,
-    /// (message, completion time), in completion order: all of them when
-    /// the issue feed reads them (a closed loop), else the latest, written
-    /// to `records` every `COMPLETION_BATCH` (a batch keeps the writes to
-    /// far-away records out of the event handlers; emptying it keeps a long
-    /// run's memory 16 B per message smaller).
-    pub(super) completions: Vec<(u32, Ps)>,
-    pub(super) keep_completions: bool,
+    /// The records and the completion log (`records.rs`).
+    pub(super) records: Records<'a>,
     pub(super) totals: Totals,
     /// EDM's own counters, handed to `totals` when the run ends.
     pub(super) counters: EdmCounters,
-    pub(super) completed: u64,
     /// Zero-queue mode (`EdmConfig::zero_queue`).
     pub(super) zq: bool,
     /// Each unit sent, when tracing.
     pub(super) trace: Option<Vec<Transmission>>,
-    /// Whether messages' finishing at their requester is followed (the
-    /// memory-order rule or fences need it).
-    pub(super) track_finish: bool,
-    /// Memory-order rule (`MemoryOrder::Address`; empty otherwise): per
-    /// requester-memory pair the messages issued and not finished, and those
-    /// held back by an overlapping earlier one, with how many they wait for.
-    pub(super) order: Vec<super::hosts::PairOrder>,
-    pub(super) waits_for: Vec<u32>,
-    /// Fences: per requester, messages not finished, and the messages
-    /// waiting behind a fence (from the fence on, in order).
-    pub(super) outstanding: Vec<u32>,
-    pub(super) fenced: Vec<VecDeque<u32>>,
-    /// Batching: each message's batch (`NO_BATCH`: none) and the batches.
-    pub(super) batch_of: Vec<u32>,
-    pub(super) batches: Vec<Batch>,
-    /// Faults (`FaultConfig`): whether links lose units (then the state
-    /// below and the planes' is kept) and the read timeout.
+    /// Fences and the memory-order rule (`ordering.rs`).
+    pub(super) ordering: Ordering,
+    /// Mega-messages (`batching.rs`).
+    pub(super) batching: Batching,
+    /// Faults (`FaultConfig`): whether links lose units (then the parts
+    /// below and the planes' fault state are kept) and the read timeout.
     pub(super) lossy: bool,
     pub(super) read_timeout: Ps,
-    /// Per message: finished (completed, or timed out).
-    pub(super) ended: Vec<bool>,
-    /// Lossy links: every chunk granted (retries share the first grant's,
-    /// and the dual switch's planes each chunk's id).
-    pub(super) chunks: Vec<Chunk>,
-    /// Dual switch, or a switch that may drop demand (`Plane::chunks_named`),
-    /// per message: its chunks' ids in message order.
-    pub(super) message_chunks: Vec<Vec<u32>>,
-    /// Lossy links: per message, whether it stopped being active at its pair.
-    pub(super) released: Vec<bool>,
-    /// The memory nodes' DRAMs (`FabricConfig::dram`; None: fixed latency),
-    /// and per message the bytes of it handed to memory so far (a write's
-    /// chunks go to consecutive addresses).
-    pub(super) memory: Option<MemoryPools>,
-    pub(super) memory_offset: Vec<u32>,
-    /// The memory nodes' protection (`FabricConfig::protection`; None: off)
-    /// and per message its memory node's verdict, once the request (or a
-    /// write's first data) has reached it.
-    pub(super) protection: Option<Protection>,
-    pub(super) access: Vec<Option<Access>>,
+    /// Lossy links: every chunk granted (`faults/chunks.rs`).
+    pub(super) chunks: Chunks,
+    /// Per message, where faults and recovery stand (`faults/message_recovery.rs`).
+    pub(super) recovery: MessageRecovery,
+    /// The memory nodes' DRAMs and protection (`memory_nodes.rs`).
+    pub(super) memory: MemoryNodes,
     /// Lossy links with `data_recovery = "protocol"`
     /// (`FaultConfig::protocol_recovery`): the switch's timer sees only
-    /// what reached it, and every message gets an outcome (`faults/acks.rs`);
-    /// then the retry buffers and duplicate records (`faults/dedup.rs`),
-    /// per message the bytes of a write its host has sent (first copies),
-    /// when its data was first all in memory (`Ps::MAX`: not yet), when its
-    /// host last sent data of it, and with the dual switch the planes its
-    /// /N/ or request went on.
+    /// what reached it, and every message gets an outcome
+    /// (`faults/outcome.rs`); with lossy links the retry buffers and
+    /// duplicate records (`faults/dedup.rs`).
     pub(super) protocol: bool,
     pub(super) outcomes: Option<Outcomes>,
-    pub(super) sent_bytes: Vec<u32>,
-    pub(super) applied_at: Vec<Ps>,
-    pub(super) last_data: Vec<Ps>,
-    pub(super) planes_of: Vec<u8>,
     /// The memory nodes' write acknowledgements (/A/).
     pub(super) acks: Acks,
-}
-
-/// A streamed run's sink's hand (`RecordSink::hand`).
-type Hand<'a> = &'a mut dyn FnMut(&[u32], &[Record]);
-
-/// A message's latency alone depends only on its operation and size: a
-/// small direct-mapped cache of it (workloads repeat sizes).
-pub(super) struct AloneCache([(u32, Op, Ps); 256]);
-
-impl Default for AloneCache {
-    fn default() -> Self {
-        AloneCache([(u32::MAX, Op::Read, 0); 256])
-    }
-}
-
-impl AloneCache {
-    #[inline]
-    fn get(&mut self, edm: &Edm, m: &MessageSpec) -> Ps {
-        let slot = &mut self.0[(m.size as usize ^ m.op as usize) & 255];
-        if (slot.0, slot.1) != (m.size, m.op) {
-            *slot = (m.size, m.op, edm.alone_ps(m));
-        }
-        slot.2
-    }
-}
-
-/// How many completions are logged before they are written to the records
-/// (when the issue feed does not read them).
-const COMPLETION_BATCH: usize = 1 << 14;
-
-/// A granted chunk, with lossy links.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Chunk {
-    /// The plane whose copy of its data the receiver kept (`NOT_KEPT`: no
-    /// copy arrived intact yet; later copies are discarded).
-    pub(super) kept_from: u8,
-    /// Per plane, a copy of its grant reached the source.
-    pub(super) grant_heard: [bool; 2],
-    /// It is its message's last grant (the write stops being active when it is heard).
-    pub(super) last: bool,
-    /// `data_recovery = "protocol"`: per plane, when a copy of its data last
-    /// reached the switch (the switch is done with the grants before);
-    /// whether its host sent it.
-    pub(super) passed: [Ps; 2],
-    pub(super) sent: bool,
-}
-
-/// `Chunk::kept_from` of a chunk no copy of which arrived yet.
-pub(super) const NOT_KEPT: u8 = u8::MAX;
-
-impl Chunk {
-    pub(super) fn delivered(&self) -> bool {
-        self.kept_from != NOT_KEPT
-    }
 }
 
 impl<'a> Sim<'a> {
     pub(super) fn new(edm: &'a Edm, msgs: &'a [MessageSpec]) -> Self {
         let n = edm.fabric.nodes;
-        let f = &edm.fabric;
         let address = edm.cfg.memory_order == MemoryOrder::Address;
         let faults = &edm.cfg.faults;
         let mut sim = Sim {
@@ -191,56 +94,18 @@ impl<'a> Sim<'a> {
             active: vec![0; n * n],
             pending: vec![VecDeque::new(); n * n],
             delivered: vec![0; msgs.len()],
-            completions: Vec::new(),
-            keep_completions: true,
-            records: RecordWindow::default(),
-            sink: None,
-            stream_during: false,
-            unsettled: Vec::new(),
-            alone: AloneCache::default(),
+            records: Records::new(),
             totals: Totals::default(),
             counters: EdmCounters::default(),
-            completed: 0,
             zq: edm.cfg.zero_queue,
             trace: None,
-            track_finish: address || msgs.iter().any(|m| m.fence),
-            order: vec![Default::default(); if address { n * n } else { 0 }],
-            waits_for: vec![0; if address { msgs.len() } else { 0 }],
-            outstanding: vec![0; n],
-            fenced: vec![VecDeque::new(); n],
-            batch_of: vec![
-                NO_BATCH;
-                if edm.cfg.batch_bytes > 0 {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            batches: Vec::new(),
+            ordering: Ordering::new(n, msgs, address),
+            batching: Batching::new(edm.cfg.batch_bytes, msgs.len()),
             lossy: faults.lossy(),
             read_timeout: faults.read_timeout_ns * 1000,
-            ended: vec![
-                false;
-                if faults.lossy() || faults.read_timeout_ns > 0 {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            chunks: Vec::new(),
-            message_chunks: vec![
-                Vec::new();
-                if Plane::chunks_named(edm) {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            released: vec![false; if faults.lossy() { msgs.len() } else { 0 }],
-            memory: MemoryPools::new(&f.dram, n, 8 * f.block_ps()),
-            memory_offset: vec![0; if f.dram.enabled() { msgs.len() } else { 0 }],
-            protection: Protection::new(&f.protection, n),
-            access: vec![None; if f.protection.enabled { msgs.len() } else { 0 }],
+            chunks: Chunks::new(Plane::chunks_named(edm), msgs.len()),
+            recovery: MessageRecovery::new(faults, msgs.len()),
+            memory: MemoryNodes::new(edm, msgs.len()),
             protocol: faults.protocol_recovery(),
             // (The protocol's bounded record; other lossy runs, the ideal
             // NACK's bound and the dual switch alone, keep an exact one.)
@@ -257,96 +122,10 @@ impl<'a> Sim<'a> {
                     Outcomes::new(n * n, msgs.len(), u32::MAX, 0, u32::MAX)
                 }
             }),
-            sent_bytes: vec![
-                0;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            applied_at: vec![
-                Ps::MAX;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            last_data: vec![
-                0;
-                if faults.protocol_recovery() {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
-            planes_of: vec![
-                0;
-                if faults.protocol_recovery() && faults.dual_switch {
-                    msgs.len()
-                } else {
-                    0
-                }
-            ],
             acks: Acks::new(n),
         };
         sim.schedule_failures();
         sim
-    }
-
-    /// Holds every message's record (a run not streamed).
-    fn hold_all_records(&mut self) {
-        for i in 0..self.msgs.len() {
-            self.hold_record(i as u32);
-        }
-    }
-
-    /// Holds message `i`'s record, unfinished.
-    #[inline]
-    fn hold_record(&mut self, i: u32) {
-        let alone_ps = self.alone.get(self.edm, &self.msgs[i as usize]);
-        self.records.hold(
-            i,
-            Record {
-                alone_ps,
-                ..Record::default()
-            },
-        );
-    }
-
-    /// Streamed during the run: message `i`'s record has its completion; it
-    /// is final (handed on) once a write is also acknowledged (a member of a
-    /// mega-message is acknowledged with the whole: until then it waits in
-    /// `unsettled`).
-    fn settle_record(&mut self, i: u32) {
-        let r = &self.records[i as usize];
-        let acked = self.msgs[i as usize].op != Op::Write || r.acked_ps.is_some();
-        if !acked {
-            self.unsettled.push(i);
-            return;
-        }
-        let Some((batch, hand)) = self.sink.as_mut() else {
-            return;
-        };
-        let sink = &mut RecordSink {
-            batch: *batch,
-            hand: &mut **hand,
-        };
-        self.records.finish(i, sink);
-    }
-
-    /// Hands the sink every record left (the run's end, or a run whose
-    /// records go at its end).
-    fn hand_all_records(&mut self) {
-        let Some((batch, hand)) = self.sink.as_mut() else {
-            return;
-        };
-        let sink = &mut RecordSink {
-            batch: *batch,
-            hand: &mut **hand,
-        };
-        self.records.hand_all(sink);
     }
 
     #[inline]
@@ -377,8 +156,8 @@ impl<'a> Sim<'a> {
         progress: &mut dyn FnMut(u64, u64),
         sink: &'a mut RecordSink,
     ) -> Outcome {
-        self.stream_during = self.ended.is_empty() && !self.lossy;
-        self.sink = Some((sink.batch, &mut *sink.hand));
+        let during = !self.recovery.tracks_ends() && !self.lossy;
+        self.records.stream_to(sink, during);
         self.run(progress).0
     }
 
@@ -388,24 +167,13 @@ impl<'a> Sim<'a> {
         issues: &mut I,
         progress: &mut dyn FnMut(u64, u64),
     ) -> (Outcome, Vec<Transmission>) {
-        self.keep_completions = issues.reads_completions();
-        if self.stream_during {
-            self.records = RecordWindow::streamed();
-        } else {
-            self.hold_all_records();
-        }
-        self.completions.reserve(if self.keep_completions {
-            self.msgs.len()
-        } else {
-            COMPLETION_BATCH.min(self.msgs.len())
-        });
+        self.records
+            .start(self.edm, self.msgs, issues.reads_completions());
         let run = engine::run_fed(&mut self, issues, progress);
         self.settle_outcomes();
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
-        self.write_completions();
-        self.hand_all_records();
-        self.totals.max_records_held = self.records.max_held;
+        self.records.close(self.msgs, &mut self.totals);
         let end = self.totals.end_ps;
         // Per plane, then the busier plane's utilisation, every frame.
         let (mut up, mut down) = ((0.0, 0.0), (0.0, 0.0));
@@ -443,12 +211,7 @@ impl<'a> Sim<'a> {
         ) = down;
         self.counters.frames = frames;
         self.totals.protocol = Some(Box::new(self.counters));
-        if let Some(memory) = self.memory.take() {
-            self.totals.memory = memory.stats;
-        }
-        if let Some(protection) = self.protection.take() {
-            self.totals.protection = protection.stats;
-        }
+        self.memory.report(&mut self.totals);
         (
             Outcome {
                 records: self.records.into_vec(),
@@ -456,27 +219,6 @@ impl<'a> Sim<'a> {
             },
             self.trace.unwrap_or_default(),
         )
-    }
-
-    /// Writes the completions logged into the records, and empties the log
-    /// unless the issue feed reads it.
-    fn write_completions(&mut self) {
-        for &(i, at) in &self.completions {
-            self.records[i as usize].complete_ps = Some(at);
-        }
-        if self.stream_during {
-            for k in 0..self.completions.len() {
-                self.settle_record(self.completions[k].0);
-            }
-            for i in std::mem::take(&mut self.unsettled) {
-                if self.records.holds(i) {
-                    self.settle_record(i);
-                }
-            }
-        }
-        if !self.keep_completions {
-            self.completions.clear();
-        }
     }
 
     /// Starts loading what the events a few pops ahead will touch when they
@@ -495,8 +237,8 @@ impl<'a> Sim<'a> {
             Some(Ev::HostIn(_, unit)) if ends(unit) => {
                 prefetch(&self.pending[self.pair(unit.spec)]);
             }
-            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
-                prefetch(&self.order[self.pair(*m)]);
+            Some(Ev::Finished(_, m)) if self.ordering.by_address() => {
+                self.ordering.prefetch_pair(m.requester, m.memory);
             }
             _ => {}
         }
@@ -506,10 +248,8 @@ impl<'a> Sim<'a> {
                     prefetch(front);
                 }
             }
-            Some(Ev::Finished(_, m)) if !self.order.is_empty() => {
-                if let Some(first) = self.order[self.pair(*m)].unfinished.first() {
-                    prefetch(first);
-                }
+            Some(Ev::Finished(_, m)) if self.ordering.by_address() => {
+                self.ordering.prefetch_first(m.requester, m.memory);
             }
             _ => {}
         }
@@ -521,16 +261,14 @@ impl<'a> Sim<'a> {
     /// for at the last issue). Hints only: handling is unchanged.
     #[inline(always)]
     fn prefetch_order_of_next_issues(&self, i: usize) {
-        if self.order.is_empty() {
+        if !self.ordering.by_address() {
             return;
         }
         if let Some(m) = self.msgs.get(i + 2) {
-            prefetch(&self.order[self.pair(Msg::of(m))]);
+            self.ordering.prefetch_pair(m.requester, m.memory);
         }
         if let Some(m) = self.msgs.get(i + 1) {
-            if let Some(first) = self.order[self.pair(Msg::of(m))].unfinished.first() {
-                prefetch(first);
-            }
+            self.ordering.prefetch_first(m.requester, m.memory);
         }
     }
 
@@ -544,8 +282,8 @@ impl<'a> Sim<'a> {
         let edm = self.edm;
         match ev {
             Ev::Issue(i) => {
-                if self.stream_during {
-                    self.hold_record(i);
+                if self.records.streamed_during() {
+                    self.records.hold(self.edm, self.msgs, i);
                 }
                 self.prefetch_order_of_next_issues(i as usize);
                 self.issue(now, i)
@@ -742,29 +480,8 @@ impl<'a> Sim<'a> {
         if self.rmw_replays(&request) {
             return arrived + fixed;
         }
-        let addr = match self.access(request.msg) {
-            Some(Access::Denied) => return arrived + fixed,
-            Some(Access::Served(phys)) => phys,
-            None => self.msgs[request.msg as usize].addr,
-        };
-        let Some(memory) = &mut self.memory else {
-            return arrived + fixed;
-        };
-        let spec = &self.msgs[request.msg as usize];
-        let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
-        // Translation (Clio) comes before the DRAM read, at the bound the switch plans for.
-        let translated = self.edm.fabric.translate.bound_ps();
-        let (arrived, fixed) = (arrived + translated, fixed - translated);
-        let ready = if trial {
-            memory.peek_read(node, arrived, addr, bytes)
-        } else {
-            let ready = memory.read(node, arrived, addr, bytes);
-            if spec.op == Op::Rmw {
-                memory.write(node, ready, addr, bytes);
-            }
-            ready
-        };
-        memory.response_at(arrived, fixed, ready)
+        self.memory
+            .response_at(self.edm, self.msgs, &request, (arrived, fixed), trial)
     }
 
     /// Whether a write finishes at its requester (the memory-order rule,
@@ -772,7 +489,9 @@ impl<'a> Sim<'a> {
     /// NACK (`data_recovery = "ideal"`); else when it is acknowledged.
     #[inline(always)]
     pub(super) fn finish_on_arrival(&self) -> bool {
-        self.lossy && self.edm.cfg.faults.data_recovery == DataRecovery::Ideal && self.track_finish
+        self.lossy
+            && self.edm.cfg.faults.data_recovery == DataRecovery::Ideal
+            && self.ordering.tracked()
     }
 
     /// Whether every message goes on two switch planes (the dual switch).
@@ -785,31 +504,17 @@ impl<'a> Sim<'a> {
     /// the DRAM's queue sees it).
     /// (A denied write is dropped: never written.)
     pub(super) fn write_to_memory(&mut self, at: Ps, unit: &Unit) {
-        let base = match self.access(unit.msg) {
-            Some(Access::Denied) => return,
-            Some(Access::Served(phys)) => phys,
-            None => self.msgs[unit.msg as usize].addr,
-        };
-        if let Some(memory) = &mut self.memory {
-            let i = unit.msg as usize;
-            let addr = base + self.memory_offset[i] as u64;
-            self.memory_offset[i] += unit.bytes;
-            memory.write(unit.spec.memory, at, addr, unit.bytes as u64);
-        }
+        self.memory.write(at, unit, self.msgs);
     }
 
-    /// Message `i`'s verdict at its memory node (checked the first time its
-    /// request or data gets there), or None with protection off.
+    /// Message `i`'s verdict at its memory node (None: protection off).
     pub(super) fn access(&mut self, i: u32) -> Option<Access> {
-        let protection = self.protection.as_mut()?;
-        let msgs = self.msgs;
-        let verdict = &mut self.access[i as usize];
-        Some(*verdict.get_or_insert_with(|| protection.check(&msgs[i as usize])))
+        self.memory.access(i, self.msgs)
     }
 
     /// Whether message `i`'s memory node denied it.
     pub(super) fn denied(&self, i: u32) -> bool {
-        self.access.get(i as usize) == Some(&Some(Access::Denied))
+        self.memory.denied(i)
     }
 
     /// The data unit a host sends on `grant` (or the forwarded request): the
@@ -964,21 +669,19 @@ impl Simulation for Sim<'_> {
             Ev::PortSeen(_, h, down) => self.port_seen(h, down),
             _ => {
                 self.handle_event(now, ev);
-                if self.completions.len() >= COMPLETION_BATCH && !self.keep_completions {
-                    self.write_completions();
-                }
+                self.records.write_full_batch(self.msgs);
                 true
             }
         }
     }
 
     fn completed(&self) -> u64 {
-        self.completed
+        self.records.completed()
     }
 
     #[inline(always)]
     fn completion_log(&self) -> &[(u32, Ps)] {
-        &self.completions
+        self.records.completion_log()
     }
 
     #[inline(always)]
@@ -992,6 +695,8 @@ mod tests {
     use super::*;
     use crate::config::FabricConfig;
     use crate::edm::config::EdmConfig;
+    use crate::edm::records::COMPLETION_BATCH;
+    use crate::engine::Record;
     use crate::workload::{assign_addresses, OpenLoop, Roles, SizeCdf};
 
     /// The open loop's issues, but a feed that reads the completion log (so

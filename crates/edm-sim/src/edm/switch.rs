@@ -258,7 +258,7 @@ impl Sim<'_> {
         // circuits clear of it, and they may use the ports meanwhile.
         let mut tries = 0;
         let delay = match edm.start_delay() {
-            Some((unit, _)) if forwarded && self.memory.is_some() => Some((unit, Ps::MAX / 4)),
+            Some((unit, _)) if forwarded && self.memory.has_dram() => Some((unit, Ps::MAX / 4)),
             delay => delay,
         };
         let place = |sim: &Self, not_before: Ps, delay| {
@@ -277,11 +277,11 @@ impl Sim<'_> {
         };
         let undelayed_egress = self
             .memory
-            .is_some()
+            .has_dram()
             .then(|| place(self, 0, edm.start_delay()).2);
         let (grant_at, data_up, data_egress) = loop {
             let placed = place(self, not_before, delay);
-            if !forwarded || self.memory.is_none() {
+            if !forwarded || !self.memory.has_dram() {
                 break placed;
             }
             let arrived = placed.0 + to_data - edm.grant_to_data(true);

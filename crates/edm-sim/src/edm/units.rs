@@ -1,6 +1,5 @@
 //! What moves through one EDM run (`sim.rs`): a message's handle (`Msg`),
-//! the members of a mega-message (`Batch`), the units on the links and the
-//! events that carry them (`Ev`).
+//! the units on the links and the events that carry them (`Ev`).
 use crate::workload::{MessageSpec, Op};
 
 /// What a unit on a link is.
@@ -23,7 +22,7 @@ pub enum UnitKind {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Msg {
     /// Payload bytes; for a mega-message, its members' bytes and the headers
-    /// between them (`Sim::fold`).
+    /// between them (`Batching::fold`).
     pub(super) size: u32,
     pub(super) requester: u16,
     pub(super) memory: u16,
@@ -42,17 +41,6 @@ impl Msg {
             op: m.op,
         }
     }
-}
-
-/// No batch (a message on its own).
-pub(super) const NO_BATCH: u32 = u32::MAX;
-
-/// A mega-message: its members in order, each with the offset just past its
-/// bytes in the mega-message's data, and how many have completed.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Batch {
-    pub(super) members: Vec<(u32, u32)>,
-    pub(super) completed: usize,
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -1,21 +1,13 @@
-//! Every write gets an outcome (docs/protocol.md §4b): its memory node
-//! acknowledges it with an /A/ control block (aggregated per pair, at most
-//! one per `ACK_GAP_BLOCKS` of the node's uplink), its requester keeps it
-//! in its retry buffer until then and sends it again, same id, when no /A/
-//! came a retry timeout after its data; not acknowledged `give_up_ns` after
-//! its issue, it is reported failed.
+//! The memory nodes' /A/ senders (`outcome.rs` has the rules): per memory
+//! node when its uplink may start its next /A/, per (requester, memory
+//! node) pair the latest /A/: when it leaves, how many writes it carries
+//! and whether it arrives.
 //!
-//! An /A/ is counted, not booked on the links: one block in a gap of the
-//! memory node's uplink and of the requester's downlink, as an /N/ or /G/.
-//! Its fate is drawn on both links (every plane it goes on) when it is
-//! started; the writes that join it share that fate.
-use crate::edm::faults::dedup::Place;
-use crate::edm::faults::Fate;
-use crate::edm::sim::{Sim, NOT_KEPT};
-use crate::edm::units::{Ev, Unit};
+//! Invariants: a pair's /A/ carries at most `ACK_MAP_W` writes and only
+//! writes ready by when it leaves; a node's /A/ starts at least
+//! `ACK_GAP_BLOCKS` blocks apart.
 use crate::time::Ps;
-use crate::workload::Op;
-use edm_proto::spec::{ACK_GAP_BLOCKS, ACK_MAP_W};
+use edm_proto::spec::ACK_MAP_W;
 
 /// The memory nodes' /A/ senders.
 pub(in crate::edm) struct Acks {
@@ -41,229 +33,39 @@ impl Acks {
             arrives_ok: vec![false; nodes * nodes],
         }
     }
-}
 
-impl Sim<'_> {
-    /// Write `unit.msg`'s data is in memory at `applied` (`first`: for the
-    /// first time; else a copy of a write applied before, which is
-    /// acknowledged again: its /A/ may have been lost). Its memory node
-    /// acknowledges it: in the pair's /A/ not yet sent, or in a new one.
-    pub(in crate::edm) fn acknowledge(&mut self, applied: Ps, unit: &Unit, first: bool) {
-        let (i, m) = (unit.msg, unit.spec);
-        let pair = self.pair(m);
-        if first && self.protocol {
-            self.applied_at[i as usize] = applied;
-            let failed = self.records[i as usize].timed_out;
-            if failed {
-                // Reported failed before its data got there.
-                self.counters.faults.writes_failed_applied += 1;
-            }
-        }
-        let ready = applied + self.edm.c(self.edm.cfg.steps.gen_req);
-        let acks = &mut self.acks;
-        let joins = acks.leave[pair] != NEVER
-            && ready <= acks.leave[pair]
-            && acks.members[pair] < ACK_MAP_W;
-        if !joins {
-            let node = m.memory as usize;
-            let leave = ready.max(acks.free[node]);
-            acks.free[node] = leave + ACK_GAP_BLOCKS as Ps * self.edm.fabric.block_ps();
-            acks.leave[pair] = leave;
-            acks.members[pair] = 0;
-            self.counters.acks_sent += 1;
-            if self.lossy {
-                let ok = self.ack_crosses(leave, unit);
-                self.acks.arrives_ok[pair] = ok;
-            }
-        }
-        let acks = &mut self.acks;
-        acks.members[pair] += 1;
-        let arrives = acks.leave[pair] + self.edm.ack_path_ps();
-        if !self.lossy {
-            // Nothing is lost: acknowledged on arrival, no event needed; the
-            // memory-order rule and fences go by it.
-            self.records[i as usize].acked_ps = Some(arrives);
-            if m.count > 1 {
-                // A mega-message: one /A/ for all its members' ids.
-                let b = self.batch_of[i as usize] as usize;
-                for k in 0..self.batches[b].members.len() {
-                    let member = self.batches[b].members[k].0 as usize;
-                    self.records[member].acked_ps = Some(arrives);
-                }
-            }
-            if self.track_finish {
-                self.q.push(arrives, Ev::Finished(i, m));
-            }
-        } else if acks.arrives_ok[pair] {
-            self.q.push(arrives, Ev::AckIn(i));
-        }
-    }
-
-    /// Whether an /A/ started at `leave` from `unit`'s memory node reaches
-    /// its requester on some plane (drawn on both links of each plane the
-    /// node sends it on).
-    fn ack_crosses(&mut self, leave: Ps, unit: &Unit) -> bool {
-        let (node, requester) = (unit.spec.memory, unit.spec.requester);
-        let half = self.edm.ack_path_ps() / 2;
-        let planes = self.mirror_planes(node, leave);
-        let mut ok = false;
-        self.on_planes(planes, |sim| {
-            // (Counted apart from the other units' fates: `acks_lost`.)
-            let arrives =
-                [(node, leave), (requester, leave + half)]
-                    .iter()
-                    .all(|&(h, at)| match sim.cross_link(h, at, 1, true) {
-                        Fate::Intact => true,
-                        Fate::Undetected => {
-                            sim.counters.faults.undetected += 1;
-                            true
-                        }
-                        Fate::Dropped | Fate::LinkDown => false,
-                    });
-            ok |= arrives;
+    /// A write of pair `pair` is acknowledged by memory node `node`, ready
+    /// at `ready`: it joins the pair's /A/ not yet sent, or starts a new one
+    /// (its node's uplink then busy `gap` after it): Some(its start) if new.
+    pub(in crate::edm) fn join(
+        &mut self,
+        pair: usize,
+        node: u16,
+        ready: Ps,
+        gap: Ps,
+    ) -> Option<Ps> {
+        let joins = self.leave[pair] != NEVER
+            && ready <= self.leave[pair]
+            && self.members[pair] < ACK_MAP_W;
+        let started = (!joins).then(|| {
+            let node = node as usize;
+            let leave = ready.max(self.free[node]);
+            self.free[node] = leave + gap;
+            self.leave[pair] = leave;
+            self.members[pair] = 0;
+            leave
         });
-        if !ok {
-            self.counters.faults.acks_lost += 1;
-        }
-        ok
+        self.members[pair] += 1;
+        started
     }
 
-    /// An /A/ naming write `i` reaches its requester at `now`.
-    pub(in crate::edm) fn ack_arrives(&mut self, now: Ps, i: u32) -> bool {
-        let record = &mut self.records[i as usize];
-        if record.acked_ps.is_none() && !record.timed_out {
-            record.acked_ps = Some(now);
-        }
-        self.resolved(now, i, true);
-        true
+    /// Whether pair `pair`'s latest /A/ arrives (drawn when it starts).
+    pub(in crate::edm) fn set_arrives(&mut self, pair: usize, ok: bool) {
+        self.arrives_ok[pair] = ok;
     }
 
-    /// Message `i` is resolved at its requester at `now` (a write
-    /// acknowledged when `acked`, else failed; a read or RMW answered or
-    /// failed): its retry-buffer entry is free, and a write finishes for
-    /// the memory-order rule and fences.
-    pub(in crate::edm) fn resolved(&mut self, now: Ps, i: u32, acked: bool) {
-        let Some(outcomes) = self.outcomes.as_mut() else {
-            return;
-        };
-        if !outcomes.resolve(i) {
-            return;
-        }
-        let m = crate::edm::units::Msg::of(&self.msgs[i as usize]);
-        if m.op == Op::Write {
-            if acked {
-                self.counters.faults.writes_acked += 1;
-            }
-            // (With the ideal NACK's bound it finished when in memory.)
-            if self.track_finish && !self.finish_on_arrival() {
-                self.finished(now, i, m);
-            }
-        }
-        if self.protocol {
-            let pair = self.pair(m);
-            self.admit_waiting(now, pair);
-        }
-    }
-
-    /// A write with all its data sent and no /A/ a retry timeout after its
-    /// last data: sent again on the plane of `unit` (its /N/, same id).
-    /// None if it is not such a write (the caller's usual retry rules
-    /// apply). (Its `GiveUp` reports it failed `give_up_ns` after issue.)
-    pub(in crate::edm) fn write_retry(&mut self, now: Ps, unit: Unit) -> Option<bool> {
-        let i = unit.msg as usize;
-        let outcomes = self.outcomes.as_ref()?;
-        if unit.spec.op != Op::Write {
-            return None;
-        }
-        if outcomes.is_resolved(unit.msg) {
-            return Some(false);
-        }
-        if !self.host_sent_all(unit.msg) {
-            return None;
-        }
-        let retry = self.edm.cfg.faults.retry_timeout_ps();
-        let due = self.last_data[i] + retry;
-        if now < due {
-            self.q.push(due, Ev::NotifyCheck(unit));
-            return Some(false);
-        }
-        if self.mirror_planes(unit.spec.requester, now) & 1 << self.plane.id == 0 {
-            // Its host sees this plane's link down: not sent into it.
-            self.q.push(now + retry, Ev::NotifyCheck(unit));
-            return Some(false);
-        }
-        self.counters.faults.write_retries += 1;
-        self.last_data[i] = now;
-        let at = now + self.edm.c(self.edm.cfg.steps.gen_req);
-        self.send_control(now, at, unit);
-        self.q.push(now + retry, Ev::NotifyCheck(unit));
-        Some(true)
-    }
-
-    /// Write `i` is reported failed (not acknowledged `give_up_ns` after
-    /// its issue).
-    pub(in crate::edm) fn write_fails(&mut self, now: Ps, i: u32) -> bool {
-        if self.outcomes.as_ref().is_none_or(|o| o.is_resolved(i)) {
-            return false;
-        }
-        self.records[i as usize].timed_out = true;
-        self.counters.faults.failed += 1;
-        self.counters.faults.writes_failed += 1;
-        if self.applied_at[i as usize] != NEVER {
-            self.counters.faults.writes_failed_applied += 1;
-        }
-        let m = crate::edm::units::Msg::of(&self.msgs[i as usize]);
-        self.release(now, i, m);
-        self.resolved(now, i, false);
-        true
-    }
-
-    /// Whether a copy of write data `unit` at its memory node is refused by
-    /// the source's window (stale), counting a copy misread as new that
-    /// applies a chunk again.
-    pub(in crate::edm) fn window_refuses_data(&mut self, unit: &Unit) -> bool {
-        let pair = self.pair(unit.spec);
-        let Some(outcomes) = self.outcomes.as_mut() else {
-            return false;
-        };
-        let place = outcomes.arrives(unit.msg, pair, &mut self.counters.faults);
-        let kept = self.chunks[unit.chunk as usize].kept_from;
-        match place {
-            Place::Inside => false,
-            Place::Stale => {
-                if kept == NOT_KEPT && !outcomes.is_resolved(unit.msg) {
-                    self.counters.faults.dup_first_copy_refused += 1;
-                }
-                true
-            }
-            Place::Misread => {
-                if kept != NOT_KEPT {
-                    self.counters.faults.writes_applied_twice += 1;
-                }
-                false
-            }
-        }
-    }
-
-    /// At the end of a run: every write's outcome, counted.
-    pub(in crate::edm) fn settle_outcomes(&mut self) {
-        let Some(outcomes) = self.outcomes.as_ref().filter(|_| self.protocol) else {
-            return;
-        };
-        for (i, m) in self.msgs.iter().enumerate() {
-            if m.op != Op::Write {
-                continue;
-            }
-            let applied = self.applied_at[i] != NEVER;
-            let failed = self.records[i].timed_out;
-            if !outcomes.is_resolved(i as u32) {
-                self.counters.faults.writes_unresolved += 1;
-            }
-            if !applied && !failed {
-                // Neither in memory nor reported: lost unseen (target 0).
-                self.counters.faults.writes_lost += 1;
-                self.records[i].lost = true;
-            }
-        }
+    /// Pair `pair`'s latest /A/: when it leaves, and whether it arrives.
+    pub(in crate::edm) fn latest(&self, pair: usize) -> (Ps, bool) {
+        (self.leave[pair], self.arrives_ok[pair])
     }
 }

@@ -3,9 +3,10 @@
 //! receivers that keep a chunk's first copy, from either plane of a dual
 //! switch.
 use super::Fate;
+use crate::edm::faults::chunks::NOT_KEPT;
 use crate::edm::model::Edm;
 use crate::edm::scheduler::Grant;
-use crate::edm::sim::{Chunk, Sim, NOT_KEPT};
+use crate::edm::sim::Sim;
 use crate::edm::units::UnitKind;
 use crate::edm::units::{Ev, Msg, Unit, NO_CHUNK};
 use crate::time::Ps;
@@ -185,7 +186,7 @@ impl Sim<'_> {
     /// unless it is granting a later demand for it: a late copy of an
     /// earlier demand's last chunk does not end that one.
     fn switch_done(&mut self, i: usize, at: Ps) {
-        if self.plane.chunks_granted[i] as usize == self.message_chunks[i].len() {
+        if self.plane.chunks_granted[i] as usize == self.chunks.named_count(i) {
             self.plane.done_at[i] = self.plane.done_at[i].min(at);
         }
     }
@@ -199,13 +200,9 @@ impl Sim<'_> {
             return;
         }
         let i = unit.msg as usize;
-        self.last_data[i] = self.last_data[i].max(end);
         let chunk = &mut self.chunks[unit.chunk as usize];
-        if chunk.sent {
-            return;
-        }
-        chunk.sent = true;
-        self.sent_bytes[i] += unit.bytes;
+        let first = !std::mem::replace(&mut chunk.sent, true);
+        self.recovery.data_sent(i, end, first, unit.bytes);
     }
 
     /// `data_recovery = "protocol"`: write `i`'s host has sent all its data.
@@ -213,7 +210,7 @@ impl Sim<'_> {
         let spec = &self.msgs[i as usize];
         self.protocol
             && spec.op == Op::Write
-            && self.sent_bytes[i as usize] == Edm::data_bytes(Msg::of(spec))
+            && self.recovery.sent_bytes(i as usize) == Edm::data_bytes(Msg::of(spec))
     }
 
     /// A /G/ reaches its source: None if dropped, else whether it is the
@@ -256,7 +253,7 @@ impl Sim<'_> {
             return false;
         }
         // (A protocol write's copy is the duplicate record's to judge.)
-        if self.ended[i] && !(self.protocol && unit.spec.op == Op::Write) {
+        if self.recovery.ended(i) && !(self.protocol && unit.spec.op == Op::Write) {
             counters.late_data += 1;
             return false;
         }
@@ -282,22 +279,11 @@ impl Sim<'_> {
             return (again, c.last && !c.grant_heard[self.plane.id as usize]);
         }
         let i = self.plane.queued[g.msg as usize].0 as usize;
-        if !self.message_chunks.is_empty() {
-            let k = self.plane.chunks_granted[i] as usize;
+        let k = self.chunks.named().then(|| {
             self.plane.chunks_granted[i] += 1;
-            if let Some(&mirrored) = self.message_chunks[i].get(k) {
-                return (mirrored, g.last);
-            }
-            self.message_chunks[i].push(self.chunks.len() as u32);
-        }
-        self.chunks.push(Chunk {
-            kept_from: NOT_KEPT,
-            grant_heard: [false; 2],
-            last: g.last,
-            passed: [0; 2],
-            sent: false,
+            self.plane.chunks_granted[i] as usize - 1
         });
-        ((self.chunks.len() - 1) as u32, g.last)
+        (self.chunks.granted(i, k, g.last), g.last)
     }
 
     /// The requester's retry timer: an /N/ or request not granted yet is
@@ -315,7 +301,7 @@ impl Sim<'_> {
                 return sent;
             }
         }
-        if self.ended[i] || self.host_sent_all(unit.msg) {
+        if self.recovery.ended(i) || self.host_sent_all(unit.msg) {
             return false;
         }
         let check = now + self.edm.cfg.faults.retry_timeout_ps();
@@ -353,7 +339,7 @@ impl Sim<'_> {
     pub(in crate::edm) fn chunk_check(&mut self, now: Ps, grant: Unit) -> bool {
         let i = grant.msg as usize;
         // (A copy from either plane: the dual switch's planes stop at once.)
-        if self.chunks[grant.chunk as usize].delivered() || self.ended[i] {
+        if self.chunks[grant.chunk as usize].delivered() || self.recovery.ended(i) {
             if self.protocol && self.chunks[grant.chunk as usize].last {
                 // Nothing more of the message to grant: done with it.
                 self.switch_done(i, now);
@@ -415,10 +401,9 @@ impl Sim<'_> {
     }
 
     fn end_unanswered(&mut self, now: Ps, i: u32, give_up: bool) -> bool {
-        if self.ended[i as usize] {
+        if !self.recovery.end(i as usize) {
             return false;
         }
-        self.ended[i as usize] = true;
         if give_up {
             self.records[i as usize].timed_out = true;
             self.counters.faults.failed += 1;
@@ -428,7 +413,7 @@ impl Sim<'_> {
         }
         let m = Msg::of(&self.msgs[i as usize]);
         self.release(now, i, m);
-        if self.track_finish {
+        if self.ordering.tracked() {
             self.finished(now, i, m);
         }
         self.resolved(now, i, false);
@@ -438,12 +423,8 @@ impl Sim<'_> {
     /// Message `i` stops being active at its pair (once: a write's last
     /// grant may come twice, a timeout may follow it).
     pub(in crate::edm) fn release(&mut self, now: Ps, i: u32, m: Msg) {
-        if let Some(released) = self.released.get_mut(i as usize) {
-            if *released {
-                return;
-            }
-            *released = true;
+        if self.recovery.release(i as usize) {
+            self.deactivate(now, m);
         }
-        self.deactivate(now, m);
     }
 }

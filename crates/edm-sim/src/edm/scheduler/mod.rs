@@ -8,8 +8,9 @@
 //! is the chunk's time on the link, so the next chunk's grant (one iteration
 //! after the release) lands exactly when the previous chunk's last block does.
 //!
-//! The rooms: `queue.rs` (notification queues), `matching.rs` (one
-//! iteration), this file (port state and the options beside the paper).
+//! The rooms: `queue.rs` (the notification queues' data), `matching.rs`
+//! (one iteration), this file (port state, notifying and revealing, and the
+//! options beside the paper).
 mod matching;
 mod queue;
 #[cfg(test)]
@@ -19,7 +20,7 @@ use crate::edm::config::Priority;
 
 use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
-use queue::{Entry, Key, Queue, NONE};
+use queue::{Entry, Head, Key, Queue, NONE};
 
 /// One grant: `src` may send `bytes` of message `msg` to `dst` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -311,5 +312,171 @@ impl Scheduler {
             consider(self.src_release[e.src as usize]);
         }
         next
+    }
+}
+
+/// The notification queues: arrival, reveal, the sorted heads.
+impl Scheduler {
+    /// A notification for `bytes` of data from `src` to `dst`, usable from
+    /// `visible_at`; the first chunk's data takes `first_extra_ps` longer to
+    /// reach the switch than later chunks' (so its ports are held that much longer).
+    #[allow(clippy::too_many_arguments)]
+    pub fn notify(
+        &mut self,
+        visible_at: Ps,
+        src: u16,
+        dst: u16,
+        msg: u32,
+        bytes: u32,
+        kind: Kind,
+        first_extra_ps: Ps,
+    ) {
+        let entry = Entry {
+            msg,
+            src,
+            dst,
+            remaining: bytes,
+            order: self.next_order,
+            granted: false,
+            attained_chunks: 0,
+            kind,
+            first_extra_ps: u32::try_from(first_extra_ps)
+                .expect("a first chunk's extra delay fits 4 ms"),
+            next: NONE,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.entries[id as usize] = entry;
+                id
+            }
+            None => {
+                self.entries.push(entry);
+                (self.entries.len() - 1) as u32
+            }
+        };
+        let q = &mut self.queues[dst as usize];
+        q.unrevealed.push_back((id, visible_at));
+        q.len += 1;
+        self.max_occupancy = self.max_occupancy.max(q.len);
+        self.mark_waiting(dst as usize);
+        self.max_lead_ps = self.max_lead_ps.max(first_extra_ps);
+        if first_extra_ps > 0 {
+            self.leading_by_src[src as usize] += 1;
+            self.leading_by_dst[dst as usize] += 1;
+        }
+        self.next_order += 1;
+        self.occupancy += 1;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.occupancy == 0
+    }
+
+    /// Inserts entry `id` into its destination's sorted `heads`.
+    fn insert_head(&mut self, id: u32) {
+        let e = &self.entries[id as usize];
+        let head = Head {
+            key: e.key(self.priority),
+            src: e.src,
+            entry: id,
+            lead: e.lead(),
+        };
+        let heads = &mut self.queues[e.dst as usize].heads;
+        // Most are later arrivals than every entry there (FCFS, and SRPT
+        // among equal sizes): they go at the back, with no search.
+        if heads.back().is_none_or(|b| b.key < head.key) {
+            heads.push_back(head);
+            return;
+        }
+        let at = heads.partition_point(|h| h.key < head.key);
+        heads.insert(at, head);
+    }
+
+    /// Removes the head at `at` of `dst`'s heads (its key is `key`).
+    fn remove_head(&mut self, dst: u16, key: Key, at: u32) {
+        let heads = &mut self.queues[dst as usize].heads;
+        debug_assert_eq!(heads[at as usize].key, key);
+        heads.remove(at as usize);
+    }
+
+    /// Reveals the entries of `dst` whose predecessors and themselves are
+    /// visible at `now`, appending each to its pair's list.
+    fn reveal(&mut self, dst: usize, now: Ps) {
+        while let Some(&(id, visible_at)) = self.queues[dst].unrevealed.front() {
+            let q = &mut self.queues[dst];
+            q.visible_max = q.visible_max.max(visible_at);
+            if q.visible_max > now {
+                break;
+            }
+            q.unrevealed.pop_front();
+            if self.pair_fifo {
+                let e = &self.entries[id as usize];
+                let pair = dst * self.ports + e.src as usize;
+                if self.pair_last[pair] == NONE {
+                    self.pair_first[pair] = id;
+                } else {
+                    self.entries[self.pair_last[pair] as usize].next = id;
+                }
+                self.pair_last[pair] = id;
+            }
+            self.insert_head(id);
+        }
+    }
+
+    /// Drops every waiting entry whose (source, destination) `dropped`
+    /// picks (a switch that fails, or sees a port down, forgets that
+    /// demand) and returns their messages' ids.
+    pub fn drop_entries(&mut self, dropped: impl Fn(u16, u16) -> bool) -> Vec<u32> {
+        let mut msgs = Vec::new();
+        for dst in 0..self.queues.len() {
+            let entries = &self.entries;
+            let gone = |id: u32| {
+                let e = &entries[id as usize];
+                dropped(e.src, e.dst)
+            };
+            let q = &self.queues[dst];
+            let ids: Vec<u32> = (q.unrevealed.iter().map(|&(id, _)| id))
+                .chain(q.heads.iter().map(|h| h.entry))
+                .filter(|&id| gone(id))
+                .collect();
+            if ids.is_empty() {
+                continue;
+            }
+            let q = &mut self.queues[dst];
+            q.unrevealed.retain(|&(id, _)| !gone(id));
+            q.heads.retain(|h| !gone(h.entry));
+            q.len -= ids.len();
+            self.mark_waiting(dst);
+            for id in ids {
+                let e = &self.entries[id as usize];
+                if e.lead() > 0 {
+                    self.leading_by_src[e.src as usize] -= 1;
+                    self.leading_by_dst[e.dst as usize] -= 1;
+                }
+                if self.pair_fifo {
+                    // (A pair's entries go together: same source and destination.)
+                    let pair = dst * self.ports + e.src as usize;
+                    self.pair_first[pair] = NONE;
+                    self.pair_last[pair] = NONE;
+                }
+                msgs.push(e.msg);
+                self.free.push(id);
+                self.occupancy -= 1;
+            }
+        }
+        msgs
+    }
+
+    /// The waiting entries (any order).
+    fn live(&self) -> impl Iterator<Item = &Entry> {
+        let mut removed = vec![false; self.entries.len()];
+        for &id in &self.free {
+            removed[id as usize] = true;
+        }
+        self.entries
+            .iter()
+            .zip(removed)
+            .filter(|(_, r)| !r)
+            .map(|(e, _)| e)
     }
 }
