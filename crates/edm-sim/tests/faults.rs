@@ -1003,3 +1003,35 @@ fn retries_up_to_the_duplicate_windows_edge_apply_nothing_twice() {
         );
     }
 }
+
+/// A write that finished when its data arrived (the ideal NACK's bound)
+/// and whose /A/ was then lost ends again at its give-up: its finish counts
+/// once (fences and the memory-order rule must not free what it held twice).
+/// Past saturation, batched, fenced: this panicked before.
+#[test]
+fn a_write_finished_on_arrival_then_given_up_finishes_once() {
+    let mut msgs = messages(1.1, 8000, 6);
+    for (k, m) in msgs.iter_mut().enumerate() {
+        m.fence = k % 7 == 3;
+    }
+    for dual_switch in [false, true] {
+        let faults = FaultConfig {
+            ber: if dual_switch { 0.0 } else { 1e-6 },
+            dual_switch,
+            data_recovery: DataRecovery::Ideal,
+            read_timeout_ns: 200_000,
+            give_up_ns: 2_000_000,
+            seed: 9,
+            ..FaultConfig::default()
+        };
+        let cfg = EdmConfig {
+            batch_bytes: 512,
+            ..rules(faults, true)
+        };
+        let out = run(cfg, &msgs);
+        assert_eq!(out.records.len(), msgs.len());
+        for r in &out.records {
+            assert!(r.complete_ps.is_some() || r.timed_out, "{r:?}");
+        }
+    }
+}

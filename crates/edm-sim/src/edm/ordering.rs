@@ -8,7 +8,9 @@
 //! order); under the memory-order rule a held message's `waits_for` is the
 //! number of earlier unfinished messages of its pair it conflicts with, and
 //! it goes when that reaches 0. Only whether messages finish is followed
-//! here, so the state is untouched when neither rule is on.
+//! here, so the state is untouched when neither rule is on. A message
+//! finishes once: a second report of it (a write finished when its data
+//! arrived, under the ideal NACK, whose outcome later times out) is ignored.
 use super::units::Msg;
 use crate::engine::prefetch;
 use crate::workload::{overlaps, MessageSpec, Op};
@@ -28,6 +30,8 @@ pub(super) struct Ordering {
     /// waiting behind a fence (from the fence on, in order).
     outstanding: Vec<u32>,
     fenced: Vec<VecDeque<u32>>,
+    /// Per message (when tracked): its finish was reported.
+    finished: Vec<bool>,
     /// The messages the last [`Ordering::finished`] let go, in the order
     /// they go (reused: no allocation per finish).
     freed: Vec<u32>,
@@ -36,13 +40,15 @@ pub(super) struct Ordering {
 impl Ordering {
     /// `address`: the memory-order rule is on.
     pub(super) fn new(nodes: usize, msgs: &[MessageSpec], address: bool) -> Self {
+        let tracked = address || msgs.iter().any(|m| m.fence);
         Ordering {
             nodes,
-            tracked: address || msgs.iter().any(|m| m.fence),
+            tracked,
             pairs: vec![PairOrder::default(); if address { nodes * nodes } else { 0 }],
             waits_for: vec![0; if address { msgs.len() } else { 0 }],
             outstanding: vec![0; nodes],
             fenced: vec![VecDeque::new(); nodes],
+            finished: vec![false; if tracked { msgs.len() } else { 0 }],
             freed: Vec::new(),
         }
     }
@@ -99,9 +105,13 @@ impl Ordering {
 
     /// Message `i` of pair `m` (its own, or its mega-message's: the same
     /// pair) has finished at its requester: returns how many messages may
-    /// go now, read in order with [`Ordering::freed`].
+    /// go now, read in order with [`Ordering::freed`] (none when `i` had
+    /// already finished).
     pub(super) fn finished(&mut self, i: u32, m: Msg, msgs: &[MessageSpec]) -> usize {
         self.freed.clear();
+        if std::mem::replace(&mut self.finished[i as usize], true) {
+            return 0;
+        }
         let r = m.requester as usize;
         self.outstanding[r] -= 1;
         if !self.pairs.is_empty() {
