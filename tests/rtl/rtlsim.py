@@ -57,6 +57,7 @@ MODULES = {
     "edm_mirror": ["host/edm_mirror.sv"],
     "edm_ack_sender": ["common/edm_fifo.sv", "host/edm_ack_sender.sv"],
     "edm_write_outcome": ["common/edm_fifo.sv", "host/edm_write_outcome.sv"],
+    "edm_write_retry": ["host/edm_write_retry.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
                      "common/edm_unit_receiver.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
@@ -139,6 +140,7 @@ BENCHES: dict[str, Bench] = {
     "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
     "tb_ack_sender": _module("edm_ack_sender"),
     "tb_write_outcome": _module("edm_write_outcome"),
+    "tb_write_retry": _module("edm_write_retry"),
     "tb_link_fault": _module("pcs_link_fault"),
     # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
     "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),

@@ -74,6 +74,11 @@ def test_write_outcome():
     run_bench("tb_write_outcome")
 
 
+def test_write_retry():
+    """A compute node's write retry: re-sent with its id until acknowledged, the activation rules."""
+    run_bench("tb_write_retry")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 
