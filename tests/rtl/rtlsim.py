@@ -72,7 +72,8 @@ FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_u
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
           "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv", "pcs/pcs_decoder.sv",
           "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
-          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
+          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_write_retry.sv", "host/edm_dup_filter.sv",
+          "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
           "switch/edm_notif_queue.sv",
           "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
           "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"]
@@ -149,7 +150,7 @@ BENCHES: dict[str, Bench] = {
     "tb_fabric_interop": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"),
                                {"XGMII_MACS": 1}, gtkw="fabric.gtkw"),
     "tb_ycsb": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
-    "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv", "host/edm_dup_filter.sv",
+    "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv",
                                                    "tb_scrambled_link.sv", "tb_fabric_top.sv",
                                                    "tb_dual_fabric_top.sv")),
 }
