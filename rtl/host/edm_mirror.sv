@@ -36,12 +36,22 @@
 // A request is forgotten once every plane that has it has reported; a plane
 // that never reports (a write whose grants never come on a dead plane) keeps
 // its entry until the host reuses the tag.
+// EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
+// edm_write_retry in front numbers the requests and re-sends a write with its
+// id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
+// Write acknowledgements: each plane's edm_rx /A/ (ack_*[p]) wait in a queue
+// per plane (2^ACK_Q_LOG2) and leave merged, one a cycle, planes in turn
+// (out_ack_*), for edm_write_retry and edm_write_outcome; both planes' /A/ of
+// a write both go (a second is a duplicate there). An /A/ finding its
+// queue full is dropped and counted (cnt_ack_dropped): it costs a re-send.
 // Counters: 16-bit, saturating.
 module edm_mirror #(
     parameter int unsigned NP = 2,             // planes
     parameter int unsigned ID_TABLE_LOG2 = 4,  // message id counters
     parameter int unsigned TAGS_LOG2 = 4,      // host tags tracked
     parameter int unsigned WAIT_CYCLES = 64,   // a plane not taking a request this long is left out
+    parameter bit          EXT_ID = 1'b0,      // 1: ids from req_msg_id
+    parameter int unsigned ACK_Q_LOG2 = 2,     // /A/ queued per plane
     parameter int unsigned PB = edm_pkg::PORT_BITS,
     parameter int unsigned PI = NP > 1 ? $clog2(NP) : 1   // a plane's index
 ) (
@@ -51,6 +61,7 @@ module edm_mirror #(
     input  logic             req_valid,
     output logic             req_ready,
     input  logic [PB-1:0]    req_dst,
+    input  logic [7:0]       req_msg_id,       // EXT_ID: the request's id (else ignored)
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [7:0]       req_tag,          // < 2^TAGS_LOG2
     /* verilator lint_on UNUSEDSIGNAL */
@@ -75,6 +86,17 @@ module edm_mirror #(
     output logic [7:0]       cpl_tag,
     output logic [7:0]       cpl_status,
     output logic [PI-1:0]    cpl_plane,
+    output logic [7:0]       cpl_msg_id,
+    // Each plane's /A/ (edm_rx's ack_*; plane p: bit p, fields [p*W +: W]) and the merged stream.
+    input  logic [NP-1:0]    ack_valid,
+    input  logic [NP*PB-1:0] ack_peer,
+    input  logic [NP*8-1:0]  ack_base,
+    input  logic [NP*edm_pkg::ACK_MAP_W-1:0] ack_map,
+    output logic             out_ack_valid,
+    output logic [PB-1:0]    out_ack_peer,
+    output logic [7:0]       out_ack_base,
+    output logic [edm_pkg::ACK_MAP_W-1:0] out_ack_map,
+    output logic [15:0]      cnt_ack_dropped,  // /A/ lost to a full queue
     // Counters (16-bit, saturating).
     output logic [15:0]      cnt_dup,          // completions after the first good one
     output logic [15:0]      cnt_stale,        // completions matching no waiting request
@@ -94,7 +116,7 @@ module edm_mirror #(
   logic [NP-1:0]       skip;       // not waited for
   logic [WW-1:0]       waited;
   logic                issued;
-  assign eng_msg_id = next_id[req_dst[ID_TABLE_LOG2-1:0]];
+  assign eng_msg_id = EXT_ID ? req_msg_id : next_id[req_dst[ID_TABLE_LOG2-1:0]];
   assign eng_req_valid = req_valid ? ~given : '0;
   assign taking = eng_req_valid & eng_req_ready;
   assign has = given | taking;
@@ -168,6 +190,7 @@ module edm_mirror #(
       cpl_tag <= '0;
       cpl_status <= '0;
       cpl_plane <= '0;
+      cpl_msg_id <= '0;
       cnt_dup <= '0;
       cnt_stale <= '0;
     end else begin
@@ -196,6 +219,7 @@ module edm_mirror #(
           cpl_tag <= eng_cpl_tag[int'(pick)*8 +: 8];
           cpl_status <= e_status;
           cpl_plane <= pick;
+          cpl_msg_id <= eng_cpl_msg_id[int'(pick)*8 +: 8];
         end
         cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
         cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
@@ -215,6 +239,42 @@ module edm_mirror #(
       if (issued && given != '0) t_open[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
     end
   end
+
+  // ================================================================ /A/ merge
+  localparam int unsigned AW = PB + 8 + edm_pkg::ACK_MAP_W;
+  logic [NP-1:0]      aq_valid, aq_ready, aq_pop;
+  logic [NP*AW-1:0]   aq_data;
+  logic [PI-1:0]      a_turn, a_pick;
+  logic               a_any;
+  for (genvar p = 0; p < NP; p++) begin : g_ack_q
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_fifo #(.WIDTH(AW), .DEPTH_LOG2(ACK_Q_LOG2)) ack_q (
+        .clk, .rst_n, .wr_valid(ack_valid[p]), .wr_ready(aq_ready[p]),
+        .wr_data({ack_peer[p*PB +: PB], ack_base[p*8 +: 8], ack_map[p*edm_pkg::ACK_MAP_W +: edm_pkg::ACK_MAP_W]}),
+        .rd_valid(aq_valid[p]), .rd_ready(aq_pop[p]), .rd_data(aq_data[p*AW +: AW]), .count());
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+  always_comb begin
+    a_pick = '0;
+    a_any = 1'b0;
+    for (int k = NP - 1; k >= 0; k--)
+      if (aq_valid[(int'(a_turn) + k) % NP]) begin
+        a_pick = PI'((int'(a_turn) + k) % NP);
+        a_any = 1'b1;
+      end
+    aq_pop = '0;
+    aq_pop[a_pick] = a_any;
+  end
+  assign out_ack_valid = a_any;
+  assign {out_ack_peer, out_ack_base, out_ack_map} = aq_data[int'(a_pick)*AW +: AW];
+  always_ff @(posedge clk)
+    if (!rst_n) begin
+      a_turn <= '0;
+      cnt_ack_dropped <= '0;
+    end else begin
+      if (a_any) a_turn <= PI'((int'(a_pick) + 1) % NP);
+      cnt_ack_dropped <= edm_pkg::sat_add(cnt_ack_dropped, 2'($countones(ack_valid & ~aq_ready)));
+    end
 
   for (genvar p = 0; p < NP; p++) begin : g_unmirrored
     always_ff @(posedge clk)

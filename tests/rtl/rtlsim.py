@@ -54,7 +54,7 @@ MODULES = {
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
     "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
-    "edm_mirror": ["host/edm_mirror.sv"],
+    "edm_mirror": ["common/edm_fifo.sv", "host/edm_mirror.sv"],
     "edm_ack_sender": ["common/edm_fifo.sv", "host/edm_ack_sender.sv"],
     "edm_write_outcome": ["common/edm_fifo.sv", "host/edm_write_outcome.sv"],
     "edm_write_retry": ["host/edm_write_retry.sv"],
