@@ -39,6 +39,10 @@
 // EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
 // edm_write_retry in front numbers the requests and re-sends a write with its
 // id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
+// free_*: the last report of a request every plane that took it has made
+// (edm_write_retry re-sends a write only then). A request whose tag the host
+// reuses while planes still owe a report is kept aside (one per tag, the
+// orphan: o_*) and freed at its last late report.
 // Write acknowledgements: each plane's edm_rx /A/ (ack_*[p]) wait in a queue
 // per plane (2^ACK_Q_LOG2) and leave merged, one a cycle, planes in turn
 // (out_ack_*), for edm_write_retry and edm_write_outcome; both planes' /A/ of
@@ -87,6 +91,10 @@ module edm_mirror #(
     output logic [7:0]       cpl_status,
     output logic [PI-1:0]    cpl_plane,
     output logic [7:0]       cpl_msg_id,
+    // A request every plane that took it has reported (its engines are done with it).
+    output logic             free_valid,
+    output logic [PB-1:0]    free_dst,
+    output logic [7:0]       free_msg_id,
     // Each plane's /A/ (edm_rx's ack_*; plane p: bit p, fields [p*W +: W]) and the merged stream.
     input  logic [NP-1:0]    ack_valid,
     input  logic [NP*PB-1:0] ack_peer,
@@ -130,6 +138,9 @@ module edm_mirror #(
   logic [NT-1:0][PB-1:0]   t_dst;
   logic [NT-1:0][7:0]      t_id;
   logic [NT-1:0]           t_open;      // still offered: another plane may take it
+  logic [NT-1:0][NP-1:0]   o_pend;      // the tag's previous request: planes still to report
+  logic [NT-1:0][PB-1:0]   o_dst;
+  logic [NT-1:0][7:0]      o_id;
   // Each plane's completion: does it match its request, and must it wait (its
   // request is not issued yet, so the host has not seen it accepted, and
   // another plane may still take it: taken once it is, at most WAIT_CYCLES on).
@@ -171,6 +182,14 @@ module edm_mirror #(
     eng_cpl_ready = '0;
     eng_cpl_ready[pick] = e_take;
   end
+  // The last plane's report of a request no plane can still take, or of an orphan.
+  logic o_match, o_last;
+  assign o_match = !e_match && o_pend[e_tag][pick] && o_dst[e_tag] == eng_cpl_dst[int'(pick)*PB +: PB]
+                   && o_id[e_tag] == eng_cpl_msg_id[int'(pick)*8 +: 8];
+  assign o_last = (o_pend[e_tag] & ~(NP'(1) << pick)) == '0;
+  assign free_valid = e_take && ((e_match && e_last && !t_open[e_tag]) || (o_match && o_last));
+  assign free_dst = e_match ? t_dst[e_tag] : o_dst[e_tag];
+  assign free_msg_id = e_match ? t_id[e_tag] : o_id[e_tag];
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -184,6 +203,9 @@ module edm_mirror #(
       t_dst <= '0;
       t_id <= '0;
       t_open <= '0;
+      o_pend <= '0;
+      o_dst <= '0;
+      o_id <= '0;
       cpl_valid <= 1'b0;
       cpl_kind <= '0;
       cpl_dst <= '0;
@@ -223,10 +245,16 @@ module edm_mirror #(
         end
         cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
         cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
+        if (o_match) o_pend[e_tag][pick] <= 1'b0;
       end
       // The request's entry is made when its first plane takes it (that plane's
       // engine may complete it before the others take it); later takes add to it.
       if (taking != '0 && given == '0) begin   // a completion for this tag now is the old request's
+        // The old request, if planes still owe a report, becomes the tag's orphan.
+        o_pend[req_tag[TAGS_LOG2-1:0]] <= t_pend[req_tag[TAGS_LOG2-1:0]]
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0);
+        o_dst[req_tag[TAGS_LOG2-1:0]] <= t_dst[req_tag[TAGS_LOG2-1:0]];
+        o_id[req_tag[TAGS_LOG2-1:0]] <= t_id[req_tag[TAGS_LOG2-1:0]];
         t_pend[req_tag[TAGS_LOG2-1:0]] <= taking;
         t_done[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
         t_dst[req_tag[TAGS_LOG2-1:0]] <= req_dst;

@@ -53,7 +53,16 @@ module edm_write_retry #(
     parameter int unsigned DST_LOG2 = 2,       // destinations tracked: ports 0 .. 2^DST_LOG2-1
     parameter int unsigned SLOTS_LOG2 = 3,     // retry buffer entries per destination
     parameter int unsigned TIMER_W = 20,
-    parameter int unsigned RMW_RING = edm_pkg::DUP_RMW_RESULTS
+    parameter int unsigned RMW_RING = edm_pkg::DUP_RMW_RESULTS,
+    // A re-send's tag: the write's own (0), or RESEND_TAG_BASE + its entry's
+    // index (edm_mirror tracks requests by tag: a host may have reused the
+    // write's tag by then; the base must leave the host's tags below it).
+    parameter int unsigned RESEND_TAG_BASE = 0,
+    // 1: a write may be re-sent only once free_* said every engine copy of its
+    // last send is finished (edm_mirror: the planes that took it all
+    // reported), not at its completion: a plane still holding the write would
+    // otherwise get a second message with the same id.
+    parameter bit          WAIT_FREE = 1'b0
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -100,6 +109,10 @@ module edm_write_retry #(
     output logic [7:0]  cpl_msg_id,
     output logic [7:0]  cpl_tag,
     output logic [7:0]  cpl_status,
+    // WAIT_FREE: every engine copy of the send of (free_dst, free_msg_id) is finished.
+    input  logic        free_valid,
+    input  logic [edm_pkg::PORT_BITS-1:0] free_dst,
+    input  logic [7:0]  free_msg_id,
     // edm_rx's good /A/.
     input  logic        ack_valid,
     input  logic [edm_pkg::PORT_BITS-1:0] ack_peer,
@@ -124,11 +137,15 @@ module edm_write_retry #(
       || RMW_RING > edm_pkg::DUP_RMW_RESULTS) begin : g_bounds
     $error("edm_write_retry: need 2^SLOTS_LOG2 <= RETRY_UNRESOLVED, RMW_RING a power of two in 2 .. DUP_RMW_RESULTS");
   end
+  if (RESEND_TAG_BASE != 0 && RESEND_TAG_BASE + NS > 256) begin : g_tags
+    $error("edm_write_retry: RESEND_TAG_BASE + the entries exceed 8-bit tags");
+  end
 
   logic [TIMER_W-1:0] now;
 
   logic [NS-1:0][1:0]         s_state;
   logic [NS-1:0]              s_acked;
+  logic [NS-1:0]              s_busy;    // WAIT_FREE: its last send not yet free
   logic [NS-1:0][7:0]         s_id, s_tag;
   logic [NS-1:0][63:0]        s_raddr, s_laddr;
   logic [NS-1:0][15:0]        s_len;
@@ -162,7 +179,11 @@ module edm_write_retry #(
   // ---- the re-send scan
   logic [XW-1:0] r_x;
   logic          r_due, r_fire, r_give_up;
-  assign r_due = s_state[r_x] == POSTED && !a_hit[r_x] && cfg_ack_timeout != '0
+  logic          f_hit;
+  logic [XW-1:0] f_x;
+  assign f_x = {free_dst[DST_LOG2-1:0], free_msg_id[SW-1:0]};
+  assign f_hit = WAIT_FREE && free_valid && 32'(free_dst) < ND && s_id[f_x] == free_msg_id && s_state[f_x] != FREE;
+  assign r_due = s_state[r_x] == POSTED && !s_busy[r_x] && !a_hit[r_x] && cfg_ack_timeout != '0
                  && now - s_t[r_x] >= cfg_ack_timeout
                  && !(cfg_give_up != '0 && now - s_t0[r_x] >= cfg_give_up);
   assign r_give_up = s_state[r_x] == POSTED && !a_hit[r_x] && cfg_give_up != '0
@@ -203,7 +224,7 @@ module edm_write_retry #(
       out_req_rmw_op = '0;
       out_req_arg0 = '0;
       out_req_arg1 = '0;
-      out_req_tag = s_tag[r_x];
+      out_req_tag = RESEND_TAG_BASE == 0 ? s_tag[r_x] : 8'(RESEND_TAG_BASE) + 8'(r_x);
       out_req_msg_id = s_id[r_x];
     end else begin
       out_req_kind = in_req_kind;
@@ -224,6 +245,7 @@ module edm_write_retry #(
       now <= '0;
       s_state <= '0;
       s_acked <= '0;
+      s_busy <= '0;
       next_id <= '0;
       r_x <= '0;
       m_answered <= '0;
@@ -251,9 +273,11 @@ module edm_write_retry #(
         s_t[c_x] <= now;
         if (s_state[c_x] == ISSUED) s_t0[c_x] <= now;
       end
+      if (f_hit) s_busy[f_x] <= 1'b0;
       if (r_fire) begin
         s_state[r_x] <= RESENT;
         s_acked[r_x] <= 1'b0;
+        s_busy[r_x] <= WAIT_FREE;
       end
       if (r_give_up) s_state[r_x] <= FREE;
       // A new request: a write is kept; every request takes its destination's next id.
@@ -262,6 +286,7 @@ module edm_write_retry #(
         if (q_tracked && q_write) begin
           s_state[q_x] <= ISSUED;
           s_acked[q_x] <= 1'b0;
+          s_busy[q_x] <= WAIT_FREE;
           s_id[q_x] <= q_id;
           s_tag[q_x] <= in_req_tag;
           s_raddr[q_x] <= in_req_raddr;

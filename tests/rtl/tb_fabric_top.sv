@@ -374,7 +374,7 @@ module tb_fabric_top #(
           .out_req_arg1(e_req_arg1), .out_req_tag(e_req_tag), .out_req_msg_id(e_req_id),
           .eng_cpl_valid(e_cpl_valid), .eng_cpl_ready(e_cpl_ready), .eng_cpl_kind(e_cpl_kind),
           .eng_cpl_dst(e_cpl_dst), .eng_cpl_msg_id(e_cpl_id), .eng_cpl_tag(e_cpl_tag),
-          .eng_cpl_status(e_cpl_status),
+          .eng_cpl_status(e_cpl_status), .free_valid(1'b0), .free_dst('0), .free_msg_id('0),
           .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
           .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(cpl_msg_id), .cpl_tag(cpl_tag[c*8 +: 8]),
           .cpl_status(cpl_status[c*8 +: 8]),

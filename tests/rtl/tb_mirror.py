@@ -62,6 +62,7 @@ async def one_completion_per_request(dut):
     todo = deque(Request(n, rng.choice(DSTS), rng.choice([1, 2, 3])) for n in range(1500))
     free_tags = list(range(16))
     occupant = {}                      # tag -> the request holding it
+    orphan = {}                        # tag -> its previous request, while planes still owe it a report
     engines = [[] for _ in range(np_)]  # (due cycle, request, status) per plane
     heads = [None] * np_
     forwards = deque()                 # expected host completions, in order
@@ -123,9 +124,28 @@ async def one_completion_per_request(dut):
                 heads[p] = None
                 if occupant.get(r.tag) is not r or p not in r.pending:
                     counts["stale"] += 1
+                    # A late report of the tag's previous request (its orphan): the last one frees it.
+                    free_now = int(dut.free_valid.value) and int(dut.eng_cpl_ready.value) >> p & 1
+                    if orphan.get(r.tag) is r and p in r.pending:
+                        last = r.pending == {p}
+                        r.pending.discard(p)
+                        assert bool(free_now) == last, f"cycle {cycle}: orphan {r.dst}/{r.id} free {free_now}, last {last}"
+                        if last:
+                            assert (int(dut.free_dst.value), int(dut.free_msg_id.value)) == (r.dst, r.id)
+                            counts["orphans_freed"] = counts.get("orphans_freed", 0) + 1
+                    else:
+                        assert not free_now, f"cycle {cycle}: a stale report freed something"
                     continue
                 last = r.pending == {p}
                 r.pending.discard(p)
+                # free_*: the last report of a request no plane can take any more.
+                free_now = int(dut.free_valid.value) and int(dut.eng_cpl_ready.value) >> p & 1
+                if last and not r.open:
+                    assert free_now and (int(dut.free_dst.value), int(dut.free_msg_id.value)) == (r.dst, r.id), \
+                        f"cycle {cycle}: the last report of {r.dst}/{r.id} freed nothing"
+                    counts["freed"] = counts.get("freed", 0) + 1
+                else:
+                    assert not free_now, f"cycle {cycle}: freed {r.dst}/{r.id} with planes {r.pending} to report"
                 if r.done:
                     counts["dup"] += 1
                 elif st == OK or last:
@@ -143,6 +163,9 @@ async def one_completion_per_request(dut):
                         head.id = next_id[head.dst]
                         if occupant.get(head.tag) is not None:
                             assert occupant[head.tag].got is not None
+                            old = occupant[head.tag]
+                            # Planes reporting the old one in this very cycle were handled above.
+                            orphan[head.tag] = old if old.pending else None
                         occupant[head.tag] = head
                         all_reqs.append(head)
                         # Plane 0 answers OK mostly; plane 1 may fail, stay silent or answer late.

@@ -45,11 +45,15 @@ K_RREQ, K_WREQ, K_RMW = 1, 2, 3   # edm_pkg::KIND_*
 async def run(dut, ack_timeout: int, cycles: int, stream: str):
     rng = seeded_random(stream)
     slots = 1 << int(dut.SLOTS_LOG2.value)
+    tag_base = int(dut.RESEND_TAG_BASE.value)   # a re-send's tag: its own (0) or base + its entry
+    wait_free = int(dut.WAIT_FREE.value)        # a re-send only after free_* named the last send
+    frees_due = []                              # (cycle, dst, id, write or None): free_* to drive
     await clock_and_reset(dut, cfg_ack_timeout=ack_timeout, cfg_give_up=GIVE_UP, in_req_valid=0, in_req_kind=0,
                           in_req_dst=0, in_req_raddr=0, in_req_len=0, in_req_laddr=0, in_req_rmw_op=0,
                           in_req_arg0=0, in_req_arg1=0, in_req_tag=0, out_req_ready=0, eng_cpl_valid=0,
                           eng_cpl_kind=0, eng_cpl_dst=0, eng_cpl_msg_id=0, eng_cpl_tag=0, eng_cpl_status=0,
-                          cpl_ready=0, ack_valid=0, ack_peer=0, ack_base=0, ack_map=0)
+                          cpl_ready=0, ack_valid=0, ack_peer=0, ack_base=0, ack_map=0, free_valid=0, free_dst=0,
+                          free_msg_id=0)
     next_id = {d: 0 for d in TRACKED}   # an untracked port takes the counter of its low bits
     host_q = []          # requests not yet taken: dict(kind, dst, raddr, len, laddr, tag)
     host_cpl = []        # (kind, dst, id, tag) the host must get, in any order
@@ -104,6 +108,16 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
             acked_now = [(d, a[2]) for a in take]
             dut.ack_valid.value, dut.ack_peer.value, dut.ack_base.value = 1, d, base
             dut.ack_map.value = sum(1 << ((a[2] - base) % 256) for a in take)
+        # ---- free_*: every engine copy of a send finished (edm_mirror's last plane), a while after
+        # its completion, at most one a cycle
+        dut.free_valid.value = 0
+        due_free = [e for e in frees_due if e[0] <= t]
+        if due_free:
+            e = due_free[0]
+            frees_due.remove(e)
+            dut.free_valid.value, dut.free_dst.value, dut.free_msg_id.value = 1, e[1], e[2]
+            if e[3] is not None:
+                e[3]["free"] = t
         await ReadOnly()
         # ---- what the DUT does this cycle
         q_fire = head is not None and int(dut.in_req_ready.value)
@@ -137,18 +151,24 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                 host_cpl.append((r["kind"], d, r["id"], r["tag"]))
                 if r["kind"] == K_WREQ and r["len"] and d in TRACKED:
                     writes[(d, r["id"])] = dict(req=r, t0=None, t=None, acked=None, sends=1, engine=True,
-                                                   arrived=0)
+                                                   arrived=0, free=None)
                 eng_pending.append((t + rng.randint(3, 40), r, False))
             else:
                 # A re-send: a kept write, whole, due and not resolved.
                 w = writes.get((r["dst"], r["id"]))
                 assert w is not None, f"cycle {t}: a request from nowhere: {r}"
-                assert r == w["req"], f"cycle {t}: re-send {r} differs from the write {w['req']}"
+                want = dict(w["req"])
+                if tag_base:
+                    want["tag"] = tag_base + (r["dst"] * slots + r["id"] % slots)
+                assert r == want, f"cycle {t}: re-send {r} differs from the write {want}"
                 assert not w["engine"], f"cycle {t}: re-send of a write the engine still has: {r}"
                 assert w["acked"] is None, f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}"
                 assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
                 assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
                 assert ack_timeout != 0, "re-sent with the retry off"
+                if wait_free:
+                    assert w["free"] is not None and w["free"] < t, f"cycle {t}: re-sent before its last send was free"
+                w["free"] = None
                 w["sends"] += 1
                 w["engine"] = True
                 resends += 1
@@ -171,7 +191,10 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                     if e[0] == r["id"]:
                         e[1] = True
             w = writes.get((r["dst"], r["id"])) if r["kind"] == K_WREQ else None
-            if w is not None and w["req"] == r:
+            if wait_free:   # free a while after the completion
+                mine = w if w is not None and w["req"]["raddr"] == r["raddr"] else None
+                frees_due.append((t + (rng.randint(0, 50) if rng.random() < 0.8 else rng.randint(100, 400)), r["dst"], r["id"], mine))
+            if w is not None and w["req"]["raddr"] == r["raddr"] and w["req"]["laddr"] == r["laddr"]:
                 w["engine"] = False
                 w["t"] = t
                 if w["t0"] is None:
