@@ -41,6 +41,11 @@
 //      once answered): a node keeping the last DUP_RMW_RESULTS RMW results
 //      of a source still holds every unanswered one's.
 //
+// An offer stands: a request offered and not taken stays the one offered
+// (edm_mirror gives it to its planes over several cycles): a re-send does not
+// cut in front of a host request already offered (q_mid), and a re-send
+// offered stays offered (r_mid) even if its /A/ comes meanwhile (it is then
+// sent and its completion taken here, the entry freed).
 // Re-send timing: a round-robin scan looks at one entry per cycle and stops
 // at a POSTED one due (now - t >= cfg_ack_timeout, 0 = never) until the
 // engine takes it; so a write is re-sent within cfg_ack_timeout + the
@@ -178,15 +183,16 @@ module edm_write_retry #(
 
   // ---- the re-send scan
   logic [XW-1:0] r_x;
-  logic          r_due, r_fire, r_give_up;
+  logic          r_due, r_fire, r_give_up, r_cand, r_mid, q_mid;
   logic          f_hit;
   logic [XW-1:0] f_x;
   assign f_x = {free_dst[DST_LOG2-1:0], free_msg_id[SW-1:0]};
   assign f_hit = WAIT_FREE && free_valid && 32'(free_dst) < ND && s_id[f_x] == free_msg_id && s_state[f_x] != FREE;
-  assign r_due = s_state[r_x] == POSTED && !s_busy[r_x] && !a_hit[r_x] && cfg_ack_timeout != '0
-                 && now - s_t[r_x] >= cfg_ack_timeout
-                 && !(cfg_give_up != '0 && now - s_t0[r_x] >= cfg_give_up);
-  assign r_give_up = s_state[r_x] == POSTED && !a_hit[r_x] && cfg_give_up != '0
+  assign r_cand = s_state[r_x] == POSTED && !s_busy[r_x] && !a_hit[r_x] && cfg_ack_timeout != '0
+                  && now - s_t[r_x] >= cfg_ack_timeout
+                  && !(cfg_give_up != '0 && now - s_t0[r_x] >= cfg_give_up);
+  assign r_due = r_mid || (!q_mid && r_cand);
+  assign r_give_up = !r_mid && s_state[r_x] == POSTED && !a_hit[r_x] && cfg_give_up != '0
                      && now - s_t0[r_x] >= cfg_give_up;
   assign r_fire = r_due && out_req_ready;
 
@@ -246,6 +252,8 @@ module edm_write_retry #(
       s_state <= '0;
       s_acked <= '0;
       s_busy <= '0;
+      r_mid <= 1'b0;
+      q_mid <= 1'b0;
       next_id <= '0;
       r_x <= '0;
       m_answered <= '0;
@@ -258,11 +266,13 @@ module edm_write_retry #(
       now <= now + 1'b1;
       // The scan stays on an entry due until the engine takes it.
       if (!(r_due && !r_fire)) r_x <= r_x + 1'b1;
+      r_mid <= r_due && !out_req_ready;
+      q_mid <= !r_due && out_req_valid && !out_req_ready;
       for (integer x = 0; x < NS; x++) begin
         // An /A/ frees a waiting entry, or is remembered while the engine has it.
         if (a_hit[x]) begin
-          if (s_state[x] == POSTED) s_state[x] <= FREE;
-          else s_acked[x] <= 1'b1;
+          if (s_state[x] == POSTED && !(r_due && r_x == XW'(x))) s_state[x] <= FREE;
+          else s_acked[x] <= 1'b1;   // the engine has it, or it is being offered to it
         end
       end
       // The engine's completion of a kept write: posted now.
@@ -276,7 +286,7 @@ module edm_write_retry #(
       if (f_hit) s_busy[f_x] <= 1'b0;
       if (r_fire) begin
         s_state[r_x] <= RESENT;
-        s_acked[r_x] <= 1'b0;
+        s_acked[r_x] <= s_acked[r_x] || a_hit[r_x];
         s_busy[r_x] <= WAIT_FREE;
       end
       if (r_give_up) s_state[r_x] <= FREE;

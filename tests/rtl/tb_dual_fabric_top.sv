@@ -66,6 +66,8 @@ module tb_dual_fabric_top #(
     // ACKS, diagnosis (compute host c: [c*128 +: 128]): the retry's entry states (2 bits
     // each), its entries waiting for the mirror's free, and {q_hold, r_due, q_valid, q_ready}.
     output logic [NC*128-1:0]  wr_state,
+    // Diagnosis: each compute engine's table (c, plane): {s_valid, s_done, s_sent, s_kind, s_id}.
+    output logic [NC*2*128-1:0] cn_table,
     output logic [NC*16-1:0]   mirror_cnt_dup,
     output logic [NC*16-1:0]   mirror_cnt_stale,
     output logic [NC*2*16-1:0] mirror_cnt_unmirrored,
@@ -332,6 +334,7 @@ module tb_dual_fabric_top #(
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
           .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
       );
+      assign cn_table[E*128 +: 128] = 128'({cn.s_valid, cn.s_done, cn.s_sent, cn.s_kind, cn.s_id});
     end
   end
 

@@ -64,6 +64,7 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
     acks_due = []        # (cycle, dst, id)
     rmw_log = {d: [] for d in TRACKED}   # per destination: [id, answered] in issue order
     resends = 0
+    standing = None      # the request offered and not taken last cycle: it must stand
     tag = 0
     n_requests = 0
     host_got = 0
@@ -122,6 +123,19 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
         # ---- what the DUT does this cycle
         q_fire = head is not None and int(dut.in_req_ready.value)
         o_fire = int(dut.out_req_valid.value) and out_ready
+        now_offer = None
+        if int(dut.out_req_valid.value):
+            now_offer = dict(kind=int(dut.out_req_kind.value), dst=int(dut.out_req_dst.value),
+                             raddr=int(dut.out_req_raddr.value), len=int(dut.out_req_len.value),
+                             laddr=int(dut.out_req_laddr.value), tag=int(dut.out_req_tag.value),
+                             id=int(dut.out_req_msg_id.value))
+        assert standing is None or now_offer == standing, \
+            f"cycle {t}: offered {standing}, then {now_offer} before it was taken"
+        standing = now_offer if now_offer is not None and not out_ready else None
+        if now_offer is not None and not q_fire:   # a re-send offered: since when
+            w = writes.get((now_offer["dst"], now_offer["id"]))
+            if w is not None and w.get("offered") is None:
+                w["offered"] = t
         if q_fire:
             assert o_fire, f"cycle {t}: host request taken but not passed on"
         if o_fire:
@@ -162,7 +176,10 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                     want["tag"] = tag_base + (r["dst"] * slots + r["id"] % slots)
                 assert r == want, f"cycle {t}: re-send {r} differs from the write {want}"
                 assert not w["engine"], f"cycle {t}: re-send of a write the engine still has: {r}"
-                assert w["acked"] is None, f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}"
+                # Its /A/ may come while it is offered (an offer stands), not before.
+                assert w["acked"] is None or w["offered"] <= w["acked"], \
+                    f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}, offered from {w['offered']}"
+                w["offered"] = None
                 assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
                 assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
                 assert ack_timeout != 0, "re-sent with the retry off"
@@ -230,9 +247,13 @@ def _counters(dut):
 async def writes_are_resent_until_acknowledged(dut):
     out = await run(dut, ACK_TIMEOUT, 20000, "write_retry")
     assert not out["host_q"] and not out["host_cpl"], "requests or completions left over"
-    live = [w for w in out["done"] if not (w["req"]["dst"] == DEAD and w["t0"] < DEAD_UNTIL)]
-    dead = [w for w in out["done"] if w["req"]["dst"] == DEAD and w["t0"] < DEAD_UNTIL]
-    unacked = [w["req"] for w in live if w["acked"] is None]
+    def timed_out(w):   # its next re-send could not come before its give-up (its free came too late)
+        free = w["free"] if w["free"] is not None else 1 << 40
+        return w["acked"] is None and max(free, w["t"] + ACK_TIMEOUT) >= w["t0"] + GIVE_UP - 40
+
+    dead = [w for w in out["done"] if (w["req"]["dst"] == DEAD and w["t0"] < DEAD_UNTIL) or timed_out(w)]
+    live = [w for w in out["done"] if not any(w is x for x in dead)]
+    unacked = [w for w in live if w["acked"] is None]
     assert not unacked, f"{len(unacked)} writes to live nodes never acknowledged: {unacked[:3]}"
     assert all(w["arrived"] >= 1 for w in live), "acknowledged without a copy arriving"
     gave_up = [w for w in dead if w["acked"] is None]
@@ -241,7 +262,7 @@ async def writes_are_resent_until_acknowledged(dut):
         assert w["sends"] >= GIVE_UP // (ACK_TIMEOUT + 120), f"write {w['req']} sent only {w['sends']} times"
     c = _counters(dut)
     dut._log.info(f"{out['n_requests']} requests, {len(out['done'])} writes kept: {len(live)} to live nodes "
-                  f"all acknowledged, {len(gave_up)} to the dead node given up; {out['resends']} re-sends; "
+                  f"all acknowledged, {len(gave_up)} given up (the dead node, or a late free); {out['resends']} re-sends; "
                   f"counters {c}")
     # An /A/ racing the give-up (within its last 60 cycles) may find the entry gone.
     assert c["resent"] == out["resends"] and len(gave_up) <= c["gave_up"] <= len(gave_up) + len(late)
