@@ -36,12 +36,26 @@
 // A request is forgotten once every plane that has it has reported; a plane
 // that never reports (a write whose grants never come on a dead plane) keeps
 // its entry until the host reuses the tag.
+// EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
+// edm_write_retry in front numbers the requests and re-sends a write with its
+// id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
+// free_*: the last report of a request every plane that took it has made
+// (edm_write_retry re-sends a write only then). A request whose tag the host
+// reuses while planes still owe a report is kept aside (one per tag, the
+// orphan: o_*) and freed at its last late report.
+// Write acknowledgements: each plane's edm_rx /A/ (ack_*[p]) wait in a queue
+// per plane (2^ACK_Q_LOG2) and leave merged, one a cycle, planes in turn
+// (out_ack_*), for edm_write_retry and edm_write_outcome; both planes' /A/ of
+// a write both go (a second is a duplicate there). An /A/ finding its
+// queue full is dropped and counted (cnt_ack_dropped): it costs a re-send.
 // Counters: 16-bit, saturating.
 module edm_mirror #(
     parameter int unsigned NP = 2,             // planes
     parameter int unsigned ID_TABLE_LOG2 = 4,  // message id counters
     parameter int unsigned TAGS_LOG2 = 4,      // host tags tracked
     parameter int unsigned WAIT_CYCLES = 64,   // a plane not taking a request this long is left out
+    parameter bit          EXT_ID = 1'b0,      // 1: ids from req_msg_id
+    parameter int unsigned ACK_Q_LOG2 = 2,     // /A/ queued per plane
     parameter int unsigned PB = edm_pkg::PORT_BITS,
     parameter int unsigned PI = NP > 1 ? $clog2(NP) : 1   // a plane's index
 ) (
@@ -51,6 +65,7 @@ module edm_mirror #(
     input  logic             req_valid,
     output logic             req_ready,
     input  logic [PB-1:0]    req_dst,
+    input  logic [7:0]       req_msg_id,       // EXT_ID: the request's id (else ignored)
     /* verilator lint_off UNUSEDSIGNAL */
     input  logic [7:0]       req_tag,          // < 2^TAGS_LOG2
     /* verilator lint_on UNUSEDSIGNAL */
@@ -75,6 +90,21 @@ module edm_mirror #(
     output logic [7:0]       cpl_tag,
     output logic [7:0]       cpl_status,
     output logic [PI-1:0]    cpl_plane,
+    output logic [7:0]       cpl_msg_id,
+    // A request every plane that took it has reported (its engines are done with it).
+    output logic             free_valid,
+    output logic [PB-1:0]    free_dst,
+    output logic [7:0]       free_msg_id,
+    // Each plane's /A/ (edm_rx's ack_*; plane p: bit p, fields [p*W +: W]) and the merged stream.
+    input  logic [NP-1:0]    ack_valid,
+    input  logic [NP*PB-1:0] ack_peer,
+    input  logic [NP*8-1:0]  ack_base,
+    input  logic [NP*edm_pkg::ACK_MAP_W-1:0] ack_map,
+    output logic             out_ack_valid,
+    output logic [PB-1:0]    out_ack_peer,
+    output logic [7:0]       out_ack_base,
+    output logic [edm_pkg::ACK_MAP_W-1:0] out_ack_map,
+    output logic [15:0]      cnt_ack_dropped,  // /A/ lost to a full queue
     // Counters (16-bit, saturating).
     output logic [15:0]      cnt_dup,          // completions after the first good one
     output logic [15:0]      cnt_stale,        // completions matching no waiting request
@@ -94,7 +124,7 @@ module edm_mirror #(
   logic [NP-1:0]       skip;       // not waited for
   logic [WW-1:0]       waited;
   logic                issued;
-  assign eng_msg_id = next_id[req_dst[ID_TABLE_LOG2-1:0]];
+  assign eng_msg_id = EXT_ID ? req_msg_id : next_id[req_dst[ID_TABLE_LOG2-1:0]];
   assign eng_req_valid = req_valid ? ~given : '0;
   assign taking = eng_req_valid & eng_req_ready;
   assign has = given | taking;
@@ -108,6 +138,9 @@ module edm_mirror #(
   logic [NT-1:0][PB-1:0]   t_dst;
   logic [NT-1:0][7:0]      t_id;
   logic [NT-1:0]           t_open;      // still offered: another plane may take it
+  logic [NT-1:0][NP-1:0]   o_pend;      // the tag's previous request: planes still to report
+  logic [NT-1:0][PB-1:0]   o_dst;
+  logic [NT-1:0][7:0]      o_id;
   // Each plane's completion: does it match its request, and must it wait (its
   // request is not issued yet, so the host has not seen it accepted, and
   // another plane may still take it: taken once it is, at most WAIT_CYCLES on).
@@ -149,6 +182,14 @@ module edm_mirror #(
     eng_cpl_ready = '0;
     eng_cpl_ready[pick] = e_take;
   end
+  // The last plane's report of a request no plane can still take, or of an orphan.
+  logic o_match, o_last;
+  assign o_match = !e_match && o_pend[e_tag][pick] && o_dst[e_tag] == eng_cpl_dst[int'(pick)*PB +: PB]
+                   && o_id[e_tag] == eng_cpl_msg_id[int'(pick)*8 +: 8];
+  assign o_last = (o_pend[e_tag] & ~(NP'(1) << pick)) == '0;
+  assign free_valid = e_take && ((e_match && e_last && !t_open[e_tag]) || (o_match && o_last));
+  assign free_dst = e_match ? t_dst[e_tag] : o_dst[e_tag];
+  assign free_msg_id = e_match ? t_id[e_tag] : o_id[e_tag];
 
   always_ff @(posedge clk) begin
     if (!rst_n) begin
@@ -162,12 +203,16 @@ module edm_mirror #(
       t_dst <= '0;
       t_id <= '0;
       t_open <= '0;
+      o_pend <= '0;
+      o_dst <= '0;
+      o_id <= '0;
       cpl_valid <= 1'b0;
       cpl_kind <= '0;
       cpl_dst <= '0;
       cpl_tag <= '0;
       cpl_status <= '0;
       cpl_plane <= '0;
+      cpl_msg_id <= '0;
       cnt_dup <= '0;
       cnt_stale <= '0;
     end else begin
@@ -196,13 +241,20 @@ module edm_mirror #(
           cpl_tag <= eng_cpl_tag[int'(pick)*8 +: 8];
           cpl_status <= e_status;
           cpl_plane <= pick;
+          cpl_msg_id <= eng_cpl_msg_id[int'(pick)*8 +: 8];
         end
         cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
         cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
+        if (o_match) o_pend[e_tag][pick] <= 1'b0;
       end
       // The request's entry is made when its first plane takes it (that plane's
       // engine may complete it before the others take it); later takes add to it.
       if (taking != '0 && given == '0) begin   // a completion for this tag now is the old request's
+        // The old request, if planes still owe a report, becomes the tag's orphan.
+        o_pend[req_tag[TAGS_LOG2-1:0]] <= t_pend[req_tag[TAGS_LOG2-1:0]]
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0);
+        o_dst[req_tag[TAGS_LOG2-1:0]] <= t_dst[req_tag[TAGS_LOG2-1:0]];
+        o_id[req_tag[TAGS_LOG2-1:0]] <= t_id[req_tag[TAGS_LOG2-1:0]];
         t_pend[req_tag[TAGS_LOG2-1:0]] <= taking;
         t_done[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
         t_dst[req_tag[TAGS_LOG2-1:0]] <= req_dst;
@@ -215,6 +267,42 @@ module edm_mirror #(
       if (issued && given != '0) t_open[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
     end
   end
+
+  // ================================================================ /A/ merge
+  localparam int unsigned AW = PB + 8 + edm_pkg::ACK_MAP_W;
+  logic [NP-1:0]      aq_valid, aq_ready, aq_pop;
+  logic [NP*AW-1:0]   aq_data;
+  logic [PI-1:0]      a_turn, a_pick;
+  logic               a_any;
+  for (genvar p = 0; p < NP; p++) begin : g_ack_q
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_fifo #(.WIDTH(AW), .DEPTH_LOG2(ACK_Q_LOG2)) ack_q (
+        .clk, .rst_n, .wr_valid(ack_valid[p]), .wr_ready(aq_ready[p]),
+        .wr_data({ack_peer[p*PB +: PB], ack_base[p*8 +: 8], ack_map[p*edm_pkg::ACK_MAP_W +: edm_pkg::ACK_MAP_W]}),
+        .rd_valid(aq_valid[p]), .rd_ready(aq_pop[p]), .rd_data(aq_data[p*AW +: AW]), .count());
+    /* verilator lint_on PINCONNECTEMPTY */
+  end
+  always_comb begin
+    a_pick = '0;
+    a_any = 1'b0;
+    for (int k = NP - 1; k >= 0; k--)
+      if (aq_valid[(int'(a_turn) + k) % NP]) begin
+        a_pick = PI'((int'(a_turn) + k) % NP);
+        a_any = 1'b1;
+      end
+    aq_pop = '0;
+    aq_pop[a_pick] = a_any;
+  end
+  assign out_ack_valid = a_any;
+  assign {out_ack_peer, out_ack_base, out_ack_map} = aq_data[int'(a_pick)*AW +: AW];
+  always_ff @(posedge clk)
+    if (!rst_n) begin
+      a_turn <= '0;
+      cnt_ack_dropped <= '0;
+    end else begin
+      if (a_any) a_turn <= PI'((int'(a_pick) + 1) % NP);
+      cnt_ack_dropped <= edm_pkg::sat_add(cnt_ack_dropped, 2'($countones(ack_valid & ~aq_ready)));
+    end
 
   for (genvar p = 0; p < NP; p++) begin : g_unmirrored
     always_ff @(posedge clk)

@@ -54,9 +54,10 @@ MODULES = {
     "edm_unit_emitter": ["common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv"],
     "edm_unit_receiver": ["common/edm_unit_receiver.sv"],
     "edm_dup_filter": ["common/edm_unit_receiver.sv", "host/edm_dup_filter.sv"],
-    "edm_mirror": ["host/edm_mirror.sv"],
+    "edm_mirror": ["common/edm_fifo.sv", "host/edm_mirror.sv"],
     "edm_ack_sender": ["common/edm_fifo.sv", "host/edm_ack_sender.sv"],
     "edm_write_outcome": ["common/edm_fifo.sv", "host/edm_write_outcome.sv"],
+    "edm_write_retry": ["host/edm_write_retry.sv"],
     "edm_mem_node": ["common/edm_fifo.sv", "common/edm_crc32c_unit.sv", "common/edm_unit_emitter.sv",
                      "common/edm_unit_receiver.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv"],
     "edm_mem_translate": ["common/edm_fifo.sv", "host/edm_mem_translate.sv"],
@@ -71,7 +72,8 @@ FABRIC = ["common/edm_fifo.sv", "common/edm_fifo_async.sv", "common/edm_crc32c_u
           "common/edm_unit_receiver.sv", "common/edm_idle_pacer.sv", "pcs/pcs_scrambler.sv", "pcs/pcs_rate_match.sv",
           "pcs/pcs_ber_monitor.sv", "pcs/pcs_link_guard.sv", "pcs/pcs_codec_pkg.sv", "pcs/pcs_encoder.sv", "pcs/pcs_decoder.sv",
           "pcs/pcs_link_fault.sv", "host/edm_tx.sv", "host/edm_rx.sv",
-          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
+          "host/edm_compute_node.sv", "host/edm_write_outcome.sv", "host/edm_write_retry.sv", "host/edm_dup_filter.sv",
+          "host/edm_ack_sender.sv", "host/edm_mem_node.sv",
           "switch/edm_notif_queue.sv",
           "switch/edm_pim_scheduler.sv", "switch/edm_circuit_timeout.sv", "switch/edm_ingress_classify.sv", "switch/edm_switch.sv",
           "switch/edm_l2_stage.sv", "switch/edm_switch_egress.sv", "switch/edm_eth_switch.sv"]
@@ -139,6 +141,7 @@ BENCHES: dict[str, Bench] = {
     "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
     "tb_ack_sender": _module("edm_ack_sender"),
     "tb_write_outcome": _module("edm_write_outcome"),
+    "tb_write_retry": _module("edm_write_retry"),
     "tb_link_fault": _module("pcs_link_fault"),
     # A host's transmit path and its partner's receive path, real frames from cocotbext-eth.
     "tb_host_path": Bench("tb_host_path_top", (*HOST_PATH, "tb_scrambled_link.sv", "tb_host_path_top.sv")),
@@ -147,7 +150,7 @@ BENCHES: dict[str, Bench] = {
     "tb_fabric_interop": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"),
                                {"XGMII_MACS": 1}, gtkw="fabric.gtkw"),
     "tb_ycsb": Bench("tb_fabric_top", (*FABRIC, "tb_scrambled_link.sv", "tb_fabric_top.sv"), gtkw="fabric.gtkw"),
-    "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv", "host/edm_dup_filter.sv",
+    "tb_dual_fabric": Bench("tb_dual_fabric_top", (*FABRIC, "host/edm_mirror.sv",
                                                    "tb_scrambled_link.sv", "tb_fabric_top.sv",
                                                    "tb_dual_fabric_top.sv")),
 }

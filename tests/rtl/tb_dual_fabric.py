@@ -224,6 +224,10 @@ class Dual:
         rng = self.rng
         init = [bytes(rng.getrandbits(8) for _ in range(RSIZE)) for _ in range(self.nm)]
         self.init = init                   # the memories as they start (bit_errors: bytes no copy wrote)
+        # $EDM_DUAL_ACKS (the top built with ACKS = 1): cycles without /A/ before a
+        # write is re-sent (edm_write_retry); each write's outcome, (cycle, c, tag, ok).
+        self.ack_timeout = int(os.environ.get("EDM_DUAL_ACKS") or 0)
+        self.outcomes: list = []
         self.dram = [bytearray(b) for b in init]
         self.model = [bytearray(b) for b in init]
         for m in range(self.nm):
@@ -335,7 +339,8 @@ class Dual:
 
     # ---------------------------------------------------------------- the clock
     async def start(self, timeout=1500, retry=2000):
-        await start_fabric(self.dut, sw_run=3, cfg_timeout=timeout, cfg_retry=retry, h_enc_block=0, s_enc_block=0)
+        await start_fabric(self.dut, sw_run=3, cfg_timeout=timeout, cfg_retry=retry, h_enc_block=0, s_enc_block=0,
+                           cfg_ack_timeout=self.ack_timeout, cfg_give_up=60000)
 
     async def step(self):
         d, rng, nc, nm = self.dut, self.rng, self.nc, self.nm
@@ -388,6 +393,9 @@ class Dual:
         # ---- sample
         await ReadOnly()
         req_ready = int(d.req_ready.value)
+        if self.ack_timeout:
+            wv, wt, wk = int(d.wo_valid.value), int(d.wo_tag.value), int(d.wo_ok.value)
+            self.outcomes += [(cyc, c, field(wt, c, 8), wk >> c & 1) for c in range(nc) if wv >> c & 1]
         for c in range(nc):
             r = heads[c]
             if r is not None and req_ready >> c & 1:
@@ -506,7 +514,7 @@ class Dual:
         d = self.dut
         out = {}
         for name, k in (("mirror_cnt_dup", self.nc), ("mirror_cnt_stale", self.nc),
-                        ("mirror_cnt_unmirrored", 2 * self.nc),
+                        ("mirror_cnt_unmirrored", 2 * self.nc), ("wr_cnt_resent", self.nc),
                         ("cn_cnt_dropped", 2 * self.nc), ("cn_cnt_stray", 2 * self.nc),
                         ("cn_cnt_timeouts", 2 * self.nc), ("cn_cnt_late", 2 * self.nc),
                         ("cn_cnt_retries", 2 * self.nc),
@@ -522,7 +530,13 @@ class Dual:
     def status(self):
         pend = {c: [(r["kind"], r["dst"], r["len"], r.get("t_req")) for r in self.outstanding[c].values()]
                 for c in range(self.nc)}
-        return (f"cycle {self.cycle}; waiting {[len(q) for q in self.submit]}; outstanding {pend}; "
+        acks = ""
+        if self.ack_timeout:   # the write retry's state (tb_dual_fabric_top wr_state)
+            v = int(self.dut.wr_state.value)
+            t = int(self.dut.cn_table.value)
+            acks = (f"write retry {[hex(field(v, c, 128)) for c in range(self.nc)]}; "
+                    f"engine tables {[hex(field(t, e, 128)) for e in range(2 * self.nc)]}; ")
+        return (f"cycle {self.cycle}; waiting {[len(q) for q in self.submit]}; outstanding {pend}; {acks}"
                 f"counters {self.counters()}; switches {self.switch_state()}")
 
     def switch_state(self):
@@ -1110,6 +1124,20 @@ async def bit_errors(dut):
         assert copies["lag_first"] <= 12, copies
     if not os.environ.get("EDM_DUAL_COUNT_ONLY"):
         assert copies["refused_first"] == 0, f"first copies refused as stale: {copies}"
+    if f.ack_timeout:
+        # Write acknowledgements (ACKS = 1): every write acknowledged, a chunk
+        # lost on both planes re-sent (docs/protocol.md §4b); the memory node
+        # acknowledges at a write's last chunk, so one lost before it is not.
+        writes = [w for w in f.writes if w["len"]]
+        oks = sum(ok for *_, ok in f.outcomes)
+        dut._log.info(f"bit_errors with /A/: {len(writes)} writes, {oks} acknowledged, "
+                      f"{len(f.outcomes) - oks} failed; re-sent {f.counters()['wr_cnt_resent']}")
+        assert oks == len(writes) == len(f.outcomes), (len(writes), f.outcomes)
+        # No chunk lost but one before a write's last chunk (the known gap).
+        lost = [(w["c"], w["id"], seq, -(-w["len"] // CHUNK)) for w in writes for seq in range(-(-w["len"] // CHUNK))
+                if not any(not dup and not stale for *_, dup, stale in w.get("copies", {}).get(seq, []))]
+        dut._log.info(f"bit_errors with /A/: write chunks lost (compute node, id, seq, chunks): {lost}")
+        assert len(lost) == copies["lost_on_wire_writes"] and all(seq < n - 1 for *_, seq, n in lost), lost
     # No plane stopped (issue #25): each switch drains, nothing open, queued or
     # waiting to be sent (a circuit left by a lost unit is given up within its
     # CIRCUIT_TIMEOUT_CYCLES).

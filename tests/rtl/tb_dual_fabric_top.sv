@@ -25,7 +25,12 @@ module tb_dual_fabric_top #(
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
     parameter bit          ENGINE_ORDER = 1'b1,  // a memory host's engines keep one order (0: each its own)
-    parameter bit          READ_ORDER = 1'b1     // ... reads included (0: reads keep their own engine's)
+    parameter bit          READ_ORDER = 1'b1,    // ... reads included (0: reads keep their own engine's)
+    // Write acknowledgements (docs/protocol.md §4b): the memory engines send
+    // /A/, edm_mirror merges both planes' and each compute host has an
+    // edm_write_retry in front of its mirror (which takes its ids: EXT_ID) and
+    // an edm_write_outcome.
+    parameter bit          ACKS = 1'b0
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -52,6 +57,17 @@ module tb_dual_fabric_top #(
     output logic [NC*8-1:0]    cpl_status,
     output logic [NC-1:0]      cpl_plane,
     output logic [NC*8-1:0]    req_msg_id,     // the message id edm_mirror gives the request offered now
+    input  logic [TIMER_W-1:0] cfg_ack_timeout,   // ACKS: a write re-sent after this long without /A/
+    input  logic [TIMER_W-1:0] cfg_give_up,       // ACKS: ... and reported failed after this long
+    output logic [NC-1:0]      wo_valid,          // ACKS: each write's outcome (edm_write_outcome)
+    output logic [NC*8-1:0]    wo_tag,
+    output logic [NC-1:0]      wo_ok,
+    output logic [NC*16-1:0]   wr_cnt_resent,
+    // ACKS, diagnosis (compute host c: [c*128 +: 128]): the retry's entry states (2 bits
+    // each), its entries waiting for the mirror's free, and {q_hold, r_due, q_valid, q_ready}.
+    output logic [NC*128-1:0]  wr_state,
+    // Diagnosis: each compute engine's table (c, plane): {s_valid, s_done, s_sent, s_kind, s_id}.
+    output logic [NC*2*128-1:0] cn_table,
     output logic [NC*16-1:0]   mirror_cnt_dup,
     output logic [NC*16-1:0]   mirror_cnt_stale,
     output logic [NC*2*16-1:0] mirror_cnt_unmirrored,
@@ -155,6 +171,10 @@ module tb_dual_fabric_top #(
   logic [N*2*PB-1:0] g_dst;
   logic [N*2*8-1:0]  g_id;
   logic [N*2*16-1:0] g_size;
+  logic [N*2-1:0]    a_valid;      // the host's edm_rx: good /A/
+  logic [N*2*PB-1:0] a_peer;
+  logic [N*2*8-1:0]  a_base;
+  logic [N*2*16-1:0] a_map;
 
   for (genvar y = 0; y < 2; y++) begin : g_plane
     logic [N*66-1:0] sw_in, sw_out;
@@ -190,6 +210,8 @@ module tb_dual_fabric_top #(
           .mem_error(r_error[K]), .mem_abort(r_abort[K]),
           .grant_valid(g_valid[K]), .grant_dst(g_dst[K*PB +: PB]), .grant_msg_id(g_id[K*8 +: 8]),
           .grant_size(g_size[K*16 +: 16]),
+          .ack_valid(a_valid[K]), .ack_peer(a_peer[K*PB +: PB]), .ack_base(a_base[K*8 +: 8]),
+          .ack_map(a_map[K*16 +: 16]),
           .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(ctl_missed[K*16 +: 16]),
           .cnt_paced(),
           .link_down(link_down[K]), .up_link_fault(), .down_link_fault(),  // the private wire (LINK_FAULT_RS = 0)
@@ -207,18 +229,76 @@ module tb_dual_fabric_top #(
     logic [2*3-1:0]  eng_cpl_kind;
     logic [2*PB-1:0] eng_cpl_dst;
     logic [2*8-1:0]  eng_cpl_msg_id, eng_cpl_tag, eng_cpl_status;
-    edm_mirror #(.NP(2), .WAIT_CYCLES(MIRROR_WAIT_CYCLES)) mirror (
+    // The request the mirror and the engines take (ACKS: edm_write_retry's, a
+    // re-send or the host's), and the mirror's completion (ACKS: to the retry).
+    logic          q_valid, q_ready, m_cpl_valid, m_cpl_ready, ma_valid, m_free_valid;
+    logic [2:0]    q_kind, m_cpl_kind;
+    logic [PB-1:0] q_dst, m_cpl_dst, ma_peer;
+    logic [63:0]   q_raddr, q_laddr, q_arg0, q_arg1;
+    logic [15:0]   q_len, ma_map;
+    logic [3:0]    q_op;
+    logic [7:0]    q_tag, q_id, m_cpl_tag, m_cpl_status, m_cpl_id, ma_base, m_free_id;
+    logic [PB-1:0] m_free_dst;
+    // With ACKS a re-send's tag is 32 + its retry entry (4 x 8): the mirror keeps 64 tags.
+    edm_mirror #(.NP(2), .WAIT_CYCLES(MIRROR_WAIT_CYCLES), .EXT_ID(ACKS), .TAGS_LOG2(ACKS ? 6 : 4)) mirror (
         .clk, .rst_n,
-        .req_valid(req_valid[c]), .req_ready(req_ready[c]), .req_dst(req_dst[c*PB +: PB]), .req_tag(req_tag[c*8 +: 8]),
+        .req_valid(q_valid), .req_ready(q_ready), .req_dst(q_dst), .req_msg_id(q_id), .req_tag(q_tag),
         .plane_down(link_down[c*2 +: 2]), .eng_req_valid, .eng_req_ready, .eng_msg_id,
         .eng_cpl_valid, .eng_cpl_ready, .eng_cpl_kind, .eng_cpl_dst, .eng_cpl_msg_id, .eng_cpl_tag, .eng_cpl_status,
-        .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
-        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_tag(cpl_tag[c*8 +: 8]), .cpl_status(cpl_status[c*8 +: 8]),
-        .cpl_plane(cpl_plane[c]),
+        .cpl_valid(m_cpl_valid), .cpl_ready(m_cpl_ready), .cpl_kind(m_cpl_kind),
+        .cpl_dst(m_cpl_dst), .cpl_tag(m_cpl_tag), .cpl_status(m_cpl_status),
+        .cpl_plane(cpl_plane[c]), .cpl_msg_id(m_cpl_id),
+        .free_valid(m_free_valid), .free_dst(m_free_dst), .free_msg_id(m_free_id),
+        .ack_valid(a_valid[c*2 +: 2]), .ack_peer(a_peer[c*2*PB +: 2*PB]), .ack_base(a_base[c*16 +: 16]),
+        .ack_map(a_map[c*32 +: 32]),
+        .out_ack_valid(ma_valid), .out_ack_peer(ma_peer), .out_ack_base(ma_base), .out_ack_map(ma_map),
+        .cnt_ack_dropped(),
         .cnt_dup(mirror_cnt_dup[c*16 +: 16]), .cnt_stale(mirror_cnt_stale[c*16 +: 16]),
         .cnt_unmirrored(mirror_cnt_unmirrored[c*32 +: 32])
     );
     assign req_msg_id[c*8 +: 8] = eng_msg_id;
+    if (ACKS) begin : g_retry
+      edm_write_retry #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W), .RESEND_TAG_BASE(32), .WAIT_FREE(1'b1)) retry (
+          .clk, .rst_n, .cfg_ack_timeout, .cfg_give_up,
+          .in_req_valid(req_valid[c]), .in_req_ready(req_ready[c]),
+          .in_req_kind(req_kind[c*3 +: 3]), .in_req_dst(req_dst[c*PB +: PB]),
+          .in_req_raddr(req_raddr[c*64 +: 64]), .in_req_len(req_len[c*16 +: 16]),
+          .in_req_laddr(req_laddr[c*64 +: 64]), .in_req_rmw_op(req_rmw_op[c*4 +: 4]),
+          .in_req_arg0(req_arg0[c*64 +: 64]), .in_req_arg1(req_arg1[c*64 +: 64]), .in_req_tag(req_tag[c*8 +: 8]),
+          .out_req_valid(q_valid), .out_req_ready(q_ready), .out_req_kind(q_kind), .out_req_dst(q_dst),
+          .out_req_raddr(q_raddr), .out_req_len(q_len), .out_req_laddr(q_laddr), .out_req_rmw_op(q_op),
+          .out_req_arg0(q_arg0), .out_req_arg1(q_arg1), .out_req_tag(q_tag), .out_req_msg_id(q_id),
+          .eng_cpl_valid(m_cpl_valid), .eng_cpl_ready(m_cpl_ready), .eng_cpl_kind(m_cpl_kind),
+          .eng_cpl_dst(m_cpl_dst), .eng_cpl_msg_id(m_cpl_id), .eng_cpl_tag(m_cpl_tag),
+          .eng_cpl_status(m_cpl_status),
+          .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
+          .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
+          .cpl_status(cpl_status[c*8 +: 8]),
+          .free_valid(m_free_valid), .free_dst(m_free_dst), .free_msg_id(m_free_id),
+          .ack_valid(ma_valid), .ack_peer(ma_peer), .ack_base(ma_base), .ack_map(ma_map),
+          .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_untracked());
+      assign wr_state[c*128 +: 128] = 128'({retry.r_due, retry.q_hold, q_valid, q_ready, 28'(retry.m_count),
+                                            32'(retry.s_busy), 64'(retry.s_state)});
+      edm_write_outcome #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) outcome (
+          .clk, .rst_n, .cfg_give_up,
+          .posted_valid(cpl_valid[c] && cpl_ready[c] && cpl_kind[c*3 +: 3] == 3'(edm_pkg::KIND_WREQ)),
+          .posted_dst(cpl_dst[c*PB +: PB]), .posted_id(m_cpl_id), .posted_tag(cpl_tag[c*8 +: 8]),
+          .ack_valid(ma_valid), .ack_peer(ma_peer), .ack_base(ma_base), .ack_map(ma_map),
+          .out_valid(wo_valid[c]), .out_ready(1'b1), .out_dst(), .out_id(), .out_tag(wo_tag[c*8 +: 8]),
+          .out_ok(wo_ok[c]), .out_age(), .cnt_acked(), .cnt_failed(), .cnt_stray(), .cnt_untracked(),
+          .cnt_ack_overflow());
+    end else begin : g_no_retry
+      assign {q_valid, q_kind, q_dst, q_raddr, q_len, q_laddr} =
+             {req_valid[c], req_kind[c*3 +: 3], req_dst[c*PB +: PB], req_raddr[c*64 +: 64], req_len[c*16 +: 16],
+              req_laddr[c*64 +: 64]};
+      assign {q_op, q_arg0, q_arg1, q_tag, q_id} =
+             {req_rmw_op[c*4 +: 4], req_arg0[c*64 +: 64], req_arg1[c*64 +: 64], req_tag[c*8 +: 8], 8'd0};
+      assign req_ready[c] = q_ready;
+      assign {cpl_valid[c], cpl_kind[c*3 +: 3], cpl_dst[c*PB +: PB], cpl_tag[c*8 +: 8], cpl_status[c*8 +: 8]} =
+             {m_cpl_valid, m_cpl_kind, m_cpl_dst, m_cpl_tag, m_cpl_status};
+      assign m_cpl_ready = cpl_ready[c];
+      assign {wo_valid[c], wo_tag[c*8 +: 8], wo_ok[c], wr_cnt_resent[c*16 +: 16], wr_state[c*128 +: 128]} = '0;
+    end
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = c * 2 + y;   // this engine, and its link
       // A loss the host sees (docs/faults.md §5): its link down, or its edm_rx
@@ -235,10 +315,8 @@ module tb_dual_fabric_top #(
           .node_port(PB'(c)),
           .cfg_timeout, .cfg_retry, .ctl_lost,
           .req_valid(eng_req_valid[y]), .req_ready(eng_req_ready[y]),
-          .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
-          .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
-          .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
-          .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]),
+          .req_kind(q_kind), .req_dst(q_dst), .req_raddr(q_raddr), .req_len(q_len),
+          .req_laddr(q_laddr), .req_rmw_op(q_op), .req_arg0(q_arg0), .req_arg1(q_arg1), .req_tag(q_tag),
           .req_msg_id(eng_msg_id),
           .cpl_valid(eng_cpl_valid[y]), .cpl_ready(eng_cpl_ready[y]), .cpl_kind(eng_cpl_kind[y*3 +: 3]),
           .cpl_dst(eng_cpl_dst[y*PB +: PB]), .cpl_msg_id(eng_cpl_msg_id[y*8 +: 8]), .cpl_tag(eng_cpl_tag[y*8 +: 8]),
@@ -256,6 +334,7 @@ module tb_dual_fabric_top #(
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
           .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
       );
+      assign cn_table[E*128 +: 128] = 128'({cn.s_valid, cn.s_done, cn.s_sent, cn.s_kind, cn.s_id});
     end
   end
 
@@ -295,7 +374,7 @@ module tb_dual_fabric_top #(
       localparam int unsigned Q = 1 - y;   // the peer engine
       edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
                      .READ_SLOTS_LOG2(MRS_LOG2), .WSLOTS_LOG2(MWS_LOG2), .PEER(ENGINE_ORDER), .PEER_FIRST(y == 1),
-                     .PEER_READS(READ_ORDER)) mn (
+                     .PEER_READS(READ_ORDER), .ACKS(ACKS), .ACK_SRC_LOG2(NC <= 2 ? 1 : $clog2(NC))) mn (
           .clk, .rst_n,
           .in_valid(f_valid[y]), .in_block(f_block[y*66 +: 66]), .in_first(f_first[y]), .in_last(f_last[y]),
           .in_error(f_error[y]), .in_abort(f_abort[y]), .in_dup(f_dup[y]), .in_replay(f_replay[y]),

@@ -381,7 +381,7 @@ class Fabric:
             if self.trace and read:
                 self.events.append((cyc, "dram_rd", self.nc + m, None))
             if self.trace and write:
-                self.events.append((cyc, "dram_wr", self.nc + m, None))
+                self.events.append((cyc, "dram_wr", self.nc + m, field(read_int(d.dram_wr_addr), m, 64)))
         her = read_int(d.h_enc_ready)
         for p in range(n):
             if on[p] and hv >> p & 1 and her >> p & 1:
@@ -1032,6 +1032,17 @@ async def lost_grant(dut):
 
 # -------------------------------------------------------------------- write outcomes
 GIVE_UP = 3000   # cycles from a write's posted completion to its failure (7.7 us)
+ACK_TIMEOUT = 600   # cycles from a write's posted completion without /A/ to its re-send (1.5 us)
+
+
+def resent(f):
+    """Writes each compute node's edm_write_retry sent again."""
+    return [field(int(f.dut.wr_cnt_resent.value), c, 16) for c in range(f.nc)]
+
+
+def dups(f):
+    """Second copies each memory node's edm_dup_filter marked."""
+    return [field(int(f.dut.mn_cnt_dup.value), m, 16) for m in range(f.nm)]
 
 
 def outcomes_of(f, writes):
@@ -1054,16 +1065,24 @@ def outcomes_of(f, writes):
 @cocotb.test(skip=not acks())
 async def writes_are_acknowledged(dut):
     """ACKS = 1 (docs/protocol.md §4b): every write gets one outcome at its
-    compute node. Alone, a 64 B write is acknowledged (its /A/ from the
-    memory node through the switch) some cycles after its posted completion;
-    under random traffic from both compute nodes to both memory nodes every
-    write is acknowledged; a write whose data a bit error hits on the memory
-    node's downlink is dropped there and reported failed cfg_give_up after
-    its posted completion (no retry yet: the application re-issues it, and
-    that one is acknowledged); the DRAM equals the model throughout."""
+    compute node, and a lost one is sent again (edm_write_retry). Alone, a
+    64 B write is acknowledged (its /A/ from the memory node through the
+    switch) some cycles after its posted completion; under random traffic
+    from both compute nodes to both memory nodes every write is acknowledged
+    and none re-sent; a write whose data a bit error hits on the memory
+    node's downlink is dropped there, re-sent by its compute node
+    cfg_ack_timeout after its posted completion with the same id, written to
+    DRAM once and acknowledged, with no re-issue by the bench; a write whose
+    /A/ a bit error hits on the compute node's downlink is re-sent, marked a
+    second copy by the memory node's edm_dup_filter, not written again, and
+    acknowledged by the second /A/; the DRAM equals the model throughout."""
     f = await new_fabric(dut, 79, trace=True)
     dut.cfg_timeout.value = 0
     dut.cfg_give_up.value = GIVE_UP
+    dut.cfg_ack_timeout.value = ACK_TIMEOUT
+    # The /A/ hit below is a control block lost on the downlink: the next /G/
+    # is rejected too (docs/protocol.md §5a), so the re-send's /N/ is repeated.
+    dut.cfg_retry.value = RETRY_CYCLES
     # Alone: a write, then a read, each with nothing else in the fabric.
     c, m = 0, 0
     w = f.request(c, K_WREQ, m, WR_BASE, 64)
@@ -1102,12 +1121,20 @@ async def writes_are_acknowledged(dut):
     dut._log.info(f"{len(writes)} writes under traffic, all acknowledged; /A/ after the posted completion: "
                   f"min {min(ages)} mean {sum(ages) / len(ages):.0f} max {max(ages)} cycles; "
                   f"memory nodes sent {[field(int(dut.mn_cnt_acks.value), k, 16) for k in range(f.nm)]} /A/")
+    assert resent(f) == [0] * f.nc, f"writes re-sent without a fault: {resent(f)}"
     f.outcomes.clear()
-    # A bit error on memory node 0's downlink inside a 64 B WREQ: dropped there.
+
+    def dram_writes(since, m, off, size):
+        return sum(1 for cyc, w, p, a in f.events if w == "dram_wr" and p == f.nc + m and cyc >= since
+                   and off // 8 <= (a - RBASE) // 8 < (off + size + 7) // 8)
+
+    # A bit error on memory node 0's downlink inside a 64 B WREQ: dropped there, re-sent.
     c, m, link, fourth = 1, 0, link_cycles(), 4
     before = f.counters()
+    before_resent, before_dup = resent(f), dups(f)
     off = WR_BASE + c * WR_SIZE
-    lost = f.request(c, K_WREQ, m, off, 64)          # the model keeps the old bytes
+    lost = f.request(c, K_WREQ, m, off, 64)
+    f.model[m][off:off + 64] = lost["data"]          # its re-send must land
     t = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # the WREQ leaves the switch
     f.flips[t + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
     await f.run()
@@ -1115,18 +1142,32 @@ async def writes_are_acknowledged(dut):
         await f.step()
         assert f.cycle - lost["t_cpl"] < GIVE_UP + 1000, "no outcome for the write hit by the bit error"
     [(_, o)] = outcomes_of(f, [lost])
-    assert o[5] == 0 and o[0] - lost["t_cpl"] >= GIVE_UP, f"the lost write's outcome: {o}"
-    assert f.dram[m] == f.model[m], "the corrupted write changed the DRAM"
-    dut._log.info(f"the write hit on the downlink: reported failed {o[0] - lost['t_cpl']} cycles after its "
-                  f"posted completion")
-    f.outcomes.clear()
-    again = f.request(c, K_WREQ, m, off, 64)          # the application re-issues it
-    f.model[m][off:off + 64] = again["data"]
-    await f.run()
-    for _ in range(400):
-        await f.step()
-    [(_, o)] = outcomes_of(f, [again])
-    assert o[5] == 1, o
     after = f.counters()
     assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
+    assert o[5] == 1 and ACK_TIMEOUT <= o[6] < GIVE_UP, f"the lost write's outcome: {o}"
+    assert resent(f)[c] == before_resent[c] + 1 and dups(f) == before_dup, (resent(f), dups(f))
+    assert dram_writes(t, m, off, 64) == 8, f"the re-sent write wrote {dram_writes(t, m, off, 64)} words"
+    assert f.dram[m] == f.model[m], "the DRAM differs after the re-send"
+    dut._log.info(f"the write hit on the downlink: re-sent, acknowledged {o[6]} cycles after its posted "
+                  f"completion, 8 DRAM words written once")
+    f.outcomes.clear()
+    # A bit error on compute node 1's downlink in the /A/ of a 64 B write: the
+    # write is re-sent, its second copy marked and acknowledged again.
+    before_resent, before_dup = resent(f), dups(f)
+    off2 = off + 64
+    w2 = f.request(c, K_WREQ, m, off2, 64)
+    f.model[m][off2:off2 + 64] = w2["data"]
+    t2 = await next_event(f, "sw_out", c, protocol.SUB_A)   # the /A/ leaves the switch toward c
+    f.flips[t2 + 2 + link] = [("down", c, 1 << 40)]
+    await f.run()
+    while not f.outcomes:
+        await f.step()
+        assert f.cycle - w2["t_cpl"] < GIVE_UP + 1000, "no outcome for the write whose /A/ was hit"
+    [(_, o)] = outcomes_of(f, [w2])
+    assert o[5] == 1 and o[6] >= ACK_TIMEOUT, f"the write whose /A/ was lost: {o}"
+    assert resent(f)[c] == before_resent[c] + 1, resent(f)
+    assert dups(f)[m] == before_dup[m] + 1, f"the re-send was not marked a second copy: {dups(f)}"
+    assert dram_writes(w2["t_req"], m, off2, 64) == 8, "the write whose /A/ was lost was applied twice"
     assert all(f.dram[k] == f.model[k] for k in range(f.nm))
+    dut._log.info(f"the write whose /A/ was hit: re-sent, marked a second copy, acknowledged {o[6]} cycles "
+                  f"after its posted completion")

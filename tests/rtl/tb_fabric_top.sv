@@ -88,6 +88,11 @@ module tb_fabric_top #(
     // write, acknowledged (wo_ok) or failed cfg_give_up cycles after its
     // posted completion; wo_age the cycles from posted to its /A/.
     input  logic [TIMER_W-1:0] cfg_give_up,
+    // ACKS: each compute node's write retry (edm_write_retry): a write with no
+    // /A/ this long after its posted completion is sent again (0 = never).
+    input  logic [TIMER_W-1:0] cfg_ack_timeout,
+    output logic [NC*16-1:0]   wr_cnt_resent,
+    output logic [NM*16-1:0]   mn_cnt_dup,      // ACKS: second copies the memory node's edm_dup_filter marked
     output logic [NC-1:0]      wo_valid,
     output logic [NC*edm_pkg::PORT_BITS-1:0] wo_dst,
     output logic [NC*8-1:0]    wo_id,
@@ -345,9 +350,38 @@ module tb_fabric_top #(
     assign rx_counts = {h_cnt_ctl_missed[c*16 +: 16], h_cnt_corrupted[c*16 +: 16]};
     always_ff @(posedge hclk[c]) rx_counts_seen <= rx_counts;
     assign ctl_lost = link_down[c] || rx_counts_seen != rx_counts;
-    logic [7:0] cpl_msg_id;
+    // ACKS: edm_write_retry between the host and the engine (which takes its
+    // ids, EXT_ID) keeps each write until its /A/ and sends it again without;
+    // the host sees the engine's completions but a re-send's.
+    logic        e_req_valid, e_req_ready, e_cpl_valid, e_cpl_ready;
+    logic [2:0]  e_req_kind, e_cpl_kind;
+    logic [PB-1:0] e_req_dst, e_cpl_dst;
+    logic [63:0] e_req_raddr, e_req_laddr, e_req_arg0, e_req_arg1;
+    logic [15:0] e_req_len;
+    logic [3:0]  e_req_op;
+    logic [7:0]  e_req_tag, e_req_id, e_cpl_id, e_cpl_tag, e_cpl_status, cpl_msg_id;
     if (ACKS) begin : g_outcome
-      // The posted completion of a write: the engine's completion taken.
+      edm_write_retry #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) retry (
+          .clk(hclk[c]), .rst_n, .cfg_ack_timeout, .cfg_give_up,
+          .in_req_valid(req_valid[c]), .in_req_ready(req_ready[c]),
+          .in_req_kind(req_kind[c*3 +: 3]), .in_req_dst(req_dst[c*PB +: PB]),
+          .in_req_raddr(req_raddr[c*64 +: 64]), .in_req_len(req_len[c*16 +: 16]),
+          .in_req_laddr(req_laddr[c*64 +: 64]), .in_req_rmw_op(req_rmw_op[c*4 +: 4]),
+          .in_req_arg0(req_arg0[c*64 +: 64]), .in_req_arg1(req_arg1[c*64 +: 64]), .in_req_tag(req_tag[c*8 +: 8]),
+          .out_req_valid(e_req_valid), .out_req_ready(e_req_ready), .out_req_kind(e_req_kind),
+          .out_req_dst(e_req_dst), .out_req_raddr(e_req_raddr), .out_req_len(e_req_len),
+          .out_req_laddr(e_req_laddr), .out_req_rmw_op(e_req_op), .out_req_arg0(e_req_arg0),
+          .out_req_arg1(e_req_arg1), .out_req_tag(e_req_tag), .out_req_msg_id(e_req_id),
+          .eng_cpl_valid(e_cpl_valid), .eng_cpl_ready(e_cpl_ready), .eng_cpl_kind(e_cpl_kind),
+          .eng_cpl_dst(e_cpl_dst), .eng_cpl_msg_id(e_cpl_id), .eng_cpl_tag(e_cpl_tag),
+          .eng_cpl_status(e_cpl_status), .free_valid(1'b0), .free_dst('0), .free_msg_id('0),
+          .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
+          .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(cpl_msg_id), .cpl_tag(cpl_tag[c*8 +: 8]),
+          .cpl_status(cpl_status[c*8 +: 8]),
+          .ack_valid(r_ack_valid[c]), .ack_peer(r_ack_peer[c*PB +: PB]), .ack_base(r_ack_base[c*8 +: 8]),
+          .ack_map(r_ack_map[c*16 +: 16]),
+          .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_untracked());
+      // The posted completion of a write: the host's completion taken.
       edm_write_outcome #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) outcome (
           .clk(hclk[c]), .rst_n, .cfg_give_up,
           .posted_valid(cpl_valid[c] && cpl_ready[c] && cpl_kind[c*3 +: 3] == 3'(edm_pkg::KIND_WREQ)),
@@ -359,22 +393,38 @@ module tb_fabric_top #(
           .cnt_acked(), .cnt_failed(), .cnt_stray(wo_cnt_stray[c*16 +: 16]), .cnt_untracked(),
           .cnt_ack_overflow());
     end else begin : g_no_outcome
+      assign {e_req_valid, e_req_kind, e_req_dst, e_req_raddr, e_req_len, e_req_laddr} =
+             {req_valid[c], req_kind[c*3 +: 3], req_dst[c*PB +: PB], req_raddr[c*64 +: 64], req_len[c*16 +: 16],
+              req_laddr[c*64 +: 64]};
+      assign {e_req_op, e_req_arg0, e_req_arg1, e_req_tag, e_req_id} =
+             {req_rmw_op[c*4 +: 4], req_arg0[c*64 +: 64], req_arg1[c*64 +: 64], req_tag[c*8 +: 8], 8'd0};
+      assign req_ready[c] = e_req_ready;
+      assign {cpl_valid[c], cpl_kind[c*3 +: 3], cpl_dst[c*PB +: PB], cpl_msg_id, cpl_tag[c*8 +: 8]} =
+             {e_cpl_valid, e_cpl_kind, e_cpl_dst, e_cpl_id, e_cpl_tag};
+      assign cpl_status[c*8 +: 8] = e_cpl_status;
+      assign e_cpl_ready = cpl_ready[c];
       assign {wo_valid[c], wo_dst[c*PB +: PB], wo_id[c*8 +: 8], wo_tag[c*8 +: 8], wo_ok[c]} = '0;
-      assign {wo_age[c*TIMER_W +: TIMER_W], wo_cnt_stray[c*16 +: 16]} = '0;
+      assign {wo_age[c*TIMER_W +: TIMER_W], wo_cnt_stray[c*16 +: 16], wr_cnt_resent[c*16 +: 16]} = '0;
+      /* verilator lint_off UNUSEDSIGNAL */
+      logic [TIMER_W-1:0] unused_cfg;
+      logic [7:0] unused_id;
+      /* verilator lint_on UNUSEDSIGNAL */
+      assign unused_cfg = cfg_ack_timeout ^ cfg_give_up;
+      assign unused_id = cpl_msg_id;
     end
     // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
-    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1)) cn (
+    edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(ACKS)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
         .cfg_timeout, .cfg_retry, .ctl_lost,
-        .req_valid(req_valid[c]), .req_ready(req_ready[c]),
-        .req_kind(req_kind[c*3 +: 3]), .req_dst(req_dst[c*PB +: PB]),
-        .req_raddr(req_raddr[c*64 +: 64]), .req_len(req_len[c*16 +: 16]),
-        .req_laddr(req_laddr[c*64 +: 64]), .req_rmw_op(req_rmw_op[c*4 +: 4]),
-        .req_arg0(req_arg0[c*64 +: 64]), .req_arg1(req_arg1[c*64 +: 64]), .req_tag(req_tag[c*8 +: 8]), .req_msg_id(8'd0),
-        .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
-        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(cpl_msg_id), .cpl_tag(cpl_tag[c*8 +: 8]),
-        .cpl_status(cpl_status[c*8 +: 8]),
+        .req_valid(e_req_valid), .req_ready(e_req_ready),
+        .req_kind(e_req_kind), .req_dst(e_req_dst),
+        .req_raddr(e_req_raddr), .req_len(e_req_len),
+        .req_laddr(e_req_laddr), .req_rmw_op(e_req_op),
+        .req_arg0(e_req_arg0), .req_arg1(e_req_arg1), .req_tag(e_req_tag), .req_msg_id(e_req_id),
+        .cpl_valid(e_cpl_valid), .cpl_ready(e_cpl_ready), .cpl_kind(e_cpl_kind),
+        .cpl_dst(e_cpl_dst), .cpl_msg_id(e_cpl_id), .cpl_tag(e_cpl_tag),
+        .cpl_status(e_cpl_status),
         .lmem_rd_valid(lrd_valid[c]), .lmem_rd_ready(lrd_ready[c]), .lmem_rd_addr(lrd_addr[c*64 +: 64]),
         .lmem_rd_rsp_valid(lrd_rsp_valid[c]), .lmem_rd_rsp_data(lrd_rsp_data[c*64 +: 64]),
         .lmem_wr_valid(lwr_valid[c]), .lmem_wr_ready(lwr_ready[c]), .lmem_wr_addr(lwr_addr[c*64 +: 64]),
@@ -394,16 +444,39 @@ module tb_fabric_top #(
 
   for (genvar m = 0; m < NM; m++) begin : g_mn
     localparam int unsigned P = NC + m;
+    // ACKS: a re-sent write's chunks that were applied before, and re-sent
+    // RMWs, reach the node again: edm_dup_filter (one plane) marks them, so
+    // each is applied once and a write's second copy is acknowledged again.
+    logic        f_valid, f_first, f_last, f_error, f_abort, f_dup, f_replay;
+    logic [65:0] f_block;
+    logic        rmw_done, rmw_ok, memo_ready, memo_ok;
+    logic [63:0] rmw_old, memo_old;
+    logic [PB-1:0] rmw_src;
+    logic [7:0]  rmw_id;
+    if (ACKS) begin : g_filter
+      edm_dup_filter #(.NP(1), .SRC_LOG2(NC <= 2 ? 1 : $clog2(NC))) filter (
+          .clk(hclk[P]), .rst_n,
+          .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]), .in_first(r_mem_first[P]),
+          .in_last(r_mem_last[P]), .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]),
+          .out_valid(f_valid), .out_block(f_block), .out_first(f_first), .out_last(f_last), .out_error(f_error),
+          .out_abort(f_abort), .out_dup(f_dup), .out_replay(f_replay),
+          .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id, .memo_ready, .memo_ok, .memo_old,
+          .cnt_dup(mn_cnt_dup[m*16 +: 16]), .cnt_stale(), .cnt_untracked());
+    end else begin : g_no_filter
+      assign {f_valid, f_block, f_first, f_last, f_error, f_abort} =
+             {r_mem_valid[P], r_mem_block[P*66 +: 66], r_mem_first[P], r_mem_last[P], r_mem_error[P], r_mem_abort[P]};
+      assign {f_dup, f_replay, memo_ready, memo_ok, memo_old} = {1'b0, 1'b0, 1'b1, 1'b0, 64'd0};  // no second copies
+      assign mn_cnt_dup[m*16 +: 16] = '0;
+    end
     // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
     // "Memory node sizing").
     edm_mem_node #(.CHUNK_BYTES(CHUNK_BYTES), .MAX_WRITE_BYTES(CHUNK_BYTES), .COMPUTE_NODES(NC),
                    .ACKS(ACKS), .ACK_SRC_LOG2(NC <= 2 ? 1 : $clog2(NC))) mn (
         .clk(hclk[P]), .rst_n,
-        .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]),
-        .in_first(r_mem_first[P]), .in_last(r_mem_last[P]),
-        .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]), .in_room_read(), .in_room_write(),
-        .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
-        .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),  // no dual switch
+        .in_valid(f_valid), .in_block(f_block), .in_first(f_first), .in_last(f_last),
+        .in_error(f_error), .in_abort(f_abort), .in_room_read(), .in_room_write(),
+        .in_dup(f_dup), .in_replay(f_replay), .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id,
+        .memo_ready, .memo_ok, .memo_old,
         .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
         .ord_rs_busy(), .ord_rs_new(), .ord_rs_done(), .ord_rs_rmw(), .ord_rd_wait(), .ord_rs_w0(), .ord_rs_wl(),
         .peer_wr_busy('0), .peer_wr_new('0), .peer_wr_done('0), .peer_wr_w0('0), .peer_wr_wl('0),

@@ -62,6 +62,7 @@ async def one_completion_per_request(dut):
     todo = deque(Request(n, rng.choice(DSTS), rng.choice([1, 2, 3])) for n in range(1500))
     free_tags = list(range(16))
     occupant = {}                      # tag -> the request holding it
+    orphan = {}                        # tag -> its previous request, while planes still owe it a report
     engines = [[] for _ in range(np_)]  # (due cycle, request, status) per plane
     heads = [None] * np_
     forwards = deque()                 # expected host completions, in order
@@ -123,9 +124,28 @@ async def one_completion_per_request(dut):
                 heads[p] = None
                 if occupant.get(r.tag) is not r or p not in r.pending:
                     counts["stale"] += 1
+                    # A late report of the tag's previous request (its orphan): the last one frees it.
+                    free_now = int(dut.free_valid.value) and int(dut.eng_cpl_ready.value) >> p & 1
+                    if orphan.get(r.tag) is r and p in r.pending:
+                        last = r.pending == {p}
+                        r.pending.discard(p)
+                        assert bool(free_now) == last, f"cycle {cycle}: orphan {r.dst}/{r.id} free {free_now}, last {last}"
+                        if last:
+                            assert (int(dut.free_dst.value), int(dut.free_msg_id.value)) == (r.dst, r.id)
+                            counts["orphans_freed"] = counts.get("orphans_freed", 0) + 1
+                    else:
+                        assert not free_now, f"cycle {cycle}: a stale report freed something"
                     continue
                 last = r.pending == {p}
                 r.pending.discard(p)
+                # free_*: the last report of a request no plane can take any more.
+                free_now = int(dut.free_valid.value) and int(dut.eng_cpl_ready.value) >> p & 1
+                if last and not r.open:
+                    assert free_now and (int(dut.free_dst.value), int(dut.free_msg_id.value)) == (r.dst, r.id), \
+                        f"cycle {cycle}: the last report of {r.dst}/{r.id} freed nothing"
+                    counts["freed"] = counts.get("freed", 0) + 1
+                else:
+                    assert not free_now, f"cycle {cycle}: freed {r.dst}/{r.id} with planes {r.pending} to report"
                 if r.done:
                     counts["dup"] += 1
                 elif st == OK or last:
@@ -143,6 +163,9 @@ async def one_completion_per_request(dut):
                         head.id = next_id[head.dst]
                         if occupant.get(head.tag) is not None:
                             assert occupant[head.tag].got is not None
+                            old = occupant[head.tag]
+                            # Planes reporting the old one in this very cycle were handled above.
+                            orphan[head.tag] = old if old.pending else None
                         occupant[head.tag] = head
                         all_reqs.append(head)
                         # Plane 0 answers OK mostly; plane 1 may fail, stay silent or answer late.
@@ -185,8 +208,9 @@ async def one_completion_per_request(dut):
             assert forwards, f"cycle {cycle}: a completion nobody expected"
             r, st, p = forwards.popleft()
             got = (int(dut.cpl_tag.value), int(dut.cpl_status.value), int(dut.cpl_plane.value),
-                   int(dut.cpl_dst.value), int(dut.cpl_kind.value))
-            assert got == (r.tag, st, p, r.dst, r.kind), f"cycle {cycle}: completion {got}, want {(r.tag, st, p)}"
+                   int(dut.cpl_dst.value), int(dut.cpl_kind.value), int(dut.cpl_msg_id.value))
+            assert got == (r.tag, st, p, r.dst, r.kind, r.id), \
+                f"cycle {cycle}: completion {got}, want {(r.tag, st, p, r.dst, r.kind, r.id)}"
             assert r.got is None, "completed twice"
             assert r.t_issue is not None and r.t_issue < cycle, f"cycle {cycle}: completed before it was issued"
             r.got = (st, p)
@@ -207,3 +231,61 @@ async def one_completion_per_request(dut):
         assert sum(1 for r in all_reqs if r.got[0] == OK and r.got[1] == 1) > 50   # plane 1 answered first
     oks = sum(1 for r in all_reqs if r.got[0] == OK)
     dut._log.info(f"{len(all_reqs)} requests in {cycle} cycles, {oks} OK; {counts}")
+
+
+@cocotb.test()
+async def acknowledgements_merge(dut):
+    """The planes' /A/ leave merged, one a cycle: per plane in arrival order,
+    none made up or altered, and those not leaving (a full queue) counted;
+    with at most one /A/ a cycle in all, none dropped."""
+    np_ = int(dut.NP.value)
+    rng = seeded_random(2600 + np_)
+    await clock_and_reset(dut, req_valid=0, req_dst=0, req_tag=0, plane_down=0, eng_req_ready=0, eng_cpl_valid=0,
+                          cpl_ready=1, ack_valid=0, ack_peer=0, ack_base=0, ack_map=0)
+    sent = [deque() for _ in range(np_)]
+    got = []
+    n_sent = 0
+    for t in range(3000):
+        # Light at first (one /A/ a cycle at most), then every plane at once.
+        rate = 0.9 / np_ if t < 1500 else 0.8
+        valid = peer = base = amap = 0
+        for p in range(np_):
+            if (t >= 1500 or sum(valid >> q & 1 for q in range(p)) == 0) and rng.random() < rate:
+                a = (rng.randrange(1 << 10), rng.randrange(256), rng.randrange(1, 1 << 16))
+                sent[p].append(a)
+                n_sent += 1
+                valid |= 1 << p
+                peer |= a[0] << (p * 10)
+                base |= a[1] << (p * 8)
+                amap |= a[2] << (p * 16)
+        dut.ack_valid.value, dut.ack_peer.value, dut.ack_base.value, dut.ack_map.value = valid, peer, base, amap
+        await ReadOnly()
+        if int(dut.out_ack_valid.value):
+            got.append((int(dut.out_ack_peer.value), int(dut.out_ack_base.value), int(dut.out_ack_map.value)))
+        if t == 1499:
+            assert int(dut.cnt_ack_dropped.value) == 0, "an /A/ dropped at under one a cycle"
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+    dut.ack_valid.value = 0
+    for _ in range(40):
+        await ReadOnly()
+        if int(dut.out_ack_valid.value):
+            got.append((int(dut.out_ack_peer.value), int(dut.out_ack_base.value), int(dut.out_ack_map.value)))
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+    # Each output is the next of some plane's /A/, skipping only dropped ones.
+    skipped = 0
+    for a in got:
+        for q in sent:
+            if a in q:
+                while q[0] != a:
+                    q.popleft()
+                    skipped += 1
+                q.popleft()
+                break
+        else:
+            raise AssertionError(f"an /A/ nobody sent: {a}")
+    skipped += sum(len(q) for q in sent)
+    dropped = int(dut.cnt_ack_dropped.value)
+    dut._log.info(f"{n_sent} /A/ on {np_} planes, {len(got)} out, {dropped} dropped")
+    assert skipped == dropped and (dropped > 0 if np_ > 1 else dropped == 0) and len(got) > 1000

@@ -74,6 +74,15 @@ def test_write_outcome():
     run_bench("tb_write_outcome")
 
 
+@pytest.mark.parametrize("mirror", [0, 1])
+def test_write_retry(mirror):
+    """A compute node's write retry: re-sent with its id until acknowledged, the
+    activation rules; as edm_mirror's (1): a re-send's tag of its entry, and a
+    re-send only once every plane's copy of the last send is finished."""
+    params = {"RESEND_TAG_BASE": 32, "WAIT_FREE": 1} if mirror else {}
+    run_bench("tb_write_retry", params, name=f"edm_write_retry_{mirror}")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 

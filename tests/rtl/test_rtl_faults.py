@@ -197,6 +197,17 @@ def test_dual_fabric_window_covers_engines(window_log2, refused):
     assert ("does not exceed the compute engines" in run.stdout + run.stderr) == refused, run.stdout + run.stderr
 
 
+def test_dual_fabric_write_retry():
+    """The dual top with write acknowledgements (ACKS = 1): bit errors (4e-5 per
+    bit) on every link of both planes; a write whose chunks were lost on both
+    planes is re-sent by edm_write_retry (through edm_mirror), every write
+    acknowledged, nothing applied twice, the DRAM exact; a chunk may be lost
+    only before a write's last chunk (the memory node acknowledges at the last
+    chunk: docs/protocol.md §4b). tb_dual_fabric.bit_errors with $EDM_DUAL_ACKS."""
+    run_dual_fabric(testcase="bit_errors", parameters={"ACKS": 1},
+                    env={"EDM_DUAL_ACKS": "600", "EDM_DUAL_BER": "4e-5"})
+
+
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
