@@ -15,7 +15,8 @@
 // (= the lane's FIFO has room; a registered condition). Each queue inserts one
 // notification per cycle, as the paper's ordered lists: the lowest lane
 // whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty) targets it claims it (a priority encoder over the lanes' equal
+// is empty; with REGISTERED_TREE only the head, so an arrival waits a cycle,
+// SW_NQ_LANE_CYCLES_REGISTERED) targets it claims it (a priority encoder over the lanes' equal
 // destinations), and the candidate is inserted if its pair
 // has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
 // their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
@@ -168,6 +169,9 @@ module edm_pim_scheduler #(
   localparam int unsigned IWW = $clog2(ITER);
   if (LV != (PW + 1) / 2 || ITER != RL + (REGISTERED_TREE ? 3 : 2)) begin : g_bad_iteration
     $error("edm_pim_scheduler: edm_pkg's iteration does not match the queues' radix-4 tree");
+  end
+  if (REGISTERED_TREE && edm_pkg::SW_NQ_LANE_CYCLES_REGISTERED != 1) begin : g_bad_lane_cycles
+    $error("edm_pim_scheduler: a lane FIFO's head is a candidate one cycle after the arrival");
   end
   // Hold time unit: gcd of block and cycle time.
   localparam int unsigned TU = gcd(BLOCK_PS, CYCLE_PS);
@@ -365,10 +369,16 @@ module edm_pim_scheduler #(
         .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count(st_count[i]));
   end
 
+  // With REGISTERED_TREE only the FIFO's head (a register) is a candidate:
+  // the claim starts from flip-flops, and whether a lane's candidate is taken
+  // does not decide whether its FIFO stores the arriving one (every arrival
+  // is written), at the price of a cycle from arrival to insert
+  // (edm_pkg::SW_NQ_LANE_CYCLES_REGISTERED).
   always_comb
     for (integer i = 0; i < N; i++) begin
-      c_v[i] = st_valid[i] || notif_valid[i];
-      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
+      c_v[i] = st_valid[i] || (!REGISTERED_TREE && notif_valid[i]);
+      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} =
+          (REGISTERED_TREE || st_valid[i]) ? st_head[i] : lane_in[i];
     end
 
   // Per queue, the lowest lane whose candidate targets it (sel, one-hot,
@@ -429,9 +439,10 @@ module edm_pim_scheduler #(
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       st_pop[i] = st_valid[i] && lane_take[i];
-      // The arriving notification waits unless it was inserted at once.
+      // The arriving notification waits unless it was inserted at once
+      // (never, with REGISTERED_TREE).
       notif_ready[i] = st_ready[i];
-      st_push[i] = notif_valid[i] && (st_valid[i] || !lane_take[i]);
+      st_push[i] = notif_valid[i] && (REGISTERED_TREE || st_valid[i] || !lane_take[i]);
     end
     n_removed = LW'(count_ones(removed));
     taken_q = count_ones(lane_take_q);
@@ -538,8 +549,10 @@ module edm_pim_scheduler #(
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
-  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
+  // (c_v != 0 is notif_valid != 0, not a candidate with REGISTERED_TREE, or a
+  // lane FIFO's head, st_any: a register.)
+  assign start = (PIPELINED || iter_wait == '0)
+                 && (q_nonempty != '0 || (!REGISTERED_TREE && notif_valid != '0) || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept compare and reduce
   // A request stands unless (pipelined) its source or destination was matched

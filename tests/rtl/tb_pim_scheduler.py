@@ -12,7 +12,8 @@ chunk; no port gets a new grant before the previous chunk's data unit has left
 it (nor, pipelined, while the iteration that matched it is in flight);
 notif_ready is exactly "the lane's FIFO has room", and each queue inserts one
 notification per cycle, the lowest lane's candidate (FIFO head, else the
-arriving one), when it has a free slot (the bench keeps the lane FIFOs itself);
+arriving one; with REGISTERED_TREE only the head, so an arrival waits a cycle in
+its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself);
 occupancy counts queued entries.
 """
 
@@ -127,9 +128,11 @@ class Bench:
         ready = int(dut.notif_ready.value)
         assert int(dut.occupancy.value) == sum(self.queued), f"cycle {self.cycle}: occupancy"
         # Expected: a lane is ready iff its FIFO has room; each queue inserts the
-        # lowest lane's candidate (FIFO head, else the arriving one) if it has a slot.
+        # lowest lane's candidate (FIFO head, else the arriving one; with the
+        # registered tree only the head) if it has a slot.
         this_cycle = [0] * n
-        cands = [self.stage[i][0] if self.stage[i] else lanes[i] for i in range(n)]
+        cands = [self.stage[i][0] if self.stage[i] else None if self.registered else lanes[i]
+                 for i in range(n)]
         won = set()
         any_inserted = False
         for i, c in enumerate(cands):
@@ -300,13 +303,16 @@ async def first_grant_latency_and_grid(dut):
     visible), the grant is out an iteration after that. An iteration is
     sw_pim_iter_cycles(N, REGISTERED_TREE) cycles: 3, or with the registered
     tree 4 at N = 4, 5 at N = 8 and 16 (a request tree level per cycle, then
-    accept compare, accept reduce, grant)."""
+    accept compare, accept reduce, grant), the notification inserted a cycle
+    after its arrival (SW_NQ_LANE_CYCLES_REGISTERED: from its lane's FIFO)."""
     b = Bench(dut)
     await b.start()
     it = b.iter
     assert it == ({2: 4, 4: 4, 8: 5, 16: 5, 32: 6}[b.n] if b.registered else 3), it
     # The grant of the iteration that took it, on the outputs (counted from the step after the notification's).
     k = (2 + it if b.pipelined else 2 * it) - 2
+    if b.registered:
+        k += protocol.SW_NQ_LANE_CYCLES_REGISTERED
     await b.step([(0, 1, 7, 64, "WREQ")])
     cycles = [await b.step([]) for _ in range(2 * it + 2)]
     assert cycles[k] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1, (k, cycles)
