@@ -105,18 +105,19 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
   localparam int unsigned SZW = edm_pkg::NG_SIZE_W;
   localparam int unsigned LANE = 2 + 2 * PW + IDW + SZW;   // valid, src, dst, id, size, rres
   localparam int unsigned OCC = $clog2(N * DEPTH + 1);
-  localparam int unsigned IN_W = N * LANE;
+  localparam int unsigned IN_W = N * (LANE + 1);           // + link_up
   localparam int unsigned OUT_W = N * (LANE + 1) + OCC;    // + notif_ready, grant_last""", """\
       .notif_valid (in_q[0 +: N]),
       .notif_src   (in_q[N +: N*PW]),
       .notif_dst   (in_q[N + N*PW +: N*PW]),
       .notif_msg_id(in_q[N + 2*N*PW +: N*IDW]),
       .notif_size  (in_q[N + 2*N*PW + N*IDW +: N*SZW]),
-      .notif_rres  (in_q[IN_W - N +: N]),
+      .notif_rres  (in_q[N*LANE - N +: N]),
       // PARK_DST = 0 (the scheduler alone, as the paper's): no parking inputs.
       .dst_release ('0),
       .src_pause   ('0),
       .dst_pause   ('0),
+      .link_up     (in_q[N*LANE +: N]),
       .notif_ready (out_d[0 +: N]),
       .grant_valid (out_d[N +: N]),
       .grant_src   (out_d[2*N +: N*PW]),

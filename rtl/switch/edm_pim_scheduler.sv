@@ -61,7 +61,10 @@
 // same source may be granted to it (its data follow on the same uplink, in
 // order). The switch may also pause a source or a destination (src_pause,
 // dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
-// rules) these inputs are ignored.
+// rules) these inputs are ignored. Whatever the rules, a port whose link_up is
+// low is never granted, as a source or a destination (its entries wait):
+// link_up in cycle c counts for the iterations that start from cycle c + 1 on,
+// as the ports' hold (edm.sim.Scheduler.set_link_up after the cycle's step).
 //
 // Order: the model orders entries by a global arrival counter (the inserts of
 // a cycle in lane order). Each entry carries a stamp of the same order,
@@ -116,6 +119,8 @@ module edm_pim_scheduler #(
     input  logic [N-1:0]                     dst_release,
     input  logic [N-1:0]                     src_pause,
     input  logic [N-1:0]                     dst_pause,
+    // Per port: its link is up (0: never granted; see "Ports" above).
+    input  logic [N-1:0]                     link_up,
     // Grants, lane s = source s.
     output logic [N-1:0]                     grant_valid,
     output logic [N*$clog2(N)-1:0]           grant_src,
@@ -474,6 +479,9 @@ module edm_pim_scheduler #(
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
+    /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+    logic [N-1:0]     ins_fits;            // lane i won this queue and its pair has room
+    /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
       ins_lane = '0;
       ins_src = '0;
@@ -488,7 +496,11 @@ module edm_pim_scheduler #(
           ins_size = ins_size | c_size[i];
           ins_rres = ins_rres | c_rres[i];
         end
-      ins_ok[d] = REGISTERED_TREE ? (want[d] & lane_take) != '0
+      // REGISTERED_TREE: the same decision as the taken lanes' (sel[d][i]
+      // and lane i's fits read through d), from this queue's room alone, so
+      // no path runs from one queue's room into another queue's insert.
+      for (integer i = 0; i < N; i++) ins_fits[i] = sel[d][i] && q_pair_room[d][c_src[i]];
+      ins_ok[d] = REGISTERED_TREE ? q_room[d] && ins_fits != '0
                                   : q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
       ins_v = ins_ok[d];
     end
@@ -651,7 +663,7 @@ module edm_pim_scheduler #(
     // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
       src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
-      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
+      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]) && link_up[p];
     end
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
@@ -662,7 +674,7 @@ module edm_pim_scheduler #(
   for (genvar d = 0; d < N; d++) begin : g_src_ok
     always_comb
       for (integer s = 0; s < N; s++)
-        q_src_ok[d][s] = src_free_next[s]
+        q_src_ok[d][s] = src_free_next[s] && link_up[s]
             && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
   end
 
