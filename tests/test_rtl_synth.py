@@ -210,3 +210,16 @@ def test_scaling_table_compares_each_port_count_with_the_one_before():
     assert cells[1][6] == "180"
     # 16 not routed: area compared, no Fmax.
     assert cells[2][3] == "5.00" and cells[2][5:] == ["-", "-", "", ""]
+
+
+def test_the_registered_tree_is_a_scheduler_parameter_only(tmp_path, capsys):
+    """edm rtl synth --registered-tree: REGISTERED_TREE = 1 in the Yosys script of the
+    scheduler (no synthesis here); for another design, exit 2 with one line."""
+    paths = (tmp_path / "w.sv", tmp_path / "n.json", tmp_path / "s.json")
+    plain, tree = (rtl_synth.yosys_script(4, 12, *paths, registered_tree=t) for t in (False, True))
+    assert "REGISTERED_TREE" not in plain
+    assert "chparam -set REGISTERED_TREE 1 edm_pim_scheduler; " in tree
+    assert tree.replace("chparam -set REGISTERED_TREE 1 edm_pim_scheduler; ", "") == plain
+    assert main(["rtl", "synth", "--design", "switch", "--registered-tree", "--ports", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "--registered-tree is for --design scheduler" in err and err.count("\n") == 1

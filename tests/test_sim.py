@@ -50,14 +50,17 @@ def test_a_message_alone_takes_its_closed_form_time(tmp_path):
 def test_the_registered_scheduler_tree_lengthens_a_message_by_its_iteration(tmp_path, nodes):
     # scheduler_registered_tree: the iteration is the RTL's with its request tree
     # registered, sw_pim_iter_cycles(nodes, True) = ceil(log4 nodes) + 3 cycles (4 at 2
-    # nodes, 5 at 16), the paper's 3 without; a lone write takes that much longer.
+    # nodes, 5 at 16), the paper's 3 without, and the notification waits
+    # SW_NQ_LANE_CYCLES_REGISTERED = 1 cycle in its lane's FIFO before its insert; a
+    # lone write takes that much longer.
     trace = tmp_path / "one.trace"
     trace.write_text("0 3 0 1 64 -1 10\n")
     cfg = {"nodes": nodes, "workload": str(trace), "link_gbps": 25}
     alone = {tree: sim.run({**cfg, "scheduler_registered_tree": tree}).messages.iloc[0]["latency_ns"] * 1e3
              for tree in (0, 1)}
-    extra = protocol.sw_pim_iter_cycles(nodes, True) - protocol.SW_PIM_ITER_CYCLES
-    assert extra == {2: 1, 16: 2}[nodes]
+    extra = (protocol.sw_pim_iter_cycles(nodes, True) - protocol.SW_PIM_ITER_CYCLES
+             + protocol.SW_NQ_LANE_CYCLES_REGISTERED)
+    assert extra == {2: 2, 16: 3}[nodes]
     assert alone[1] - alone[0] == pytest.approx(extra * protocol.CYCLE_PS)
 
 

@@ -219,6 +219,9 @@ package edm_pkg;
   localparam int unsigned SW_CLASSIFY_CYCLES = 1;
   // Switch: notification queue insert (and delete), pipelined.
   localparam int unsigned SW_NQ_INSERT_CYCLES = 2;
+  // Switch: with the registered request tree, a notification's cycles in its
+  // lane's FIFO before it can be inserted (only a FIFO's head is a candidate).
+  localparam int unsigned SW_NQ_LANE_CYCLES_REGISTERED = 1;
   // Switch: read the highest-priority queue element.
   localparam int unsigned SW_NQ_PEEK_CYCLES = 1;
   // Switch: one priority-PIM iteration in the paper (§3.1.2; Table 1's budget),

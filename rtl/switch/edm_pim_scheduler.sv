@@ -15,7 +15,8 @@
 // (= the lane's FIFO has room; a registered condition). Each queue inserts one
 // notification per cycle, as the paper's ordered lists: the lowest lane
 // whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty) targets it claims it (a priority encoder over the lanes' equal
+// is empty; with REGISTERED_TREE only the head, so an arrival waits a cycle,
+// SW_NQ_LANE_CYCLES_REGISTERED) targets it claims it (a priority encoder over the lanes' equal
 // destinations), and the candidate is inserted if its pair
 // has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
 // their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
@@ -60,7 +61,10 @@
 // same source may be granted to it (its data follow on the same uplink, in
 // order). The switch may also pause a source or a destination (src_pause,
 // dst_pause: not granted while set). With PARK_DST = 0 (the reference model's
-// rules) these inputs are ignored.
+// rules) these inputs are ignored. Whatever the rules, a port whose link_up is
+// low is never granted, as a source or a destination (its entries wait):
+// link_up in cycle c counts for the iterations that start from cycle c + 1 on,
+// as the ports' hold (edm.sim.Scheduler.set_link_up after the cycle's step).
 //
 // Order: the model orders entries by a global arrival counter (the inserts of
 // a cycle in lane order). Each entry carries a stamp of the same order,
@@ -115,6 +119,8 @@ module edm_pim_scheduler #(
     input  logic [N-1:0]                     dst_release,
     input  logic [N-1:0]                     src_pause,
     input  logic [N-1:0]                     dst_pause,
+    // Per port: its link is up (0: never granted; see "Ports" above).
+    input  logic [N-1:0]                     link_up,
     // Grants, lane s = source s.
     output logic [N-1:0]                     grant_valid,
     output logic [N*$clog2(N)-1:0]           grant_src,
@@ -168,6 +174,9 @@ module edm_pim_scheduler #(
   localparam int unsigned IWW = $clog2(ITER);
   if (LV != (PW + 1) / 2 || ITER != RL + (REGISTERED_TREE ? 3 : 2)) begin : g_bad_iteration
     $error("edm_pim_scheduler: edm_pkg's iteration does not match the queues' radix-4 tree");
+  end
+  if (REGISTERED_TREE && edm_pkg::SW_NQ_LANE_CYCLES_REGISTERED != 1) begin : g_bad_lane_cycles
+    $error("edm_pim_scheduler: a lane FIFO's head is a candidate one cycle after the arrival");
   end
   // Hold time unit: gcd of block and cycle time.
   localparam int unsigned TU = gcd(BLOCK_PS, CYCLE_PS);
@@ -365,10 +374,16 @@ module edm_pim_scheduler #(
         .rd_valid(st_valid[i]), .rd_ready(st_pop[i]), .rd_data(st_head[i]), .count(st_count[i]));
   end
 
+  // With REGISTERED_TREE only the FIFO's head (a register) is a candidate:
+  // the claim starts from flip-flops, and whether a lane's candidate is taken
+  // does not decide whether its FIFO stores the arriving one (every arrival
+  // is written), at the price of a cycle from arrival to insert
+  // (edm_pkg::SW_NQ_LANE_CYCLES_REGISTERED).
   always_comb
     for (integer i = 0; i < N; i++) begin
-      c_v[i] = st_valid[i] || notif_valid[i];
-      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} = st_valid[i] ? st_head[i] : lane_in[i];
+      c_v[i] = st_valid[i] || (!REGISTERED_TREE && notif_valid[i]);
+      {c_src[i], c_dst[i], c_msg[i], c_size[i], c_rres[i]} =
+          (REGISTERED_TREE || st_valid[i]) ? st_head[i] : lane_in[i];
     end
 
   // Per queue, the lowest lane whose candidate targets it (sel, one-hot,
@@ -429,9 +444,10 @@ module edm_pim_scheduler #(
   always_comb begin
     for (integer i = 0; i < N; i++) begin
       st_pop[i] = st_valid[i] && lane_take[i];
-      // The arriving notification waits unless it was inserted at once.
+      // The arriving notification waits unless it was inserted at once
+      // (never, with REGISTERED_TREE).
       notif_ready[i] = st_ready[i];
-      st_push[i] = notif_valid[i] && (st_valid[i] || !lane_take[i]);
+      st_push[i] = notif_valid[i] && (REGISTERED_TREE || st_valid[i] || !lane_take[i]);
     end
     n_removed = LW'(count_ones(removed));
     taken_q = count_ones(lane_take_q);
@@ -463,6 +479,9 @@ module edm_pim_scheduler #(
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
+    /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+    logic [N-1:0]     ins_fits;            // lane i won this queue and its pair has room
+    /* verilator lint_on UNUSEDSIGNAL */
     always_comb begin
       ins_lane = '0;
       ins_src = '0;
@@ -477,7 +496,11 @@ module edm_pim_scheduler #(
           ins_size = ins_size | c_size[i];
           ins_rres = ins_rres | c_rres[i];
         end
-      ins_ok[d] = REGISTERED_TREE ? (want[d] & lane_take) != '0
+      // REGISTERED_TREE: the same decision as the taken lanes' (sel[d][i]
+      // and lane i's fits read through d), from this queue's room alone, so
+      // no path runs from one queue's room into another queue's insert.
+      for (integer i = 0; i < N; i++) ins_fits[i] = sel[d][i] && q_pair_room[d][c_src[i]];
+      ins_ok[d] = REGISTERED_TREE ? q_room[d] && ins_fits != '0
                                   : q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
       ins_v = ins_ok[d];
     end
@@ -538,8 +561,10 @@ module edm_pim_scheduler #(
 
   // "A notification is queued or inserted": when none is queued every queue
   // has room, so a candidate is inserted exactly when there is one.
-  // (c_v != 0 is notif_valid != 0 or a lane FIFO's head, st_any: a register.)
-  assign start = (PIPELINED || iter_wait == '0) && (q_nonempty != '0 || notif_valid != '0 || st_any);
+  // (c_v != 0 is notif_valid != 0, not a candidate with REGISTERED_TREE, or a
+  // lane FIFO's head, st_any: a register.)
+  assign start = (PIPELINED || iter_wait == '0)
+                 && (q_nonempty != '0 || (!REGISTERED_TREE && notif_valid != '0) || st_any);
 
   // ---------------------------------------------------------------- stage 2: accept compare and reduce
   // A request stands unless (pipelined) its source or destination was matched
@@ -638,7 +663,7 @@ module edm_pim_scheduler #(
     // = (hold_n == 0), without waiting for hold_n.
     for (integer p = 0; p < N; p++) begin
       src_free_next[p] = g_v[p] ? g_short_s[p] : src_ends[p];
-      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]);
+      dst_free_next[p] = (acc_by_d[p] ? acc_short[p] : dst_ends[p]) && !(PARK_DST && dst_pause[p]) && link_up[p];
     end
     for (integer d = 0; d < N; d++) begin
       park_cnt_n[d] = park_cnt[d] + PARK_W'(acc_by_d[d]) - PARK_W'(dst_release[d]);
@@ -649,7 +674,7 @@ module edm_pim_scheduler #(
   for (genvar d = 0; d < N; d++) begin : g_src_ok
     always_comb
       for (integer s = 0; s < N; s++)
-        q_src_ok[d][s] = src_free_next[s]
+        q_src_ok[d][s] = src_free_next[s] && link_up[s]
             && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
   end
 

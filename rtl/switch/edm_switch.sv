@@ -568,6 +568,8 @@ module edm_switch #(
       .clk, .rst_n, .notif_valid(n_valid), .notif_ready(n_ready), .notif_src(n_src),
       .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
+      // No per-port link state in the switch yet (issue 41): every link up.
+      .link_up({N{1'b1}}),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
       .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
       .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src),

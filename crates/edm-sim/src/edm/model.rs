@@ -182,9 +182,16 @@ impl Edm {
 
     /// From a notification's first block at the switch (a /N/, or an RREQ's
     /// /MS/ when `request`) to the scheduler seeing it.
+    /// With the registered request tree a notification also waits a cycle
+    /// in its lane's FIFO (only a FIFO's head is an insert candidate).
     pub(super) fn notification_delay(&self, request: bool) -> Ps {
         let steps = &self.cfg.steps;
-        self.c(steps.sw_notify + if request { steps.sw_request_extra } else { 0 })
+        let lane = if self.fabric.scheduler_registered_tree {
+            SW_NQ_LANE_CYCLES_REGISTERED
+        } else {
+            0
+        };
+        self.c(steps.sw_notify + lane + if request { steps.sw_request_extra } else { 0 })
     }
 
     /// From a data unit's last block at its receiver to the message complete:

@@ -59,7 +59,7 @@ impl Scheduler {
         {
             let early = self.early_ps;
             let dst_release = self.dst_release[dst];
-            if dst_release > now + self.max_lead_ps + early {
+            if dst_release > now + self.max_lead_ps + early || self.link_down[dst] {
                 return;
             }
             if self.pipelined && now < self.dst_in_flight_until[dst] {
@@ -87,7 +87,7 @@ impl Scheduler {
                 // they are released: its circuit still starts after theirs ends.
                 let until = now + h.lead + early;
                 let src_release = self.seen_src_release(h.src as usize, now);
-                if src_release > until || dst_release > until {
+                if src_release > until || dst_release > until || self.link_down[h.src as usize] {
                     continue;
                 }
                 best = Some((h.key, h.src, h.entry, at as u32));

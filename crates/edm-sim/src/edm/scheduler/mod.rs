@@ -69,6 +69,9 @@ pub struct Scheduler {
     ports: usize,
     src_release: Vec<Ps>,
     dst_release: Vec<Ps>,
+    /// Per port: its link is down, so it is never granted, as a source or a
+    /// destination ([`Scheduler::set_link_up`]).
+    link_down: Vec<bool>,
     priority: Priority,
     chunk_bytes: u32,
     iteration_ps: Ps,
@@ -130,6 +133,7 @@ impl Scheduler {
             ports,
             src_release: vec![0; ports],
             dst_release: vec![0; ports],
+            link_down: vec![false; ports],
             priority,
             chunk_bytes,
             iteration_ps,
@@ -172,6 +176,13 @@ impl Scheduler {
     /// message that must not overtake an earlier one, docs/protocol.md).
     pub fn without_pair_order(&mut self) {
         self.pair_fifo = false;
+    }
+
+    /// The link of `port` is up (the default) or down: while it is down no
+    /// iteration starting from now on grants it, as a source or as a
+    /// destination; its queued entries wait (the RTL's `link_up`).
+    pub fn set_link_up(&mut self, port: u16, up: bool) {
+        self.link_down[port as usize] = !up;
     }
 
     /// Pipelined matching: an iteration may start every `cycle` (one

@@ -213,6 +213,24 @@ fn without_pair_order_a_later_entry_of_a_pair_may_go_first() {
 }
 
 #[test]
+fn a_port_whose_link_is_down_is_never_granted() {
+    // Port 1 down: neither its queue (destination 1) nor its entries (source
+    // 1) are granted; port 0 -> 2 still is; once up again, both are.
+    let mut s = sched(3, Priority::Fcfs);
+    s.notify(0, 0, 1, 1, 64, Kind::Wreq, 0);
+    s.notify(0, 1, 2, 2, 64, Kind::Wreq, 0);
+    s.notify(0, 0, 2, 3, 64, Kind::Wreq, 0);
+    s.set_link_up(1, false);
+    let msgs = |it: Iteration| it.grants.iter().map(|g| g.msg).collect::<Vec<_>>();
+    assert_eq!(msgs(s.iterate(0)), vec![3]);
+    assert!(s.iterate(100_000).grants.is_empty(), "only port 1's entries are left");
+    s.set_link_up(1, true);
+    let mut got = msgs(s.iterate(200_000));
+    got.sort();
+    assert_eq!(got, vec![1, 2]);
+}
+
+#[test]
 fn invisible_notifications_wait() {
     let mut s = sched(2, Priority::Fcfs);
     s.notify(100, 0, 1, 7, 8, Kind::Rres, 0);
