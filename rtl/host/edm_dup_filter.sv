@@ -248,7 +248,7 @@ module edm_dup_filter #(
       // Whole: a tracked unit (passed or a second copy) whose message's chunks up to it are all seen.
       all_seen = 1'b1;
       for (int k = 0; k < C; k++)
-        if (k <= int'(seq[SEQ_LOG2-1:0]) && !seen_n[(int'(s) * W + int'(j)) * C + k]) all_seen = 1'b0;
+        if (k <= int'(seq[SEQ_LOG2-1:0]) && !seen_n[{s, j, SEQ_LOG2'(k)}]) all_seen = 1'b0;
       whole[p] = commit[p] && filtered && !stale[p] && !untracked[p] && rx_mlast[p] && all_seen;
     end
     // An entry whose id has left its source's window is forgotten (ids wrap).
