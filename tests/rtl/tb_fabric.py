@@ -1062,6 +1062,16 @@ def outcomes_of(f, writes):
     return out
 
 
+async def sole_outcome(f, w, what):
+    """Runs the fabric until the one write `w` has its outcome (within its give-up); the outcome."""
+    await f.run()
+    while not f.outcomes:
+        await f.step()
+        assert f.cycle - w["t_cpl"] < GIVE_UP + 1000, f"no outcome for {what}"
+    [(_, o)] = outcomes_of(f, [w])
+    return o
+
+
 @cocotb.test(skip=not acks())
 async def writes_are_acknowledged(dut):
     """ACKS = 1 (docs/protocol.md §4b): every write gets one outcome at its
@@ -1141,11 +1151,7 @@ async def writes_are_acknowledged(dut):
     f.model[m][off:off + 64] = lost["data"]          # its re-send must land
     t = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # the WREQ leaves the switch
     f.flips[t + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
-    await f.run()
-    while not f.outcomes:
-        await f.step()
-        assert f.cycle - lost["t_cpl"] < GIVE_UP + 1000, "no outcome for the write hit by the bit error"
-    [(_, o)] = outcomes_of(f, [lost])
+    o = await sole_outcome(f, lost, "the write hit by the bit error")
     after = f.counters()
     assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
     assert o[5] == 1 and ACK_TIMEOUT <= o[6] < GIVE_UP, f"the lost write's outcome: {o}"
@@ -1163,11 +1169,7 @@ async def writes_are_acknowledged(dut):
     f.model[m][off2:off2 + 64] = w2["data"]
     t2 = await next_event(f, "sw_out", c, protocol.SUB_A)   # the /A/ leaves the switch toward c
     f.flips[t2 + 2 + link] = [("down", c, 1 << 40)]
-    await f.run()
-    while not f.outcomes:
-        await f.step()
-        assert f.cycle - w2["t_cpl"] < GIVE_UP + 1000, "no outcome for the write whose /A/ was hit"
-    [(_, o)] = outcomes_of(f, [w2])
+    o = await sole_outcome(f, w2, "the write whose /A/ was hit")
     assert o[5] == 1 and o[6] >= ACK_TIMEOUT, f"the write whose /A/ was lost: {o}"
     assert resent(f)[c] == before_resent[c] + 1, resent(f)
     assert dups(f)[m] == before_dup[m] + 1, f"the re-send was not marked a second copy: {dups(f)}"
@@ -1188,11 +1190,7 @@ async def writes_are_acknowledged(dut):
     f.model[m][off3:off3 + size] = w3["data"]
     t3 = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # chunk 0 leaves the switch
     f.flips[t3 + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
-    await f.run()
-    while not f.outcomes:
-        await f.step()
-        assert f.cycle - w3["t_cpl"] < GIVE_UP + 1000, "no outcome for the write whose chunk 0 was hit"
-    [(_, o)] = outcomes_of(f, [w3])
+    o = await sole_outcome(f, w3, "the write whose chunk 0 was hit")
     after = f.counters()
     assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
     assert o[5] == 1 and ACK_TIMEOUT <= o[6] < GIVE_UP, f"the write whose chunk 0 was lost: {o}"
