@@ -38,6 +38,19 @@
 // between two units seen from one source (fewer than 128 messages lost on
 // every plane in a row). Units from ports >= 2^SRC_LOG2, and chunks with seq
 // >= 2^SEQ_LOG2, pass unfiltered and are counted (cnt_untracked).
+// Whole messages (for the write acknowledgement, docs/protocol.md §4b): a
+// WREQ/RMWREQ passed or marked a second copy leaves with out_whole set when
+// it is its message's last chunk (header last) and the seen bits of chunks
+// 0 .. its seq of its id are all set (itself included): every chunk of the
+// message has reached this node, on some plane. The memory node acknowledges
+// a write only then, so a write that lost an earlier chunk is not
+// acknowledged at its last one; its re-send brings the earlier chunks again
+// (second copies, the lost one new) and its last chunk, now whole, is
+// acknowledged. A stale or untracked unit (source >= 2^SRC_LOG2, or any
+// chunk of a message of more than 2^SEQ_LOG2 chunks) is never whole: such a
+// write is not acknowledged and its requester reports it failed (safe: no
+// write is called applied that may not be; size SEQ_LOG2 for the longest
+// write, MAX_WRITE over the chunk size).
 // Plane order: units whose verdicts come in the same cycle are taken plane 0
 // first (a tie between the two copies keeps plane 0's).
 // RMW results (so the host gets its result whichever plane's answer survives):
@@ -78,6 +91,7 @@ module edm_dup_filter #(
     output logic [NP-1:0]    out_abort,
     output logic [NP-1:0]    out_dup,        // with a good /MT/: not to be applied
     output logic [NP-1:0]    out_replay,     // with out_dup on an RMWREQ: answer it with the remembered result
+    output logic [NP-1:0]    out_whole,      // with a good /MT/: its message's chunks 0 .. this last one all seen
     // From each plane's engine: the RMW (first copy) at its command head is
     // answered now (rmw_done), with rmw_ok and the old value; the key of its
     // command head (also the replay it waits to answer).
@@ -114,6 +128,7 @@ module edm_dup_filter #(
   logic [NP*8-1:0]         rx_id;
   logic [NP-1:0]           rx_seq0;
   logic [NP*11-1:0]        seq_hi;      // seq bits 1..11, from T[1]
+  logic [NP-1:0]           rx_mlast;    // header last, from T[1]
   for (genvar p = 0; p < NP; p++) begin : g_rx
     logic [7:0]  idx;
     logic        cont;
@@ -134,15 +149,20 @@ module edm_dup_filter #(
     );
     /* verilator lint_on PINCONNECTEMPTY */
     always_ff @(posedge clk)
-      if (!rst_n) seq_hi[p*11 +: 11] <= '0;
-      else if (cont && idx == 8'd1) seq_hi[p*11 +: 11] <= t_word[10:0];
+      if (!rst_n) begin
+        seq_hi[p*11 +: 11] <= '0;
+        rx_mlast[p] <= 1'b0;
+      end else if (cont && idx == 8'd1) begin
+        seq_hi[p*11 +: 11] <= t_word[10:0];
+        rx_mlast[p] <= t_word[edm_pkg::HDR_LAST_LSB - 48];
+      end
   end
 
   // ---- the table: per source its newest id and the window's seen bits
   logic [S-1:0]     hv, hv_n;          // a unit of this source has been seen
   logic [S*8-1:0]   hi, hi_n;
   logic [S*W*C-1:0] seen, seen_n;      // [(s*W + id mod W)*C + seq]
-  logic [NP-1:0]    drop, dup, stale, untracked;
+  logic [NP-1:0]    drop, dup, stale, untracked, whole;
   // The RMW results: entry s*R + r; per source the next entry to take.
   logic [S*R-1:0]   mv, mv_n, md, md_n, mok, mok_n;   // valid, done, ok
   logic [S*R*8-1:0] mid, mid_n;
@@ -157,8 +177,9 @@ module edm_dup_filter #(
     logic [SRC_LOG2+WINDOW_LOG2+SEQ_LOG2-1:0] q;   // x's seen bit for this chunk
     logic [11:0]            seq;
     logic [WINDOW_LOG2-1:0] off;
-    logic                   filtered, seq_ok;
+    logic                   filtered, seq_ok, all_seen;
     off = '0;
+    whole = '0;
     hv_n = hv;
     hi_n = hi;
     seen_n = seen;
@@ -224,6 +245,11 @@ module edm_dup_filter #(
         end
       end
       drop[p] = dup[p] || stale[p];
+      // Whole: a tracked unit (passed or a second copy) whose message's chunks up to it are all seen.
+      all_seen = 1'b1;
+      for (int k = 0; k < C; k++)
+        if (k <= int'(seq[SEQ_LOG2-1:0]) && !seen_n[{s, j, SEQ_LOG2'(k)}]) all_seen = 1'b0;
+      whole[p] = commit[p] && filtered && !stale[p] && !untracked[p] && rx_mlast[p] && all_seen;
     end
     // An entry whose id has left its source's window is forgotten (ids wrap).
     for (int e = 0; e < S * R; e++)
@@ -275,6 +301,7 @@ module edm_dup_filter #(
   assign out_error = in_error;
   assign out_dup = drop;                // set only with a good /MT/ (commit)
   assign out_replay = replay;
+  assign out_whole = whole;
   assign out_abort = in_abort;
 
   for (genvar p = 0; p < NP; p++) begin : g_cnt

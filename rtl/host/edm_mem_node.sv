@@ -80,11 +80,18 @@
 // engine has reached its command (the RMW's write issued), and every grant
 // behind it waits too.
 // Write acknowledgements (ACKS = 1; docs/protocol.md §4b): each WREQ that
-// completes its message (header last) is acknowledged once its last word is
+// completes its message whole (header last, and in_whole: edm_dup_filter has
+// seen every earlier chunk of it) is acknowledged once its last word is
 // written (a write of no bytes: when the engine reaches it), and a second
-// copy (in_dup) of one is acknowledged again as it arrives, so a requester
-// whose /A/ was lost learns the outcome from its retry; a denied WREQ is
-// not. edm_ack_sender turns them into /A/ blocks (per requester, paced to
+// copy (in_dup) of one is acknowledged again as it arrives (if whole), so a
+// requester whose /A/ was lost learns the outcome from its retry, and one
+// whose earlier chunk was lost gets no /A/ until its re-send fills the hole;
+// a denied WREQ is not acknowledged. The earlier chunks are committed (in
+// this engine's queue or its peer's), not necessarily written, when the last
+// one is acknowledged, as a second copy's /A/ may precede its first copy's
+// write: an /A/ says the write will be applied, once. Without a filter tie
+// in_whole high (a write then is acknowledged at its last chunk).
+// edm_ack_sender turns them into /A/ blocks (per requester, paced to
 // one per ACK_GAP_BLOCKS uplink blocks), sent between RRES units, ahead of
 // the next one (one block). A second copy arriving in the cycle of a write's
 // completion waits a cycle in a one-entry register; one more in that time is
@@ -149,6 +156,7 @@ module edm_mem_node #(
     input  logic        in_abort,
     input  logic        in_dup,        // with in_last: a second copy (edm_dup_filter), handled as denied
     input  logic        in_replay,     // with in_dup on an RMWREQ: answered with the first copy's result
+    input  logic        in_whole,      // with in_last: every chunk of its message up to this one seen (ACKS)
     output logic        in_room_read,  // a new RREQ/RMWREQ would be stored
     output logic        in_room_write, // a new WREQ would be stored
     // From edm_rx: good /G/ blocks.
@@ -875,11 +883,11 @@ module edm_mem_node #(
       if (w_commit) begin
         ak_src[rx_wslot] <= rx_src;
         ak_id[rx_wslot] <= rx_id;
-        ak_last[rx_wslot] <= nx_mlast;
+        ak_last[rx_wslot] <= nx_mlast && in_whole;
       end
     // A write done now, a second copy of one committed now (or waiting).
     assign ak_done = w_done && ak_last[w_head];
-    assign ak_dup  = commit && rx_kind == K_WREQ && in_dup && nx_mlast && !(TRANSLATE && xl_deny);
+    assign ak_dup  = commit && rx_kind == K_WREQ && in_dup && nx_mlast && in_whole && !(TRANSLATE && xl_deny);
     assign ak_valid = ak_done || ak_dup || ak_wait;
     always_comb begin
       if (ak_done) begin
@@ -932,6 +940,10 @@ module edm_mem_node #(
     assign {out_valid, out_block, out_last} = {u_out_valid, u_out_block, u_out_last};
     assign u_out_ready = out_ready;
     assign {cnt_acks, cnt_ack_dropped} = '0;
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_whole;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_whole = in_whole;
   end
 
   // ================================================================ state

@@ -99,7 +99,8 @@ module edm_mem_node_xl #(
   ) engine (
       .clk, .rst_n,
       .in_valid(e_valid), .in_block(e_block), .in_first(e_first), .in_last(e_last), .in_error(e_error),
-      .in_abort(e_abort), .in_dup(1'b0), .in_replay(1'b0), .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
+      .in_abort(e_abort), .in_dup(1'b0), .in_replay(1'b0), .in_whole(1'b1),
+      .rmw_done(), .rmw_ok(), .rmw_old(), .rmw_src(), .rmw_id(),
       .memo_ready(1'b1), .memo_ok(1'b0), .memo_old('0),
       .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
       .ord_rs_busy(), .ord_rs_new(), .ord_rs_done(), .ord_rs_rmw(), .ord_rd_wait(), .ord_rs_w0(), .ord_rs_wl(),

@@ -22,6 +22,11 @@ copy it reports the result (rmw_done, random ok and old value) on that
 plane, and every cycle each plane asks for a random recent RMW's key;
 out_replay on each second copy and memo_ready/ok/old every cycle equal the
 model's ring of R results per source.
+Whole messages: out_whole on each good /MT/ equals the model's (a WREQ or
+RMWREQ passed or marked a second copy that is its message's last chunk,
+with chunks 0 .. its seq of its id all seen); a last chunk whose earlier
+chunk was lost on every plane is not whole (the memory node does not
+acknowledge it), and the last chunk of a 5-chunk write never is.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ class Model:
         self.results = results
         self.ring = {}   # source -> [R entries: None or [id, done, ok, old]], next slot
         self.replay = False
+        self.whole = False
 
     def entry(self, s, x):
         ring, _ = self.ring.get(s, ([None] * self.results, 0))
@@ -73,6 +79,7 @@ class Model:
     def verdict(self, m: codec.Message) -> str:
         """pass, dup, stale or untracked, and the state updated."""
         filtered = m.kind in FILTERED
+        self.whole = False
         if m.src >= self.sources:
             return "untracked" if filtered else "pass"
         s, x = m.src, m.msg_id
@@ -90,8 +97,10 @@ class Model:
             return "untracked"
         if (x, m.seq) in self.seen[s]:
             self.replay = m.kind == "RMWREQ" and self.entry(s, x) is not None
+            self.whole = m.last and all((x, q) in self.seen[s] for q in range(m.seq + 1))
             return "dup"
         self.seen[s].add((x, m.seq))
+        self.whole = m.last and all((x, q) in self.seen[s] for q in range(m.seq + 1))
         if m.kind == "RMWREQ":   # its result is to come
             ring, nxt = self.ring.get(s, ([None] * self.results, 0))
             ring[nxt] = [x, False, False, None]
@@ -204,6 +213,7 @@ async def first_copy_kept_second_and_stale_dropped(dut):
     results_due = []   # [cycle, plane, src, id]: an engine's answer to a first copy
     recent = []        # RMW keys seen, for the lookups
     replays = answered = 0
+    wholes = holes = 0   # last WREQ chunks passed or second copies: whole, and not
     counts = {v: [0] * np_ for v in ("dup", "stale", "untracked")}
     applied = {}
     width = 66
@@ -239,6 +249,7 @@ async def first_copy_kept_second_and_stale_dropped(dut):
                 assert (int(dut.memo_old.value) >> (64 * p)) & (2**64 - 1) == old, f"cycle {cycle} plane {p}"
         out_dup = int(dut.out_dup.value)
         out_replay = int(dut.out_replay.value)
+        out_whole = int(dut.out_whole.value)
         for p, (_, m) in enumerate(zip(drives, commits)):
             verdict = model.verdict(m) if m is not None else "pass"
             if verdict in counts:
@@ -250,6 +261,13 @@ async def first_copy_kept_second_and_stale_dropped(dut):
             assert (out_replay >> p) & 1 == int(verdict == "dup" and model.replay), \
                 f"cycle {cycle} plane {p}: out_replay {(out_replay >> p) & 1}, model {model.replay} ({m})"
             replays += verdict == "dup" and model.replay
+            want_whole = m is not None and verdict in ("pass", "dup") and model.whole
+            assert (out_whole >> p) & 1 == int(want_whole), \
+                f"cycle {cycle} plane {p}: out_whole {(out_whole >> p) & 1}, model {want_whole} ({verdict}, {m})"
+            if m is not None and m.kind == "WREQ" and m.last and verdict in ("pass", "dup") \
+                    and m.src < model.sources and m.seq < chunks:
+                wholes += want_whole
+                holes += not want_whole
             dropped = verdict in ("dup", "stale")
             if m is not None and m.kind in FILTERED and not dropped:
                 key = (m.src, m.msg_id, m.seq, m.addr)
@@ -291,6 +309,8 @@ async def first_copy_kept_second_and_stale_dropped(dut):
     else:
         assert counts["dup"] == counts["stale"] == [0], counts
     assert sum(counts["untracked"]) > 0, counts
+    assert wholes > 100 and holes > 3, (wholes, holes)
     dut._log.info(f"{cycle} cycles, {len(msgs)} messages; dropped: second copies {counts['dup']}, stale "
                   f"{counts['stale']} ({want_lost} with no other good copy); unfiltered {counts['untracked']}; "
-                  f"RMW second copies answered from a kept result {replays}")
+                  f"RMW second copies answered from a kept result {replays}; last WREQ chunks whole {wholes}, "
+                  f"with an earlier chunk missing {holes}")

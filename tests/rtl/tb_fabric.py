@@ -1062,6 +1062,16 @@ def outcomes_of(f, writes):
     return out
 
 
+async def sole_outcome(f, w, what):
+    """Runs the fabric until the one write `w` has its outcome (within its give-up); the outcome."""
+    await f.run()
+    while not f.outcomes:
+        await f.step()
+        assert f.cycle - w["t_cpl"] < GIVE_UP + 1000, f"no outcome for {what}"
+    [(_, o)] = outcomes_of(f, [w])
+    return o
+
+
 @cocotb.test(skip=not acks())
 async def writes_are_acknowledged(dut):
     """ACKS = 1 (docs/protocol.md §4b): every write gets one outcome at its
@@ -1075,7 +1085,11 @@ async def writes_are_acknowledged(dut):
     DRAM once and acknowledged, with no re-issue by the bench; a write whose
     /A/ a bit error hits on the compute node's downlink is re-sent, marked a
     second copy by the memory node's edm_dup_filter, not written again, and
-    acknowledged by the second /A/; the DRAM equals the model throughout."""
+    acknowledged by the second /A/; a two-chunk write whose first chunk a bit
+    error hits on the memory node's downlink is not acknowledged at its last
+    chunk (edm_dup_filter: not whole), re-sent, its first chunk written then,
+    its last marked a second copy and acknowledged, each DRAM word written
+    once; the DRAM equals the model throughout."""
     f = await new_fabric(dut, 79, trace=True)
     dut.cfg_timeout.value = 0
     dut.cfg_give_up.value = GIVE_UP
@@ -1137,11 +1151,7 @@ async def writes_are_acknowledged(dut):
     f.model[m][off:off + 64] = lost["data"]          # its re-send must land
     t = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # the WREQ leaves the switch
     f.flips[t + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
-    await f.run()
-    while not f.outcomes:
-        await f.step()
-        assert f.cycle - lost["t_cpl"] < GIVE_UP + 1000, "no outcome for the write hit by the bit error"
-    [(_, o)] = outcomes_of(f, [lost])
+    o = await sole_outcome(f, lost, "the write hit by the bit error")
     after = f.counters()
     assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
     assert o[5] == 1 and ACK_TIMEOUT <= o[6] < GIVE_UP, f"the lost write's outcome: {o}"
@@ -1159,11 +1169,7 @@ async def writes_are_acknowledged(dut):
     f.model[m][off2:off2 + 64] = w2["data"]
     t2 = await next_event(f, "sw_out", c, protocol.SUB_A)   # the /A/ leaves the switch toward c
     f.flips[t2 + 2 + link] = [("down", c, 1 << 40)]
-    await f.run()
-    while not f.outcomes:
-        await f.step()
-        assert f.cycle - w2["t_cpl"] < GIVE_UP + 1000, "no outcome for the write whose /A/ was hit"
-    [(_, o)] = outcomes_of(f, [w2])
+    o = await sole_outcome(f, w2, "the write whose /A/ was hit")
     assert o[5] == 1 and o[6] >= ACK_TIMEOUT, f"the write whose /A/ was lost: {o}"
     assert resent(f)[c] == before_resent[c] + 1, resent(f)
     assert dups(f)[m] == before_dup[m] + 1, f"the re-send was not marked a second copy: {dups(f)}"
@@ -1171,3 +1177,27 @@ async def writes_are_acknowledged(dut):
     assert all(f.dram[k] == f.model[k] for k in range(f.nm))
     dut._log.info(f"the write whose /A/ was hit: re-sent, marked a second copy, acknowledged {o[6]} cycles "
                   f"after its posted completion")
+    f.outcomes.clear()
+    # A bit error on memory node 0's downlink in chunk 0 of a two-chunk write:
+    # chunk 1 arrives and is written, but the write is not whole there, so no
+    # /A/; the re-send brings chunk 0 (new: written) and chunk 1 (a second
+    # copy: not written again, now whole: acknowledged).
+    before = f.counters()
+    before_resent, before_dup = resent(f), dups(f)
+    size = 2 * int(dut.CHUNK_BYTES.value)
+    off3 = WR_BASE + c * WR_SIZE + 256
+    w3 = f.request(c, K_WREQ, m, off3, size)
+    f.model[m][off3:off3 + size] = w3["data"]
+    t3 = await next_event(f, "sw_out", f.nc + m, protocol.SUB_MS)   # chunk 0 leaves the switch
+    f.flips[t3 + fourth + 2 + link] = [("down", f.nc + m, 1 << 40)]
+    o = await sole_outcome(f, w3, "the write whose chunk 0 was hit")
+    after = f.counters()
+    assert after["mn_cnt_dropped"][m] == before["mn_cnt_dropped"][m] + 1, (before, after)
+    assert o[5] == 1 and ACK_TIMEOUT <= o[6] < GIVE_UP, f"the write whose chunk 0 was lost: {o}"
+    assert resent(f)[c] == before_resent[c] + 1, resent(f)
+    assert dups(f)[m] == before_dup[m] + 1, f"chunk 1's re-send was not marked a second copy: {dups(f)}"
+    words = dram_writes(t3, m, off3, size)
+    assert words == size // 8, f"the write whose chunk 0 was lost wrote {words} words, not {size // 8} once each"
+    assert all(f.dram[k] == f.model[k] for k in range(f.nm)), "the DRAM differs after the re-send filled chunk 0"
+    dut._log.info(f"the {size} B write with chunk 0 hit on the downlink: not acknowledged at chunk 1, re-sent, "
+                  f"acknowledged {o[6]} cycles after its posted completion, {words} DRAM words written once")

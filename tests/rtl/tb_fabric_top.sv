@@ -350,68 +350,43 @@ module tb_fabric_top #(
     assign rx_counts = {h_cnt_ctl_missed[c*16 +: 16], h_cnt_corrupted[c*16 +: 16]};
     always_ff @(posedge hclk[c]) rx_counts_seen <= rx_counts;
     assign ctl_lost = link_down[c] || rx_counts_seen != rx_counts;
-    // ACKS: edm_write_retry between the host and the engine (which takes its
-    // ids, EXT_ID) keeps each write until its /A/ and sends it again without;
-    // the host sees the engine's completions but a re-send's.
+    // edm_write_front between the host and the engine (which takes its ids,
+    // EXT_ID, with ACKS): edm_write_retry keeps each write until its /A/ and
+    // sends it again without; the host sees the engine's completions but a
+    // re-send's; edm_write_outcome gives each write its outcome.
     logic        e_req_valid, e_req_ready, e_cpl_valid, e_cpl_ready;
     logic [2:0]  e_req_kind, e_cpl_kind;
     logic [PB-1:0] e_req_dst, e_cpl_dst;
     logic [63:0] e_req_raddr, e_req_laddr, e_req_arg0, e_req_arg1;
     logic [15:0] e_req_len;
     logic [3:0]  e_req_op;
-    logic [7:0]  e_req_tag, e_req_id, e_cpl_id, e_cpl_tag, e_cpl_status, cpl_msg_id;
-    if (ACKS) begin : g_outcome
-      edm_write_retry #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) retry (
-          .clk(hclk[c]), .rst_n, .cfg_ack_timeout, .cfg_give_up,
-          .in_req_valid(req_valid[c]), .in_req_ready(req_ready[c]),
-          .in_req_kind(req_kind[c*3 +: 3]), .in_req_dst(req_dst[c*PB +: PB]),
-          .in_req_raddr(req_raddr[c*64 +: 64]), .in_req_len(req_len[c*16 +: 16]),
-          .in_req_laddr(req_laddr[c*64 +: 64]), .in_req_rmw_op(req_rmw_op[c*4 +: 4]),
-          .in_req_arg0(req_arg0[c*64 +: 64]), .in_req_arg1(req_arg1[c*64 +: 64]), .in_req_tag(req_tag[c*8 +: 8]),
-          .out_req_valid(e_req_valid), .out_req_ready(e_req_ready), .out_req_kind(e_req_kind),
-          .out_req_dst(e_req_dst), .out_req_raddr(e_req_raddr), .out_req_len(e_req_len),
-          .out_req_laddr(e_req_laddr), .out_req_rmw_op(e_req_op), .out_req_arg0(e_req_arg0),
-          .out_req_arg1(e_req_arg1), .out_req_tag(e_req_tag), .out_req_msg_id(e_req_id),
-          .eng_cpl_valid(e_cpl_valid), .eng_cpl_ready(e_cpl_ready), .eng_cpl_kind(e_cpl_kind),
-          .eng_cpl_dst(e_cpl_dst), .eng_cpl_msg_id(e_cpl_id), .eng_cpl_tag(e_cpl_tag),
-          .eng_cpl_status(e_cpl_status), .free_valid(1'b0), .free_dst('0), .free_msg_id('0),
-          .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
-          .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(cpl_msg_id), .cpl_tag(cpl_tag[c*8 +: 8]),
-          .cpl_status(cpl_status[c*8 +: 8]),
-          .ack_valid(r_ack_valid[c]), .ack_peer(r_ack_peer[c*PB +: PB]), .ack_base(r_ack_base[c*8 +: 8]),
-          .ack_map(r_ack_map[c*16 +: 16]),
-          .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_untracked());
-      // The posted completion of a write: the host's completion taken.
-      edm_write_outcome #(.DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) outcome (
-          .clk(hclk[c]), .rst_n, .cfg_give_up,
-          .posted_valid(cpl_valid[c] && cpl_ready[c] && cpl_kind[c*3 +: 3] == 3'(edm_pkg::KIND_WREQ)),
-          .posted_dst(cpl_dst[c*PB +: PB]), .posted_id(cpl_msg_id), .posted_tag(cpl_tag[c*8 +: 8]),
-          .ack_valid(r_ack_valid[c]), .ack_peer(r_ack_peer[c*PB +: PB]), .ack_base(r_ack_base[c*8 +: 8]),
-          .ack_map(r_ack_map[c*16 +: 16]),
-          .out_valid(wo_valid[c]), .out_ready(1'b1), .out_dst(wo_dst[c*PB +: PB]), .out_id(wo_id[c*8 +: 8]),
-          .out_tag(wo_tag[c*8 +: 8]), .out_ok(wo_ok[c]), .out_age(wo_age[c*TIMER_W +: TIMER_W]),
-          .cnt_acked(), .cnt_failed(), .cnt_stray(wo_cnt_stray[c*16 +: 16]), .cnt_untracked(),
-          .cnt_ack_overflow());
-    end else begin : g_no_outcome
-      assign {e_req_valid, e_req_kind, e_req_dst, e_req_raddr, e_req_len, e_req_laddr} =
-             {req_valid[c], req_kind[c*3 +: 3], req_dst[c*PB +: PB], req_raddr[c*64 +: 64], req_len[c*16 +: 16],
-              req_laddr[c*64 +: 64]};
-      assign {e_req_op, e_req_arg0, e_req_arg1, e_req_tag, e_req_id} =
-             {req_rmw_op[c*4 +: 4], req_arg0[c*64 +: 64], req_arg1[c*64 +: 64], req_tag[c*8 +: 8], 8'd0};
-      assign req_ready[c] = e_req_ready;
-      assign {cpl_valid[c], cpl_kind[c*3 +: 3], cpl_dst[c*PB +: PB], cpl_msg_id, cpl_tag[c*8 +: 8]} =
-             {e_cpl_valid, e_cpl_kind, e_cpl_dst, e_cpl_id, e_cpl_tag};
-      assign cpl_status[c*8 +: 8] = e_cpl_status;
-      assign e_cpl_ready = cpl_ready[c];
-      assign {wo_valid[c], wo_dst[c*PB +: PB], wo_id[c*8 +: 8], wo_tag[c*8 +: 8], wo_ok[c]} = '0;
-      assign {wo_age[c*TIMER_W +: TIMER_W], wo_cnt_stray[c*16 +: 16], wr_cnt_resent[c*16 +: 16]} = '0;
-      /* verilator lint_off UNUSEDSIGNAL */
-      logic [TIMER_W-1:0] unused_cfg;
-      logic [7:0] unused_id;
-      /* verilator lint_on UNUSEDSIGNAL */
-      assign unused_cfg = cfg_ack_timeout ^ cfg_give_up;
-      assign unused_id = cpl_msg_id;
-    end
+    logic [7:0]  e_req_tag, e_req_id, e_cpl_id, e_cpl_tag, e_cpl_status;
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_write_front #(.ACKS(ACKS), .DST_LOG2($clog2(N)), .TIMER_W(TIMER_W)) front (
+        .clk(hclk[c]), .rst_n, .cfg_ack_timeout, .cfg_give_up,
+        .in_req_valid(req_valid[c]), .in_req_ready(req_ready[c]),
+        .in_req_kind(req_kind[c*3 +: 3]), .in_req_dst(req_dst[c*PB +: PB]),
+        .in_req_raddr(req_raddr[c*64 +: 64]), .in_req_len(req_len[c*16 +: 16]),
+        .in_req_laddr(req_laddr[c*64 +: 64]), .in_req_rmw_op(req_rmw_op[c*4 +: 4]),
+        .in_req_arg0(req_arg0[c*64 +: 64]), .in_req_arg1(req_arg1[c*64 +: 64]), .in_req_tag(req_tag[c*8 +: 8]),
+        .out_req_valid(e_req_valid), .out_req_ready(e_req_ready), .out_req_kind(e_req_kind),
+        .out_req_dst(e_req_dst), .out_req_raddr(e_req_raddr), .out_req_len(e_req_len),
+        .out_req_laddr(e_req_laddr), .out_req_rmw_op(e_req_op), .out_req_arg0(e_req_arg0),
+        .out_req_arg1(e_req_arg1), .out_req_tag(e_req_tag), .out_req_msg_id(e_req_id),
+        .eng_cpl_valid(e_cpl_valid), .eng_cpl_ready(e_cpl_ready), .eng_cpl_kind(e_cpl_kind),
+        .eng_cpl_dst(e_cpl_dst), .eng_cpl_msg_id(e_cpl_id), .eng_cpl_tag(e_cpl_tag),
+        .eng_cpl_status(e_cpl_status),
+        .cpl_valid(cpl_valid[c]), .cpl_ready(cpl_ready[c]), .cpl_kind(cpl_kind[c*3 +: 3]),
+        .cpl_dst(cpl_dst[c*PB +: PB]), .cpl_msg_id(), .cpl_tag(cpl_tag[c*8 +: 8]),
+        .cpl_status(cpl_status[c*8 +: 8]),
+        .free_valid(1'b0), .free_dst('0), .free_msg_id('0),   // one engine: no mirror
+        .ack_valid(r_ack_valid[c]), .ack_peer(r_ack_peer[c*PB +: PB]), .ack_base(r_ack_base[c*8 +: 8]),
+        .ack_map(r_ack_map[c*16 +: 16]),
+        .wo_valid(wo_valid[c]), .wo_dst(wo_dst[c*PB +: PB]), .wo_id(wo_id[c*8 +: 8]), .wo_tag(wo_tag[c*8 +: 8]),
+        .wo_ok(wo_ok[c]), .wo_age(wo_age[c*TIMER_W +: TIMER_W]),
+        .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_wo_stray(wo_cnt_stray[c*16 +: 16]),
+        .cnt_wo_failed());
+    /* verilator lint_on PINCONNECTEMPTY */
     // edm_rx runs on the host's clock too: the engine takes its outputs without crossing FIFOs.
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(ACKS)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
@@ -447,7 +422,7 @@ module tb_fabric_top #(
     // ACKS: a re-sent write's chunks that were applied before, and re-sent
     // RMWs, reach the node again: edm_dup_filter (one plane) marks them, so
     // each is applied once and a write's second copy is acknowledged again.
-    logic        f_valid, f_first, f_last, f_error, f_abort, f_dup, f_replay;
+    logic        f_valid, f_first, f_last, f_error, f_abort, f_dup, f_replay, f_whole;
     logic [65:0] f_block;
     logic        rmw_done, rmw_ok, memo_ready, memo_ok;
     logic [63:0] rmw_old, memo_old;
@@ -459,13 +434,14 @@ module tb_fabric_top #(
           .in_valid(r_mem_valid[P]), .in_block(r_mem_block[P*66 +: 66]), .in_first(r_mem_first[P]),
           .in_last(r_mem_last[P]), .in_error(r_mem_error[P]), .in_abort(r_mem_abort[P]),
           .out_valid(f_valid), .out_block(f_block), .out_first(f_first), .out_last(f_last), .out_error(f_error),
-          .out_abort(f_abort), .out_dup(f_dup), .out_replay(f_replay),
+          .out_abort(f_abort), .out_dup(f_dup), .out_replay(f_replay), .out_whole(f_whole),
           .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id, .memo_ready, .memo_ok, .memo_old,
           .cnt_dup(mn_cnt_dup[m*16 +: 16]), .cnt_stale(), .cnt_untracked());
     end else begin : g_no_filter
       assign {f_valid, f_block, f_first, f_last, f_error, f_abort} =
              {r_mem_valid[P], r_mem_block[P*66 +: 66], r_mem_first[P], r_mem_last[P], r_mem_error[P], r_mem_abort[P]};
       assign {f_dup, f_replay, memo_ready, memo_ok, memo_old} = {1'b0, 1'b0, 1'b1, 1'b0, 64'd0};  // no second copies
+      assign f_whole = 1'b1;   // no acknowledgements
       assign mn_cnt_dup[m*16 +: 16] = '0;
     end
     // Default sizes: the node sizes itself for its NC requesters (docs/hardware.md,
@@ -475,7 +451,7 @@ module tb_fabric_top #(
         .clk(hclk[P]), .rst_n,
         .in_valid(f_valid), .in_block(f_block), .in_first(f_first), .in_last(f_last),
         .in_error(f_error), .in_abort(f_abort), .in_room_read(), .in_room_write(),
-        .in_dup(f_dup), .in_replay(f_replay), .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id,
+        .in_dup(f_dup), .in_replay(f_replay), .in_whole(f_whole), .rmw_done, .rmw_ok, .rmw_old, .rmw_src, .rmw_id,
         .memo_ready, .memo_ok, .memo_old,
         .ord_wr_busy(), .ord_wr_new(), .ord_wr_done(), .ord_wr_w0(), .ord_wr_wl(),
         .ord_rs_busy(), .ord_rs_new(), .ord_rs_done(), .ord_rs_rmw(), .ord_rd_wait(), .ord_rs_w0(), .ord_rs_wl(),

@@ -31,7 +31,9 @@ requesters are ports 0, 1, 3 (tracked) and 200 (not: its acknowledgements are
 counted as dropped), and the /A/ blocks among the RRES units go through the
 same receiver: every WREQ that completes its message and is applied, or
 arrives as a second copy, is acknowledged once (so twice if both), nothing
-else is, no /A/ leaves inside an RRES unit, and cnt_acks counts them.
+else is, no /A/ leaves inside an RRES unit, and cnt_acks counts them. Some
+WREQs come without in_whole (edm_dup_filter has not seen an earlier chunk of
+their message): written (or, as second copies, not), never acknowledged.
 The reference model applies every good unit in arrival order to a Python byte
 array. Checks: every RRES chunk is the expected message's next chunk (seq, size
 as granted, last, src/dst/id, status) and its bytes equal the model's; no chunk
@@ -93,6 +95,7 @@ class Bench:
         self.acks_due = []             # (requester, id) of each acknowledgement expected
         self.acks_got = []             # ... and of each received
         self.acks_untracked = 0
+        self.not_whole = set()         # ACKS: (requester, id) of WREQs driven without in_whole
         self.next_id = {r: 0 for r in self.requesters}
         self.done = []                 # completed responses: (key, data, status)
         self.expect = dict(rreq=0, wreq=0, rmw=0, dropped=0, overflow=0, rejected=0, stray=0)
@@ -112,6 +115,7 @@ class Bench:
         if self.has_dup:
             self.dut.in_dup.value = 0
             self.dut.in_replay.value = 0
+            self.dut.in_whole.value = 1
             self.dut.memo_ready.value = 1
             self.dut.memo_ok.value = 0
             self.dut.memo_old.value = 0
@@ -148,7 +152,10 @@ class Bench:
         req = req if req is not None else self.rng.choice(self.requesters)
         n = n if n is not None else self.rng.choice([self.rng.randint(1, 16), self.rng.randint(1, MAX_WRITE)])
         data = bytes(self.rng.getrandbits(8) for _ in range(n))
-        self.add(codec.Message("WREQ", req, NODE, self.new_id(req), n, addr=self.rand_addr(n), data=data), fate)
+        i = self.new_id(req)
+        if self.acks and self.rng.random() < 0.15:   # an earlier chunk of its message was lost
+            self.not_whole.add((req, i))
+        self.add(codec.Message("WREQ", req, NODE, i, n, addr=self.rand_addr(n), data=data), fate)
 
     def rand_rmw(self, req=None, op=None, addr=None, arg0=None, arg1=None, fate="good"):
         req = req if req is not None else self.rng.choice(self.requesters)
@@ -235,8 +242,8 @@ class Bench:
             self.acknowledged(m)   # acknowledged again: its first copy's /A/ may be lost
 
     def acknowledged(self, m: codec.Message):
-        """A WREQ applied or seen again: acknowledged if it completes its message."""
-        if self.acks and m.last:
+        """A WREQ applied or seen again: acknowledged if it completes its message whole."""
+        if self.acks and m.last and (m.src, m.msg_id) not in self.not_whole:
             if m.src < self.ack_tracked:
                 self.acks_due.append((m.src, m.msg_id))
             else:
@@ -269,6 +276,7 @@ class Bench:
         await FallingEdge(dut.clk)
         # edm_rx side
         in_valid = first = last = error = abort = dup = replay = 0
+        whole = 1
         block = rng.getrandbits(66)
         pending_abort, self.pending_abort = self.pending_abort, False
         if self.cur is None and self.units and rng.random() >= self.p_gap:
@@ -292,6 +300,7 @@ class Bench:
                     error = int(fate == "error")
                     dup = int(fate in ("dup", "replay"))
                     replay = int(fate == "replay")
+                    whole = int((m.src, m.msg_id) not in self.not_whole)
                     if stored:
                         {"good": self.apply, "error": self.bad, "dup": self.second_copy,
                          "replay": self.replayed}[fate](m)
@@ -312,6 +321,7 @@ class Bench:
         if self.has_dup:
             dut.in_dup.value = dup
             dut.in_replay.value = replay
+            dut.in_whole.value = whole
             # the filter's result for the engine's key (held back a while)
             entry = self.memo.get((int(dut.rmw_src.value), int(dut.rmw_id.value)))
             ready = entry is None or entry[2] == 0

@@ -83,6 +83,13 @@ def test_write_retry(mirror):
     run_bench("tb_write_retry", params, name=f"edm_write_retry_{mirror}")
 
 
+@pytest.mark.parametrize("acks", [1, 0])
+def test_write_front(acks):
+    """A compute host's front for acknowledged writes: retry and outcome wired
+    (one outcome per write, a lost one re-sent), or a wire without ACKS."""
+    run_bench("tb_write_front", {"ACKS": acks}, name=f"edm_write_front_{acks}")
+
+
 def test_unit_receiver():
     run_bench("tb_unit_receiver")
 
@@ -233,9 +240,10 @@ MAKE_TEST_PARAMS = {"edm_dup_filter": {"WINDOW_LOG2": 4, "NEW_MAX": 16}}
 # (`.venv/bin/python tests/rtl/synth.py` includes it). The L2 stage's stores and
 # queues (1.6 Mbit, read asynchronously) are not synthesized yet (docs/hardware.md),
 # nor edm_eth_switch, which holds it and the switch. edm_write_outcome keeps its
-# slots in flip-flops: even at 2 x 16 slots Yosys takes minutes (docs/hardware.md).
+# slots in flip-flops: even at 2 x 16 slots Yosys takes minutes (docs/hardware.md);
+# edm_write_front holds it and edm_write_retry (synthesized alone) and adds only wires.
 @pytest.mark.parametrize("top", sorted(set(MODULES) - {"edm_switch", "edm_mem_node_xl", "edm_l2_stage",
-                                                      "edm_eth_switch", "edm_write_outcome"}))
+                                                      "edm_eth_switch", "edm_write_outcome", "edm_write_front"}))
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
 def test_synthesizes_for_ecp5(top):
     """Every module synthesizes for the ECP5: the full synth_ecp5, or for the
