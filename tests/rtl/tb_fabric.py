@@ -748,7 +748,7 @@ async def a_down_port_is_never_granted(dut):
         assert f.cycle < t_err + 100, "hi_ber did not take the switch end's link down"
     t_down = f.cycle
     reqs = []
-    for _ in range(6):    # queued toward the down port: reads and writes
+    for _ in range(6):   # queued toward the down port: reads and writes
         off = f.rng.randrange(0, RO_SIZE - 256)
         reqs.append(f.request(c, K_RREQ, m, off, 256, expect=bytes(f.model[m][off:off + 256])))
         off = WR_BASE + c * WR_SIZE + f.rng.randrange(0, WR_SIZE - 256)
