@@ -61,8 +61,8 @@ def test_switch_without_age_rule_a_parked_port_starves():
 def test_switch_synthesizes_for_ecp5(yosys):
     """synth_ecp5 at N = 4 with DEPTH = 8 notification slots per queue, each gate
     a LUT4 instead of ABC9's mapping (synth.py's `quick`, as for the big nodes in
-    test_rtl_common.py: 81 s -> about a third). The figures (full flow, default
-    DEPTH = 3N, place and route) come from `edm rtl synth --design switch`."""
+    test_rtl_common.py; the full flow took 81 s in make test). The figures (full
+    flow, default DEPTH = 3N, place and route) come from `edm rtl synth --design switch`."""
     from synth import synthesize
 
     cells = synthesize("edm_switch", {"N": 4, "DEPTH": 8}, quick=True)
