@@ -22,6 +22,7 @@ module edm_eth_switch #(
     input  logic             clk,
     input  logic             rst_n,
     input  logic [N*66-1:0]  in_block,
+    input  logic [N-1:0]     port_link_up,   // each port's link state (edm_switch)
     output logic [N*66-1:0]  out_line,    // toward the links: memory and frames merged
     output logic [N*66-1:0]  edm_out,     // the datapath's own blocks (a probe)
     output logic [N*16-1:0]  cnt_bad_notif,
@@ -44,7 +45,7 @@ module edm_eth_switch #(
 
   edm_switch #(.N(N), .DEPTH(DEPTH), .SRPT(SRPT), .CHUNK_BYTES(CHUNK_BYTES),
                .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES), .ZERO_QUEUE(ZERO_QUEUE)) datapath (
-      .clk, .rst_n, .in_block, .out_block(edm_out),
+      .clk, .rst_n, .in_block, .port_link_up, .out_block(edm_out),
       .cnt_bad_notif, .cnt_unknown, .cnt_non_edm, .cnt_dropped, .cnt_conflict, .cnt_overflow, .cnt_lost_grants,
       .fr_valid, .fr_block
   );

@@ -248,6 +248,10 @@ module edm_switch #(
     input  logic             clk,
     input  logic             rst_n,
     input  logic [N*66-1:0]  in_block,    // port i: bits [i*66 +: 66]
+    // Each port's link state (its reconciliation sublayer's link_up: no
+    // block lock, hi_ber or a fault sequence makes it 0). A down port is never
+    // granted, as source or destination (edm_pim_scheduler's link_up).
+    input  logic [N-1:0]     port_link_up,
     output logic [N*66-1:0]  out_block,
     output logic [N*16-1:0]  cnt_bad_notif,
     output logic [N*16-1:0]  cnt_unknown,
@@ -568,8 +572,7 @@ module edm_switch #(
       .clk, .rst_n, .notif_valid(n_valid), .notif_ready(n_ready), .notif_src(n_src),
       .notif_dst(n_dst), .notif_msg_id(n_id), .notif_size(n_size), .notif_rres(n_rres),
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
-      // No per-port link state in the switch yet (issue 41): every link up.
-      .link_up({N{1'b1}}),
+      .link_up(port_link_up),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
       .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
       .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src),

@@ -179,10 +179,11 @@ module tb_dual_fabric_top #(
   for (genvar y = 0; y < 2; y++) begin : g_plane
     logic [N*66-1:0] sw_in, sw_out;
     logic [N*16-1:0] dropped, lost, unknown;
+    logic [N-1:0]    link_up;   // each port's link state at this plane's switch end
     edm_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
                  .PARK_AGE_CYCLES(PARK_AGE_CYCLES)) sw (
         .clk, .rst_n(rst_n && sw_run[y]),
-        .in_block(sw_in), .out_block(sw_out),
+        .in_block(sw_in), .port_link_up(link_up), .out_block(sw_out),
         .cnt_bad_notif(), .cnt_unknown(unknown), .cnt_non_edm(), .cnt_dropped(dropped),
         .cnt_conflict(), .cnt_overflow(), .cnt_lost_grants(lost), .fr_valid(), .fr_block()
     );
@@ -214,7 +215,7 @@ module tb_dual_fabric_top #(
           .ack_map(a_map[K*16 +: 16]),
           .cnt_corrupted(h_cnt_corrupted[K*16 +: 16]), .cnt_unknown(), .cnt_ctl_missed(ctl_missed[K*16 +: 16]),
           .cnt_paced(),
-          .link_down(link_down[K]), .up_link_fault(), .down_link_fault(),  // the private wire (LINK_FAULT_RS = 0)
+          .link_down(link_down[K]), .sw_link_up(link_up[x]), .up_link_fault(), .down_link_fault(),  // the private wire (LINK_FAULT_RS = 0)
           .up_rm_deleted(), .up_rm_inserted(), .up_rm_overflow(), .up_rm_underflow(), .up_rm_starved(),
           .down_rm_deleted(), .down_rm_inserted(), .down_rm_overflow(), .down_rm_underflow(), .down_rm_starved(),
           .up_cnt_bad_sync(), .up_cnt_hi_ber(), .up_cnt_discarded(),

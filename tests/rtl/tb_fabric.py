@@ -724,6 +724,69 @@ async def link_hi_ber(dut):
                   f"{len(f.done)} requests checked; counters {got}")
 
 
+@cocotb.test(skip=not rate_match())
+async def a_down_port_is_never_granted(dut):
+    """Memory node 0's uplink disabled (hi_ber at the switch's receiver): while
+    the switch end's link is down (sw_link_up, edm_switch port_link_up), compute
+    node 0's reads and writes toward it wait in the switch: once the
+    scheduler's pipeline has drained (GRANT_LAG cycles), no /G/ naming the port
+    on any egress and nothing but idles out of the datapath toward it (no
+    forwarded RREQ, no circuit data, sw_out); after the link is back every
+    request completes, every byte checked, and no data block waited in the
+    switch."""
+    f = await new_fabric(dut, 76)
+    c, m = 0, 0
+    port = f.nc + m
+    bad = int(os.environ.get("EDM_FABRIC_BER_THRESHOLD", "4")) + 2
+    for _ in range(50):
+        await f.step()
+    t_err = f.cycle + 5
+    for k in range(bad):  # one sync bit flipped on the memory node's uplink
+        f.flips[t_err + k] = [("up", port, 1)]
+    while int(dut.sw_link_up.value) >> port & 1:
+        await f.step()
+        assert f.cycle < t_err + 100, "hi_ber did not take the switch end's link down"
+    t_down = f.cycle
+    reqs = []
+    for _ in range(6):   # queued toward the down port: reads and writes
+        off = f.rng.randrange(0, RO_SIZE - 256)
+        reqs.append(f.request(c, K_RREQ, m, off, 256, expect=bytes(f.model[m][off:off + 256])))
+        off = WR_BASE + c * WR_SIZE + f.rng.randrange(0, WR_SIZE - 256)
+        reqs.append(f.request(c, K_WREQ, m, off, 256))
+        f.model[m][off:off + 256] = reqs[-1]["data"]
+    GRANT_LAG = 8   # an iteration begun before the link fell, its /G/ a cycle later
+    named = []      # (cycle, egress, what): grants for the port while it was down
+    while not int(dut.sw_link_up.value) >> port & 1:
+        await f.step()
+        assert f.cycle < t_down + 5000, "the link never came back"
+        if f.cycle - t_down <= GRANT_LAG:
+            continue
+        out = int(dut.sw_out.value)
+        for e in range(f.n):
+            blk = unpack(field(out, e, 66))
+            if sub(blk) == protocol.SUB_G:
+                seq = codec.implied_seq(blk)
+                g = codec.decode_control(blk, seq) if seq is not None else None
+                if e == port or (g is not None and g[1] == port):
+                    named.append((f.cycle, e, g))
+            elif e == port and blk != IDLE:
+                named.append((f.cycle, e, sub(blk)))
+    t_up = f.cycle
+    assert not named, f"the switch granted port {port} while its link was down: {named[:5]}"
+    assert all(r.get("t_cpl") is None for r in reqs), "a request completed over a disabled link"
+    await f.run()
+    for r in reqs:
+        assert r.get("t_cpl") is not None and r["t_cpl"] > t_up, r
+        if r["kind"] == K_RREQ:
+            assert r["got"] == r["expect"]
+    assert all(f.dram[i] == f.model[i] for i in range(f.nm))
+    got = f.counters()
+    assert got["sw_cnt_conflict"] == [0] and got["sw_cnt_overflow"] == [0], got
+    assert got["sw_cnt_dropped"] == [0] * f.n and got["sw_cnt_lost_grants"] == [0] * f.n, got
+    dut._log.info(f"port {port} down at the switch from cycle {t_down} to {t_up} ({t_up - t_down} cycles): "
+                  f"{len(reqs)} requests waited, all completed after it")
+
+
 # -------------------------------------------------------------------- bit errors
 async def next_event(f, where, port, what):
     """Steps until the probe `where` of `port` shows the EDM subtype `what`; its cycle."""

@@ -52,6 +52,7 @@ from tbutil import Driver, read_int, record_json, seeded_random
 
 BROADCAST = "ff:ff:ff:ff:ff:ff"
 IDLE_BLOCK = protocol.SYNC_CTRL | protocol.BT_C8 << 2
+TERMINATES = frozenset(getattr(protocol, f"BT_T{k}") for k in range(8))   # a frame's last block
 
 
 def host_mac(p: int) -> str:
@@ -83,6 +84,14 @@ class Hosts:
         self.up_unit = [False] * self.n               # a memory unit open on host p's uplink
         self.mem_up = [0] * self.n                    # memory blocks into the switch, per port
         self.mem_down = [0] * self.n                  # memory blocks out of its datapath, per port
+        # Which frames the switch dropped at their ingress: the L2 stage decides
+        # at a frame's /T/ (cnt_rx_dropped moves 3 cycles after it leaves the
+        # link, sooner than the next frame's /T/), and each source's frames reach
+        # its ingress in sending order, so a rise of the counter names the last
+        # frame ended there. A dropped broadcast is one lost delivery per receiver.
+        self.ends_in = [0] * self.n                   # frames ended at each ingress (since forget_sent)
+        self.rx_dropped_seen = [0] * self.n
+        self.ingress_dropped: list = [[] for _ in range(self.n)]   # per source: indices into sent
         self.cycles = 0
         cocotb.start_soon(self.watch())
 
@@ -104,11 +113,18 @@ class Hosts:
                 if read_int(m["rx_valid"]):
                     self.mark(self.rx_start[p], read_int(m["rxd"]), read_int(m["rxc"]), cyc)
             self.en_prev = en
-            out, inp = read_int(sw_out), read_int(sw_in)
+            out, inp, rx_dropped = read_int(sw_out), read_int(sw_in), read_int(d.sw_cnt_rx_dropped)
             for p in range(self.n):
                 self.mem_down[p] += field(out, p, 66) != IDLE_BLOCK
                 b = field(inp, p, 66)
-                edm = b & 3 == protocol.SYNC_CTRL and (b >> 2) & 0xFF == protocol.BT_EDM
+                ctrl = b & 3 == protocol.SYNC_CTRL
+                self.ends_in[p] += ctrl and (b >> 2) & 0xFF in TERMINATES
+                dropped = field(rx_dropped, p, 16)
+                if dropped != self.rx_dropped_seen[p]:
+                    assert dropped == self.rx_dropped_seen[p] + 1 and self.ends_in[p] > 0, (p, dropped)
+                    self.ingress_dropped[p].append(self.ends_in[p] - 1)
+                    self.rx_dropped_seen[p] = dropped
+                edm = ctrl and (b >> 2) & 0xFF == protocol.BT_EDM
                 sub = (b >> 10) & 0xFF
                 self.mem_up[p] += edm or self.up_unit[p]
                 if edm and sub == protocol.SUB_MS:
@@ -206,16 +222,22 @@ class Hosts:
                 if j < len(self.rx_start[host]) and k < len(self.tx_start[s]):
                     latencies.append(self.rx_start[host][j] - self.tx_start[s][k])
         rx_dropped, tx_dropped = counts("sw_cnt_rx_dropped"), counts("sw_cnt_tx_dropped")
-        # A frame dropped at an ingress is one lost delivery per receiver: the
-        # benches here drop at an ingress only with unicast frames.
+        # Deliveries the counters account for: one per egress drop, one per
+        # receiver of each frame dropped at its ingress (which never arrives).
         counted = sum(tx_dropped) + sum(rx_dropped)
+        deliveries_counted = sum(tx_dropped)
+        for s, dropped in enumerate(self.ingress_dropped):
+            for k in dropped:
+                pkt, receivers = self.sent[s][k]
+                assert not any(pkt in g for g in self.got), f"host {s}'s frame {k} dropped at the ingress, yet arrived"
+                deliveries_counted += len(receivers)
         out = dict(
             test=name,
             frames_sent=sum(len(s) for s in self.sent),
             frames_expected=self.expected(),
             frames_received=self.received(),
             frames_altered=altered + self.bad_fcs,
-            frames_lost=self.expected() - got_ok - counted,
+            frames_lost=self.expected() - got_ok - deliveries_counted,
             frames_dropped_counted=counted,
             frames_dropped_ingress=sum(rx_dropped),
             frames_dropped_egress=sum(tx_dropped),
@@ -300,6 +322,8 @@ async def setup(dut, seed):
     for marks in h.tx_start + h.rx_start:
         marks.clear()
     h.mem_up, h.mem_down, h.cycles = [0] * h.n, [0] * h.n, 0
+    assert not any(h.ingress_dropped), "an ARP request dropped"
+    h.ends_in = [0] * h.n   # the counted frames' ends from here
     return f, h
 
 

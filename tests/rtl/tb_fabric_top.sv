@@ -182,6 +182,7 @@ module tb_fabric_top #(
     // Link disable on a high bit-error rate (pcs_link_guard at both ends):
     // host p has stopped sending, and each end's monitor counters.
     output logic [NC+NM-1:0]      link_down,
+    output logic [NC+NM-1:0]      sw_link_up,     // each switch port's link state (edm_switch port_link_up)
     // Link fault signalling (LINK_FAULT_RS): each end's pcs_link_fault state
     // (0 OK, 1 local fault, 2 remote fault), the switch's receiver (up_) and
     // the host's (down_).
@@ -230,7 +231,7 @@ module tb_fabric_top #(
   edm_eth_switch #(.N(N), .CHUNK_BYTES(CHUNK_BYTES), .CIRCUIT_TIMEOUT_CYCLES(CIRCUIT_TIMEOUT_CYCLES),
                    .ZERO_QUEUE(ZERO_QUEUE), .L2_QUEUE_LOG2(L2_QUEUE_LOG2)) sw (
       .clk(sclk), .rst_n,
-      .in_block(sw_in), .out_line(sw_line), .edm_out(sw_out),
+      .in_block(sw_in), .port_link_up(sw_link_up), .out_line(sw_line), .edm_out(sw_out),
       .cnt_bad_notif(sw_cnt_bad_notif), .cnt_unknown(sw_cnt_unknown),
       .cnt_non_edm(sw_cnt_non_edm), .cnt_dropped(sw_cnt_dropped),
       .cnt_conflict(sw_cnt_conflict), .cnt_overflow(sw_cnt_overflow), .cnt_lost_grants(sw_cnt_lost_grants),
@@ -332,7 +333,7 @@ module tb_fabric_top #(
         .down_rm_deleted(down_rm_deleted[p*16 +: 16]), .down_rm_inserted(down_rm_inserted[p*16 +: 16]),
         .down_rm_overflow(down_rm_overflow[p*16 +: 16]), .down_rm_underflow(down_rm_underflow[p*16 +: 16]),
         .down_rm_starved(down_rm_starved[p*16 +: 16]), .cnt_paced(h_cnt_paced[p*16 +: 16]),
-        .link_down(link_down[p]),
+        .link_down(link_down[p]), .sw_link_up(sw_link_up[p]),
         .up_link_fault(up_link_fault[p*2 +: 2]), .down_link_fault(down_link_fault[p*2 +: 2]),
         .up_cnt_bad_sync(up_cnt_bad_sync[p*16 +: 16]), .up_cnt_hi_ber(up_cnt_hi_ber[p*16 +: 16]),
         .up_cnt_discarded(up_cnt_discarded[p*16 +: 16]),
@@ -541,6 +542,7 @@ module tb_fabric_port #(
     output logic [15:0] cnt_ctl_missed,
     output logic [15:0] cnt_paced,
     output logic        link_down,
+    output logic        sw_link_up,       // the switch end's link state (its RS's, or its guard's)
     output logic [1:0]  up_link_fault,    // the switch end's RS (0 with LINK_FAULT_RS = 0)
     output logic [1:0]  down_link_fault,  // the host end's
     // Switch side (sclk): its port, and its frames toward the host.
@@ -592,6 +594,7 @@ module tb_fabric_port #(
   logic        up_matched_valid, up_guarded_valid;
   logic [65:0] up_guarded;
   logic [65:0] h_line;  // h_tx_line, or what the host's RS sends in its place
+  logic        up_guard_down;
   tb_scrambled_link #(.LINK_CYCLES(LINK_CYCLES)) up (.clk(hclk), .rst_n, .tx(h_line), .flip(up_flip),
                                                      .rx(up_rx), .line());
   tb_link_receiver #(.RATE_MATCH(RATE_MATCH)) up_rm (
@@ -602,7 +605,7 @@ module tb_fabric_port #(
   pcs_link_guard #(.WINDOW_CYCLES(BER_WINDOW_CYCLES), .THRESHOLD(BER_THRESHOLD)) up_guard (
       .clk(sclk), .rst_n, .in_valid(up_matched_valid), .in_block(up_matched),
       .out_valid(up_guarded_valid), .out_block(up_guarded),
-      .remote_down(LINK_FAULT_RS ? 1'b0 : down_hi_ber), .hi_ber(up_hi_ber), .link_down(),
+      .remote_down(LINK_FAULT_RS ? 1'b0 : down_hi_ber), .hi_ber(up_hi_ber), .link_down(up_guard_down),
       .cnt_bad_sync(up_cnt_bad_sync), .cnt_hi_ber(up_cnt_hi_ber), .cnt_discarded(up_cnt_discarded),
       .cnt_cut_units()
   );
@@ -653,8 +656,12 @@ module tb_fabric_port #(
   if (LINK_FAULT_RS) begin : g_rs
     tb_link_fault_end sw_end (
         .clk(sclk), .rst_n, .rx_valid(up_guarded_valid), .rx_block(up_guarded), .pcs_fault(up_hi_ber),
-        .tx_block(s_tx_line), .line(s_line), .link_fault(up_link_fault), .link_up()
+        .tx_block(s_tx_line), .line(s_line), .link_fault(up_link_fault), .link_up(sw_link_up)
     );
+    /* verilator lint_off UNUSEDSIGNAL */
+    logic unused_guard_down;
+    /* verilator lint_on UNUSEDSIGNAL */
+    assign unused_guard_down = up_guard_down;
     logic h_link_up;
     tb_link_fault_end host_end (
         .clk(hclk), .rst_n, .rx_valid(dec_valid), .rx_block(dec_block), .pcs_fault(down_hi_ber),
@@ -666,6 +673,7 @@ module tb_fabric_port #(
     assign h_line = h_tx_line;
     assign {up_link_fault, down_link_fault} = '0;
     assign link_down = guard_down;
+    assign sw_link_up = !up_guard_down;
   end
 
   edm_rx host_rx (

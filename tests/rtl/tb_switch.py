@@ -290,7 +290,8 @@ class Bench:
         return REGION * (1 + self.n) - 8 * (c + 1)
 
     async def start(self):
-        await clock_and_reset(self.dut, in_block=pack(IDLE) * sum(1 << (66 * i) for i in range(self.n)))
+        await clock_and_reset(self.dut, in_block=pack(IDLE) * sum(1 << (66 * i) for i in range(self.n)),
+                              port_link_up=(1 << self.n) - 1)
 
     async def step(self):
         await FallingEdge(self.dut.clk)

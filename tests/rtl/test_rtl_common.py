@@ -225,9 +225,10 @@ def test_pim_scheduler_parks_destinations():
     run_bench("tb_pim_scheduler", {"N": 4, "PARK_DST": 1}, name="edm_pim_scheduler_4_park", testcase="parked_destinations")
 
 
-# The big nodes, whose full LUT mapping took 1-3 min each in CI: make test maps them
-# a gate per LUT4 (synth.py's QUICK_LUTS).
-QUICK_SYNTH = {"edm_mem_node", "edm_compute_node", "edm_dup_filter"}
+# The big nodes, whose full LUT mapping took 1-3 min each in CI, and edm_rx (ABC9
+# took two thirds of its 32 s of CPU): make test maps them a gate per LUT4
+# (synth.py's QUICK_LUTS).
+QUICK_SYNTH = {"edm_mem_node", "edm_compute_node", "edm_dup_filter", "edm_rx"}
 # edm_dup_filter's 64-id window per source took 296 s even quick: make test builds
 # the same logic with a 16-id window (its parameter), the default size is in
 # `.venv/bin/python tests/rtl/synth.py`'s table.

@@ -222,7 +222,11 @@ class TestFaultsFabric:
             run_fabric(**FAULTS_BUILD, testcase="clock_offsets", env={"EDM_FABRIC_PPM": ppm, "EDM_FABRIC_ROUNDS": "30"})
 
     def test_fabric_link_disabled_on_hi_ber(self):
-        run_fabric(**FAULTS_BUILD, testcase="link_hi_ber")
+        """A compute node's link disabled and restored (802.3 link fault
+        signalling), then a memory node's: the switch never grants a port whose
+        link is down (edm_switch port_link_up), the requests waiting for it
+        complete once it is back."""
+        run_fabric(**FAULTS_BUILD, testcase="link_hi_ber,a_down_port_is_never_granted")
 
     def test_fabric_lost_notification_and_grant(self):
         """A write whose /N/, then one whose /G/, is hit on the wire lands once,

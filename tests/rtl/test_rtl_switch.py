@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rtlsim import MODULES, run_bench
+from rtlsim import run_bench
 
 
 @pytest.mark.parametrize("n", [4, 8])
@@ -59,23 +59,13 @@ def test_switch_without_age_rule_a_parked_port_starves():
 
 
 def test_switch_synthesizes_for_ecp5(yosys):
-    """synth_ecp5 at N = 4 with DEPTH = 8 notification slots per queue (the
-    default DEPTH = 3N = 12 also synthesizes, about 56k LUT4, but takes ~5 min)."""
-    import re
-    import subprocess
+    """synth_ecp5 at N = 4 with DEPTH = 8 notification slots per queue, each gate
+    a LUT4 instead of ABC9's mapping (synth.py's `quick`, as for the big nodes in
+    test_rtl_common.py; the full flow took 81 s in make test). The figures (full
+    flow, default DEPTH = 3N, place and route) come from `edm rtl synth --design switch`."""
+    from synth import synthesize
 
-    from rtlsim import ROOT
-
-    files = " ".join(["rtl/common/edm_pkg.sv"] + [f"rtl/{f}" for f in MODULES["edm_switch"]])
-    (ROOT / ".build/synth").mkdir(parents=True, exist_ok=True)
-    stat = ".build/synth/edm_switch_n4_d8.stat"
-    script = (f"read_verilog -sv {files}; chparam -set N 4 -set DEPTH 8 edm_switch; "
-              f"synth_ecp5 -top edm_switch; tee -q -o {stat} stat")
-    run = subprocess.run([yosys, "-q", "-p", script], cwd=ROOT, capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    cells = {}
-    for count, name in re.findall(r"^\s+(\d+)\s+(\w+)$", (ROOT / stat).read_text(), re.M):
-        cells[name] = cells.get(name, 0) + int(count)
-    print(f"edm_switch N=4 DEPTH=8: LUT4 {cells.get('LUT4', 0)}, TRELLIS_FF {cells.get('TRELLIS_FF', 0)}, "
+    cells = synthesize("edm_switch", {"N": 4, "DEPTH": 8}, quick=True)
+    print(f"edm_switch N=4 DEPTH=8 (quick): LUT4 {cells.get('LUT4', 0)}, TRELLIS_FF {cells.get('TRELLIS_FF', 0)}, "
           f"DPR16X4 {cells.get('TRELLIS_DPR16X4', 0)}")
     assert cells.get("LUT4", 0) > 0 and cells.get("TRELLIS_FF", 0) > 0, cells

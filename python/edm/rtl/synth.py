@@ -132,9 +132,10 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
       /* verilator lint_on PINCONNECTEMPTY */""")
 
 SWITCH_WRAPPER = make_wrapper(SWITCH, 12, """\
-  localparam int unsigned IN_W = N * 66;
+  localparam int unsigned IN_W = N * 67;                      // blocks, link_up
   localparam int unsigned OUT_W = N * 66 + 5 * N * 16 + 32;   // blocks, per-port counters, 2 counters""", """\
-      .in_block     (in_q),
+      .in_block     (in_q[0 +: N*66]),
+      .port_link_up (in_q[N*66 +: N]),
       .out_block    (out_d[0 +: N*66]),
       .cnt_bad_notif(out_d[N*66 +: N*16]),
       .cnt_unknown  (out_d[N*66 + N*16 +: N*16]),
