@@ -69,13 +69,14 @@ impl MemoryNodes {
         (arrived, fixed): (Ps, Ps),
         trial: bool,
     ) -> Ps {
-        let addr = match self.access(request.msg, msgs) {
+        let verdict = self.access(request.msg, msgs);
+        let Some(memory) = &mut self.dram else {
+            return arrived + fixed;
+        };
+        let addr = match verdict {
             Some(Access::Denied) => return arrived + fixed,
             Some(Access::Served(phys)) => phys,
             None => msgs[request.msg as usize].addr,
-        };
-        let Some(memory) = &mut self.dram else {
-            return arrived + fixed;
         };
         let spec = &msgs[request.msg as usize];
         let (node, bytes) = (request.spec.memory, Edm::data_bytes(request.spec) as u64);
@@ -97,6 +98,12 @@ impl MemoryNodes {
     /// A write's data unit reaches its memory node at `at` (posted: only
     /// the DRAM's queue sees it). (A denied write is dropped: never written.)
     pub(super) fn write(&mut self, at: Ps, unit: &Unit, msgs: &[MessageSpec]) {
+        if self.dram.is_none() {
+            // Only the verdict (if any) to draw: the address, a read of the
+            // whole workload (a cache miss per write), is not needed.
+            self.access(unit.msg, msgs);
+            return;
+        }
         let base = match self.access(unit.msg, msgs) {
             Some(Access::Denied) => return,
             Some(Access::Served(phys)) => phys,

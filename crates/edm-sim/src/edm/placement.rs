@@ -28,6 +28,9 @@ pub struct Timeline {
     /// belongs to.
     run_start: Ps,
     run_end: Ps,
+    /// The latest `guard_end` ever booked: a search from then on finds
+    /// nothing in its way (most searches on a link that is not busy).
+    latest_guard_end: Ps,
     /// Bookings that overlapped another on the wire: the rules must keep this 0.
     pub overlaps: u64,
 }
@@ -78,6 +81,11 @@ impl Timeline {
     /// own `unit_guard` free of other data.
     #[inline]
     pub fn first_fit(&self, from: Ps, len: Ps, data: bool) -> Ps {
+        if from >= self.latest_guard_end {
+            // Every unit and guard has ended by `from` (the loop below
+            // would step over each).
+            return from;
+        }
         let own_guard = if data { self.unit_guard } else { 0 };
         // Ends are in order (units do not overlap); a guard reaches at most
         // the longer guard past its unit's end.
@@ -137,8 +145,14 @@ impl Timeline {
     }
 
     fn insert(&mut self, b: Booking) -> bool {
+        self.latest_guard_end = self.latest_guard_end.max(b.guard_end);
         let live = self.live();
-        let at = live.partition_point(|x| x.start < b.start);
+        // Most go after every unit booked: no search.
+        let at = if live.last().is_none_or(|x| x.start < b.start) {
+            live.len()
+        } else {
+            live.partition_point(|x| x.start < b.start)
+        };
         let clash_before = at > 0 && live[at - 1].end > b.start;
         let clash_after = live.get(at).is_some_and(|x| x.start < b.end);
         self.booked.insert(self.head + at, b);
