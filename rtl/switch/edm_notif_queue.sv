@@ -121,9 +121,12 @@ module edm_notif_queue #(
   logic [N-1:0][X*X-1:0]    older_q, prio_q, n_older, n_prio;
   logic [N-1:0]             src_ok;             // registered ports
   logic                     dst_ok;
-  logic [N-1:0]             one_free, two_free, one_free_n, two_free_n;  // per pair
-  logic [CW-1:0]            count, n_count;     // entries stored
+  /* verilator lint_off UNUSEDSIGNAL */  // (read without REGISTERED_TREE only)
+  logic [N-1:0]             one_free, two_free;  // per pair
   logic                     q_one, q_two;       // count <= DEPTH - 1, DEPTH - 2
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [N-1:0]             one_free_n, two_free_n;
+  logic [CW-1:0]            count, n_count;     // entries stored
 
   // The pending insert.
   logic             p_v;
@@ -132,10 +135,27 @@ module edm_notif_queue #(
   logic [SW-1:0]    p_size;
   logic             p_rres;
 
-  always_comb
-    for (integer s = 0; s < N; s++)
-      pair_room[s] = (p_v && p_src == PW'(s)) ? two_free[s] : one_free[s];
-  assign room = p_v ? q_two : q_one;
+  // Room for an insert this cycle: the pending insert's slot left to it.
+  // REGISTERED_TREE: the same values computed the cycle before from the next
+  // state and the insert being registered (ins_v, ins_src), so that the
+  // scheduler's insert loop (room -> the lanes' takes -> the next insert)
+  // starts from flip-flops, not from p_v's fan-out and a source decode.
+  if (REGISTERED_TREE) begin : g_room_reg
+    always_ff @(posedge clk)
+      if (!rst_n) begin
+        pair_room <= (X > 0) ? '1 : '0;
+        room <= DEPTH > 0;
+      end else begin
+        for (integer s = 0; s < N; s++)
+          pair_room[s] <= (ins_v && ins_src == PW'(s)) ? two_free_n[s] : one_free_n[s];
+        room <= ins_v ? 32'(n_count) + 2 <= DEPTH : 32'(n_count) + 1 <= DEPTH;
+      end
+  end else begin : g_room_comb
+    always_comb
+      for (integer s = 0; s < N; s++)
+        pair_room[s] = (p_v && p_src == PW'(s)) ? two_free[s] : one_free[s];
+    assign room = p_v ? q_two : q_one;
+  end
 
   // ---------------------------------------------------------------- slot updates
   logic [S-1:0]     ins_hit, g_slot, n_valid, low_free;

@@ -128,7 +128,7 @@ module edm_pim_scheduler #(
     output logic [N*edm_pkg::NG_ID_W-1:0]    grant_msg_id,
     output logic [N*edm_pkg::NG_SIZE_W-1:0]  grant_bytes,
     output logic [N-1:0]                     grant_last,   // the chunk that completes its message
-    output logic [$clog2(N*DEPTH+1)-1:0]     occupancy,    // notifications queued
+    output logic [$clog2(N*DEPTH+1)-1:0]     occupancy,    // notifications queued (REGISTERED_TREE: ITER - 2 cycles ago)
     // PARK_DST, for the switch's age rule on parked ports (edm_switch): per
     // destination d, the circuits granted into it and not released
     // (park_cnt), the source it is parked to (park_src), and a grant into it
@@ -241,28 +241,24 @@ module edm_pim_scheduler #(
     else chunk_hold = hold_after_grant(md_blocks(CBW'(CHUNK), rres));
   endfunction
 
-  // The ones in v: per 4 bits in logic, then the groups' counts added (an
-  // increment per bit would chain N carry chains: N = 8's critical path once):
-  // group after group (N / 4 adders), or with REGISTERED_TREE in a balanced
-  // tree (log4 N levels of adders).
-  function automatic [$clog2(N + 1)-1:0] count_ones(input [N-1:0] v);
-    logic [3:0] g;
-    logic [(N + 3) / 4 - 1:0][$clog2(N + 1)-1:0] part;
-    for (integer i = 0; i < (N + 3) / 4; i++) begin
-      for (integer b = 0; b < 4; b++) g[b] = (4 * i + b < N) ? v[(4 * i + b) % N] : 1'b0;
-      part[i] = '0;
-      part[i][0] = ^g;
-      if ($clog2(N + 1) > 2) part[i][2 % $clog2(N + 1)] = &g;   // (below 4 ports, at most 3 ones)
-      part[i][1] = !(&g) && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
-    end
-    if (REGISTERED_TREE) begin
-      for (integer step = 1; step < (N + 3) / 4; step = step * 2)
-        for (integer i = 0; i + step < (N + 3) / 4; i += 2 * step) part[i] = part[i] + part[i + step];
-      count_ones = part[0];
-    end else begin
-      count_ones = '0;
-      for (integer i = 0; i < (N + 3) / 4; i++) count_ones = count_ones + part[i];
-    end
+  // The ones among 4 bits, in logic.
+  function automatic [2:0] count4(input [3:0] g);
+    count4[0] = ^g;
+    count4[2] = &g;
+    count4[1] = !(&g) && ((g[0] && (g[1] || g[2] || g[3])) || (g[1] && (g[2] || g[3])) || (g[2] && g[3]));
+  endfunction
+
+  // Group k of 4 bits of v (zeros past N).
+  function automatic [3:0] quad(input [N-1:0] v, input integer k);
+    for (integer b = 0; b < 4; b++) quad[b] = (4 * k + b < N) ? v[(4 * k + b) % N] : 1'b0;
+  endfunction
+
+  // The ones in v (without REGISTERED_TREE): per 4 bits in logic, then the
+  // groups' counts added group after group (an increment per bit would chain
+  // N carry chains: N = 8's critical path once).
+  function automatic [NW-1:0] count_ones(input [N-1:0] v);
+    count_ones = '0;
+    for (integer i = 0; i < (N + 3) / 4; i++) count_ones = count_ones + NW'(count4(quad(v, i)));
   endfunction
 
   // Whether request a outranks request b (keys are unique: arrivals are).
@@ -276,8 +272,9 @@ module edm_pim_scheduler #(
   endfunction
 
   // ---------------------------------------------------------------- state
-  // Queued notifications = rest + the inserts of the cycle before (lane_take_q),
-  // so that no count sits behind the lane arbitration.
+  // The occupancy count (see "Occupancy" below). Without REGISTERED_TREE:
+  // queued notifications = rest + the inserts of the cycle before
+  // (lane_take_q), so that no count sits behind the lane arbitration.
   logic [LW-1:0]         rest;
   logic [N-1:0]          lane_take_q;
   logic [N-1:0][CW-1:0]  src_hold, dst_hold;   // 0: port free
@@ -353,14 +350,17 @@ module edm_pim_scheduler #(
   logic [N-1:0][SW-1:0]  c_size;
   logic [N-1:0]          c_rres;
   logic [N-1:0]          lane_take;     // inserted this cycle
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
+  logic [NW-1:0]         taken_q;       // inserted last cycle (lane_take_q), counted
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [N-1:0]          q_room;        // by destination
   logic [N-1:0][N-1:0]   q_pair_room;   // [d][s]: pair s -> d has a free slot
   logic [N-1:0]          ins_ok;        // by destination: its selected candidate is inserted
   logic [N-1:0]          q_nonempty;    // by destination
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0]          removed;       // by destination: the granted entry is exhausted
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [N-1:0][N-1:0]   want, sel;     // [d][i]: lane i's candidate targets d; and is the lowest
-  logic [NW-1:0]         taken_q;
-  logic [LW-1:0]         n_removed;
   logic                  start;
 
   for (genvar i = 0; i < N; i++) begin : g_stage
@@ -449,7 +449,6 @@ module edm_pim_scheduler #(
       notif_ready[i] = st_ready[i];
       st_push[i] = notif_valid[i] && (REGISTERED_TREE || st_valid[i] || !lane_take[i]);
     end
-    n_removed = LW'(count_ones(removed));
     taken_q = count_ones(lane_take_q);
   end
 
@@ -681,7 +680,6 @@ module edm_pim_scheduler #(
   // ---------------------------------------------------------------- registers
   always_ff @(posedge clk) begin
     if (!rst_n) begin
-      rest <= '0;
       lane_take_q <= '0;
       stamp_base <= '0;
       st_any <= 1'b0;
@@ -698,7 +696,6 @@ module edm_pim_scheduler #(
       fl_dst <= '0;
       grant_valid <= '0;
     end else begin
-      rest <= rest + LW'(taken_q) - n_removed;
       lane_take_q <= lane_take;
       stamp_base <= stamp_base + (REGISTERED_TREE ? STAMP_W'(lane_take_q != '0) : STAMP_W'(taken_q));
       st_any <= 1'b0;
@@ -801,7 +798,58 @@ module edm_pim_scheduler #(
 
   always_comb
     for (integer s = 0; s < N; s++) grant_src[s*PW +: PW] = PW'(s);
-  assign occupancy = rest + LW'(taken_q);
+
+  // ---------------------------------------------------------------- occupancy
+  // Without REGISTERED_TREE: the notifications queued now (the inserts of last
+  // cycle, lane_take_q, counted and added to rest in this cycle's logic: a
+  // count of N bits and two adders, log N deep). With REGISTERED_TREE the
+  // same count OCC_LAG = LV + 1 cycles late, so that no cycle holds more than
+  // one adder: per cycle the net change (last cycle's inserts, lane_take_q,
+  // minus the removals of the cycle before, counted from the grant registers)
+  // is counted per 4 lanes (registered), the groups' counts added in a
+  // radix-4 tree one level per cycle (LV - 1 levels), and the total added to
+  // rest. Nothing in the scheduler reads it (the switch leaves it open).
+  // (Declared here, not in the generate block: see sel_by_lane.)
+  localparam int unsigned OG = (N + 3) / 4;            // level-0 groups of 4 lanes
+  localparam int unsigned DW = NW + 1;                 // a change, -N .. N, two's complement
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+  logic [N-1:0]                    occ_removed;        // removed the cycle before, by source
+  logic [LV-1:0][OG-1:0][DW-1:0]   occ_part, occ_part_n;  // [k][g]: level k's partial changes
+  logic [LV-1:0][4*OG-1:0][DW-1:0] occ_child;          // [k][c]: level k's node c, zeros past OG
+  /* verilator lint_on UNUSEDSIGNAL */
+  if (REGISTERED_TREE) begin : g_occ_tree
+    assign occ_removed = grant_valid & grant_last;
+    always_comb begin
+      occ_part_n = '0;
+      for (integer g = 0; g < OG; g++)
+        occ_part_n[0][g] = DW'(count4(quad(lane_take_q, g))) - DW'(count4(quad(occ_removed, g)));
+      // A node: its 4 children added in pairs, then the pairs (two adders deep).
+      occ_child = '0;
+      for (integer k = 0; k < LV; k++)
+        for (integer g = 0; g < OG; g++) occ_child[k][g] = occ_part[k][g];
+      for (integer k = 1; k < LV; k++)
+        for (integer g = 0; g < OG; g++)
+          occ_part_n[k][g] = (occ_child[k - 1][4 * g] + occ_child[k - 1][4 * g + 1])
+                             + (occ_child[k - 1][4 * g + 2] + occ_child[k - 1][4 * g + 3]);
+    end
+    always_ff @(posedge clk) begin
+      if (!rst_n) begin
+        occ_part <= '0;
+        rest <= '0;
+      end else begin
+        occ_part <= occ_part_n;
+        rest <= rest + LW'($signed(occ_part[LV - 1][0]));
+      end
+    end
+    assign occupancy = rest;
+  end else begin : g_occ_count
+    logic [LW-1:0] n_removed;
+    assign n_removed = LW'(count_ones(removed));
+    always_ff @(posedge clk)
+      if (!rst_n) rest <= '0;
+      else rest <= rest + LW'(taken_q) - n_removed;
+    assign occupancy = rest + LW'(taken_q);
+  end
 
   // ---------------------------------------------------------------- parking, for the switch's age rule
   assign dst_park_cnt = park_cnt;

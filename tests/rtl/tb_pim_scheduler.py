@@ -15,7 +15,8 @@ notif_ready is exactly "the lane's FIFO has room", and each queue inserts one
 notification per cycle, the lowest lane's candidate (FIFO head, else the
 arriving one; with REGISTERED_TREE only the head, so an arrival waits a cycle in
 its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself);
-occupancy counts queued entries.
+occupancy counts queued entries (with REGISTERED_TREE those of ITER - 2 cycles
+before: its count is pipelined a tree level per cycle).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class Bench:
         self.registered = bool(int(dut.REGISTERED_TREE.value))
         # An iteration's cycles: 3, or a request tree level per cycle + 3.
         self.iter = protocol.sw_pim_iter_cycles(self.n, self.registered)
+        # occupancy: the queued entries of occ_lag cycles before (0: this cycle's).
+        self.occ_lag = self.iter - 2 if self.registered else 0
+        self.occ_hist: deque[int] = deque([0] * self.occ_lag, maxlen=self.occ_lag + 1)
         self.model = Scheduler(self.n, policy="srpt" if self.srpt else "fcfs", chunk_bytes=self.chunk,
                                link_gbps=LINK_GBPS[self.block_ps], cycle_ps=self.cycle_ps,
                                priority_hold=self.hold, pipelined_matching=self.pipelined,
@@ -132,7 +136,9 @@ class Bench:
         self.link_hist.append(self.link_up)
         await ReadOnly()
         ready = int(dut.notif_ready.value)
-        assert int(dut.occupancy.value) == sum(self.queued), f"cycle {self.cycle}: occupancy"
+        self.occ_hist.append(sum(self.queued))
+        assert int(dut.occupancy.value) == self.occ_hist[0], \
+            f"cycle {self.cycle}: occupancy {int(dut.occupancy.value)}, queued {self.occ_lag} cycles before {self.occ_hist[0]}"
         # Expected: a lane is ready iff its FIFO has room; each queue inserts the
         # lowest lane's candidate (FIFO head, else the arriving one; with the
         # registered tree only the head) if it has a slot.

@@ -145,12 +145,16 @@ def test_compute_node_with_mem_nodes():
 
 # One destination's queue (N pairs of X slots) against a Python model, operation by
 # operation; the STAMP_W = 4 cases run the arrival stamps around their wrap many times.
-@pytest.mark.parametrize("srpt,pair_order,x,depth,stamp_w",
-                         [(1, 1, 3, 12, 16), (0, 1, 2, 6, 16), (1, 0, 3, 8, 16), (1, 0, 2, 8, 4), (0, 0, 3, 10, 4)])
-def test_notif_queue(srpt, pair_order, x, depth, stamp_w):
+# REGISTERED_TREE = 1 (at N = 4 the tree is its root alone, so the request is as
+# timed without it): room and pair_room registered from the next state.
+@pytest.mark.parametrize("srpt,pair_order,x,depth,stamp_w,tree",
+                         [(1, 1, 3, 12, 16, 0), (0, 1, 2, 6, 16, 0), (1, 0, 3, 8, 16, 0), (1, 0, 2, 8, 4, 0),
+                          (0, 0, 3, 10, 4, 0), (1, 0, 3, 8, 16, 1), (0, 1, 2, 6, 16, 1)])
+def test_notif_queue(srpt, pair_order, x, depth, stamp_w, tree):
     run_bench("tb_notif_queue",
-              {"N": 4, "X": x, "DEPTH": depth, "SRPT": srpt, "PAIR_ORDER": pair_order, "STAMP_W": stamp_w},
-              name=f"edm_notif_queue_{srpt}{pair_order}_{x}_{depth}_{stamp_w}")
+              {"N": 4, "X": x, "DEPTH": depth, "SRPT": srpt, "PAIR_ORDER": pair_order, "STAMP_W": stamp_w,
+               "REGISTERED_TREE": tree},
+              name=f"edm_notif_queue_{srpt}{pair_order}_{x}_{depth}_{stamp_w}{'_tree' if tree else ''}")
 
 
 # The paper's ordered list (one destination's queue as §3.1.2 builds it) against a Python
