@@ -61,11 +61,18 @@ module edm_eth_switch #(
   );
   /* verilator lint_on PINCONNECTEMPTY */
 
+  // A port whose link is down takes no frame: its frames wait in its egress
+  // queue (later ones are dropped there, counted, once it is full) and leave
+  // when the link is back, rather than into a link that cannot carry them
+  // (its RS sends fault blocks in their place). A frame the link loses in
+  // the middle is lost as on any link: its rest follows when it is back.
+  logic [N-1:0] eg_ready;
   for (genvar e = 0; e < N; e++) begin : g_egress
     edm_switch_egress egress (
         .clk, .rst_n, .edm_block(edm_out[e*66 +: 66]),
-        .frame_valid(l2_valid[e]), .frame_ready(l2_ready[e]), .frame_block(l2_block[e*66 +: 66]),
-        .line_block(out_line[e*66 +: 66])
+        .frame_valid(l2_valid[e] && port_link_up[e]), .frame_ready(eg_ready[e]),
+        .frame_block(l2_block[e*66 +: 66]), .line_block(out_line[e*66 +: 66])
     );
   end
+  assign l2_ready = eg_ready & port_link_up;
 endmodule

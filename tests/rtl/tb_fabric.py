@@ -733,7 +733,8 @@ async def a_down_port_is_never_granted(dut):
     on any egress and nothing but idles out of the datapath toward it (no
     forwarded RREQ, no circuit data, sw_out); after the link is back every
     request completes, every byte checked, and no data block waited in the
-    switch."""
+    switch. A frame for the port sent meanwhile (compute node 1's) waits in
+    the switch's egress queue and arrives whole after the link is back."""
     f = await new_fabric(dut, 76)
     c, m = 0, 0
     port = f.nc + m
@@ -754,6 +755,8 @@ async def a_down_port_is_never_granted(dut):
         off = WR_BASE + c * WR_SIZE + f.rng.randrange(0, WR_SIZE - 256)
         reqs.append(f.request(c, K_WREQ, m, off, 256))
         f.model[m][off:off + 256] = reqs[-1]["data"]
+    frames_before = len(f.s_got[port])
+    f.send_frame(1, port, 200)
     GRANT_LAG = 8   # an iteration begun before the link fell, its /G/ a cycle later
     named = []      # (cycle, egress, what): grants for the port while it was down
     while not int(dut.sw_link_up.value) >> port & 1:
@@ -773,6 +776,7 @@ async def a_down_port_is_never_granted(dut):
                 named.append((f.cycle, e, sub(blk)))
     t_up = f.cycle
     assert not named, f"the switch granted port {port} while its link was down: {named[:5]}"
+    assert len(f.s_got[port]) == frames_before, "a frame crossed a link that was down"
     assert all(r.get("t_cpl") is None for r in reqs), "a request completed over a disabled link"
     await f.run()
     for r in reqs:
@@ -783,6 +787,8 @@ async def a_down_port_is_never_granted(dut):
     got = f.counters()
     assert got["sw_cnt_conflict"] == [0] and got["sw_cnt_overflow"] == [0], got
     assert got["sw_cnt_dropped"] == [0] * f.n and got["sw_cnt_lost_grants"] == [0] * f.n, got
+    # (f.run waited for the frame: without the hold it never arrives, a hang.)
+    assert f.s_got[port] == f.s_sent[port], f"port {port}: the frame held while its link was down differs"
     dut._log.info(f"port {port} down at the switch from cycle {t_down} to {t_up} ({t_up - t_down} cycles): "
                   f"{len(reqs)} requests waited, all completed after it")
 
