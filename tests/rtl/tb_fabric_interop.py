@@ -8,7 +8,9 @@ IPv6/UDP, RoCEv2 with its BTH, 802.1Q-tagged IPv4), 64 B to 9000 B, each to a
 random other host or broadcast. Each host first broadcasts an ARP request, so
 the switch has learned every address before the counted frames. Meanwhile
 (frames_with_memory) the compute nodes keep reads of 768-1024 B and writes of
-1024-1984 B in flight to both memory nodes (the tb_fabric model checks every byte).
+1024-1984 B in flight to both memory nodes, $EDM_INTEROP_READ_SHARE of them
+reads (default 0.3: the write-heavy mix keeps the links busier with memory; the
+tb_fabric model checks every byte).
 
 Checked: every frame arrives where it is addressed (a broadcast at every other
 host), byte for byte the packet scapy built, with a good FCS (cocotbext-eth's
@@ -21,8 +23,8 @@ Tests
   * frames_with_memory: $EDM_INTEROP_FRAMES frames (default 200) offered at
     $EDM_INTEROP_FRAME_LOAD blocks per cycle per host (default 0.1) with the
     memory traffic above; reports the memory load (memory blocks per cycle on
-    each host's link, the busier direction, mean over hosts; issue #41's
-    target is 0.5, this fabric reaches about 0.42) and requires 0.35.
+    each host's link, the busier direction, mean over hosts) and requires
+    issue #41's 0.5 (0.64 at 60 frames, 0.555 at 10 000, docs/hardware.md).
   * frames_alone: $EDM_INTEROP_FRAMES // 5 frames (10 to 1 000), no memory traffic; then a
     memory node's MAC sends remote fault ordered sets for a while: the
     switch's L2 stage counts them, forwards none, and frames cross again after.
@@ -256,7 +258,7 @@ class Hosts:
         return out
 
 
-MEMORY_LOAD_FLOOR = 0.45
+MEMORY_LOAD_FLOOR = 0.5
 
 
 def frame_count() -> int:
@@ -289,7 +291,7 @@ async def offer_frames(h: Hosts, count: int, load: float, step_hook=None) -> Non
         h.poll()
 
 
-def memory_traffic(f: Fabric, rng, in_flight: int = 16):
+def memory_traffic(f: Fabric, rng, in_flight: int = 16, read_share: float = 0.3):
     """Keeps `in_flight` reads (read-only region; 768-1024 B, up to the memory
     node's MAX_READ_BYTES) and writes (each compute node's own region;
     1024-1984 B) queued or outstanding per compute node: messages this long
@@ -298,7 +300,7 @@ def memory_traffic(f: Fabric, rng, in_flight: int = 16):
         for c in range(f.nc):
             while len(f.submit[c]) + len(f.outstanding[c]) < in_flight:
                 m = rng.randrange(f.nm)
-                if rng.random() < 0.5:
+                if rng.random() < read_share:
                     size = rng.choice([768, 1024])
                     off = rng.randrange(0, RO_SIZE - size)
                     f.request(c, K_RREQ, m, off, size, expect=bytes(f.model[m][off:off + size]))
@@ -337,15 +339,14 @@ def check(f: Fabric, out: dict) -> None:
 @cocotb.test()
 async def frames_with_memory(dut):
     f, h = await setup(dut, 82)
-    hook = memory_traffic(f, seeded_random(83))
+    hook = memory_traffic(f, seeded_random(83), read_share=float(os.environ.get("EDM_INTEROP_READ_SHARE", "0.3")))
     await offer_frames(h, frame_count(), float(os.environ.get("EDM_INTEROP_FRAME_LOAD", "0.1")), hook)
     await h.settle(h.expected(), 30000, hook)
     load = h.memory_load()   # while the frames crossed
     await f.run()            # no more requests: those queued finish
     out = h.summary("frames_with_memory", load)
     check(f, out)
-    # Issue #41's target is 0.5; this traffic reaches 0.503 (docs/hardware.md):
-    # a bound a little below catches a fabric that stops carrying memory.
+    # Issue #41's target: memory at half of each link's blocks beside the frames.
     assert out["memory_load"] >= MEMORY_LOAD_FLOOR, out
     assert out["frames_dropped_counted"] == 0, out
 

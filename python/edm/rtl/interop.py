@@ -6,8 +6,8 @@ Runs ``tests/rtl/tb_fabric_interop.py`` on the whole fabric
 memory nodes, 19-cycle links, ``edm_eth_switch``) under Verilator:
 cocotbext-eth's XGMII source and sink on every host's MAC side, scapy's
 packets (ARP, IPv4/UDP, IPv6/UDP, RoCEv2, 802.1Q; 64 B to 9000 B) host ->
-switch -> host while the compute nodes keep reads and writes in flight (every
-byte checked, the switch's ``cnt_conflict`` must stay 0), then the same frames
+switch -> host while the compute nodes keep reads and writes in flight
+(``--read-share`` of them reads; every byte checked, the switch's ``cnt_conflict`` must stay 0), then the same frames
 alone for their latency, then a frame queue overfilled on purpose.
 
 Prints and writes (``--json``) a summary with ``frames_sent``,
@@ -37,7 +37,7 @@ KEYS = ("frames_sent", "frames_received", "frames_altered", "frames_lost", "fram
 TESTS = ("frames_with_memory", "frames_alone", "overfill")
 
 
-def run(frames: int, seed: int, frame_load: float = 0.1) -> dict:
+def run(frames: int, seed: int, frame_load: float = 0.1, read_share: float = 0.3) -> dict:
     """Runs the interop bench's three tests; returns their summaries by test name."""
     testbenches("edm rtl interop", "tb_fabric_interop.py")
     from rtlsim import run_bench  # noqa: PLC0415 (the testbenches' own runner)
@@ -50,6 +50,7 @@ def run(frames: int, seed: int, frame_load: float = 0.1) -> dict:
                 failed += run_bench("tb_fabric_interop", name="tb_fabric_interop", seed=seed, testcase=test,
                                     extra_env={"EDM_INTEROP_FRAMES": str(frames),
                                                "EDM_INTEROP_FRAME_LOAD": str(frame_load),
+                                               "EDM_INTEROP_READ_SHARE": str(read_share),
                                                "EDM_INTEROP_JSON": str(out)})
             except SystemExit:   # under pytest a failed case raises: the others still run
                 failed.append(test)
@@ -76,7 +77,7 @@ def report(result: dict) -> str:
 
 
 def _interop(args: argparse.Namespace) -> int:
-    result = run(args.frames, args.seed, args.frame_load / 1000)
+    result = run(args.frames, args.seed, args.frame_load / 1000, args.read_share / 100)
     print(report(result))
     if args.json:
         path = Path(args.json)
@@ -96,5 +97,8 @@ def add_subparser(psub) -> None:
     s.add_argument("--seed", type=integer(0, 2**31 - 1), default=0, help="the bench's seed (EDM_SEED, default 0)")
     s.add_argument("--frame-load", type=integer(1, 1000), default=100,
                    help="frame blocks each host offers per 1000 cycles (default 100)")
+    s.add_argument("--read-share", type=integer(0, 100), default=30, metavar="PERCENT",
+                   help="reads among the memory operations, in percent (default 30: writes are the longer "
+                        "messages, so a write-heavy mix keeps the links busier with memory)")
     s.add_argument("--json", type=out_file, metavar="OUT", help="also write the summary as JSON to OUT")
     s.set_defaults(func=_interop)
