@@ -50,9 +50,10 @@ fn main() {
     let out = protocol.run(Feed::Open(&msgs), &mut |_, _| {});
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
+        "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations, {} grants",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.edm().scheduler_iterations
+        out.totals.edm().scheduler_iterations,
+        out.totals.edm().scheduler_grants
     );
 }
