@@ -7,7 +7,7 @@ use edm_proto::message::Kind;
 use edm_sim::baselines::BASELINES;
 use edm_sim::edm::config::Priority;
 use edm_sim::engine::closed_loop::AppReport;
-use edm_sim::engine::{self, Record, RecordSink};
+use edm_sim::engine::{self, Feed, Record, RecordSink};
 use edm_sim::memory::protection::Layout;
 use edm_sim::scheduler::Scheduler as CoreScheduler;
 use edm_sim::schema::{
@@ -452,7 +452,7 @@ fn run<'py>(
             };
             (model.run_streamed(&msgs, &mut report, sink), None, None)
         } else {
-            (model.run(&msgs, &mut report), None, None)
+            (model.run(Feed::Open(&msgs), &mut report), None, None)
         }
     });
     if let Some(e) = sink_error {

@@ -7,7 +7,7 @@ use edm_sim::baselines::baseline;
 use edm_sim::config::FabricConfig;
 use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
-use edm_sim::engine::Protocol;
+use edm_sim::engine::{Feed, Protocol};
 use edm_sim::workload::{OpenLoop, Roles, SizeCdf};
 use std::time::Instant;
 
@@ -47,12 +47,13 @@ fn main() {
         "edm" => Box::new(Edm::new(fabric, EdmConfig::edm_rules())),
         other => baseline(other, &fabric).unwrap_or_else(|| panic!("unknown protocol {other}")),
     };
-    let out = protocol.run(&msgs, &mut |_, _| {});
+    let out = protocol.run(Feed::Open(&msgs), &mut |_, _| {});
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations",
+        "{case}: {messages} messages in {secs:.2} s = {:.0} msg/s, {} events, {} iterations, {} grants",
         messages as f64 / secs,
         out.totals.events,
-        out.totals.edm().scheduler_iterations
+        out.totals.edm().scheduler_iterations,
+        out.totals.edm().scheduler_grants
     );
 }

@@ -4,7 +4,7 @@
 //! "Baselines". Slowdowns divide by each message's latency alone in the
 //! network under the same protocol, measured by running it alone.
 use crate::config::FabricConfig;
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol};
+use crate::engine::{Feed, Outcome, Progress, Protocol};
 use crate::packet::cxl::{Cxl, CxlConfig};
 use crate::packet::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::packet::fastpass::{Fastpass, FastpassConfig};
@@ -230,17 +230,10 @@ impl<T: Transport> PacketProtocol<T> {
 }
 
 impl<T: Transport> Protocol for PacketProtocol<T> {
-    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
+    fn run(&mut self, feed: Feed, progress: Progress) -> Outcome {
+        let messages = feed.messages();
         let mut t = (self.make)();
-        let mut out = simulate(&mut t, &self.fabric, messages, progress);
-        fill_alone(&mut out, &self.alone, &self.make, &self.fabric, messages);
-        out
-    }
-
-    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
-        let messages = threads.messages();
-        let mut t = (self.make)();
-        let mut out = simulate_fed(&mut t, &self.fabric, messages, threads, progress);
+        let mut out = simulate(&mut t, &self.fabric, feed, progress);
         fill_alone(&mut out, &self.alone, &self.make, &self.fabric, messages);
         out
     }

@@ -21,10 +21,8 @@
 //! exactly `wire + path` (its `alone_ps`).
 use crate::config::FabricConfig;
 use crate::edm::config::StepCycles;
-use crate::engine::closed_loop::ClosedLoop;
 use crate::engine::{
-    run_fed, utilisation, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record,
-    Simulation, Totals,
+    self, utilisation, EventQueue, Feed, Outcome, Progress, Protocol, Record, Simulation, Totals,
 };
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
@@ -105,16 +103,11 @@ impl IdealSrpt {
     /// Runs `messages` and returns every stretch of service too (for the
     /// invariant checks: one message per port at a time).
     pub fn run_traced(&self, messages: &[MessageSpec]) -> (Outcome, Vec<Service>) {
-        self.run_with(messages, &mut InOrder::new(messages), &mut |_, _| {}, true)
+        self.run_with(Feed::Open(messages), &mut |_, _| {}, true)
     }
 
-    fn run_with<I: Issues>(
-        &self,
-        messages: &[MessageSpec],
-        issues: &mut I,
-        progress: Progress,
-        trace: bool,
-    ) -> (Outcome, Vec<Service>) {
+    fn run_with(&self, feed: Feed, progress: Progress, trace: bool) -> (Outcome, Vec<Service>) {
+        let messages = feed.messages();
         let nodes = self.fabric.nodes;
         let mut sim = SrptSim {
             q: EventQueue::default(),
@@ -137,7 +130,7 @@ impl IdealSrpt {
             trace,
         };
         let wire: Vec<Ps> = sim.remaining.clone();
-        let end = run_fed(&mut sim, issues, progress);
+        let end = engine::run(&mut sim, feed, progress);
         let mut records: Vec<Record> = messages
             .iter()
             .enumerate()
@@ -178,14 +171,8 @@ impl IdealSrpt {
 }
 
 impl Protocol for IdealSrpt {
-    fn run(&mut self, messages: &[MessageSpec], progress: Progress) -> Outcome {
-        self.run_with(messages, &mut InOrder::new(messages), progress, false)
-            .0
-    }
-
-    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
-        let messages = threads.messages();
-        self.run_with(messages, threads, progress, false).0
+    fn run(&mut self, feed: Feed, progress: Progress) -> Outcome {
+        self.run_with(feed, progress, false).0
     }
 
     fn alone_ps(&self, m: &MessageSpec) -> Ps {

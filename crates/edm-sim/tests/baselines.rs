@@ -3,7 +3,7 @@
 use edm_proto::spec::*;
 use edm_sim::baselines::*;
 use edm_sim::config::FabricConfig;
-use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::engine::{Feed, Outcome, Protocol};
 use edm_sim::packet::cxl::Cxl;
 use edm_sim::packet::dcqcn::Dcqcn;
 use edm_sim::packet::ird::Ird;
@@ -32,7 +32,9 @@ fn msg(op: Op, requester: u16, memory: u16, size: u32, issue_ps: Ps) -> MessageS
 }
 
 fn run_named(name: &str, f: &FabricConfig, msgs: &[MessageSpec]) -> Outcome {
-    baseline(name, f).unwrap().run(msgs, &mut |_, _| {})
+    baseline(name, f)
+        .unwrap()
+        .run(Feed::Open(msgs), &mut |_, _| {})
 }
 
 /// When the run's last message completed.
@@ -179,7 +181,7 @@ fn dctcp_keeps_the_queue_near_k_at_line_rate_under_long_flows() {
     let mut p = PacketProtocol::new(f.clone(), move || {
         WindowTransport::new("dctcp", cfg.clone())
     });
-    let out = p.run(&msgs, &mut |_, _| {});
+    let out = p.run(Feed::Open(&msgs), &mut |_, _| {});
     let bytes: u64 = msgs.iter().map(|m| m.size as u64).sum();
     let span = last_completion_ps(&out);
     let gbps = bytes as f64 * 8.0 / span as f64 * 1e3;
@@ -205,7 +207,7 @@ fn pfc_never_drops_and_pauses_under_incast() {
     let msgs = incast(32, 20, 20_000);
     let gbps = f.link_gbps;
     let mut p = PacketProtocol::new(f.clone(), move || Dcqcn::new(cfg.clone(), gbps));
-    let out = p.run(&msgs, &mut |_, _| {});
+    let out = p.run(Feed::Open(&msgs), &mut |_, _| {});
     assert!(out.records.iter().all(|r| r.complete_ps.is_some()));
     assert_eq!(out.totals.packet().drops, 0);
     assert!(out.totals.packet().pauses > 0, "incast must trigger PAUSE");
@@ -260,7 +262,7 @@ fn cxl_never_drops_and_blocks_the_head_of_line_under_incast() {
     mixed.sort_by_key(|m| m.issue_ps);
     let cfg = cxl_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Cxl::new(cfg.clone()));
-    let out = p.run(&mixed, &mut |_, _| {});
+    let out = p.run(Feed::Open(&mixed), &mut |_, _| {});
     assert_eq!(out.totals.packet().drops, 0);
     let mean_victim = |out: &Outcome, msgs: &[MessageSpec]| {
         let v: Vec<f64> = msgs
@@ -291,7 +293,7 @@ fn ird_loses_throughput_when_two_receivers_grant_one_sender() {
     ];
     let cfg = ird_config(&f, &BaselineParams::default());
     let mut p = PacketProtocol::new(f.clone(), move || Ird::new(cfg.clone()));
-    let out = p.run(&msgs, &mut |_, _| {});
+    let out = p.run(Feed::Open(&msgs), &mut |_, _| {});
     let end = last_completion_ps(&out) as f64;
     // A central scheduler would finish by (400 + 300 kB at sender 1, and 600 + 300 kB at receiver 3):
     // 900 kB on receiver 3's link. IRD wastes receiver 3's grants while sender 1 serves both.
@@ -357,7 +359,7 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
     let run = |p: BaselineParams| {
         baseline_with("dctcp", &f, &p)
             .unwrap()
-            .run(&msgs, &mut |_, _| {})
+            .run(Feed::Open(&msgs), &mut |_, _| {})
             .totals
     };
     let default = run(BaselineParams::default());
@@ -370,7 +372,7 @@ fn parameter_overrides_reach_the_transports_and_bad_ones_are_refused() {
         let mut proto = PacketProtocol::new(f.clone(), move || {
             WindowTransport::new("dctcp", cfg.clone())
         });
-        let out = proto.run(&msgs, &mut |_, _| {});
+        let out = proto.run(Feed::Open(&msgs), &mut |_, _| {});
         out.totals.packet().mean_queue_bytes_busiest
     };
     let (q, q_high) = (

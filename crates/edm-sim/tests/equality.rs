@@ -20,7 +20,7 @@ use edm_sim::baselines::{baseline_with, BaselineParams, BASELINES};
 use edm_sim::config::FabricConfig;
 use edm_sim::edm::config::{EdmConfig, Priority};
 use edm_sim::edm::Edm;
-use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::engine::{Feed, Outcome, Protocol};
 use edm_sim::rng::Rng;
 use edm_sim::scheduler::Scheduler;
 use edm_sim::time::Ps;
@@ -165,7 +165,7 @@ fn run(c: &Case) -> u64 {
     } else {
         cfg
     };
-    outcome_hash(&Edm::new(fabric, cfg).run(&msgs, &mut |_, _| {}))
+    outcome_hash(&Edm::new(fabric, cfg).run(Feed::Open(&msgs), &mut |_, _| {}))
 }
 
 fn cases() -> Vec<Case> {
@@ -527,7 +527,7 @@ fn baseline_runs_are_unchanged() {
                 ..FabricConfig::default()
             };
             let mut p = baseline_with(name, &fabric, &BaselineParams::default()).unwrap();
-            let out = p.run(&messages(c), &mut |_, _| {});
+            let out = p.run(Feed::Open(&messages(c)), &mut |_, _| {});
             let t = &out.totals;
             let mut h = Fnv(outcome_hash(&out));
             for v in [

@@ -8,7 +8,7 @@ use edm_sim::config::FabricConfig;
 use edm_sim::edm::config::{EdmConfig, MemoryOrder};
 use edm_sim::edm::faults::{DataRecovery, Failure, FaultConfig};
 use edm_sim::edm::Edm;
-use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::engine::{Feed, Outcome, Protocol};
 use edm_sim::workload::{assign_addresses, overlaps, MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
 const NODES: usize = 8;
@@ -55,7 +55,7 @@ fn run(cfg: EdmConfig, msgs: &[MessageSpec]) -> Outcome {
         nodes: NODES,
         ..FabricConfig::default()
     };
-    Edm::new(fabric, cfg).run(msgs, &mut |_, _| {})
+    Edm::new(fabric, cfg).run(Feed::Open(msgs), &mut |_, _| {})
 }
 
 fn data_bytes(m: &MessageSpec) -> u64 {
@@ -897,7 +897,7 @@ fn without_faults_an_acknowledgement_follows_its_write_in_closed_form() {
             addr: 0,
             fence: false,
         }];
-        let out = Edm::new(fabric.clone(), cfg.clone()).run(&msgs, &mut |_, _| {});
+        let out = Edm::new(fabric.clone(), cfg.clone()).run(Feed::Open(&msgs), &mut |_, _| {});
         let r = &out.records[0];
         assert_eq!(r.acked_ps.unwrap() - r.complete_ps.unwrap(), path, "{size}");
         assert_eq!(out.totals.edm().acks_sent, 1);
@@ -905,7 +905,7 @@ fn without_faults_an_acknowledgement_follows_its_write_in_closed_form() {
     // Loaded: /A/ blocks are at most one per ACK_GAP_BLOCKS of a memory
     // node's uplink (aggregated), every write acknowledged once.
     let msgs = messages(0.8, 4000, 5);
-    let out = Edm::new(fabric.clone(), cfg).run(&msgs, &mut |_, _| {});
+    let out = Edm::new(fabric.clone(), cfg).run(Feed::Open(&msgs), &mut |_, _| {});
     let writes: Vec<_> = msgs
         .iter()
         .zip(&out.records)

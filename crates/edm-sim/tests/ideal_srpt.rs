@@ -6,7 +6,7 @@ use common::{assert_complete_and_conserved, mean_slowdown, workload, write};
 use edm_proto::message::{message_blocks, Kind};
 use edm_sim::config::FabricConfig;
 use edm_sim::edm::config::StepCycles;
-use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::engine::{Feed, Outcome, Protocol};
 use edm_sim::ideal_srpt::{IdealSrpt, Service};
 use edm_sim::schema::{RunConfig, Value};
 use edm_sim::time::Ps;
@@ -50,7 +50,7 @@ fn two_messages_on_one_port_shorter_first_then_the_sum() {
     let mut ideal = IdealSrpt::new(f.clone());
     // Same source and destination, issued together (the longer first in the list).
     let out = ideal.run(
-        &[write(0, 1, long, 0), write(0, 1, short, 0)],
+        Feed::Open(&[write(0, 1, long, 0), write(0, 1, short, 0)]),
         &mut |_, _| {},
     );
     assert_eq!(done(&out), vec![ws + wl + p, ws + p]);
@@ -62,13 +62,13 @@ fn two_messages_on_one_port_shorter_first_then_the_sum() {
     // Only the destination shared; the shorter arrives mid-way and preempts.
     let t = wl / 3;
     let out = ideal.run(
-        &[write(0, 1, long, 0), write(2, 1, short, t)],
+        Feed::Open(&[write(0, 1, long, 0), write(2, 1, short, t)]),
         &mut |_, _| {},
     );
     assert_eq!(done(&out), vec![wl + ws + p, t + ws + p]);
     // No port shared: both as if alone.
     let out = ideal.run(
-        &[write(0, 1, long, 0), write(2, 3, short, 0)],
+        Feed::Open(&[write(0, 1, long, 0), write(2, 3, short, 0)]),
         &mut |_, _| {},
     );
     assert_eq!(done(&out), vec![wl + p, ws + p]);
@@ -81,7 +81,10 @@ fn two_messages_on_one_port_shorter_first_then_the_sum() {
         issue_ps: 0,
         ..Default::default()
     };
-    let out = ideal.run(&[write(0, 1, long, 0), read.clone()], &mut |_, _| {});
+    let out = ideal.run(
+        Feed::Open(&[write(0, 1, long, 0), read.clone()]),
+        &mut |_, _| {},
+    );
     let (rs, rp) = (ideal.wire_ps(&read), ideal.path_ps(&read));
     assert_eq!(done(&out), vec![rs + wl + p, rs + rp]);
 }
@@ -144,7 +147,7 @@ fn one_message_per_port_bytes_conserved_every_message_completes() {
         assert!(out.records[i].complete_ps.unwrap() - m.issue_ps >= out.records[i].alone_ps);
     }
     // Deterministic.
-    let again = IdealSrpt::new(f).run(&msgs, &mut |_, _| {});
+    let again = IdealSrpt::new(f).run(Feed::Open(&msgs), &mut |_, _| {});
     assert_eq!(done(&again), done(&out));
 }
 
@@ -180,10 +183,12 @@ fn edm_without_control_overhead_never_beats_the_ideal() {
         let msgs = mixed(16, load, 2000, seed);
         let ideal = no_control("ideal-srpt", 16)
             .model()
-            .run(&msgs, &mut |_, _| {});
+            .run(Feed::Open(&msgs), &mut |_, _| {});
         let ideal_mean = mean_slowdown(&msgs, &ideal);
         for protocol in ["edm", "edm-paper"] {
-            let out = no_control(protocol, 16).model().run(&msgs, &mut |_, _| {});
+            let out = no_control(protocol, 16)
+                .model()
+                .run(Feed::Open(&msgs), &mut |_, _| {});
             let edm_mean = mean_slowdown(&msgs, &out);
             eprintln!("load {load}: ideal {ideal_mean:.3}, {protocol} {edm_mean:.3}");
             assert!(

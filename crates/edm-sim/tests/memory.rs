@@ -1,5 +1,6 @@
 //! Rack memory pools (Puri): the DRAM model at memory nodes under every
 //! protocol family, and the memory manager's placement feeding it.
+use edm_sim::engine::Feed;
 use edm_sim::memory::dram::lines;
 use edm_sim::schema::{RunConfig, Value};
 use edm_sim::workload::{MessageSpec, Op};
@@ -50,7 +51,7 @@ fn every_protocol_completes_everything_through_the_dram_and_conserves_bytes() {
     for protocol in ["edm", "edm-paper", "pfabric", "dctcp"] {
         let c = config(protocol, &[]);
         let msgs = workload(&c);
-        let out = c.model().run(&msgs, &mut |_, _| {});
+        let out = c.model().run(Feed::Open(&msgs), &mut |_, _| {});
         assert!(
             out.records.iter().all(|r| r.complete_ps.is_some()),
             "{protocol}"
@@ -101,7 +102,7 @@ fn a_read_alone_costs_what_a_fixed_memory_of_the_idle_drams_latency_costs() {
         assert_eq!(with.alone_ps(&read), fixed.alone_ps(&read), "{protocol}");
         let out = with
             .model()
-            .run(std::slice::from_ref(&read), &mut |_, _| {});
+            .run(Feed::Open(std::slice::from_ref(&read)), &mut |_, _| {});
         let latency = out.records[0].complete_ps.unwrap() - read.issue_ps;
         assert_eq!(latency, with.alone_ps(&read), "{protocol}");
         assert_eq!(out.totals.memory.wait_max_ps, 0, "{protocol}");
@@ -112,7 +113,7 @@ fn a_read_alone_costs_what_a_fixed_memory_of_the_idle_drams_latency_costs() {
 fn runs_with_the_dram_are_deterministic_and_slower_banks_wait_longer() {
     let c = config("edm", &[]);
     let msgs = workload(&c);
-    let run = |c: &RunConfig| c.model().run(&msgs, &mut |_, _| {});
+    let run = |c: &RunConfig| c.model().run(Feed::Open(&msgs), &mut |_, _| {});
     let (a, b) = (run(&c), run(&c));
     let times =
         |o: &edm_sim::engine::Outcome| o.records.iter().map(|r| r.complete_ps).collect::<Vec<_>>();

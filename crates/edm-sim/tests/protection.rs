@@ -5,6 +5,7 @@
 //! DRAM, a denied write is dropped.
 use edm_proto::message::{message_blocks, Kind};
 use edm_sim::edm::{Edm, UnitKind};
+use edm_sim::engine::Feed;
 use edm_sim::memory::dram::lines;
 use edm_sim::memory::protection::{writes, Layout};
 use edm_sim::schema::{RunConfig, Value, PROTOCOLS};
@@ -69,7 +70,7 @@ fn no_protocol_serves_outside_a_mapping_or_denies_inside() {
             let c = config(protocol, seed, &[]);
             let msgs = workload(&c);
             let layout = Layout::new(&c.fabric.protection, c.fabric.nodes);
-            let out = c.model().run(&msgs, &mut |_, _| {});
+            let out = c.model().run(Feed::Open(&msgs), &mut |_, _| {});
             let p = &out.totals.protection;
             let what = format!("{protocol}, seed {seed}");
             assert!(
@@ -148,7 +149,7 @@ fn denied_accesses_touch_no_dram_and_a_denied_read_answers_without_it() {
         let c = config(protocol, 0, &[("dram_channels", Value::Int(1))]);
         let msgs = workload(&c);
         let layout = Layout::new(&c.fabric.protection, c.fabric.nodes);
-        let out = c.model().run(&msgs, &mut |_, _| {});
+        let out = c.model().run(Feed::Open(&msgs), &mut |_, _| {});
         // Closed form: the lines of the served messages at their physical
         // addresses (an RMW's word twice), none of the denied ones.
         let expected: u64 = msgs
@@ -182,7 +183,7 @@ fn denied_accesses_touch_no_dram_and_a_denied_read_answers_without_it() {
         );
         let msgs = workload(&c);
         let layout = Layout::new(&c.fabric.protection, c.fabric.nodes);
-        let out = c.model().run(&msgs, &mut |_, _| {});
+        let out = c.model().run(Feed::Open(&msgs), &mut |_, _| {});
         let latency = |denied: bool| {
             let mut l: Vec<Ps> = msgs
                 .iter()

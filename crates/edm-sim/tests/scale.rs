@@ -4,6 +4,7 @@
 mod common;
 
 use common::{assert_complete_and_conserved, workload};
+use edm_sim::engine::Feed;
 use edm_sim::schema::{RunConfig, Value, PROTOCOLS};
 use edm_sim::workload::{Op, SizeCdf};
 
@@ -37,7 +38,7 @@ fn every_protocol_runs_512_nodes_at_100_gbps() {
             ("link_gbps".into(), Value::Int(100)),
         ])
         .unwrap();
-        let out = c.model().run(&msgs, &mut |_, _| {});
+        let out = c.model().run(Feed::Open(&msgs), &mut |_, _| {});
         assert_complete_and_conserved(protocol, &msgs, &out);
         for (i, (m, r)) in msgs.iter().zip(&out.records).enumerate() {
             let latency = r.complete_ps.unwrap() - m.issue_ps;

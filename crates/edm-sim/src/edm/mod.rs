@@ -33,7 +33,7 @@ mod sim;
 mod switch;
 mod units;
 
-use crate::engine::{closed_loop::ClosedLoop, Outcome, Progress, Protocol, RecordSink, Totals};
+use crate::engine::{Feed, Outcome, Progress, Protocol, RecordSink, Totals};
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 use sim::Sim;
@@ -57,7 +57,7 @@ impl Edm {
     pub fn run_traced(&self, messages: &[MessageSpec]) -> (Outcome, Vec<Transmission>) {
         let mut sim = Sim::new(self, messages);
         sim.trace = Some(Vec::new());
-        sim.run(&mut |_, _| {})
+        sim.run(Feed::Open(messages), &mut |_, _| {})
     }
 }
 
@@ -76,28 +76,22 @@ impl Protocol for Edm {
         }
     }
 
-    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
-        Sim::new(self, messages).run(progress).0
+    fn run(&mut self, feed: Feed, progress: Progress) -> Outcome {
+        // The configuration schema refuses faults with a closed loop: a
+        // message given up or timed out would stall its thread.
+        assert!(
+            matches!(feed, Feed::Open(_)) || !self.cfg.faults.dual_switch,
+            "closed loops run without faults"
+        );
+        Sim::new(self, feed.messages()).run(feed, progress).0
     }
 
     fn run_streamed(
         &mut self,
         messages: &[MessageSpec],
-        progress: &mut dyn FnMut(u64, u64),
+        progress: Progress,
         sink: &mut RecordSink,
     ) -> Outcome {
         Sim::new(self, messages).run_streamed(progress, sink)
-    }
-
-    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
-        // The configuration schema refuses faults with a closed loop: a
-        // message given up or timed out would stall its thread.
-        assert!(
-            !self.cfg.faults.dual_switch,
-            "closed loops run without faults"
-        );
-        Sim::new(self, threads.messages())
-            .run_fed(threads, progress)
-            .0
     }
 }

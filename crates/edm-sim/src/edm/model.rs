@@ -25,6 +25,9 @@ pub struct EdmCounters {
     pub max_request_wait_ps: Ps,
     pub max_notification_queue: usize,
     pub scheduler_iterations: u64,
+    /// Grants the scheduler's iterations issued (a chunk each; with
+    /// `scheduler_iterations`, how much each iteration matched).
+    pub scheduler_grants: u64,
     /// /A/ blocks the memory nodes started (docs/protocol.md §4b; each
     /// takes one block of the node's uplink and of the requester's
     /// downlink).

@@ -22,7 +22,8 @@ use super::units::{Ev, Msg, Unit};
 use crate::background::FrameStats;
 use crate::edm::config::MemoryOrder;
 use crate::engine::{
-    self, prefetch, utilisation, EventQueue, Outcome, RecordSink, Simulation, Totals,
+    self, prefetch, utilisation, EventQueue, Feed, Outcome, Progress, RecordSink, Simulation,
+    Totals,
 };
 use crate::memory::protection::Access;
 use crate::time::Ps;
@@ -144,32 +145,27 @@ impl<'a> Sim<'a> {
         }
     }
 
-    pub(super) fn run(self, progress: &mut dyn FnMut(u64, u64)) -> (Outcome, Vec<Transmission>) {
-        let msgs = self.msgs;
-        self.run_fed(&mut engine::InOrder::new(msgs), progress)
+    /// Runs the messages `feed` issues (`self.msgs`, the feed's messages).
+    pub(super) fn run(mut self, feed: Feed, progress: Progress) -> (Outcome, Vec<Transmission>) {
+        self.records
+            .start(self.edm, self.msgs, feed.reads_completions());
+        let run = engine::run(&mut self, feed, progress);
+        self.finish(run)
     }
 
-    /// [`Sim::run`] handing the records to `sink` ([`Protocol::run_streamed`]):
-    /// during the run when no fault can change a finished message's record.
-    pub(super) fn run_streamed(
-        mut self,
-        progress: &mut dyn FnMut(u64, u64),
-        sink: &'a mut RecordSink,
-    ) -> Outcome {
+    /// [`Sim::run`] of an open loop handing the records to `sink`
+    /// ([`Protocol::run_streamed`]): during the run when no fault can change
+    /// a finished message's record.
+    pub(super) fn run_streamed(mut self, progress: Progress, sink: &'a mut RecordSink) -> Outcome {
         let during = !self.recovery.tracks_ends() && !self.lossy;
         self.records.stream_to(sink, during);
-        self.run(progress).0
+        let msgs = self.msgs;
+        self.run(Feed::Open(msgs), progress).0
     }
 
-    /// [`Sim::run`] with its issues from `issues` (a closed loop's threads).
-    pub(super) fn run_fed<I: engine::Issues>(
-        mut self,
-        issues: &mut I,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> (Outcome, Vec<Transmission>) {
-        self.records
-            .start(self.edm, self.msgs, issues.reads_completions());
-        let run = engine::run_fed(&mut self, issues, progress);
+    /// The run's end: settles outcomes, closes the records, and adds up
+    /// every link's and plane's figures.
+    fn finish(mut self, run: engine::RunEnd) -> (Outcome, Vec<Transmission>) {
         self.settle_outcomes();
         self.totals.events = run.events;
         self.totals.end_ps = self.totals.end_ps.max(run.end_ps);
@@ -745,9 +741,15 @@ mod tests {
     #[test]
     fn completions_written_in_batches_give_the_records_of_the_whole_log() {
         let (edm, msgs) = micro_run(0.7, 3 * COMPLETION_BATCH + 123, 4);
-        let (batched, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
-        let mut whole = Reading(engine::InOrder::new(&msgs));
-        let (kept, _) = Sim::new(&edm, &msgs).run_fed(&mut whole, &mut |_, _| {});
+        let (batched, _) = Sim::new(&edm, &msgs).run(Feed::Open(&msgs), &mut |_, _| {});
+        let mut kept = Sim::new(&edm, &msgs);
+        kept.records.start(&edm, &msgs, true);
+        let run = engine::run_fed(
+            &mut kept,
+            &mut Reading(engine::InOrder::new(&msgs)),
+            &mut |_, _| {},
+        );
+        let (kept, _) = kept.finish(run);
         let complete = |o: &Outcome| o.records.iter().map(|r| r.complete_ps).collect::<Vec<_>>();
         assert!(complete(&batched).iter().all(Option::is_some));
         assert_eq!(complete(&batched), complete(&kept));
@@ -768,7 +770,7 @@ mod tests {
     fn streams_in_bounded_batches(load: f64) {
         let messages = 10 * COMPLETION_BATCH;
         let (edm, msgs) = micro_run(load, messages, 5);
-        let (whole, _) = Sim::new(&edm, &msgs).run(&mut |_, _| {});
+        let (whole, _) = Sim::new(&edm, &msgs).run(Feed::Open(&msgs), &mut |_, _| {});
         let batch = 5000;
         let mut handed: Vec<Option<Record>> = vec![None; messages];
         let mut largest = 0;

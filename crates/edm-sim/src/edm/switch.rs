@@ -115,6 +115,7 @@ impl Sim<'_> {
         self.plane.iterations_since_wake += 1;
         let mut it = std::mem::take(&mut self.plane.iteration);
         self.plane.sched.iterate_into(now, &mut it);
+        self.counters.scheduler_grants += it.grants.len() as u64;
         self.plane.last_iteration_at = Some(now);
         let iteration = self.plane.sched.issue_interval_ps();
         self.plane.scheduler_busy_until = now + iteration;

@@ -4,7 +4,7 @@
 //! goes on. A slower fabric thus slows the application, which open-loop
 //! streams cannot show. The loop is an [`Issues`] feed of the one run loop,
 //! so it drives EDM and every baseline alike.
-use super::{Issues, Outcome, Protocol};
+use super::{Feed, Issues, Outcome, Protocol};
 use crate::rng::Rng;
 use crate::time::Ps;
 use crate::workload::MessageSpec;
@@ -279,7 +279,7 @@ pub fn run(
     progress: &mut dyn FnMut(u64, u64),
 ) -> ClosedLoopRun {
     let mut threads = ClosedLoop::new(messages, cfg, seed);
-    let outcome = protocol.run_closed_loop(&mut threads, progress);
+    let outcome = protocol.run(Feed::Closed(&mut threads), progress);
     let report = report(&threads, &outcome);
     // Issue order, ties by index: what every per-message statistic expects.
     let mut order: Vec<usize> = (0..messages.len()).collect();

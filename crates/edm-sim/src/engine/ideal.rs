@@ -3,10 +3,7 @@
 //! either each message's latency alone under a real protocol (what that
 //! protocol would give without contention), or an explicit latency and
 //! bandwidth (Gao et al.'s injected delay, §3.1: latency + bytes / bandwidth).
-use super::closed_loop::ClosedLoop;
-use super::{
-    run_fed, EventQueue, InOrder, Issues, Outcome, Progress, Protocol, Record, Simulation, Totals,
-};
+use super::{run, EventQueue, Feed, Outcome, Progress, Protocol, Record, Simulation, Totals};
 use crate::time::Ps;
 use crate::workload::MessageSpec;
 
@@ -27,12 +24,8 @@ impl IdealFabric {
         IdealFabric { latency }
     }
 
-    fn run_with<I: Issues>(
-        &self,
-        messages: &[MessageSpec],
-        issues: &mut I,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Outcome {
+    fn run_with(&self, feed: Feed, progress: Progress) -> Outcome {
+        let messages = feed.messages();
         let mut sim = IdealSim {
             q: EventQueue::default(),
             latency: messages.iter().map(|m| self.alone_ps(m)).collect(),
@@ -40,7 +33,7 @@ impl IdealFabric {
             completions: Vec::with_capacity(messages.len()),
             delivered_bytes: 0,
         };
-        let end = run_fed(&mut sim, issues, progress);
+        let end = run(&mut sim, feed, progress);
         let mut records: Vec<Record> = sim
             .latency
             .iter()
@@ -71,12 +64,8 @@ fn payload_bytes(m: &MessageSpec) -> u64 {
 }
 
 impl Protocol for IdealFabric {
-    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome {
-        self.run_with(messages, &mut InOrder::new(messages), progress)
-    }
-
-    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome {
-        self.run_with(threads.messages(), threads, progress)
+    fn run(&mut self, feed: Feed, progress: Progress) -> Outcome {
+        self.run_with(feed, progress)
     }
 
     fn alone_ps(&self, m: &MessageSpec) -> Ps {

@@ -2,10 +2,11 @@
 //! one run loop ([`run`]: issues messages in order, counts events, reports
 //! progress, finds the run's end), link utilisation, and what a run returns
 //! ([`Outcome`]). A protocol plugs in twice: as a [`Protocol`] (what callers
-//! run) and, for one run, as a [`Simulation`] (what the loop drives). Issues
-//! come from an [`Issues`] feed: the workload's fixed times ([`InOrder`],
-//! open loop) or threads that wait for their last operation
-//! ([`closed_loop::ClosedLoop`]).
+//! run) and, for one run, as a [`Simulation`] (what the loop drives). A run's
+//! issues come from a [`Feed`]: the workload's fixed times ([`Feed::Open`],
+//! driven as [`InOrder`]) or threads that wait for their last operation
+//! ([`Feed::Closed`], a [`closed_loop::ClosedLoop`]); both are [`Issues`]
+//! to the loop.
 pub mod closed_loop;
 pub mod ideal;
 mod queue;
@@ -274,25 +275,49 @@ pub struct Outcome {
     pub totals: Totals,
 }
 
+/// Where a run's messages and their issue times come from.
+pub enum Feed<'a, 'b> {
+    /// Open loop: `messages` at their own issue times (sorted by them).
+    Open(&'a [MessageSpec]),
+    /// Closed loop: the threads' messages (their `issue_ps` unused), each
+    /// issued when its thread's previous one completes.
+    Closed(&'b mut ClosedLoop<'a>),
+}
+
+impl<'a> Feed<'a, '_> {
+    /// Every message the run may issue, indexed by message id.
+    pub fn messages(&self) -> &'a [MessageSpec] {
+        match self {
+            Feed::Open(messages) => messages,
+            Feed::Closed(threads) => threads.messages(),
+        }
+    }
+
+    /// Whether the feed reads the completion log ([`Issues::reads_completions`]).
+    pub fn reads_completions(&self) -> bool {
+        match self {
+            Feed::Open(messages) => InOrder::new(messages).reads_completions(),
+            Feed::Closed(threads) => threads.reads_completions(),
+        }
+    }
+}
+
 /// A fabric protocol: the policy the engine runs.
 pub trait Protocol {
-    /// Simulates `messages` (sorted by issue time) to completion.
-    fn run(&mut self, messages: &[MessageSpec], progress: &mut dyn FnMut(u64, u64)) -> Outcome;
-    /// Simulates the messages of `threads` (their `issue_ps` unused): each
-    /// completion lets its thread issue its next message.
-    fn run_closed_loop(&mut self, threads: &mut ClosedLoop, progress: Progress) -> Outcome;
-    /// [`Protocol::run`] handing every record to `sink` (batches of at most
-    /// `sink.batch`) and returning none. This default hands them on after
-    /// the run, in message order; a protocol that can tell when a record is
-    /// final hands it on during the run, so that it holds only those of the
-    /// messages in flight (`Totals::max_records_held`).
+    /// Simulates the messages `feed` issues to completion.
+    fn run(&mut self, feed: Feed, progress: Progress) -> Outcome;
+    /// [`Protocol::run`] of an open loop handing every record to `sink`
+    /// (batches of at most `sink.batch`) and returning none. This default
+    /// hands them on after the run, in message order; a protocol that can
+    /// tell when a record is final hands it on during the run, so that it
+    /// holds only those of the messages in flight (`Totals::max_records_held`).
     fn run_streamed(
         &mut self,
         messages: &[MessageSpec],
-        progress: &mut dyn FnMut(u64, u64),
+        progress: Progress,
         sink: &mut RecordSink,
     ) -> Outcome {
-        let mut out = self.run(messages, progress);
+        let mut out = self.run(Feed::Open(messages), progress);
         let records = std::mem::take(&mut out.records);
         out.totals.max_records_held = records.len();
         RecordWindow::whole(records).hand_all(sink);
@@ -426,14 +451,14 @@ impl Issues for InOrder<'_> {
     }
 }
 
-/// Runs `sim` over `messages` (sorted by issue time) until no event is
-/// left, calling `progress(completed, messages)` now and then and at the end.
-pub fn run<S: Simulation>(
-    sim: &mut S,
-    messages: &[MessageSpec],
-    progress: &mut dyn FnMut(u64, u64),
-) -> RunEnd {
-    run_fed(sim, &mut InOrder::new(messages), progress)
+/// Runs `sim` with its issues from `feed` until no event is left, calling
+/// `progress(completed, messages)` now and then and at the end: the one
+/// loop ([`run_fed`]), built once per kind of feed.
+pub fn run<S: Simulation>(sim: &mut S, feed: Feed, progress: Progress) -> RunEnd {
+    match feed {
+        Feed::Open(messages) => run_fed(sim, &mut InOrder::new(messages), progress),
+        Feed::Closed(threads) => run_fed(sim, threads, progress),
+    }
 }
 
 /// Runs `sim` with its issues from `issues` until no event is left.

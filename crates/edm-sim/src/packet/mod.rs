@@ -20,7 +20,7 @@ mod run;
 pub mod window;
 
 pub use net::Net;
-pub use run::{fill_alone, simulate, simulate_fed, AloneCache};
+pub use run::{fill_alone, simulate, AloneCache};
 
 use crate::engine::Totals;
 use crate::time::Ps;

@@ -4,7 +4,7 @@
 use super::net::{Ev, Net};
 use super::{request_bytes, FlowRole, PacketKind, Transport};
 use crate::config::FabricConfig;
-use crate::engine::{self, utilisation, EventQueue, InOrder, Issues, Outcome, Simulation, Totals};
+use crate::engine::{self, utilisation, EventQueue, Feed, Outcome, Progress, Simulation, Totals};
 use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use std::cell::RefCell;
@@ -101,29 +101,19 @@ impl<T: Transport> Simulation for PacketSim<'_, '_, T> {
     }
 }
 
-/// Runs a transport over a workload on the packet fabric.
+/// Runs a transport over the messages `feed` issues on the packet fabric.
 pub fn simulate<T: Transport>(
     t: &mut T,
     fabric: &FabricConfig,
-    msgs: &[MessageSpec],
-    progress: &mut dyn FnMut(u64, u64),
+    feed: Feed,
+    progress: Progress,
 ) -> Outcome {
-    simulate_fed(t, fabric, msgs, &mut InOrder::new(msgs), progress)
-}
-
-/// [`simulate`] with its issues from `issues` (a closed loop's threads).
-pub fn simulate_fed<T: Transport, I: Issues>(
-    t: &mut T,
-    fabric: &FabricConfig,
-    msgs: &[MessageSpec],
-    issues: &mut I,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Outcome {
+    let msgs = feed.messages();
     let cfg = t.packet_config().clone();
     let net = Net::new(fabric, &cfg, msgs);
     t.reset(net.ports);
     let mut sim = PacketSim { net, transport: t };
-    let run = engine::run_fed(&mut sim, issues, progress);
+    let run = engine::run(&mut sim, feed, progress);
     let mut net = sim.net;
     let mut totals = Totals {
         events: run.events,
@@ -203,7 +193,7 @@ impl AloneCache {
         let out = simulate(
             &mut t,
             &served,
-            std::slice::from_ref(&alone),
+            Feed::Open(std::slice::from_ref(&alone)),
             &mut |_, _| {},
         );
         let v = out.records[0]

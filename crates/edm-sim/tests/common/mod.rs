@@ -5,7 +5,7 @@ use edm_proto::spec::*;
 use edm_sim::config::FabricConfig;
 use edm_sim::edm::config::EdmConfig;
 use edm_sim::edm::Edm;
-use edm_sim::engine::{Outcome, Protocol};
+use edm_sim::engine::{Feed, Outcome, Protocol};
 use edm_sim::time::Ps;
 use edm_sim::workload::{MessageSpec, Op, OpenLoop, Roles, SizeCdf};
 
@@ -18,7 +18,7 @@ pub fn fabric(nodes: usize, gbps: u32) -> FabricConfig {
 }
 
 pub fn run(fabric: FabricConfig, cfg: EdmConfig, msgs: &[MessageSpec]) -> Outcome {
-    Edm::new(fabric, cfg).run(msgs, &mut |_, _| {})
+    Edm::new(fabric, cfg).run(Feed::Open(msgs), &mut |_, _| {})
 }
 
 /// A write of `size` bytes from `requester` to `memory`, issued at `issue_ps`.

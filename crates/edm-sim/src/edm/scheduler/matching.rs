@@ -25,41 +25,34 @@ impl Scheduler {
         self.iterations += 1;
         self.stamp = self.stamp.wrapping_add(1);
         let stamp = self.stamp;
-        let mut requesting_srcs = std::mem::take(&mut self.requesting_srcs);
-        requesting_srcs.clear();
         // (1) Each free destination requests its best eligible message: visible,
         // source free, and the oldest of its source-destination pair.
         // Only destinations with entries, in order (step 1 changes no queue's length).
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
+        // A destination released after this (plus the lead any waiting
+        // first chunk may have) is busy for every entry it holds.
+        let busy_after = now + self.max_lead_ps + self.early_ps;
         for word in 0..self.waiting.len() {
             let mut bits = self.waiting[word];
             while bits != 0 {
                 let dst = word * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.request(dst, now, stamp, out, &mut requesting_srcs);
+                self.request(dst, now, busy_after, stamp, out);
             }
         }
-        self.accept(now, out, &mut requesting_srcs);
-        self.requesting_srcs = requesting_srcs;
+        self.accept(now, out);
     }
 
     /// Step (1) for destination `dst` (its queue holds entries): it requests
     /// its best eligible message from that message's source (step 2 keeps
     /// each source's best request).
     #[inline(always)]
-    fn request(
-        &mut self,
-        dst: usize,
-        now: Ps,
-        stamp: u32,
-        out: &mut Iteration,
-        requesting_srcs: &mut Vec<u16>,
-    ) {
+    fn request(&mut self, dst: usize, now: Ps, busy_after: Ps, stamp: u32, out: &mut Iteration) {
         {
             let early = self.early_ps;
             let dst_release = self.dst_release[dst];
-            if dst_release > now + self.max_lead_ps + early || self.link_down[dst] {
+            if dst_release > busy_after || self.link_down[dst] {
                 return;
             }
             if self.pipelined && now < self.dst_in_flight_until[dst] {
@@ -115,7 +108,7 @@ impl Scheduler {
                 let slot = &mut self.best_request[s];
                 if slot.0 != stamp {
                     *slot = (stamp, key, dst as u16, id, at);
-                    requesting_srcs.push(s as u16);
+                    self.requesting[s / 64] |= 1u64 << (s % 64);
                 } else {
                     out.refused = true;
                     if key < slot.1 {
@@ -128,10 +121,23 @@ impl Scheduler {
 
     /// Step (3): accepted pairs become busy; grants are issued one iteration later.
     #[inline(always)]
-    fn accept(&mut self, now: Ps, out: &mut Iteration, requesting_srcs: &mut [u16]) {
+    fn accept(&mut self, now: Ps, out: &mut Iteration) {
         let at = now + self.iteration_ps;
-        requesting_srcs.sort_unstable();
-        for &s in requesting_srcs.iter() {
+        // The requested sources in port order (a bit each: no sort).
+        for word in 0..self.requesting.len() {
+            let mut bits = std::mem::take(&mut self.requesting[word]);
+            while bits != 0 {
+                let s = (word * 64 + bits.trailing_zeros() as usize) as u16;
+                bits &= bits - 1;
+                self.accept_request(now, at, s, out);
+            }
+        }
+    }
+
+    /// Step (3) for source `s`, which got a request: accepts its best.
+    #[inline(always)]
+    fn accept_request(&mut self, now: Ps, at: Ps, s: u16, out: &mut Iteration) {
+        {
             // `at_head` still indexes the entry: only this grant changes `dst`'s heads.
             let (_, key, dst, id, at_head) = self.best_request[s as usize];
             if self.pipelined {
@@ -142,7 +148,7 @@ impl Scheduler {
                 // the grant stage).
                 if now < self.src_in_flight_until[s as usize] {
                     out.refused = true;
-                    continue;
+                    return;
                 }
                 self.prev_release[s as usize] = self.src_release[s as usize];
                 self.src_in_flight_until[s as usize] = now + self.iteration_ps;

@@ -112,7 +112,8 @@ pub struct Scheduler {
     // Scratch, reused across iterations (generation-stamped, never cleared).
     stamp: u32,
     best_request: Vec<BestRequest>,
-    requesting_srcs: Vec<u16>,
+    /// A bit per source that got a request this iteration.
+    requesting: Vec<u64>,
 }
 
 impl Scheduler {
@@ -156,7 +157,7 @@ impl Scheduler {
             iterations: 0,
             stamp: 0,
             best_request: vec![(0, 0, 0, 0, 0); ports],
-            requesting_srcs: Vec::new(),
+            requesting: vec![0; ports.div_ceil(64)],
         }
     }
 
