@@ -34,6 +34,15 @@
 // room / pair_room leave the pending insert its slot; the queue also holds at
 // most DEPTH entries (room). Grant update (g_hit): the slot g_j of pair g_src
 // is removed (g_last) or keeps g_rem_next bytes.
+//
+// REGISTERED_TREE: the room is a cycle old, so that no register's next value
+// depends on this cycle's insert (the scheduler's insert loop, a lane's
+// FIFO head -> its claim -> ins_v / ins_src -> room, would otherwise close
+// through one register): pair s accepts while it holds fewer than X entries
+// and the queue while it holds fewer than DEPTH, the pending insert NOT
+// counted. Each pair has XS = X + 1 slots and the queue DEPTH + 1 entries,
+// the extra one for that pending insert: never refused where the exact rule
+// accepts; one entry more only when a pair (queue) fills back to back.
 module edm_notif_queue #(
     parameter int unsigned N = 4,            // notification lanes = ports = pairs
     parameter int unsigned X = 3,            // slots per source-destination pair
@@ -62,7 +71,7 @@ module edm_notif_queue #(
     input  logic                              dst_free_next,
     output logic                              nonempty,    // an entry or a pending insert
     output logic                              rq_v,
-    output logic [((X > 1) ? $clog2(X) : 1)-1:0] rq_j,     // the slot in its pair
+    output logic [((X + (REGISTERED_TREE ? 1 : 0) > 1) ? $clog2(X + (REGISTERED_TREE ? 1 : 0)) : 1)-1:0] rq_j,  // the slot in its pair
     output logic [$clog2(N)-1:0]              rq_src,
     output logic [edm_pkg::NG_ID_W-1:0]       rq_msg,
     output logic [edm_pkg::NG_SIZE_W-1:0]     rq_rem,
@@ -75,7 +84,7 @@ module edm_notif_queue #(
     // Grant update of slot g_j of pair g_src: removed if g_last, else g_rem_next bytes remain.
     input  logic                              g_hit,
     input  logic [$clog2(N)-1:0]              g_src,
-    input  logic [((X > 1) ? $clog2(X) : 1)-1:0] g_j,
+    input  logic [((X + (REGISTERED_TREE ? 1 : 0) > 1) ? $clog2(X + (REGISTERED_TREE ? 1 : 0)) : 1)-1:0] g_j,
     input  logic                              g_last,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     g_rem_next,
     // The sources with an entry in the queue (bit s = source s).
@@ -85,9 +94,11 @@ module edm_notif_queue #(
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
   localparam int unsigned TW = STAMP_W;
-  localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
-  localparam int unsigned S = N * X;                   // slots, slot s*X + j = pair s, j
-  localparam int unsigned CW = $clog2(DEPTH + 1);      // a count of entries
+  localparam int unsigned XS = X + (REGISTERED_TREE ? 1 : 0);  // slots per pair (see "Insert")
+  localparam int unsigned JW = (XS > 1) ? $clog2(XS) : 1;
+  localparam int unsigned DS = DEPTH + (REGISTERED_TREE ? 1 : 0);  // entries at most
+  localparam int unsigned S = N * XS;                  // slots, slot s*XS + j = pair s, j
+  localparam int unsigned CW = $clog2(DS + 1);         // a count of entries
   // An insert is registered (p_), written into its slot the next cycle, and
   // visible once age == VIS_AGE, age 0 being the cycle after that write.
   localparam int unsigned VIS_AGE = edm_pkg::SW_NQ_INSERT_CYCLES - 2;
@@ -116,9 +127,9 @@ module edm_notif_queue #(
   logic [S-1:0][SW-1:0]     s_rem;
   logic [S-1:0]             s_rres;
   logic [S-1:0][TW-1:0]     s_stamp;
-  // Per pair, over its slots (index j*X + k; only j < k stored): j arrived
+  // Per pair, over its slots (index j*XS + k; only j < k stored): j arrived
   // before k; j ranks before k (KEEP_PRIO).
-  logic [N-1:0][X*X-1:0]    older_q, prio_q, n_older, n_prio;
+  logic [N-1:0][XS*XS-1:0]    older_q, prio_q, n_older, n_prio;
   logic [N-1:0]             src_ok;             // registered ports
   logic                     dst_ok;
   /* verilator lint_off UNUSEDSIGNAL */  // (read without REGISTERED_TREE only)
@@ -136,19 +147,18 @@ module edm_notif_queue #(
   logic             p_rres;
 
   // Room for an insert this cycle: the pending insert's slot left to it.
-  // REGISTERED_TREE: the same values computed the cycle before from the next
-  // state and the insert being registered (ins_v, ins_src), so that the
-  // scheduler's insert loop (room -> the lanes' takes -> the next insert)
-  // starts from flip-flops, not from p_v's fan-out and a source decode.
+  // REGISTERED_TREE: a cycle old (see "Insert"): from the next state alone,
+  // two of the pair's XS slots free and the count at most DS - 2, whatever
+  // is inserted this cycle (it is the pending insert then, and has the
+  // second slot), so ins_v / ins_src reach no room register.
   if (REGISTERED_TREE) begin : g_room_reg
     always_ff @(posedge clk)
       if (!rst_n) begin
-        pair_room <= (X > 0) ? '1 : '0;
+        pair_room <= (XS > 0) ? '1 : '0;
         room <= DEPTH > 0;
       end else begin
-        for (integer s = 0; s < N; s++)
-          pair_room[s] <= (ins_v && ins_src == PW'(s)) ? two_free_n[s] : one_free_n[s];
-        room <= ins_v ? 32'(n_count) + 2 <= DEPTH : 32'(n_count) + 1 <= DEPTH;
+        pair_room <= two_free_n;
+        room <= 32'(n_count) + 2 <= DS;
       end
   end else begin : g_room_comb
     always_comb
@@ -160,29 +170,29 @@ module edm_notif_queue #(
   // ---------------------------------------------------------------- slot updates
   logic [S-1:0]     ins_hit, g_slot, n_valid, low_free;
   logic [S-1:0][SW-1:0] n_rem;
-  logic [X-1:0]     ins_lt, g_lt, g_eq;   // the insert's / the granted entry's bytes vs its pair's slot k
+  logic [XS-1:0]     ins_lt, g_lt, g_eq;   // the insert's / the granted entry's bytes vs its pair's slot k
   logic             ins_lt_g;             // the insert is shorter than the granted entry
-  logic [X-1:0][SW-1:0] p_pair_rem, g_pair_rem;
+  logic [XS-1:0][SW-1:0] p_pair_rem, g_pair_rem;
 
   always_comb begin
     // The lowest free slot of each pair.
     for (integer s = 0; s < N; s++)
-      for (integer j = 0; j < X; j++) begin
-        low_free[s*X + j] = !s_valid[s*X + j];
+      for (integer j = 0; j < XS; j++) begin
+        low_free[s*XS + j] = !s_valid[s*XS + j];
         for (integer k = 0; k < j; k++)
-          if (!s_valid[s*X + k]) low_free[s*X + j] = 1'b0;
+          if (!s_valid[s*XS + k]) low_free[s*XS + j] = 1'b0;
       end
     for (integer i = 0; i < S; i++) begin
-      ins_hit[i] = p_v && p_src == PW'(i / X) && low_free[i];
-      g_slot[i] = g_hit && g_src == PW'(i / X) && g_j == JW'(i % X);
+      ins_hit[i] = p_v && p_src == PW'(i / XS) && low_free[i];
+      g_slot[i] = g_hit && g_src == PW'(i / XS) && g_j == JW'(i % XS);
       n_valid[i] = ins_hit[i] || (s_valid[i] && !(g_slot[i] && g_last));
       n_rem[i] = ins_hit[i] ? p_size : (g_slot[i] ? g_rem_next : s_rem[i]);
     end
     // SRPT without pair order: the changed keys against their pair's others,
     // the pair's bytes selected by the (registered) source first.
-    for (integer k = 0; k < X; k++) begin
-      p_pair_rem[k] = s_rem[32'(p_src) * X + k];
-      g_pair_rem[k] = s_rem[32'(g_src) * X + k];
+    for (integer k = 0; k < XS; k++) begin
+      p_pair_rem[k] = s_rem[32'(p_src) * XS + k];
+      g_pair_rem[k] = s_rem[32'(g_src) * XS + k];
       ins_lt[k] = p_size < p_pair_rem[k];
       g_lt[k] = g_rem_next < g_pair_rem[k];
       g_eq[k] = g_rem_next == g_pair_rem[k];
@@ -192,21 +202,21 @@ module edm_notif_queue #(
 
   always_comb
     for (integer s = 0; s < N; s++)
-      for (integer j = 0; j < X; j++)
-        for (integer k = 0; k < X; k++) begin
+      for (integer j = 0; j < XS; j++)
+        for (integer k = 0; k < XS; k++) begin
           // A new entry is younger than every stored one.
-          if (j >= k) n_older[s][j*X + k] = 1'b0;
-          else if (ins_hit[s*X + j]) n_older[s][j*X + k] = 1'b0;
-          else if (ins_hit[s*X + k]) n_older[s][j*X + k] = 1'b1;
-          else n_older[s][j*X + k] = older_q[s][j*X + k];
+          if (j >= k) n_older[s][j*XS + k] = 1'b0;
+          else if (ins_hit[s*XS + j]) n_older[s][j*XS + k] = 1'b0;
+          else if (ins_hit[s*XS + k]) n_older[s][j*XS + k] = 1'b1;
+          else n_older[s][j*XS + k] = older_q[s][j*XS + k];
           // Only a changed key needs its comparisons redone; ties go to the
           // older entry (an insert is the youngest: first only when shorter).
-          if (j >= k || !KEEP_PRIO) n_prio[s][j*X + k] = 1'b0;
-          else if (ins_hit[s*X + j]) n_prio[s][j*X + k] = g_slot[s*X + k] ? ins_lt_g : ins_lt[k];
-          else if (ins_hit[s*X + k]) n_prio[s][j*X + k] = !(g_slot[s*X + j] ? ins_lt_g : ins_lt[j]);
-          else if (g_slot[s*X + j]) n_prio[s][j*X + k] = g_lt[k] || (g_eq[k] && older_q[s][j*X + k]);
-          else if (g_slot[s*X + k]) n_prio[s][j*X + k] = !(g_lt[j] || (g_eq[j] && !older_q[s][j*X + k]));
-          else n_prio[s][j*X + k] = prio_q[s][j*X + k];
+          if (j >= k || !KEEP_PRIO) n_prio[s][j*XS + k] = 1'b0;
+          else if (ins_hit[s*XS + j]) n_prio[s][j*XS + k] = g_slot[s*XS + k] ? ins_lt_g : ins_lt[k];
+          else if (ins_hit[s*XS + k]) n_prio[s][j*XS + k] = !(g_slot[s*XS + j] ? ins_lt_g : ins_lt[j]);
+          else if (g_slot[s*XS + j]) n_prio[s][j*XS + k] = g_lt[k] || (g_eq[k] && older_q[s][j*XS + k]);
+          else if (g_slot[s*XS + k]) n_prio[s][j*XS + k] = !(g_lt[j] || (g_eq[j] && !older_q[s][j*XS + k]));
+          else n_prio[s][j*XS + k] = prio_q[s][j*XS + k];
         end
 
   // Room from the next state (registered; the pending insert is subtracted as it is read).
@@ -214,8 +224,8 @@ module edm_notif_queue #(
     for (integer s = 0; s < N; s++) begin
       one_free_n[s] = 1'b0;
       two_free_n[s] = 1'b0;
-      for (integer j = 0; j < X; j++)
-        if (!n_valid[s*X + j]) begin
+      for (integer j = 0; j < XS; j++)
+        if (!n_valid[s*XS + j]) begin
           if (one_free_n[s]) two_free_n[s] = 1'b1;
           one_free_n[s] = 1'b1;
         end
@@ -225,8 +235,8 @@ module edm_notif_queue #(
 
   // ---------------------------------------------------------------- request: per pair
   // j ranks before k within pair s (whole matrices from the stored halves).
-  function automatic slot_before(input [X*X-1:0] order, input integer j, input integer k);
-    slot_before = (j < k) ? order[j*X + k] : !order[k*X + j];
+  function automatic slot_before(input [XS*XS-1:0] order, input integer j, input integer k);
+    slot_before = (j < k) ? order[j*XS + k] : !order[k*XS + j];
   endfunction
 
   // Each pair's best candidate slot is registered (pick, one-hot), computed
@@ -242,19 +252,19 @@ module edm_notif_queue #(
   always_comb
     for (integer s = 0; s < N; s++) begin
       // Next cycle's candidates: valid, visible, and (pair order) no older valid slot.
-      for (integer j = 0; j < X; j++) begin
-        cand_n[s*X + j] = n_valid[s*X + j] && (ins_hit[s*X + j] ? (VIS == '0)
-                          : (s_age[s*X + j] == VIS || s_age[s*X + j] + 1'b1 == VIS));
+      for (integer j = 0; j < XS; j++) begin
+        cand_n[s*XS + j] = n_valid[s*XS + j] && (ins_hit[s*XS + j] ? (VIS == '0)
+                          : (s_age[s*XS + j] == VIS || s_age[s*XS + j] + 1'b1 == VIS));
         if (PAIR_ORDER)
-          for (integer k = 0; k < X; k++)
-            if (k != j && n_valid[s*X + k] && slot_before(n_older[s], k, j)) cand_n[s*X + j] = 1'b0;
+          for (integer k = 0; k < XS; k++)
+            if (k != j && n_valid[s*XS + k] && slot_before(n_older[s], k, j)) cand_n[s*XS + j] = 1'b0;
       end
-      for (integer j = 0; j < X; j++) begin
-        pick_n[s*X + j] = cand_n[s*X + j];
+      for (integer j = 0; j < XS; j++) begin
+        pick_n[s*XS + j] = cand_n[s*XS + j];
         if (!PAIR_ORDER)
-          for (integer k = 0; k < X; k++)
-            if (k != j && cand_n[s*X + k]
-                && !slot_before(KEEP_PRIO ? n_prio[s] : n_older[s], j, k)) pick_n[s*X + j] = 1'b0;
+          for (integer k = 0; k < XS; k++)
+            if (k != j && cand_n[s*XS + k]
+                && !slot_before(KEEP_PRIO ? n_prio[s] : n_older[s], j, k)) pick_n[s*XS + j] = 1'b0;
       end
       // pick is one-hot (or zero): OR the picked slot's fields together.
       pc_v[s] = 1'b0;
@@ -263,14 +273,14 @@ module edm_notif_queue #(
       pc_rem[s] = '0;
       pc_rres[s] = 1'b0;
       pc_stamp[s] = '0;
-      for (integer j = 0; j < X; j++)
-        if (pick[s*X + j]) begin
+      for (integer j = 0; j < XS; j++)
+        if (pick[s*XS + j]) begin
           pc_v[s] = 1'b1;
           pc_j[s] = pc_j[s] | JW'(j);
-          pc_msg[s] = pc_msg[s] | s_msg[s*X + j];
-          pc_rem[s] = pc_rem[s] | s_rem[s*X + j];
-          pc_rres[s] = pc_rres[s] | s_rres[s*X + j];
-          pc_stamp[s] = pc_stamp[s] | s_stamp[s*X + j];
+          pc_msg[s] = pc_msg[s] | s_msg[s*XS + j];
+          pc_rem[s] = pc_rem[s] | s_rem[s*XS + j];
+          pc_rres[s] = pc_rres[s] | s_rres[s*XS + j];
+          pc_stamp[s] = pc_stamp[s] | s_stamp[s*XS + j];
         end
       pc_elig[s] = pc_v[s] && src_ok[s] && dst_ok;
     end
@@ -390,7 +400,7 @@ module edm_notif_queue #(
       pick <= '0;
       p_v <= 1'b0;
       one_free <= '1;
-      two_free <= (X > 1) ? '1 : '0;
+      two_free <= (XS > 1) ? '1 : '0;
       count <= '0;
       q_one <= 1'b1;
       q_two <= DEPTH > 1;
@@ -435,7 +445,7 @@ module edm_notif_queue #(
   always_comb
     for (integer s = 0; s < N; s++) begin
       src_waiting[s] = 1'b0;
-      for (integer j = 0; j < X; j++)
-        if (s_valid[s*X + j]) src_waiting[s] = 1'b1;
+      for (integer j = 0; j < XS; j++)
+        if (s_valid[s*XS + j]) src_waiting[s] = 1'b1;
     end
 endmodule

@@ -19,7 +19,10 @@
 // SW_NQ_LANE_CYCLES_REGISTERED) targets it claims it (a priority encoder over the lanes' equal
 // destinations), and the candidate is inserted if its pair
 // has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
-// their lanes' FIFOs (in order). Insertion is the arrival as the reference model sees
+// their lanes' FIFOs (in order). With REGISTERED_TREE the room is a cycle old:
+// the pair holds fewer than X and the queue fewer than DEPTH entries not
+// counting one inserted the cycle before (X + 1 slots per pair, DEPTH + 1
+// entries: the same capacity, one more in a back-to-back fill). Insertion is the arrival as the reference model sees
 // it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
 // the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
 //
@@ -128,7 +131,7 @@ module edm_pim_scheduler #(
     output logic [N*edm_pkg::NG_ID_W-1:0]    grant_msg_id,
     output logic [N*edm_pkg::NG_SIZE_W-1:0]  grant_bytes,
     output logic [N-1:0]                     grant_last,   // the chunk that completes its message
-    output logic [$clog2(N*DEPTH+1)-1:0]     occupancy,    // notifications queued (REGISTERED_TREE: ITER - 2 cycles ago)
+    output logic [$clog2(N*(DEPTH + (REGISTERED_TREE ? 1 : 0))+1)-1:0] occupancy,    // notifications queued (REGISTERED_TREE: ITER - 2 cycles ago)
     // PARK_DST, for the switch's age rule on parked ports (edm_switch): per
     // destination d, the circuits granted into it and not released
     // (park_cnt), the source it is parked to (park_src), and a grant into it
@@ -158,9 +161,13 @@ module edm_pim_scheduler #(
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  localparam int unsigned M = N * DEPTH;             // slots in all
+  // REGISTERED_TREE: a queue stores up to DEPTH + 1 entries in X + 1 slots
+  // per pair (edm_notif_queue's room rule keeps the extra one for the insert
+  // registered the cycle before, which the room does not count).
+  localparam int unsigned XS = X + (REGISTERED_TREE ? 1 : 0);
+  localparam int unsigned M = N * (DEPTH + (REGISTERED_TREE ? 1 : 0));  // entries in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
-  localparam int unsigned JW = (X > 1) ? $clog2(X) : 1;
+  localparam int unsigned JW = (XS > 1) ? $clog2(XS) : 1;
   // A stamp: {insert cycles before, lane} (REGISTERED_TREE), or the inserts before.
   localparam int unsigned TW = REGISTERED_TREE ? STAMP_W + PW : STAMP_W;
   localparam int unsigned NW = $clog2(N + 1);        // a count of lanes

@@ -14,6 +14,10 @@ id, bytes, kind, stamp) and, with HOLD_TREE, the best visible candidate
 whatever the ports (priority hold's view). The ports are given a cycle ahead
 (src_free_next, dst_free_next), as the scheduler does. Then it applies the
 cycle's insert and grant update (a chunk of an entry, or its end).
+With REGISTERED_TREE the room is a cycle old: the insert registered the cycle
+before (pending) is not counted, and the queue has X + 1 slots per pair and
+DEPTH + 1 entries for it (room: fewer than DEPTH stored; pair_room: fewer
+than X), so a pair filled back to back takes X + 1 and the queue DEPTH + 1.
 
 Directed tests exercise each operation back to back: inserts every cycle into
 one pair and then the others until the pair and the queue refuse; a key update
@@ -89,9 +93,10 @@ class Bench:
         self.n = int(dut.N.value)
         self.x = int(dut.X.value)
         self.depth = int(dut.DEPTH.value)
+        self.registered = int(dut.REGISTERED_TREE.value)   # room a cycle old; X + 1 slots per pair
         self.stamp_w = int(dut.STAMP_W.value)
         self.hold_tree = bool(int(dut.HOLD_TREE.value))
-        self.model = Model(self.n, self.x, self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
+        self.model = Model(self.n, self.x + self.registered, self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
         self.cycle = 0
         self.ports = (0, False)   # (source ports, destination port) free this cycle
         self.grants = self.inserts = self.removals = self.refusals = 0
@@ -101,12 +106,17 @@ class Bench:
                               src_free_next=0, dst_free_next=0, g_hit=0, g_src=0, g_j=0, g_last=0, g_rem_next=0)
 
     def pair_free(self, s: int) -> int:
-        """Slots an insert into pair s may still take (the pending insert has one)."""
+        """Slots an insert into pair s may still take (the pending insert has
+        one; registered: one is always kept for it, pending or not)."""
         p = self.model.pending
+        if self.registered:
+            return self.model.slots[s].count(None) - 1
         return self.model.slots[s].count(None) - (p is not None and p["src"] == s)
 
     def room(self) -> bool:
-        return self.model.count() + (self.model.pending is not None) < self.depth
+        """Fewer than DEPTH entries, counting the pending insert (registered: not counting it)."""
+        pending = self.model.pending is not None and not self.registered
+        return self.model.count() + pending < self.depth
 
     def in_range(self) -> bool:
         """A new arrival keeps every live entry's stamp within the exact range."""
@@ -199,14 +209,16 @@ def notif(rng: random.Random, b: Bench, size: int | None = None, src: int | None
 async def inserts_back_to_back_fill_and_refuse(dut):
     """An insert every cycle into pair 0 until it is full (pair_room drops,
     the next insert is refused), then into the other pairs until the queue
-    holds DEPTH (room drops)."""
+    holds DEPTH (room drops). With REGISTERED_TREE the room is a cycle old and
+    the pending insert not counted, so back to back the pair takes X + 1 and
+    the queue DEPTH + 1 (the exact rule, or X slots, refuses the last)."""
     b = Bench(dut)
     rng = seeded_random(1)
     await b.start()
     while b.pair_free(0) > 0:
         await b.step(notif(rng, b, src=0), src_free=0)
     await b.step(notif(rng, b, src=0), src_free=0)
-    assert b.refusals == 1 and b.inserts == b.x
+    assert b.refusals == 1 and b.inserts == b.x + b.registered, (b.refusals, b.inserts)
     s = 1
     while b.room() and b.in_range():
         if b.pair_free(s) == 0:
@@ -216,7 +228,8 @@ async def inserts_back_to_back_fill_and_refuse(dut):
     await b.step(notif(rng, b, src=(s + 1) % b.n), src_free=0)
     for _ in range(VISIBLE_AFTER + 1):
         await b.step()
-    assert b.inserts == min(b.depth, b.n * b.x, 1 << (b.stamp_w - 1)) or not b.in_range(), b.inserts
+    full = min(b.depth + b.registered, b.n * (b.x + b.registered), 1 << (b.stamp_w - 1))
+    assert b.inserts == full or not b.in_range(), b.inserts
 
 
 @cocotb.test()
@@ -250,17 +263,17 @@ async def remove_then_reuse_and_insert_with_update(dut):
     rng = seeded_random(3)
     await b.start()
     for s in range(b.n):
-        for j in range(b.x):
+        for j in range(b.model.x):
             if b.room() and b.in_range():
                 await b.step(notif(rng, b, size=64 * (s + j + 1), src=s))
     for _ in range(VISIBLE_AFTER):
         await b.step()
     for s in range(b.n):
-        for j in range(b.x):
+        for j in range(b.model.x):
             if b.model.slots[s][j]:
                 await b.step(None, grant=(s, j, 1 << 16))                 # removed
                 await b.step(notif(rng, b, size=32, src=s))               # its slot reused
-                live = [k for k in range(b.x) if b.model.slots[s][k]]
+                live = [k for k in range(b.model.x) if b.model.slots[s][k]]
                 await b.step(notif(rng, b, size=rng.randrange(1, 600), src=s),
                              grant=(s, live[0], 16) if live else None)    # insert + update, one pair
     for _ in range(4):

@@ -14,7 +14,10 @@ one whose link was down (link_up) when its iteration started;
 notif_ready is exactly "the lane's FIFO has room", and each queue inserts one
 notification per cycle, the lowest lane's candidate (FIFO head, else the
 arriving one; with REGISTERED_TREE only the head, so an arrival waits a cycle in
-its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself);
+its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself;
+with REGISTERED_TREE the room is a cycle old: the queue's and the pair's
+counts leave out the notification inserted into it the cycle before, so a
+pair filled back to back holds X + 1 and a queue DEPTH + 1);
 occupancy counts queued entries (with REGISTERED_TREE those of ITER - 2 cycles
 before: its count is pipelined a tree level per cycle).
 """
@@ -89,6 +92,8 @@ class Bench:
         self.stage = [deque() for _ in range(self.n)]   # each lane's waiting notifications
         self.link_up = (1 << self.n) - 1                 # link_up driven from the next step on
         self.link_hist: list[int] = []                  # link_up as driven in each cycle
+        self.last_inserts: set[tuple[int, int]] = set()  # (src, dst) inserted the cycle before
+        self.max_pair_len = 0
 
     async def start(self):
         await clock_and_reset(self.dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0,
@@ -146,6 +151,7 @@ class Bench:
         cands = [self.stage[i][0] if self.stage[i] else None if self.registered else lanes[i]
                  for i in range(n)]
         won = set()
+        inserts = set()
         any_inserted = False
         for i, c in enumerate(cands):
             # The lowest lane with a candidate for a queue claims it; the
@@ -154,13 +160,18 @@ class Bench:
             if c is not None and c[1] not in won:
                 won.add(c[1])
                 s, d, m, b, kind = c
-                if self.queued[d] < self.depth and self.pair_len(s, d) < self.x:
+                # REGISTERED_TREE: room a cycle old, last cycle's insert not counted.
+                pend_q = self.registered and any(dd == d for _, dd in self.last_inserts)
+                pend_pair = self.registered and (s, d) in self.last_inserts
+                if self.queued[d] - pend_q < self.depth and self.pair_len(s, d) - pend_pair < self.x:
                     self.model.notify(s, d, m, b, kind)
                     self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle, self.order])
                     self.live_orders[self.order] = 1
                     self.order += 1
                     self.queued[d] += 1
                     self.notified_bytes += b
+                    self.max_pair_len = max(self.max_pair_len, self.pair_len(s, d))
+                    inserts.add((s, d))
                     inserted = any_inserted = True
             x = lanes[i]
             staged = bool(self.stage[i])
@@ -176,6 +187,7 @@ class Bench:
             if x is not None and fits and (staged or not inserted):
                 self.stage[i].append(x)
         self.multi_per_dst += max(this_cycle) > 1
+        self.last_inserts = inserts
         self.insert_cycles += any_inserted
         if TRACE:
             self.dut._log.info(f"cycle {self.cycle}: notified {[x for x in lanes if x]} ready {ready:b}")
@@ -368,6 +380,26 @@ async def policy_across_and_within_pairs(dut):
     to0 = [g[2] for g in got if g[1] == 0]
     expect = ((12 if b.pair_order else 11) if b.srpt else 20)
     assert to0[:2] == [20, expect], got
+    await b.drain()
+
+
+@cocotb.test()
+async def pair_fills_back_to_back(dut):
+    """Five notifications of one pair, four in one cycle (lanes 0-3) and one a
+    cycle later (lane 0, so it claims the queue before lanes 1-3): inserted a
+    cycle each while the pair has room. The exact rule stops at X = 3; with
+    REGISTERED_TREE the room is a cycle old (the insert of the cycle before not
+    counted), so back to back the pair takes X + 1 = 4 and the fifth waits in
+    its lane until a grant ends one (the old rule there: the fourth refused,
+    occupancy and grants off the model)."""
+    b = Bench(dut)
+    await b.start()
+    size = 4 * b.chunk
+    await b.step([(0, 1, 30 + i, size, "WREQ") for i in range(min(4, b.n))])
+    await b.step([(0, 1, 40, size, "WREQ")])
+    for _ in range(6):
+        await b.step([])
+    assert b.max_pair_len == min(5, b.x + b.registered), b.max_pair_len
     await b.drain()
 
 
