@@ -5,7 +5,7 @@
 // request tree combinational (the default, the paper's budget), ceil(log4 N)
 // + 3 with it registered a level per cycle and the accept split in two
 // (REGISTERED_TREE = 1: logic per cycle one tree node or one comparator,
-// whatever N). State O(X·N²) (docs/hardware.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
+// whatever N). State O(X·N²) (docs/scheduler.md, "The scheduler's structure"). It is the cycle-exact twin of the reference model
 // crates/edm-sim/src/edm/scheduler/ as stepped by edm.sim.Scheduler
 // (docs/simulator.md, "Scheduler semantics"); tests/rtl/tb_pim_scheduler.py
 // checks every cycle's grants against it.
