@@ -60,6 +60,8 @@ module tb_dual_fabric_top #(
     input  logic [TIMER_W-1:0] cfg_ack_timeout,   // ACKS: a write re-sent after this long without /A/
     input  logic [TIMER_W-1:0] cfg_give_up,       // ACKS: ... and reported failed after this long
     output logic [NC-1:0]      wo_valid,          // ACKS: each write's outcome (edm_write_outcome)
+    output logic [NC*edm_pkg::PORT_BITS-1:0] wo_dst,
+    output logic [NC*8-1:0]    wo_id,
     output logic [NC*8-1:0]    wo_tag,
     output logic [NC-1:0]      wo_ok,
     output logic [NC*16-1:0]   wr_cnt_resent,
@@ -280,7 +282,8 @@ module tb_dual_fabric_top #(
         .cpl_status(cpl_status[c*8 +: 8]),
         .free_valid(m_free_valid), .free_dst(m_free_dst), .free_msg_id(m_free_id),
         .ack_valid(ma_valid), .ack_peer(ma_peer), .ack_base(ma_base), .ack_map(ma_map),
-        .wo_valid(wo_valid[c]), .wo_dst(), .wo_id(), .wo_tag(wo_tag[c*8 +: 8]), .wo_ok(wo_ok[c]), .wo_age(),
+        .wo_valid(wo_valid[c]), .wo_dst(wo_dst[c*PB +: PB]), .wo_id(wo_id[c*8 +: 8]), .wo_tag(wo_tag[c*8 +: 8]),
+        .wo_ok(wo_ok[c]), .wo_age(),
         .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_wo_stray(), .cnt_wo_failed());
     /* verilator lint_on PINCONNECTEMPTY */
     if (ACKS) begin : g_retry_state
