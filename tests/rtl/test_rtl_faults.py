@@ -102,9 +102,9 @@ def run_dual_fabric(testcase=None, env=None, parameters=None, seed=None):
     """Builds (or reuses) the dual-switch fabric (tests/rtl/tb_dual_fabric_top.sv)
     and runs tb_dual_fabric; `env` adds EDM_DUAL_ROUNDS, EDM_DUAL_JSON;
     `parameters` (e.g. READ_ORDER=0) builds a model of its own; `seed`
-    moves its random streams (else $EDM_SEED)."""
+    moves its random streams (else $EDM_SEED). Returns the failed cases."""
     name = "_".join(["tb_dual_fabric"] + [f"{k}{v}" for k, v in sorted((parameters or {}).items())])
-    run_bench("tb_dual_fabric", parameters or {}, name=name, extra_env=env or {}, testcase=testcase, seed=seed)
+    return run_bench("tb_dual_fabric", parameters or {}, name=name, extra_env=env or {}, testcase=testcase, seed=seed)
 
 
 # tb_dual_fabric's runs with one fault each (experiments/dual_fabric.py runs
