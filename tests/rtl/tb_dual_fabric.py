@@ -340,7 +340,7 @@ class Dual:
     # ---------------------------------------------------------------- the clock
     async def start(self, timeout=1500, retry=2000, sw_run=3):
         await start_fabric(self.dut, sw_run=sw_run, cfg_timeout=timeout, cfg_retry=retry, h_enc_block=0, s_enc_block=0,
-                           cfg_ack_timeout=self.ack_timeout, cfg_give_up=60000)
+                           cfg_ack_timeout=self.ack_timeout, cfg_give_up=GIVE_UP)
 
     async def step(self):
         d, rng, nc, nm = self.dut, self.rng, self.nc, self.nm
@@ -717,21 +717,22 @@ class Dual:
                     f"read-back of {r['len']} B at {r['off']:#x} of memory node {r['m']} differs"
         return out
 
-    async def settle_outcomes(self, give_up=60000):
-        """ACKS: steps until every write has its outcome, or its give-up (the
-        cfg_give_up of start()) and the outcome queue's drain have passed."""
+    async def settle_outcomes(self):
+        """ACKS: steps until every write has its outcome, or its give-up and the
+        outcome queue's drain have passed."""
         if not self.ack_timeout:
             return
         posted = [w["t_cpl"] for w in self.writes if w["len"] and "t_cpl" in w]
-        while len(self.outcomes) < len(posted) and self.cycle < max(posted, default=0) + give_up + 2000:
+        while len(self.outcomes) < len(posted) and self.cycle < max(posted, default=0) + GIVE_UP + 2000:
             await self.step()
 
     def write_outcomes(self):
         """Each write by what its host learned and what its memory holds (after
         check_copies, from the filters' verdicts): acknowledged (ACKS: its /A/
         came); failed and reported (its posted completion failed, posted_failed,
-        or ACKS: no /A/ within the give-up), of those applied whole anyway; lost unseen (not
-        applied whole, yet acknowledged, or without ACKS completed OK);
+        or ACKS: no /A/ within the give-up), of those applied whole anyway;
+        lost unseen (not applied whole, yet acknowledged, or without ACKS
+        completed OK);
         unresolved (ACKS: no outcome); applied twice (a chunk applied by two
         copies). Outcomes are matched to writes by (compute node, destination,
         id, tag), the earliest after the write's posted completion."""
@@ -763,6 +764,7 @@ class Dual:
             if reported:
                 out["failed_reported"] += 1
                 out["failed_applied"] += whole
+                lost.append(("failed", w["c"], w["m"], w["id"], w["t_cpl"], counts))
             elif acked or not self.ack_timeout:
                 out["acknowledged"] += acked
                 if not whole:
@@ -771,9 +773,16 @@ class Dual:
         stray = [o for v in by.values() for o in v]
         assert not stray, f"write outcomes matching no write: {stray[:4]}"
         if lost:
-            self.dut._log.info(f"WRITES lost unseen or unresolved (what, compute node, memory node, id, "
-                               f"posted at, copies applied per chunk): {lost}")
+            self.dut._log.info(f"WRITES lost unseen, unresolved or failed (what, compute node, memory node, id, "
+                               f"posted at, copies applied per chunk): {lost}; {self.outcome_counters()}")
         return out
+
+    def outcome_counters(self):
+        """Diagnosis (ACKS): per compute host the writes its edm_write_retry
+        stopped re-sending and the /A/ ids its edm_write_outcome matched to no write."""
+        d = self.dut
+        return {name: [field(int(getattr(d, name).value), c, 16) for c in range(self.nc)]
+                for name in ("wr_cnt_resent", "wr_cnt_gave_up", "wo_cnt_stray")}
 
     def replay_commits(self):
         """The shared region replayed in the order the memory node's engines
@@ -1156,6 +1165,8 @@ async def shared_reads(dut):
     report(f, "shared_reads", [], order=order)
 
 
+
+GIVE_UP = 60000   # ACKS: cycles from a write's posted completion to its failure (cfg_give_up)
 
 # Cycles with plane 1 cut and no traffic before a one-plane run starts (two of
 # the link guards' 512-cycle windows). From reset with requests at once, a
