@@ -1169,9 +1169,10 @@ async def shared_reads(dut):
 GIVE_UP = 60000   # ACKS: cycles from a write's posted completion to its failure (cfg_give_up)
 
 # Cycles with plane 1 cut and no traffic before a one-plane run starts (two of
-# the link guards' 512-cycle windows). From reset with requests at once, a
-# request taken in the first cycles on compute node 1 never completed (a hang
-# seen 2026-11-29 at BER 4e-5, seed 0, not yet explained; docs/faults.md §7).
+# the link guards' 512-cycle windows). Plane 1's engines still take some first
+# requests and never send them; a request its plane-0 copy failed then never
+# completes, and with /A/ the write retry waits for that plane: seed 0 passes
+# at BER 4e-5, seeds 1 and 2 hang (docs/faults.md §7).
 ONE_PLANE_SETTLE = 1024
 
 

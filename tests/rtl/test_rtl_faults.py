@@ -219,16 +219,6 @@ def test_dual_fabric_two_cuts_writes_acknowledged():
                     env={"EDM_DUAL_ACKS": "600", "EDM_DUAL_SECOND_CUT": "2400"}, seed=0)
 
 
-def test_dual_fabric_one_plane_bit_errors_acknowledged():
-    """Write acknowledgements on one plane (plane 1 stopped from the start):
-    bit errors (4e-5 per bit) on plane 0's links, a write hit there has no
-    second copy and is re-sent; every write acknowledged, nothing applied
-    twice, every byte checked (tb_dual_fabric.bit_errors, $EDM_DUAL_ONE_PLANE)."""
-    run_dual_fabric(testcase="bit_errors", parameters={"ACKS": 1},
-                    env={"EDM_DUAL_ACKS": "600", "EDM_DUAL_BER": "4e-5", "EDM_DUAL_ONE_PLANE": "1",
-                         "EDM_DUAL_ROUNDS": "50"})
-
-
 class TestFaultsFabric:
     """The whole fabric with a clock per host and for the switch (elastic
     buffers at every receiver) and link guards with a short BER window; both
