@@ -32,6 +32,21 @@ records refused first copies instead of failing on them.
 
     .venv/bin/python experiments/dual_fabric.py --ber 1e-6 --seeds 3 [--burst 8] [--retry 300]
 
+--acks [T] builds the top with write acknowledgements (ACKS = 1: the memory
+nodes send /A/, each compute host re-sends a write T cycles, default 600,
+after its posted completion without one; docs/protocol.md §4b) and, for
+--two-cuts and --ber, prints each seed's writes by outcome: acknowledged,
+failed and reported (and of those, applied whole anyway), lost unseen (not
+in memory whole though acknowledged, or without --acks completed OK),
+unresolved, applied twice (every DRAM word checked against the copies
+applied). --two-cuts --acks counts failures as --count-failures does and
+fails a seed with a write lost unseen, unresolved or applied twice.
+--one-plane (with --ber) holds plane 1's switch in reset and its links cut
+from the start: plane 0 alone, a write hit on it has no second copy.
+
+    .venv/bin/python experiments/dual_fabric.py --two-cuts --acks --seeds 50 [--first-seed 0] [--json OUT]
+    .venv/bin/python experiments/dual_fabric.py --ber 4e-5 --acks --one-plane --seeds 3
+
 Every run asserts what the bench asserts (tests/rtl/tb_dual_fabric.py); the
 runs that pass are printed, and the script then fails naming every run that
 did not. Cycles are 2.56 ns (the PCS clock).
@@ -69,6 +84,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
     parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
     parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
+    parser.add_argument("--acks", type=int, nargs="?", const=600, metavar="T",
+                        help="write acknowledgements (ACKS = 1), a write re-sent T cycles (600) without /A/")
+    parser.add_argument("--one-plane", action="store_true", help="with --ber: plane 1 stopped from the start")
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds FIRST .. FIRST + N - 1")
+    parser.add_argument("--json", type=Path, help="append each run's summary (one JSON line) to this file")
     args = parser.parse_args()
     if args.ber is not None:
         bit_errors(args)
@@ -79,16 +99,20 @@ def main() -> None:
     rows, failures = [], []
     start = time.time()
     with tempfile.TemporaryDirectory() as tmp:
-        for s in range(args.seeds):
+        for s in seeds(args):
             out = Path(tmp) / f"seed{s}.json"
-            run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
-                            seed=s, env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_JSON": str(out),
-                                 **({} if args.second_cut is None else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
-                                 **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
+            failed = run_dual_fabric(testcase=TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS,
+                                     seed=s, parameters=acks_build(args),
+                                     env={"EDM_DUAL_ROUNDS": str(args.rounds), "EDM_DUAL_JSON": str(out),
+                                          **acks_env(args),
+                                          **({} if args.second_cut is None
+                                             else {"EDM_DUAL_SECOND_CUT": str(args.second_cut)}),
+                                          **({"EDM_DUAL_FAILURES": "1"} if args.count_failures else {})})
             done = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+            keep(args, s, done)
             tests = (TWO_CUTS_TEST if args.two_cuts else DUAL_TESTS).split(",")
-            failed = [t for t in tests if t not in {r["test"] for r in done}]
-            if failed:   # a failing test writes no summary; the others of the seed may have
+            failed = sorted(set(failed) | {t for t in tests if t not in {r["test"] for r in done}})
+            if failed:   # (a summary is written before the bench's last checks: failed, yet in the table)
                 failures.append(f"seed {s}: {', '.join(failed)} failed "
                                 f"(EDM_SEED={s}; tests/rtl/sim_build/tb_dual_fabric/results.xml)")
             rows += [(s, r) for r in done]
@@ -103,14 +127,15 @@ def main() -> None:
               f"| {sum(c['filter_cnt_dup'])} ({sum(c['filter_cnt_stale'])}) "
               f"| {sum(c['mirror_cnt_dup']) + sum(c['mirror_cnt_stale'])} | {sum(c['mirror_cnt_unmirrored'])} "
               f"| {sum(c['cn_cnt_retries'])} / {sum(c['cn_cnt_stray'])} / {sum(c['sw_cnt_lost_grants'])} |")
-    if args.count_failures:
+    if args.count_failures or args.acks:
         print("\n| seed | reads / writes / RMWs failed | write chunks lost on the wire | first copies refused "
               "| applied twice | RMWs applied, reported failed |")
         print("|---:|---|---:|---:|---:|---:|")
-        for s, r in rows:
+        for s, r in [(s, r) for s, r in rows if "copies" in r]:
             k, n = r["copies"], r["failed"]
             print(f"| {s} | {n['1']} / {n['2']} / {n['3']} | {k['lost_on_wire_writes']} | {k['refused_first']} "
                   f"| {k['applied_twice']} | {k['rmw_applied_reported_failed']} |")
+        write_outcome_table(args, rows)
     print()
     print("| fault | seed | in flight (failed) | completed by plane | last in flight done after | "
           "first completion after | first new one after | longest gap 2000 before / after "
@@ -123,6 +148,48 @@ def main() -> None:
                   f"| {f['longest_gap_before']} / {f['longest_gap_after']} "
                   f"| {f['completions_before']} / {f['completions_after']} |")
     finish(len(rows), start, failures)
+
+
+def seeds(args) -> range:
+    return range(args.first_seed, args.first_seed + args.seeds)
+
+
+def acks_build(args, **parameters) -> dict | None:
+    """The top's parameters: ACKS = 1 with --acks (a model of its own)."""
+    if args.acks is not None:
+        parameters["ACKS"] = 1
+    return parameters or None
+
+
+def acks_env(args) -> dict:
+    return {} if args.acks is None else {"EDM_DUAL_ACKS": str(args.acks)}
+
+
+def keep(args, seed: int, summaries: list) -> None:
+    """--json: each run's summary, one line, with its seed and options."""
+    if args.json:
+        with args.json.open("a") as out:
+            for r in summaries:
+                out.write(json.dumps({"seed": seed, "acks": args.acks, "one_plane": args.one_plane,
+                                      "ber": args.ber, **r}) + "\n")
+
+
+def write_outcome_table(args, rows) -> None:
+    """Each run's writes by outcome (tb_dual_fabric write_outcomes; the runs that count them)."""
+    rows = [(s, r) for s, r in rows if "write_outcomes" in r]
+    print(f"\nWrites ({'acknowledged, re-sent after ' + str(args.acks) + ' cycles' if args.acks else 'no /A/'}):\n")
+    print("| seed | writes | acknowledged | failed, reported (not sent / applied whole) | lost unseen | unresolved "
+          "| applied twice | re-sent | reads / RMWs failed |")
+    print("|---:|---:|---:|---|---:|---:|---:|---:|---|")
+    for s, r in rows:
+        w, k = r["write_outcomes"], r["copies"]
+        print(f"| {s} | {w['writes']} | {w['acknowledged'] if args.acks else '-'} "
+              f"| {w['failed_reported']} ({w['posted_failed']} / {w['failed_applied']}) | {w['lost_unseen']} | {w['unresolved']} "
+              f"| {w['applied_twice']} | {sum(r['counters']['wr_cnt_resent'])} "
+              f"| {k['reads_failed']} / {k['rmw_failed']} |")
+    total = {key: sum(r["write_outcomes"][key] for _, r in rows)
+             for key in ("writes", "acknowledged", "failed_reported", "lost_unseen", "unresolved", "applied_twice")}
+    print(f"\nall {len(rows)} runs: {total}")
 
 
 def finish(runs: int, start: float, failures: list) -> None:
@@ -143,9 +210,9 @@ def shared_reads(seeds: int, read_order: int) -> None:
             env = {"EDM_DUAL_JSON": str(out)}
             if not read_order:
                 env["EDM_DUAL_UNORDERED"] = "1"
-            run_dual_fabric(testcase="shared_reads", env=env, seed=s,
-                            parameters=None if read_order else {"READ_ORDER": 0})
-            if not out.exists():
+            failed = run_dual_fabric(testcase="shared_reads", env=env, seed=s,
+                                     parameters=None if read_order else {"READ_ORDER": 0})
+            if failed or not out.exists():
                 sys.exit(f"seed {s}: the bench failed (see tests/rtl/sim_build/ results.xml)")
             r = json.loads(out.read_text())
             o = r["order"]
@@ -162,28 +229,36 @@ def bit_errors(args) -> None:
           "reported failed | write chunks lost on the wire | first copies refused (writes) | applied twice "
           "| copies marked stale | largest id lag: first copy / any | bits flipped |")
     print("|---:|---|---|---:|---:|---|---:|---:|---|---:|---:|---|---:|")
-    parameters = None if args.mirror_wait is None else {"MIRROR_WAIT_CYCLES": args.mirror_wait}
+    parameters = acks_build(args, **({} if args.mirror_wait is None else {"MIRROR_WAIT_CYCLES": args.mirror_wait}))
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for s in range(args.seeds):
+        for s in seeds(args):
             out = Path(tmp) / f"seed{s}.json"
             env = {"EDM_DUAL_JSON": str(out), "EDM_DUAL_ROUNDS": str(args.rounds),
                    "EDM_DUAL_BER": str(args.ber), "EDM_DUAL_BURST": str(args.burst),
                    "EDM_DUAL_RETRY": str(args.retry), "EDM_DUAL_TIMEOUT": str(args.timeout)}
             if args.count_only:
                 env["EDM_DUAL_COUNT_ONLY"] = "1"
-            run_dual_fabric(testcase="bit_errors", env=env, parameters=parameters, seed=s)
-            if not out.exists():   # a failing run writes no summary
+            if args.one_plane:
+                env["EDM_DUAL_ONE_PLANE"] = "1"
+            failed = run_dual_fabric(testcase="bit_errors", env={**env, **acks_env(args)}, parameters=parameters,
+                                     seed=s)
+            if failed:
                 failures.append(f"seed {s}: bit_errors failed (EDM_SEED={s}; results.xml under "
                                 f"tests/rtl/sim_build/)")
+            if not out.exists():   # failed before its summary
                 print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | failed |")
                 continue
             r = json.loads(out.read_text())
+            keep(args, s, [r])
+            rows.append((s, r))
             k = r["copies"]
             print(f"| {s} | {args.ber:g} / {args.burst} | {args.retry} / {args.timeout} | {r['cycles']} "
                   f"| {r['requests']} | {k['reads_failed']} / {k['rmw_failed']} | {k['rmw_applied_reported_failed']} "
                   f"| {k['lost_on_wire_writes']} | {k['refused_first']} ({k['refused_first_writes']}) "
                   f"| {k['applied_twice']} | {k['stale_marks']} | {k['lag_first']} / {k['lag_any']} "
                   f"| {k['bits_flipped']} |")
+    write_outcome_table(args, rows)
     finish(args.seeds, start, failures)
 
 

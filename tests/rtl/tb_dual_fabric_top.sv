@@ -60,9 +60,13 @@ module tb_dual_fabric_top #(
     input  logic [TIMER_W-1:0] cfg_ack_timeout,   // ACKS: a write re-sent after this long without /A/
     input  logic [TIMER_W-1:0] cfg_give_up,       // ACKS: ... and reported failed after this long
     output logic [NC-1:0]      wo_valid,          // ACKS: each write's outcome (edm_write_outcome)
+    output logic [NC*edm_pkg::PORT_BITS-1:0] wo_dst,
+    output logic [NC*8-1:0]    wo_id,
     output logic [NC*8-1:0]    wo_tag,
     output logic [NC-1:0]      wo_ok,
     output logic [NC*16-1:0]   wr_cnt_resent,
+    output logic [NC*16-1:0]   wr_cnt_gave_up,    // ACKS: writes the retry stopped re-sending (diagnosis)
+    output logic [NC*16-1:0]   wo_cnt_stray,      // ACKS: /A/ ids the outcome matched to no write (diagnosis)
     // ACKS, diagnosis (compute host c: [c*128 +: 128]): the retry's entry states (2 bits
     // each), its entries waiting for the mirror's free, and {q_hold, r_due, q_valid, q_ready}.
     output logic [NC*128-1:0]  wr_state,
@@ -280,8 +284,10 @@ module tb_dual_fabric_top #(
         .cpl_status(cpl_status[c*8 +: 8]),
         .free_valid(m_free_valid), .free_dst(m_free_dst), .free_msg_id(m_free_id),
         .ack_valid(ma_valid), .ack_peer(ma_peer), .ack_base(ma_base), .ack_map(ma_map),
-        .wo_valid(wo_valid[c]), .wo_dst(), .wo_id(), .wo_tag(wo_tag[c*8 +: 8]), .wo_ok(wo_ok[c]), .wo_age(),
-        .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(), .cnt_wo_stray(), .cnt_wo_failed());
+        .wo_valid(wo_valid[c]), .wo_dst(wo_dst[c*PB +: PB]), .wo_id(wo_id[c*8 +: 8]), .wo_tag(wo_tag[c*8 +: 8]),
+        .wo_ok(wo_ok[c]), .wo_age(),
+        .cnt_resent(wr_cnt_resent[c*16 +: 16]), .cnt_gave_up(wr_cnt_gave_up[c*16 +: 16]),
+        .cnt_wo_stray(wo_cnt_stray[c*16 +: 16]), .cnt_wo_failed());
     /* verilator lint_on PINCONNECTEMPTY */
     if (ACKS) begin : g_retry_state
       assign wr_state[c*128 +: 128] = 128'({front.g_acks.retry.r_due, front.g_acks.retry.q_hold, q_valid, q_ready,

@@ -15,6 +15,12 @@ Configuration from the environment (set by python/edm/ycsb/rtl.py):
 EDM_YCSB_WORKLOAD, EDM_YCSB_OPERATIONS, EDM_YCSB_OUTSTANDING, EDM_YCSB_SEED,
 EDM_YCSB_RECORDS, EDM_YCSB_DISTRIBUTION (optional), EDM_YCSB_JSON (where to
 write every operation's cycles).
+
+With write acknowledgements (the top built with ACKS = 1, $EDM_FABRIC_ACKS=1,
+docs/protocol.md §4b) every write must also get its outcome, acknowledged;
+an operation still ends at its writes' posted completion (the client's
+latency convention), and each write's posted and acknowledged times (cycles
+from its issue) are written to the JSON beside the operations.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import cocotb
 import tb_fabric
 from edm import protocol
 from edm.ycsb.store import new_client
-from tb_fabric import K_RMW, K_RREQ, K_WREQ, new_fabric
+from tb_fabric import K_RMW, K_RREQ, K_WREQ, new_fabric, outcomes_of
 
 KINDS = {"read": K_RREQ, "write": K_WREQ, "cas": K_RMW}
 
@@ -45,6 +51,10 @@ async def ycsb(dut):
     client, image = new_client(workload, records=records, operations=operations, outstanding=outstanding,
                                seed=seed, nodes=nm, distribution=distribution)
     f = await new_fabric(dut, seed)
+    if tb_fabric.acks():
+        dut.cfg_give_up.value = tb_fabric.GIVE_UP
+        dut.cfg_ack_timeout.value = tb_fabric.ACK_TIMEOUT
+    writes = []
     # The memory nodes' DRAM holds the store (the bench's RSIZE bounds every DRAM address).
     tb_fabric.RSIZE = client.store.layout.node_bytes
     for m in range(nm):
@@ -62,6 +72,7 @@ async def ycsb(dut):
             if q.kind == "write":   # the bench made up data: the store's value instead
                 f.lmem[0][r["loff"]:r["loff"] + q.length] = q.data
                 r["data"] = q.data
+                writes.append(r)
             pending[id(r)] = (q, r)
 
     submit(client.start(0))
@@ -81,6 +92,16 @@ async def ycsb(dut):
                                           f"{q.result[:16].hex()}..., the memory image holds {want[:16].hex()}...")
             submit(client.complete(q, f.cycle * cycle_ps))
     await f.run()                              # the last writes' data reach the DRAM
+    write_times = []
+    if tb_fabric.acks():   # every write acknowledged (none failed, none left without an outcome)
+        while len(f.outcomes) < len(writes):
+            await f.step()
+            assert f.cycle < limit + tb_fabric.GIVE_UP, f"{len(writes) - len(f.outcomes)} writes have no outcome"
+        for r, o in outcomes_of(f, writes):
+            assert o[5] == 1, f"a write of {r['len']} B at {r['off']:#x} failed: {o}"
+            write_times.append({"bytes": r["len"], "posted_cycles": r["t_cpl"] - r["t_req"],
+                                "acked_cycles": r["t_cpl"] - r["t_req"] + o[6]})
+        dut._log.info(f"{len(writes)} writes, every one acknowledged")
     f.model = [bytearray(image.mem[m]) for m in range(nm)]
     f.check_clean()                            # DRAM == image, no error counter moved
     ops = [{"op": o.op, "start_cycle": o.start_ps // cycle_ps, "end_cycle": o.end_ps // cycle_ps,
@@ -90,4 +111,4 @@ async def ycsb(dut):
     path = env.get("EDM_YCSB_JSON")
     if path:
         with open(path, "w") as fh:
-            json.dump({"cycles": f.cycle, "requests": client.requests, "ops": ops}, fh)
+            json.dump({"cycles": f.cycle, "requests": client.requests, "ops": ops, "writes": write_times}, fh)
