@@ -88,3 +88,17 @@ def test_commit_ids_live_only_in_the_changelog():
     found = [f"{p.name}:{n}: {m.group()}" for p in docs if p.name != "CHANGELOG.md"
              for n, line in enumerate(p.read_text().splitlines(), 1) for m in commit.finditer(line)]
     assert not found, "commit ids outside docs/CHANGELOG.md:\n" + "\n".join(found)
+
+
+# The two design documents that grew into lab notebooks before (issue #39): a
+# design document states the design, its invariants and its current figures;
+# history goes to docs/CHANGELOG.md and a topic that outgrows its document
+# gets its own (docs/scheduler.md came out of docs/hardware.md).
+DOC_LINE_LIMITS = {"hardware.md": 700, "faults.md": 700}
+
+
+def test_design_documents_stay_within_their_length():
+    docs = README.parent / "docs"
+    over = {name: n for name, limit in DOC_LINE_LIMITS.items()
+            if (n := len((docs / name).read_text().splitlines())) > limit}
+    assert not over, f"design documents over their line limit {DOC_LINE_LIMITS}: {over}"
