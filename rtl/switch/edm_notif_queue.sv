@@ -138,6 +138,10 @@ module edm_notif_queue #(
   /* verilator lint_on UNUSEDSIGNAL */
   logic [N-1:0]             one_free_n, two_free_n;
   logic [CW-1:0]            count, n_count;     // entries stored
+  /* verilator lint_off UNUSEDSIGNAL */  // (one of them, by REGISTERED_TREE)
+  logic                     nonempty_q;         // an entry or an insert (next state)
+  logic                     stored_any;         // an entry stored
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // The pending insert.
   logic             p_v;
@@ -404,7 +408,8 @@ module edm_notif_queue #(
       count <= '0;
       q_one <= 1'b1;
       q_two <= DEPTH > 1;
-      nonempty <= 1'b0;
+      nonempty_q <= 1'b0;
+      stored_any <= 1'b0;
       src_ok <= '0;
       dst_ok <= 1'b0;
     end else begin
@@ -416,11 +421,14 @@ module edm_notif_queue #(
       count <= n_count;
       q_one <= 32'(n_count) + 1 <= DEPTH;
       q_two <= 32'(n_count) + 2 <= DEPTH;
-      nonempty <= ins_v || n_valid != '0;
+      nonempty_q <= ins_v || n_valid != '0;
+      stored_any <= n_valid != '0;
       src_ok <= src_free_next;
       dst_ok <= dst_free_next;
     end
-    if (ins_v) begin
+    // REGISTERED_TREE: loaded every cycle, p_v alone qualifying them, so
+    // ins_v drives no load enable (it was the insert path's end).
+    if (ins_v || REGISTERED_TREE) begin
       p_src <= ins_src;
       p_msg <= ins_msg;
       p_size <= ins_size;
@@ -439,6 +447,14 @@ module edm_notif_queue #(
         s_age[i] <= s_age[i] + 1'b1;
       end
     end
+  end
+
+  // nonempty: REGISTERED_TREE: the stored entries' register OR the pending
+  // insert, so this cycle's insert (ins_v) reaches only p_v.
+  if (REGISTERED_TREE) begin : g_nonempty_reg
+    assign nonempty = stored_any || p_v;
+  end else begin : g_nonempty_comb
+    assign nonempty = nonempty_q;
   end
 
   // ---------------------------------------------------------------- waiting sources
