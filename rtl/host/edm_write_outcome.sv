@@ -16,7 +16,10 @@
 // POSTED nor FREE in its slot, or of an untracked peer, is counted
 // (cnt_stray): a duplicate's re-acknowledgement of a resolved write (one
 // that finds its slot FREE waits as EARLY until a write of another id takes
-// the slot or cfg_give_up passes). A write posted to an untracked destination
+// the slot or cfg_give_up passes). An id newer (serial order over the 8-bit
+// ids) than the EARLY id holding its slot takes the slot: ids of a
+// destination rise, so the older one is a resolved write's re-ack, and the
+// newer one may be the early /A/ of a write about to be posted. A write posted to an untracked destination
 // or into a slot that holds another id POSTED or DONE is not tracked
 // (cnt_untracked) and gets no outcome.
 //
@@ -107,6 +110,10 @@ module edm_write_outcome #(
   assign a_step = a_left != '0;   // takes id a_id this cycle
   assign aq_pop = aq_valid && (a_left == '0 || (a_left & (a_left - 1'b1)) == '0);
 
+  // a_id is newer than the EARLY id holding its slot (serial order, mod 256).
+  logic a_newer;
+  assign a_newer = ((s_id[a_x] - a_id) & 8'h80) != 8'h00;
+
   // ---- the posted completion
   logic          p_tracked;
   logic [XW-1:0] p_x;
@@ -177,7 +184,7 @@ module edm_write_outcome #(
         end else if (s_state[a_x] == POSTED && s_id[a_x] == a_id && !(o_push && t_pick && t_x == a_x)) begin
           s_state[a_x] <= DONE;
           s_time[a_x] <= now - s_time[a_x];
-        end else if (s_state[a_x] == FREE) begin
+        end else if (s_state[a_x] == FREE || (s_state[a_x] == EARLY && a_newer)) begin
           s_state[a_x] <= EARLY;
           s_id[a_x] <= a_id;
           s_time[a_x] <= now;
@@ -189,7 +196,8 @@ module edm_write_outcome #(
       if (posted_valid) begin
         if (!p_tracked) begin
           cnt_untracked <= edm_pkg::sat_add(cnt_untracked, 2'd1);
-        end else if (a_step && a_tracked && a_x == p_x && s_state[p_x] == FREE && a_id == posted_id) begin
+        end else if (a_step && a_tracked && a_x == p_x && a_id == posted_id
+                     && (s_state[p_x] == FREE || (s_state[p_x] == EARLY && a_newer))) begin
           s_state[p_x] <= DONE;   // its /A/ in the same cycle
           s_id[p_x] <= posted_id;
           s_tag[p_x] <= posted_tag;

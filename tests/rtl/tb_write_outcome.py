@@ -119,3 +119,42 @@ async def every_tracked_write_gets_one_outcome(dut):
     assert counts["untracked"] == sum(1 for (d, _, _, _) in writes if d == UNTRACKED)
     assert n_ok > 1000 and n_fail > 100 and stray_sent > 50
     assert sum(1 for w in writes.values() if w["fate"] == "early" and w["acked"] is not None) > 50
+
+
+@cocotb.test()
+async def a_stale_reack_does_not_hide_a_newer_early_ack(dut):
+    """A resolved write's re-acknowledgement (id 5) holds its slot EARLY; the
+    early /A/ of the write 64 ids later (69, same slot) must take the slot,
+    so that its posted completion is acknowledged, not failed at the give-up
+    (found by experiments/dual_fabric.py --two-cuts --acks, seed 47). An
+    older id (133 - 64 = 69 then 5 again) never displaces a newer EARLY one."""
+    await clock_and_reset(dut, cfg_give_up=GIVE_UP, posted_valid=0, posted_dst=0, posted_id=0, posted_tag=0,
+                          ack_valid=0, ack_peer=0, ack_base=0, ack_map=0, out_ready=1)
+    outcomes = []
+
+    async def step(n=1):
+        for _ in range(n):
+            await ReadOnly()
+            if int(dut.out_valid.value):
+                outcomes.append((int(dut.out_id.value), int(dut.out_tag.value), int(dut.out_ok.value)))
+            await RisingEdge(dut.clk)
+            await FallingEdge(dut.clk)
+
+    async def ack(i):
+        dut.ack_valid.value, dut.ack_peer.value, dut.ack_base.value, dut.ack_map.value = 1, 0, i, 1
+        await step()
+        dut.ack_valid.value = 0
+        await step(4)
+
+    async def post(i, tag):
+        dut.posted_valid.value, dut.posted_dst.value, dut.posted_id.value, dut.posted_tag.value = 1, 0, i, tag
+        await step()
+        dut.posted_valid.value = 0
+
+    await ack(5)        # a stray: slot 5 EARLY with id 5
+    await ack(69)       # the next write of slot 5, acknowledged before its posted completion
+    await ack(5)        # older again: must not take the slot back
+    await post(69, 7)
+    await step(GIVE_UP + 200)
+    assert outcomes == [(69, 7, 1)], f"write 69's outcome: {outcomes}"
+    assert int(dut.cnt_acked.value) == 1 and int(dut.cnt_failed.value) == 0
