@@ -291,7 +291,7 @@ async def offer_frames(h: Hosts, count: int, load: float, step_hook=None) -> Non
         h.poll()
 
 
-def memory_traffic(f: Fabric, rng, in_flight: int = 16, read_share: float = 0.3):
+def memory_traffic(f: Fabric, rng, read_share: float, in_flight: int = 16):
     """Keeps `in_flight` reads (read-only region; 768-1024 B, up to the memory
     node's MAX_READ_BYTES) and writes (each compute node's own region;
     1024-1984 B) queued or outstanding per compute node: messages this long
