@@ -33,9 +33,17 @@
 //     was good, goes to the host with its status;
 //   * a completion that matches no request waiting for that plane (a plane's
 //     late answer to a tag the host has reused) is dropped (cnt_stale).
-// A request is forgotten once every plane that has it has reported; a plane
-// that never reports (a write whose grants never come on a dead plane) keeps
-// its entry until the host reuses the tag.
+// A request is forgotten once every plane that has it has reported.
+// Dead planes (DEAD_CYCLES, 0 = never): a plane whose plane_down has held
+// DEAD_CYCLES cycles reports for its engine, which may hold requests it took
+// before plane_down rose and can never send (a write's grants never come, a
+// read's timer never starts): a sweep, one tag a cycle and ahead of the
+// engines' completions, reports each request (or orphan) that plane owes as
+// failed (STATUS_TIMEOUT), so the host and edm_write_retry get an outcome
+// and a free within DEAD_CYCLES + 2^TAGS_LOG2 * NP cycles plus the host's
+// back-pressure. DEAD_CYCLES must exceed the longest plane_down of a cut the
+// plane comes back from; if it does come back, its engine's late completions
+// of swept requests are dropped as stale.
 // EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
 // edm_write_retry in front numbers the requests and re-sends a write with its
 // id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
@@ -54,6 +62,7 @@ module edm_mirror #(
     parameter int unsigned ID_TABLE_LOG2 = 4,  // message id counters
     parameter int unsigned TAGS_LOG2 = 4,      // host tags tracked
     parameter int unsigned WAIT_CYCLES = 64,   // a plane not taking a request this long is left out
+    parameter int unsigned DEAD_CYCLES = 0,    // a plane down this long fails what it holds (0 = never)
     parameter bit          EXT_ID = 1'b0,      // 1: ids from req_msg_id
     parameter int unsigned ACK_Q_LOG2 = 2,     // /A/ queued per plane
     parameter int unsigned PB = edm_pkg::PORT_BITS,
@@ -64,6 +73,7 @@ module edm_mirror #(
     // The host's request (only what this module needs; the rest is wired to every engine).
     input  logic             req_valid,
     output logic             req_ready,
+    input  logic [2:0]       req_kind,         // kept for a dead plane's failed completion
     input  logic [PB-1:0]    req_dst,
     input  logic [7:0]       req_msg_id,       // EXT_ID: the request's id (else ignored)
     /* verilator lint_off UNUSEDSIGNAL */
@@ -113,6 +123,7 @@ module edm_mirror #(
   localparam int unsigned NT = 1 << TAGS_LOG2;
   localparam int unsigned IDN = 1 << ID_TABLE_LOG2;
   localparam int unsigned WW = $clog2(WAIT_CYCLES + 1);
+  localparam int unsigned DW = DEAD_CYCLES > 0 ? $clog2(DEAD_CYCLES + 1) : 1;
   localparam logic [7:0] ST_OK = edm_pkg::STATUS_OK;
 
   // ================================================================ issue
@@ -137,6 +148,7 @@ module edm_mirror #(
   logic [NT-1:0]           t_done;      // the host has its completion
   logic [NT-1:0][PB-1:0]   t_dst;
   logic [NT-1:0][7:0]      t_id;
+  logic [NT-1:0][2:0]      t_kind;
   logic [NT-1:0]           t_open;      // still offered: another plane may take it
   logic [NT-1:0][NP-1:0]   o_pend;      // the tag's previous request: planes still to report
   logic [NT-1:0][PB-1:0]   o_dst;
@@ -167,26 +179,58 @@ module edm_mirror #(
       end
     end
   end
+  // ---- dead planes: a plane down DEAD_CYCLES; the sweep's tag and the report it makes
+  logic [NP-1:0][DW-1:0] down_for;
+  logic [NP-1:0]         dead;
+  logic [TAGS_LOG2-1:0]  k_tag;
+  logic [PI-1:0]         k_plane;
+  logic                  k_req, k_orphan;  // the swept tag's request / orphan owes a dead plane's report
+  always_comb begin
+    k_plane = '0;
+    k_req = 1'b0;
+    k_orphan = 1'b0;
+    for (int p = NP - 1; p >= 0; p--) begin
+      dead[p] = DEAD_CYCLES != 0 && down_for[p] == DW'(DEAD_CYCLES);
+      if (dead[p] && ((t_pend[k_tag][p] && !t_open[k_tag]) || o_pend[k_tag][p])) begin
+        k_plane = PI'(p);
+        k_req = t_pend[k_tag][p] && !t_open[k_tag];
+        k_orphan = !(t_pend[k_tag][p] && !t_open[k_tag]);
+      end
+    end
+  end
+  // The report taken this cycle: the sweep's (first), else the picked engine completion.
+  logic                 use_k;
+  logic [PI-1:0]        r_plane;
+  logic [7:0]           r_tag_full;
+  logic [2:0]           r_kind;
+  logic [PB-1:0]        r_dst;
+  logic [7:0]           r_id;
   logic [TAGS_LOG2-1:0] e_tag;
   logic [7:0]           e_status;
   logic                 e_match, e_ok, e_last, e_forward, e_take;
-  assign e_tag = eng_cpl_tag[int'(pick)*8 +: TAGS_LOG2];
-  assign e_status = eng_cpl_status[int'(pick)*8 +: 8];
-  assign e_match = c_match[pick];
+  assign use_k = k_req || k_orphan;
+  assign r_plane = use_k ? k_plane : pick;
+  assign r_tag_full = use_k ? 8'(k_tag) : eng_cpl_tag[int'(pick)*8 +: 8];
+  assign r_kind = use_k ? t_kind[k_tag] : eng_cpl_kind[int'(pick)*3 +: 3];
+  assign r_dst = use_k ? (k_req ? t_dst[k_tag] : o_dst[k_tag]) : eng_cpl_dst[int'(pick)*PB +: PB];
+  assign r_id = use_k ? (k_req ? t_id[k_tag] : o_id[k_tag]) : eng_cpl_msg_id[int'(pick)*8 +: 8];
+  assign e_tag = r_tag_full[TAGS_LOG2-1:0];
+  assign e_status = use_k ? edm_pkg::STATUS_TIMEOUT : eng_cpl_status[int'(pick)*8 +: 8];
+  assign e_match = use_k ? k_req : c_match[pick];
   assign e_ok = e_status == ST_OK;
-  assign e_last = (t_pend[e_tag] & ~(NP'(1) << pick)) == '0;   // no other plane still to report
+  assign e_last = (t_pend[e_tag] & ~(NP'(1) << r_plane)) == '0;   // no other plane still to report
   assign e_forward = e_match && !t_done[e_tag] && (e_ok || e_last);
   // A completion is taken when it is dropped or held, or forwarded into a free output.
-  assign e_take = pick_any && (!e_forward || !cpl_valid || cpl_ready);
+  assign e_take = (use_k || pick_any) && (!e_forward || !cpl_valid || cpl_ready);
   always_comb begin
     eng_cpl_ready = '0;
-    eng_cpl_ready[pick] = e_take;
+    eng_cpl_ready[pick] = e_take && !use_k;
   end
   // The last plane's report of a request no plane can still take, or of an orphan.
   logic o_match, o_last;
-  assign o_match = !e_match && o_pend[e_tag][pick] && o_dst[e_tag] == eng_cpl_dst[int'(pick)*PB +: PB]
-                   && o_id[e_tag] == eng_cpl_msg_id[int'(pick)*8 +: 8];
-  assign o_last = (o_pend[e_tag] & ~(NP'(1) << pick)) == '0;
+  assign o_match = use_k ? k_orphan
+                         : !e_match && o_pend[e_tag][pick] && o_dst[e_tag] == r_dst && o_id[e_tag] == r_id;
+  assign o_last = (o_pend[e_tag] & ~(NP'(1) << r_plane)) == '0;
   assign free_valid = e_take && ((e_match && e_last && !t_open[e_tag]) || (o_match && o_last));
   assign free_dst = e_match ? t_dst[e_tag] : o_dst[e_tag];
   assign free_msg_id = e_match ? t_id[e_tag] : o_id[e_tag];
@@ -198,10 +242,13 @@ module edm_mirror #(
       lag <= '0;
       waited <= '0;
       turn <= '0;
+      down_for <= '0;
+      k_tag <= '0;
       t_pend <= '0;
       t_done <= '0;
       t_dst <= '0;
       t_id <= '0;
+      t_kind <= '0;
       t_open <= '0;
       o_pend <= '0;
       o_dst <= '0;
@@ -228,41 +275,47 @@ module edm_mirror #(
       end
       // ---- completions (an issue reuses a tag only after its completion went out)
       if (cpl_valid && cpl_ready) cpl_valid <= 1'b0;
+      // ---- dead planes (the sweep moves on unless its report waits for the output)
+      for (int p = 0; p < NP; p++)
+        if (!plane_down[p]) down_for[p] <= '0;
+        else if (!dead[p]) down_for[p] <= down_for[p] + 1'b1;
+      if (!use_k || e_take) k_tag <= k_tag + 1'b1;
       if (e_take) begin
-        turn <= PI'((int'(pick) + 1) % NP);
+        if (!use_k) turn <= PI'((int'(pick) + 1) % NP);
         if (e_match) begin
-          t_pend[e_tag][pick] <= 1'b0;
+          t_pend[e_tag][r_plane] <= 1'b0;
           if (e_forward) t_done[e_tag] <= 1'b1;
         end
         if (e_forward) begin
           cpl_valid <= 1'b1;
-          cpl_kind <= eng_cpl_kind[int'(pick)*3 +: 3];
-          cpl_dst <= eng_cpl_dst[int'(pick)*PB +: PB];
-          cpl_tag <= eng_cpl_tag[int'(pick)*8 +: 8];
+          cpl_kind <= r_kind;
+          cpl_dst <= r_dst;
+          cpl_tag <= r_tag_full;
           cpl_status <= e_status;
-          cpl_plane <= pick;
-          cpl_msg_id <= eng_cpl_msg_id[int'(pick)*8 +: 8];
+          cpl_plane <= r_plane;
+          cpl_msg_id <= r_id;
         end
-        cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, e_match && t_done[e_tag]});
-        cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !e_match});
-        if (o_match) o_pend[e_tag][pick] <= 1'b0;
+        cnt_dup <= edm_pkg::sat_add(cnt_dup, {1'b0, !use_k && e_match && t_done[e_tag]});
+        cnt_stale <= edm_pkg::sat_add(cnt_stale, {1'b0, !use_k && !e_match});
+        if (o_match) o_pend[e_tag][r_plane] <= 1'b0;
       end
       // The request's entry is made when its first plane takes it (that plane's
       // engine may complete it before the others take it); later takes add to it.
       if (taking != '0 && given == '0) begin   // a completion for this tag now is the old request's
         // The old request, if planes still owe a report, becomes the tag's orphan.
         o_pend[req_tag[TAGS_LOG2-1:0]] <= t_pend[req_tag[TAGS_LOG2-1:0]]
-            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0);
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << r_plane : '0);
         o_dst[req_tag[TAGS_LOG2-1:0]] <= t_dst[req_tag[TAGS_LOG2-1:0]];
         o_id[req_tag[TAGS_LOG2-1:0]] <= t_id[req_tag[TAGS_LOG2-1:0]];
         t_pend[req_tag[TAGS_LOG2-1:0]] <= taking;
         t_done[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
         t_dst[req_tag[TAGS_LOG2-1:0]] <= req_dst;
         t_id[req_tag[TAGS_LOG2-1:0]] <= eng_msg_id;
+        t_kind[req_tag[TAGS_LOG2-1:0]] <= req_kind;
         t_open[req_tag[TAGS_LOG2-1:0]] <= !issued;
       end else if (taking != '0) begin
         t_pend[req_tag[TAGS_LOG2-1:0]] <= taking | (t_pend[req_tag[TAGS_LOG2-1:0]]
-            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << pick : '0));
+            & ~((e_take && e_match && e_tag == req_tag[TAGS_LOG2-1:0]) ? NP'(1) << r_plane : '0));
       end
       if (issued && given != '0) t_open[req_tag[TAGS_LOG2-1:0]] <= 1'b0;
     end

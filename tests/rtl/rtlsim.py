@@ -141,7 +141,7 @@ BENCHES: dict[str, Bench] = {
     "tb_link_guard": _module("pcs_link_guard", {"WINDOW_CYCLES": 64, "THRESHOLD": 4}),
     "tb_circuit_timeout": _module("edm_circuit_timeout"),
     "tb_dup_filter": _module("edm_dup_filter", {"SRC_LOG2": 2, "WINDOW_LOG2": 4, "SEQ_LOG2": 2}),
-    "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40}),
+    "tb_mirror": _module("edm_mirror", {"WAIT_CYCLES": 40, "DEAD_CYCLES": 1000}),
     "tb_ack_sender": _module("edm_ack_sender"),
     "tb_write_outcome": _module("edm_write_outcome"),
     "tb_write_retry": _module("edm_write_retry"),

@@ -21,6 +21,10 @@ module tb_dual_fabric_top #(
     parameter int unsigned CIRCUIT_TIMEOUT_CYCLES = 1000,
     parameter int unsigned PARK_AGE_CYCLES = 256,    // edm_switch's age bound on a parked port (0: off)
     parameter int unsigned MIRROR_WAIT_CYCLES = 2048,
+    // A plane down this long fails the requests its engines hold (edm_mirror
+    // DEAD_CYCLES): above a restored cut's link_down (cut + a clean BER
+    // window), far below cfg_give_up, so a write retried on the live plane.
+    parameter int unsigned MIRROR_DEAD_CYCLES = 4096,
     parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
@@ -245,9 +249,10 @@ module tb_dual_fabric_top #(
     logic [7:0]    q_tag, q_id, m_cpl_tag, m_cpl_status, m_cpl_id, ma_base, m_free_id;
     logic [PB-1:0] m_free_dst;
     // With ACKS a re-send's tag is 32 + its retry entry (4 x 8): the mirror keeps 64 tags.
-    edm_mirror #(.NP(2), .WAIT_CYCLES(MIRROR_WAIT_CYCLES), .EXT_ID(ACKS), .TAGS_LOG2(ACKS ? 6 : 4)) mirror (
+    edm_mirror #(.NP(2), .WAIT_CYCLES(MIRROR_WAIT_CYCLES), .DEAD_CYCLES(MIRROR_DEAD_CYCLES), .EXT_ID(ACKS),
+                 .TAGS_LOG2(ACKS ? 6 : 4)) mirror (
         .clk, .rst_n,
-        .req_valid(q_valid), .req_ready(q_ready), .req_dst(q_dst), .req_msg_id(q_id), .req_tag(q_tag),
+        .req_valid(q_valid), .req_ready(q_ready), .req_kind(q_kind), .req_dst(q_dst), .req_msg_id(q_id), .req_tag(q_tag),
         .plane_down(link_down[c*2 +: 2]), .eng_req_valid, .eng_req_ready, .eng_msg_id,
         .eng_cpl_valid, .eng_cpl_ready, .eng_cpl_kind, .eng_cpl_dst, .eng_cpl_msg_id, .eng_cpl_tag, .eng_cpl_status,
         .cpl_valid(m_cpl_valid), .cpl_ready(m_cpl_ready), .cpl_kind(m_cpl_kind),

@@ -289,3 +289,119 @@ async def acknowledgements_merge(dut):
     dropped = int(dut.cnt_ack_dropped.value)
     dut._log.info(f"{n_sent} /A/ on {np_} planes, {len(got)} out, {dropped} dropped")
     assert skipped == dropped and (dropped > 0 if np_ > 1 else dropped == 0) and len(got) > 1000
+
+
+@cocotb.test()
+async def dead_plane_fails_its_copies(dut):
+    """A plane whose plane_down holds DEAD_CYCLES reports for its engine: every
+    request that engine took and will never finish (a write's grants never
+    come) gets a failed report, so a failure held back for it reaches the host
+    (its kind, destination and id kept), every request is freed, and one taken
+    after the plane died is failed within a sweep (2^TAGS_LOG2 * NP cycles). A
+    shorter plane_down stretch does nothing, a live plane's later OK still goes
+    to the host, and the dead engine's own late answer is dropped as stale.
+    Plane NP-1 dies (with NP = 1 the only one: its requests fail)."""
+    np_ = int(dut.NP.value)
+    dead_cycles = int(dut.DEAD_CYCLES.value)
+    sweep = (1 << int(dut.TAGS_LOG2.value)) * np_
+    d = np_ - 1
+    live = [p for p in range(np_) if p != d]
+    await clock_and_reset(dut, req_valid=0, req_kind=0, req_dst=0, req_tag=0, plane_down=0, eng_req_ready=0,
+                          eng_cpl_valid=0, eng_cpl_kind=0, eng_cpl_dst=0, eng_cpl_msg_id=0, eng_cpl_tag=0,
+                          eng_cpl_status=0, cpl_ready=1)
+    cycle = 0
+    host, frees = [], []     # (cycle, kind, dst, tag, status, id) / (cycle, dst, id)
+
+    async def step(n=1, cpl=None, down=None, ready=1):
+        """n cycles; `cpl`: {plane: (kind, dst, id, tag, status)} offered until taken (one cycle here)."""
+        nonlocal cycle
+        for _ in range(n):
+            if down is not None:
+                dut.plane_down.value = down
+            dut.cpl_ready.value = ready
+            valid = kind = dst = mid = tag = status = 0
+            for p, (k, ds, i, t, st) in (cpl or {}).items():
+                valid |= 1 << p
+                kind |= k << (3 * p)
+                dst |= ds << (10 * p)
+                mid |= i << (8 * p)
+                tag |= t << (8 * p)
+                status |= st << (8 * p)
+            dut.eng_cpl_valid.value, dut.eng_cpl_kind.value, dut.eng_cpl_dst.value = valid, kind, dst
+            dut.eng_cpl_msg_id.value, dut.eng_cpl_tag.value, dut.eng_cpl_status.value = mid, tag, status
+            await ReadOnly()
+            taken = int(dut.eng_cpl_ready.value)
+            if int(dut.cpl_valid.value) and ready:
+                host.append((cycle, int(dut.cpl_kind.value), int(dut.cpl_dst.value), int(dut.cpl_tag.value),
+                             int(dut.cpl_status.value), int(dut.cpl_msg_id.value)))
+            if int(dut.free_valid.value):
+                frees.append((cycle, int(dut.free_dst.value), int(dut.free_msg_id.value)))
+            await RisingEdge(dut.clk)
+            await FallingEdge(dut.clk)
+            cycle += 1
+            if cpl:
+                cpl = {p: c for p, c in cpl.items() if not taken >> p & 1}
+        return cpl
+
+    async def issue(kind, dst, tag):
+        dut.req_valid.value, dut.req_kind.value, dut.req_dst.value, dut.req_tag.value = 1, kind, dst, tag
+        dut.eng_req_ready.value = (1 << np_) - 1
+        await ReadOnly()
+        assert int(dut.req_ready.value), "every plane ready: issued at once"
+        mid = int(dut.eng_msg_id.value)
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+        dut.req_valid.value = dut.eng_req_ready.value = 0
+        return mid
+
+    W, R, M = protocol.KIND_WREQ, protocol.KIND_RREQ, protocol.KIND_RMWREQ
+    reqs = {0: (W, 2), 1: (R, 3), 2: (M, 17)}   # tag -> (kind, dst)
+    ids = {t: await issue(k, ds, t) for t, (k, ds) in reqs.items()}
+    # The live planes: tag 0 OK, tag 1 failed (held for the dead plane), tag 2 not yet.
+    for p in live:
+        for t, st in ((0, OK), (1, TIMEOUT)):
+            left = {p: (reqs[t][0], reqs[t][1], ids[t], t, st)}
+            while left:
+                left = await step(cpl=left)
+    await step(4)
+    assert [h[3] for h in host] == ([0] if live else []), f"before the plane died: {host}"
+    # A stretch down shorter than DEAD_CYCLES, up again, then down for good.
+    await step(dead_cycles // 2, down=1 << d)
+    await step(10, down=0)
+    assert [h[3] for h in host] == ([0] if live else []) and not frees, f"a short stretch down: {host} {frees}"
+    t0 = cycle
+    await step(dead_cycles - 5, down=1 << d)
+    assert len(host) == (1 if live else 0), f"failed before DEAD_CYCLES: {host}"
+    await step(20, ready=0)                    # the host holds its output: the sweep waits
+    await step(sweep + 10)
+    by_tag = {h[3]: h for h in host}
+    assert by_tag[1][1:] == (R, 3, 1, TIMEOUT, ids[1]) and by_tag[1][0] >= t0 + dead_cycles, host
+    if live:
+        assert 2 not in by_tag and sorted(f[1:] for f in frees) == [(2, ids[0]), (3, ids[1])], (host, frees)
+        left = {live[0]: (M, 17, ids[2], 2, OK)}
+        while left:
+            left = await step(cpl=left)
+        await step(2)
+        assert host[-1][1:] == (M, 17, 2, OK, ids[2]) and frees[-1][1:] == (17, ids[2]), (host, frees)
+    else:
+        assert by_tag[0][1:] == (W, 2, 0, TIMEOUT, ids[0]) and by_tag[2][1:] == (M, 17, 2, TIMEOUT, ids[2]), host
+        assert sorted(f[1:] for f in frees) == sorted([(2, ids[0]), (3, ids[1]), (17, ids[2])]), frees
+    # The dead engine's own late answer: taken and dropped.
+    stale, n_host, n_free = int(dut.cnt_stale.value), len(host), len(frees)
+    left = {d: (R, 3, ids[1], 1, OK)}
+    while left:
+        left = await step(cpl=left)
+    await step(2)
+    assert int(dut.cnt_stale.value) == stale + 1 and (len(host), len(frees)) == (n_host, n_free), (host, frees)
+    # A request the dead plane's engine takes now is failed within a sweep.
+    t1 = cycle
+    ids[0] = await issue(W, 2, 0)
+    if live:
+        left = {live[0]: (W, 2, ids[0], 0, OK)}
+        while left:
+            left = await step(cpl=left)
+    await step(sweep + 4)
+    assert host[-1][1:] == (W, 2, 0, OK if live else TIMEOUT, ids[0]), host
+    assert frees[-1][1:] == (2, ids[0]) and frees[-1][0] <= t1 + sweep + 8, (frees, t1)
+    assert int(dut.cnt_dup.value) == 0
+    dut._log.info(f"plane {d} dead: host {host}, frees {frees}")
