@@ -224,6 +224,7 @@ class Dual:
         rng = self.rng
         init = [bytes(rng.getrandbits(8) for _ in range(RSIZE)) for _ in range(self.nm)]
         self.init = init                   # the memories as they start (bit_errors: bytes no copy wrote)
+        self.run_limit = 40000             # run(): cycles before "the fabric did not finish (hang)"
         # $EDM_DUAL_ACKS (the top built with ACKS = 1): cycles without /A/ before a
         # write is re-sent (edm_write_retry); each write's outcome, (cycle, c, dst, id, tag, ok).
         self.ack_timeout = int(os.environ.get("EDM_DUAL_ACKS") or 0)
@@ -499,8 +500,10 @@ class Dual:
             self.faa_busy.discard((c, r["m"]))
         self.done.append(r)
 
-    async def run(self, limit=40000, events=()):
-        """Steps until every request is done; events: (cycle, function) to call then."""
+    async def run(self, limit=None, events=()):
+        """Steps until every request is done, at most `limit` cycles (else
+        $EDM_DUAL_LIMIT, else run_limit); events: (cycle, function) to call then."""
+        limit = limit or int(os.environ.get("EDM_DUAL_LIMIT") or self.run_limit)
         events = sorted(events, key=lambda e: e[0])
         start = self.cycle
         while self.busy() or events:
@@ -1170,10 +1173,10 @@ GIVE_UP = 60000   # ACKS: cycles from a write's posted completion to its failure
 
 # Cycles with plane 1 cut and no traffic before a one-plane run starts (two of
 # the link guards' 512-cycle windows). Plane 1's engines still take some first
-# requests and never send them; a request its plane-0 copy failed then never
-# completes, and with /A/ the write retry waits for that plane: seed 0 passes
-# at BER 4e-5, seeds 1 and 2 hang (docs/faults.md §7).
+# requests and never send them; the mirror fails them once plane 1 has been
+# down MIRROR_DEAD_CYCLES, so a write its plane-0 copy lost is re-sent.
 ONE_PLANE_SETTLE = 1024
+ONE_PLANE_LIMIT = 160000   # cycles of a run() with one plane (Dual.run_limit: 40000)
 
 
 @cocotb.test()
@@ -1202,6 +1205,9 @@ async def bit_errors(dut):
     if one_plane:
         f.run_switch[1] = 0
         f.cuts.update((p, 1) for p in range(f.n))
+        # A hit request has no second copy: its timers recover it (seed 2 of
+        # --ber 4e-5 --acks runs 52 095 cycles), so the hang limit is longer.
+        f.run_limit = ONE_PLANE_LIMIT
     await f.start(timeout=int(os.environ.get("EDM_DUAL_TIMEOUT", "1500")),
                   retry=int(os.environ.get("EDM_DUAL_RETRY", "300")), sw_run=1 if one_plane else 3)
     if one_plane:   # no request before the hosts' link guards report plane 1 down
