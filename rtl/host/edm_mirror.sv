@@ -40,10 +40,11 @@
 // read's timer never starts): a sweep, one tag a cycle and ahead of the
 // engines' completions, reports each request (or orphan) that plane owes as
 // failed (STATUS_TIMEOUT), so the host and edm_write_retry get an outcome
-// and a free within DEAD_CYCLES + 2^TAGS_LOG2 * NP cycles plus the host's
-// back-pressure. DEAD_CYCLES must exceed the longest plane_down of a cut the
-// plane comes back from; if it does come back, its engine's late completions
-// of swept requests are dropped as stale.
+// and a free within DEAD_CYCLES + 2 * NP * 2^TAGS_LOG2 cycles (a request and
+// an orphan per tag and plane) plus the host's back-pressure. DEAD_CYCLES
+// must exceed the longest plane_down of a cut the plane comes back from; if
+// it does come back, its engine's late completions of swept requests are
+// dropped as stale (and it may still send a write reported failed meanwhile).
 // EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
 // edm_write_retry in front numbers the requests and re-sends a write with its
 // id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
