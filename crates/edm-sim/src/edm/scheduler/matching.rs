@@ -1,7 +1,7 @@
 //! One priority-PIM iteration (§3.1): free destinations request their
 //! best eligible message, each source accepts its best request, accepted
 //! pairs become busy and are granted a chunk one iteration later.
-use super::queue::{key_major, Key, NONE};
+use super::queue::{key_major, Head, Key, NONE};
 use super::{Grant, Iteration, Scheduler};
 use crate::edm::config::Priority;
 use crate::engine::prefetch;
@@ -30,6 +30,10 @@ impl Scheduler {
         // Only destinations with entries, in order (step 1 changes no queue's length).
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
+        debug_assert!((0..self.queues.len()).all(|d| {
+            let (q, f) = (&self.queues[d], &self.front[d]);
+            f.len as usize == q.heads.len() && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
+        }));
         // A destination released after this (plus the lead any waiting
         // first chunk may have) is busy for every entry it holds.
         let busy_after = now + self.max_lead_ps + self.early_ps;
@@ -64,15 +68,26 @@ impl Scheduler {
                 }
                 return;
             }
-            self.reveal(dst, now);
-            let q = &self.queues[dst];
+            let reveal_at = self.reveal_at[dst];
+            if now >= reveal_at {
+                self.reveal(dst, now);
+            } else if reveal_at != Ps::MAX {
+                // All `reveal` would do: note its first entry's `visible_at`.
+                self.visible_max[dst] = reveal_at;
+            }
+            // The first revealed entry from the dense copy; the queue itself
+            // only if that one is not eligible and there are more.
+            let front = self.front[dst];
+            if front.len == 0 {
+                return;
+            }
             // The best pair head's key (priority hold compares with it).
             let mut any = None;
             let mut best: Option<(Key, u16, u32, u32)> = None;
             let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
-            for (at, h) in q.heads.iter().enumerate() {
+            let mut take = |at: usize, h: &Head| -> bool {
                 if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
-                    continue;
+                    return false;
                 }
                 any.get_or_insert(h.key);
                 // A read's first chunk reaches the ports `lead` later than a
@@ -81,10 +96,17 @@ impl Scheduler {
                 let until = now + h.lead + early;
                 let src_release = self.seen_src_release(h.src as usize, now);
                 if src_release > until || dst_release > until || self.link_down[h.src as usize] {
-                    continue;
+                    return false;
                 }
                 best = Some((h.key, h.src, h.entry, at as u32));
-                break;
+                true
+            };
+            if !take(0, &front.head) && front.len > 1 {
+                for (at, h) in self.queues[dst].heads.iter().enumerate().skip(1) {
+                    if take(at, h) {
+                        break;
+                    }
+                }
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
@@ -186,6 +208,7 @@ impl Scheduler {
                 self.remove_head(dst, key, at_head);
                 self.insert_head(id);
             }
+            self.sync_front(dst as usize);
             let release =
                 (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
             self.src_release[s as usize] = release;

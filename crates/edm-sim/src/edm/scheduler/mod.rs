@@ -20,7 +20,7 @@ use crate::edm::config::Priority;
 
 use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
-use queue::{Entry, Head, Key, Queue, NONE};
+use queue::{Entry, Front, Head, Key, Queue, NONE};
 
 /// One grant: `src` may send `bytes` of message `msg` to `dst` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +56,19 @@ type BestRequest = (u32, Key, u16, u32, u32);
 
 pub struct Scheduler {
     queues: Vec<Queue>,
+    /// Per destination, a copy of its queue's first (best) revealed entry
+    /// and how many it holds, kept with `heads`: an iteration usually
+    /// decides a destination on its first entry alone, from this dense
+    /// array, without loading the queue (its cache lines were most of an
+    /// iteration's cost).
+    front: Vec<Front>,
+    /// Per destination, when its first unrevealed entry may be revealed
+    /// (`Ps::MAX`: none waits): an iteration calls `reveal` only from then.
+    reveal_at: Vec<Ps>,
+    /// Per destination, the latest `visible_at` of any entry that arrived
+    /// there and was looked at (revealing an entry waits for it, with the
+    /// entries before; what a drop leaves depends on it).
+    visible_max: Vec<Ps>,
     /// A bit per destination whose queue holds entries (`Queue::len` > 0):
     /// an iteration visits only those, in order, not every port.
     waiting: Vec<u64>,
@@ -126,6 +139,9 @@ impl Scheduler {
     ) -> Self {
         Scheduler {
             queues: vec![Queue::default(); ports],
+            front: vec![Front::default(); ports],
+            reveal_at: vec![Ps::MAX; ports],
+            visible_max: vec![0; ports],
             waiting: vec![0; ports.div_ceil(64)],
             entries: Vec::new(),
             free: Vec::new(),
@@ -367,6 +383,9 @@ impl Scheduler {
             }
         };
         let q = &mut self.queues[dst as usize];
+        if q.unrevealed.is_empty() {
+            self.reveal_at[dst as usize] = self.visible_max[dst as usize].max(visible_at);
+        }
         q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
@@ -414,12 +433,15 @@ impl Scheduler {
     /// Reveals the entries of `dst` whose predecessors and themselves are
     /// visible at `now`, appending each to its pair's list.
     fn reveal(&mut self, dst: usize, now: Ps) {
+        self.reveal_at[dst] = Ps::MAX;
         while let Some(&(id, visible_at)) = self.queues[dst].unrevealed.front() {
-            let q = &mut self.queues[dst];
-            q.visible_max = q.visible_max.max(visible_at);
-            if q.visible_max > now {
+            let visible_max = &mut self.visible_max[dst];
+            *visible_max = (*visible_max).max(visible_at);
+            if *visible_max > now {
+                self.reveal_at[dst] = *visible_max;
                 break;
             }
+            let q = &mut self.queues[dst];
             q.unrevealed.pop_front();
             if self.pair_fifo {
                 let e = &self.entries[id as usize];
@@ -433,6 +455,18 @@ impl Scheduler {
             }
             self.insert_head(id);
         }
+        self.sync_front(dst);
+    }
+
+    /// Copies `dst`'s first revealed entry and their number to `front`
+    /// (after its `heads` changed).
+    #[inline(always)]
+    fn sync_front(&mut self, dst: usize) {
+        let heads = &self.queues[dst].heads;
+        self.front[dst] = Front {
+            head: heads.front().copied().unwrap_or(Head::NONE),
+            len: heads.len() as u32,
+        };
     }
 
     /// Drops every waiting entry whose (source, destination) `dropped`
@@ -458,7 +492,12 @@ impl Scheduler {
             q.unrevealed.retain(|&(id, _)| !gone(id));
             q.heads.retain(|h| !gone(h.entry));
             q.len -= ids.len();
+            self.reveal_at[dst] = match q.unrevealed.front() {
+                Some(&(_, visible_at)) => self.visible_max[dst].max(visible_at),
+                None => Ps::MAX,
+            };
             self.mark_waiting(dst);
+            self.sync_front(dst);
             for id in ids {
                 let e = &self.entries[id as usize];
                 if e.lead() > 0 {
