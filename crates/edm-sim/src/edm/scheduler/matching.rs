@@ -31,7 +31,7 @@ impl Scheduler {
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
         debug_assert!((0..self.queues.len()).all(|d| {
-            let (q, f) = (&self.queues[d], &self.front[d]);
+            let (q, f) = (&self.queues[d], &self.dsts[d].front);
             f.len as usize == q.heads.len() && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
         }));
         // A destination released after this (plus the lead any waiting
@@ -55,20 +55,19 @@ impl Scheduler {
     fn request(&mut self, dst: usize, now: Ps, busy_after: Ps, stamp: u32, out: &mut Iteration) {
         {
             let early = self.early_ps;
-            let dst_release = self.dst_release[dst];
+            let d = &self.dsts[dst];
+            let (dst_release, in_flight_until, reveal_at) = (d.release, d.in_flight_until, d.reveal_at);
             if dst_release > busy_after || self.link_down[dst] {
                 return;
             }
-            if self.pipelined && now < self.dst_in_flight_until[dst] {
+            if self.pipelined && now < in_flight_until {
                 // Masked while the iteration that matched it is in flight
                 // (its release may come sooner): look again when that ends.
-                let until = self.dst_in_flight_until[dst];
-                if out.masked_until == 0 || until < out.masked_until {
-                    out.masked_until = until;
+                if out.masked_until == 0 || in_flight_until < out.masked_until {
+                    out.masked_until = in_flight_until;
                 }
                 return;
             }
-            let reveal_at = self.reveal_at[dst];
             if now >= reveal_at {
                 self.reveal(dst, now);
             } else if reveal_at != Ps::MAX {
@@ -77,14 +76,19 @@ impl Scheduler {
             }
             // The first revealed entry from the dense copy; the queue itself
             // only if that one is not eligible and there are more.
-            let front = self.front[dst];
+            let front = self.dsts[dst].front;
             if front.len == 0 {
                 return;
             }
             // The best pair head's key (priority hold compares with it).
             let mut any = None;
             let mut best: Option<(Key, u16, u32, u32)> = None;
-            let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
+            let pair_heads: &[u32] = if self.pair_fifo {
+                &self.pair_first[dst * self.ports..(dst + 1) * self.ports]
+            } else {
+                &[]
+            };
+            let now_early = now + early;
             let mut take = |at: usize, h: &Head| -> bool {
                 if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
                     return false;
@@ -93,7 +97,7 @@ impl Scheduler {
                 // A read's first chunk reaches the ports `lead` later than a
                 // chunk sent on a /G/, so it may be granted that much before
                 // they are released: its circuit still starts after theirs ends.
-                let until = now + h.lead + early;
+                let until = now_early + h.lead;
                 let src_release = self.seen_src_release(h.src as usize, now);
                 if src_release > until || dst_release > until || self.link_down[h.src as usize] {
                     return false;
@@ -174,7 +178,7 @@ impl Scheduler {
                 }
                 self.prev_release[s as usize] = self.src_release[s as usize];
                 self.src_in_flight_until[s as usize] = now + self.iteration_ps;
-                self.dst_in_flight_until[dst as usize] = now + self.iteration_ps;
+                self.dsts[dst as usize].in_flight_until = now + self.iteration_ps;
             }
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
@@ -212,7 +216,7 @@ impl Scheduler {
             let release =
                 (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
             self.src_release[s as usize] = release;
-            self.dst_release[dst as usize] = release;
+            self.dsts[dst as usize].release = release;
             out.grants.push(Grant {
                 src: s,
                 dst,
