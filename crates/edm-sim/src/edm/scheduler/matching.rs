@@ -30,7 +30,7 @@ impl Scheduler {
         // Only destinations with entries, in order (step 1 changes no queue's length).
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
-        debug_assert!((0..self.queues.len()).all(|d| {
+        debug_assert!(self.pair_fifo || (0..self.queues.len()).all(|d| {
             let (q, f) = (&self.queues[d], &self.dsts[d].front);
             f.len as usize == q.heads.len() && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
         }));
@@ -74,40 +74,46 @@ impl Scheduler {
                 // All `reveal` would do: note its first entry's `visible_at`.
                 self.visible_max[dst] = reveal_at;
             }
-            // The first revealed entry from the dense copy; the queue itself
-            // only if that one is not eligible and there are more.
-            let front = self.dsts[dst].front;
-            if front.len == 0 {
-                return;
-            }
+            // A read's first chunk reaches the ports `lead` later than a chunk
+            // sent on a /G/, so it may be granted that much before they are
+            // released: its circuit still starts after theirs ends.
+            let now_early = now + early;
+            let eligible = |h: &Head| {
+                let until = now_early + h.lead;
+                let src_release = self.seen_src_release(h.src as usize, now);
+                !(src_release > until || dst_release > until || self.link_down[h.src as usize])
+            };
             // The best pair head's key (priority hold compares with it).
             let mut any = None;
             let mut best: Option<(Key, u16, u32, u32)> = None;
-            let pair_heads: &[u32] = if self.pair_fifo {
-                &self.pair_first[dst * self.ports..(dst + 1) * self.ports]
+            if !self.pair_fifo {
+                // Every entry is its pair's head: the first is the best, and
+                // usually decides (from the dense copy; the queue only if not).
+                let front = self.dsts[dst].front;
+                if front.len == 0 {
+                    return;
+                }
+                let h = front.head;
+                any = Some(h.key);
+                if eligible(&h) {
+                    best = Some((h.key, h.src, h.entry, 0));
+                } else if front.len > 1 {
+                    for (at, h) in self.queues[dst].heads.iter().enumerate().skip(1) {
+                        if eligible(h) {
+                            best = Some((h.key, h.src, h.entry, at as u32));
+                            break;
+                        }
+                    }
+                }
             } else {
-                &[]
-            };
-            let now_early = now + early;
-            let mut take = |at: usize, h: &Head| -> bool {
-                if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
-                    return false;
-                }
-                any.get_or_insert(h.key);
-                // A read's first chunk reaches the ports `lead` later than a
-                // chunk sent on a /G/, so it may be granted that much before
-                // they are released: its circuit still starts after theirs ends.
-                let until = now_early + h.lead;
-                let src_release = self.seen_src_release(h.src as usize, now);
-                if src_release > until || dst_release > until || self.link_down[h.src as usize] {
-                    return false;
-                }
-                best = Some((h.key, h.src, h.entry, at as u32));
-                true
-            };
-            if !take(0, &front.head) && front.len > 1 {
-                for (at, h) in self.queues[dst].heads.iter().enumerate().skip(1) {
-                    if take(at, h) {
+                let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
+                for (at, h) in self.queues[dst].heads.iter().enumerate() {
+                    if pair_heads[h.src as usize] != h.entry {
+                        continue;
+                    }
+                    any.get_or_insert(h.key);
+                    if eligible(h) {
+                        best = Some((h.key, h.src, h.entry, at as u32));
                         break;
                     }
                 }

@@ -35,7 +35,7 @@ struct DstState {
     /// none waits): an iteration calls `reveal` only from then.
     reveal_at: Ps,
     /// A copy of its queue's first (best) revealed entry and how many it
-    /// holds, kept with `heads`: an iteration usually decides a destination
+    /// holds, kept with `heads` when there is no per-pair FIFO: an iteration usually decides a destination
     /// on its first entry alone, without loading the queue (whose cache
     /// lines were much of an iteration's cost).
     front: Front,
@@ -211,6 +211,9 @@ impl Scheduler {
     /// message that must not overtake an earlier one, docs/protocol.md).
     pub fn without_pair_order(&mut self) {
         self.pair_fifo = false;
+        for dst in 0..self.ports {
+            self.sync_front(dst);
+        }
     }
 
     /// The link of `port` is up (the default) or down: while it is down no
@@ -477,9 +480,14 @@ impl Scheduler {
     }
 
     /// Copies `dst`'s first revealed entry and their number to `front`
-    /// (after its `heads` changed).
+    /// (after its `heads` changed). Only without per-pair FIFO, the one
+    /// mode that reads it (with it the first entry is often not its pair's
+    /// head, and an iteration searches the queue itself).
     #[inline(always)]
     fn sync_front(&mut self, dst: usize) {
+        if self.pair_fifo {
+            return;
+        }
         let heads = &self.queues[dst].heads;
         self.dsts[dst].front = Front {
             head: heads.front().copied().unwrap_or(Head::NONE),
