@@ -30,10 +30,14 @@ impl Scheduler {
         // Only destinations with entries, in order (step 1 changes no queue's length).
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
-        debug_assert!(self.pair_fifo || (0..self.queues.len()).all(|d| {
-            let (q, f) = (&self.queues[d], &self.dsts[d].front);
-            f.len as usize == q.heads.len() && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
-        }));
+        debug_assert!(
+            self.pair_fifo
+                || (0..self.queues.len()).all(|d| {
+                    let (q, f) = (&self.queues[d], &self.dsts[d].front);
+                    f.len as usize == q.heads.len()
+                        && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
+                })
+        );
         // A destination released after this (plus the lead any waiting
         // first chunk may have) is busy for every entry it holds.
         let busy_after = now + self.max_lead_ps + self.early_ps;
@@ -56,7 +60,8 @@ impl Scheduler {
         {
             let early = self.early_ps;
             let d = &self.dsts[dst];
-            let (dst_release, in_flight_until, reveal_at) = (d.release, d.in_flight_until, d.reveal_at);
+            let (dst_release, in_flight_until, reveal_at) =
+                (d.release, d.in_flight_until, d.reveal_at);
             if dst_release > busy_after || self.link_down[dst] {
                 return;
             }
