@@ -79,13 +79,19 @@ impl Timeline {
     /// unit needs [start, start + len) free of other units (it may use the
     /// guards); a data unit (`data`) also needs it free of guards, and its
     /// own `unit_guard` free of other data.
-    #[inline]
+    #[inline(always)]
     pub fn first_fit(&self, from: Ps, len: Ps, data: bool) -> Ps {
         if from >= self.latest_guard_end {
-            // Every unit and guard has ended by `from` (the loop below
-            // would step over each).
+            // Every unit and guard has ended by `from` (the search would
+            // step over each): decided where it is called, with no call.
             return from;
         }
+        self.search_fit(from, len, data)
+    }
+
+    /// [`Timeline::first_fit`] where a unit or guard may still be in the way.
+    #[inline(never)]
+    fn search_fit(&self, from: Ps, len: Ps, data: bool) -> Ps {
         let own_guard = if data { self.unit_guard } else { 0 };
         // Ends are in order (units do not overlap); a guard reaches at most
         // the longer guard past its unit's end.
@@ -112,6 +118,7 @@ impl Timeline {
 
     /// Books a control unit at [start, start + len); false (and counted) if
     /// it overlaps a unit on the wire.
+    #[inline]
     pub fn book(&mut self, start: Ps, len: Ps) -> bool {
         self.insert(Booking {
             start,
@@ -123,6 +130,7 @@ impl Timeline {
 
     /// Books a data unit at [start, start + len) (found by `first_fit` with
     /// `data`) with its guard.
+    #[inline]
     pub fn book_data(&mut self, start: Ps, len: Ps) -> bool {
         let end = start + len;
         let mut guard = self.unit_guard;
@@ -144,10 +152,25 @@ impl Timeline {
         })
     }
 
+    #[inline(always)]
     fn insert(&mut self, b: Booking) -> bool {
+        // Most go after every unit booked, clear of the last: appended here
+        // with no search and no call.
+        if let Some(last) = self.booked.last() {
+            if self.booked.len() > self.head && last.start < b.start && last.end <= b.start {
+                self.latest_guard_end = self.latest_guard_end.max(b.guard_end);
+                self.booked.push(b);
+                return true;
+            }
+        }
+        self.insert_searched(b)
+    }
+
+    /// [`Timeline::insert`] of a unit that may go before others or overlap one.
+    #[inline(never)]
+    fn insert_searched(&mut self, b: Booking) -> bool {
         self.latest_guard_end = self.latest_guard_end.max(b.guard_end);
         let live = self.live();
-        // Most go after every unit booked: no search.
         let at = if live.last().is_none_or(|x| x.start < b.start) {
             live.len()
         } else {

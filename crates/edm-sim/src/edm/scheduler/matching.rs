@@ -1,7 +1,7 @@
 //! One priority-PIM iteration (§3.1): free destinations request their
 //! best eligible message, each source accepts its best request, accepted
 //! pairs become busy and are granted a chunk one iteration later.
-use super::queue::{key_major, Key, NONE};
+use super::queue::{key_major, Head, Key, NONE};
 use super::{Grant, Iteration, Scheduler};
 use crate::edm::config::Priority;
 use crate::engine::prefetch;
@@ -30,6 +30,14 @@ impl Scheduler {
         // Only destinations with entries, in order (step 1 changes no queue's length).
         debug_assert!((0..self.queues.len())
             .all(|d| (self.waiting[d / 64] >> (d % 64) & 1 == 1) == (self.queues[d].len > 0)));
+        debug_assert!(
+            self.pair_fifo
+                || (0..self.queues.len()).all(|d| {
+                    let (q, f) = (&self.queues[d], &self.dsts[d].front);
+                    f.len as usize == q.heads.len()
+                        && q.heads.front().is_none_or(|h| h.entry == f.head.entry)
+                })
+        );
         // A destination released after this (plus the lead any waiting
         // first chunk may have) is busy for every entry it holds.
         let busy_after = now + self.max_lead_ps + self.early_ps;
@@ -51,40 +59,69 @@ impl Scheduler {
     fn request(&mut self, dst: usize, now: Ps, busy_after: Ps, stamp: u32, out: &mut Iteration) {
         {
             let early = self.early_ps;
-            let dst_release = self.dst_release[dst];
+            let d = &self.dsts[dst];
+            let (dst_release, in_flight_until, reveal_at) =
+                (d.release, d.in_flight_until, d.reveal_at);
             if dst_release > busy_after || self.link_down[dst] {
                 return;
             }
-            if self.pipelined && now < self.dst_in_flight_until[dst] {
+            if self.pipelined && now < in_flight_until {
                 // Masked while the iteration that matched it is in flight
                 // (its release may come sooner): look again when that ends.
-                let until = self.dst_in_flight_until[dst];
-                if out.masked_until == 0 || until < out.masked_until {
-                    out.masked_until = until;
+                if out.masked_until == 0 || in_flight_until < out.masked_until {
+                    out.masked_until = in_flight_until;
                 }
                 return;
             }
-            self.reveal(dst, now);
-            let q = &self.queues[dst];
+            if now >= reveal_at {
+                self.reveal(dst, now);
+            } else if reveal_at != Ps::MAX {
+                // All `reveal` would do: note its first entry's `visible_at`.
+                self.visible_max[dst] = reveal_at;
+            }
+            // A read's first chunk reaches the ports `lead` later than a chunk
+            // sent on a /G/, so it may be granted that much before they are
+            // released: its circuit still starts after theirs ends.
+            let now_early = now + early;
+            let eligible = |h: &Head| {
+                let until = now_early + h.lead;
+                let src_release = self.seen_src_release(h.src as usize, now);
+                !(src_release > until || dst_release > until || self.link_down[h.src as usize])
+            };
             // The best pair head's key (priority hold compares with it).
             let mut any = None;
             let mut best: Option<(Key, u16, u32, u32)> = None;
-            let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
-            for (at, h) in q.heads.iter().enumerate() {
-                if self.pair_fifo && pair_heads[h.src as usize] != h.entry {
-                    continue;
+            if !self.pair_fifo {
+                // Every entry is its pair's head: the first is the best, and
+                // usually decides (from the dense copy; the queue only if not).
+                let front = self.dsts[dst].front;
+                if front.len == 0 {
+                    return;
                 }
-                any.get_or_insert(h.key);
-                // A read's first chunk reaches the ports `lead` later than a
-                // chunk sent on a /G/, so it may be granted that much before
-                // they are released: its circuit still starts after theirs ends.
-                let until = now + h.lead + early;
-                let src_release = self.seen_src_release(h.src as usize, now);
-                if src_release > until || dst_release > until || self.link_down[h.src as usize] {
-                    continue;
+                let h = front.head;
+                any = Some(h.key);
+                if eligible(&h) {
+                    best = Some((h.key, h.src, h.entry, 0));
+                } else if front.len > 1 {
+                    for (at, h) in self.queues[dst].heads.iter().enumerate().skip(1) {
+                        if eligible(h) {
+                            best = Some((h.key, h.src, h.entry, at as u32));
+                            break;
+                        }
+                    }
                 }
-                best = Some((h.key, h.src, h.entry, at as u32));
-                break;
+            } else {
+                let pair_heads = &self.pair_first[dst * self.ports..(dst + 1) * self.ports];
+                for (at, h) in self.queues[dst].heads.iter().enumerate() {
+                    if pair_heads[h.src as usize] != h.entry {
+                        continue;
+                    }
+                    any.get_or_insert(h.key);
+                    if eligible(h) {
+                        best = Some((h.key, h.src, h.entry, at as u32));
+                        break;
+                    }
+                }
             }
             // (2) Each source keeps the best request it gets (ties: lower destination).
             // Priority hold (an option, SRPT only): rather than start a message
@@ -152,7 +189,7 @@ impl Scheduler {
                 }
                 self.prev_release[s as usize] = self.src_release[s as usize];
                 self.src_in_flight_until[s as usize] = now + self.iteration_ps;
-                self.dst_in_flight_until[dst as usize] = now + self.iteration_ps;
+                self.dsts[dst as usize].in_flight_until = now + self.iteration_ps;
             }
             let e = &mut self.entries[id as usize];
             let bytes = e.remaining.min(self.chunk_bytes);
@@ -186,10 +223,11 @@ impl Scheduler {
                 self.remove_head(dst, key, at_head);
                 self.insert_head(id);
             }
+            self.sync_front(dst as usize);
             let release =
                 (at + extra + self.wire_ps(kind, bytes)).saturating_sub(self.iteration_ps);
             self.src_release[s as usize] = release;
-            self.dst_release[dst as usize] = release;
+            self.dsts[dst as usize].release = release;
             out.grants.push(Grant {
                 src: s,
                 dst,

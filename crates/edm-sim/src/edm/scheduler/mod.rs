@@ -20,7 +20,37 @@ use crate::edm::config::Priority;
 
 use crate::time::Ps;
 use edm_proto::message::{message_blocks, Kind};
-use queue::{Entry, Head, Key, Queue, NONE};
+use queue::{Entry, Front, Head, Key, Queue, NONE};
+
+/// A destination's port state and queue summary, as an iteration reads it:
+/// one array of these, so that a visit loads one place, not one per field.
+#[derive(Clone, Copy, Debug)]
+struct DstState {
+    /// When the port is released (free for the next grant).
+    release: Ps,
+    /// Pipelined: until when an iteration that matched it is in flight
+    /// (see `Scheduler::src_in_flight_until`).
+    in_flight_until: Ps,
+    /// When its queue's first unrevealed entry may be revealed (`Ps::MAX`:
+    /// none waits): an iteration calls `reveal` only from then.
+    reveal_at: Ps,
+    /// A copy of its queue's first (best) revealed entry and how many it
+    /// holds, kept with `heads` when there is no per-pair FIFO: an iteration usually decides a destination
+    /// on its first entry alone, without loading the queue (whose cache
+    /// lines were much of an iteration's cost).
+    front: Front,
+}
+
+impl Default for DstState {
+    fn default() -> Self {
+        DstState {
+            release: 0,
+            in_flight_until: 0,
+            reveal_at: Ps::MAX,
+            front: Front::default(),
+        }
+    }
+}
 
 /// One grant: `src` may send `bytes` of message `msg` to `dst` now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +86,12 @@ type BestRequest = (u32, Key, u16, u32, u32);
 
 pub struct Scheduler {
     queues: Vec<Queue>,
+    /// Per destination, what an iteration reads of it (one array).
+    dsts: Vec<DstState>,
+    /// Per destination, the latest `visible_at` of any entry that arrived
+    /// there and was looked at (revealing an entry waits for it, with the
+    /// entries before; what a drop leaves depends on it).
+    visible_max: Vec<Ps>,
     /// A bit per destination whose queue holds entries (`Queue::len` > 0):
     /// an iteration visits only those, in order, not every port.
     waiting: Vec<u64>,
@@ -68,7 +104,6 @@ pub struct Scheduler {
     pair_last: Vec<u32>,
     ports: usize,
     src_release: Vec<Ps>,
-    dst_release: Vec<Ps>,
     /// Per port: its link is down, so it is never granted, as a source or a
     /// destination ([`Scheduler::set_link_up`]).
     link_down: Vec<bool>,
@@ -97,13 +132,12 @@ pub struct Scheduler {
     /// ([`Scheduler::pipeline`]); `cycle_ps` is that cycle.
     pipelined: bool,
     cycle_ps: Ps,
-    /// Per port: until when an iteration that matched it is in flight (its
-    /// start plus one iteration), and (sources) the release before that
-    /// match. An iteration in flight has not marked its ports busy yet, so a
+    /// Per source (destinations: `DstState::in_flight_until`): until when an
+    /// iteration that matched it is in flight (its start plus one
+    /// iteration), and the release before that match. An iteration in flight has not marked its ports busy yet, so a
     /// pipelined request stage still sees the earlier release, and its accept
     /// stage drops any request to a port matched in flight.
     src_in_flight_until: Vec<Ps>,
-    dst_in_flight_until: Vec<Ps>,
     prev_release: Vec<Ps>,
     /// The latest `now` an iteration ran at (iterations must not go back in time).
     last_now: Ps,
@@ -126,6 +160,8 @@ impl Scheduler {
     ) -> Self {
         Scheduler {
             queues: vec![Queue::default(); ports],
+            dsts: vec![DstState::default(); ports],
+            visible_max: vec![0; ports],
             waiting: vec![0; ports.div_ceil(64)],
             entries: Vec::new(),
             free: Vec::new(),
@@ -133,7 +169,6 @@ impl Scheduler {
             pair_last: vec![NONE; ports * ports],
             ports,
             src_release: vec![0; ports],
-            dst_release: vec![0; ports],
             link_down: vec![false; ports],
             priority,
             chunk_bytes,
@@ -150,7 +185,6 @@ impl Scheduler {
             pipelined: false,
             cycle_ps: iteration_ps,
             src_in_flight_until: vec![0; ports],
-            dst_in_flight_until: vec![0; ports],
             prev_release: vec![0; ports],
             last_now: 0,
             max_occupancy: 0,
@@ -177,6 +211,9 @@ impl Scheduler {
     /// message that must not overtake an earlier one, docs/protocol.md).
     pub fn without_pair_order(&mut self) {
         self.pair_fifo = false;
+        for dst in 0..self.ports {
+            self.sync_front(dst);
+        }
     }
 
     /// The link of `port` is up (the default) or down: while it is down no
@@ -254,7 +291,7 @@ impl Scheduler {
     /// feedback: a circuit into it ends later than its grant planned). True
     /// if that moved its release.
     pub fn hold_dst_until(&mut self, dst: u16, release: Ps) -> bool {
-        let r = &mut self.dst_release[dst as usize];
+        let r = &mut self.dsts[dst as usize].release;
         if release > *r {
             *r = release;
             return true;
@@ -287,7 +324,7 @@ impl Scheduler {
     /// Whether a port was released in `(after, upto]`.
     pub fn released_between(&self, after: Ps, upto: Ps) -> bool {
         let within = |&r: &Ps| r > after && r <= upto;
-        self.src_release.iter().any(within) || self.dst_release.iter().any(within)
+        self.src_release.iter().any(within) || self.dsts.iter().any(|d| within(&d.release))
     }
 
     pub fn iteration_ps(&self) -> Ps {
@@ -312,7 +349,7 @@ impl Scheduler {
         };
         for (dst, queue) in self.queues.iter().enumerate() {
             if queue.len > 0 {
-                consider(self.dst_release[dst]);
+                consider(self.dsts[dst].release);
             }
         }
         for queue in &self.queues {
@@ -367,6 +404,9 @@ impl Scheduler {
             }
         };
         let q = &mut self.queues[dst as usize];
+        if q.unrevealed.is_empty() {
+            self.dsts[dst as usize].reveal_at = self.visible_max[dst as usize].max(visible_at);
+        }
         q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
@@ -414,12 +454,15 @@ impl Scheduler {
     /// Reveals the entries of `dst` whose predecessors and themselves are
     /// visible at `now`, appending each to its pair's list.
     fn reveal(&mut self, dst: usize, now: Ps) {
+        self.dsts[dst].reveal_at = Ps::MAX;
         while let Some(&(id, visible_at)) = self.queues[dst].unrevealed.front() {
-            let q = &mut self.queues[dst];
-            q.visible_max = q.visible_max.max(visible_at);
-            if q.visible_max > now {
+            let visible_max = &mut self.visible_max[dst];
+            *visible_max = (*visible_max).max(visible_at);
+            if *visible_max > now {
+                self.dsts[dst].reveal_at = *visible_max;
                 break;
             }
+            let q = &mut self.queues[dst];
             q.unrevealed.pop_front();
             if self.pair_fifo {
                 let e = &self.entries[id as usize];
@@ -433,6 +476,23 @@ impl Scheduler {
             }
             self.insert_head(id);
         }
+        self.sync_front(dst);
+    }
+
+    /// Copies `dst`'s first revealed entry and their number to `front`
+    /// (after its `heads` changed). Only without per-pair FIFO, the one
+    /// mode that reads it (with it the first entry is often not its pair's
+    /// head, and an iteration searches the queue itself).
+    #[inline(always)]
+    fn sync_front(&mut self, dst: usize) {
+        if self.pair_fifo {
+            return;
+        }
+        let heads = &self.queues[dst].heads;
+        self.dsts[dst].front = Front {
+            head: heads.front().copied().unwrap_or(Head::NONE),
+            len: heads.len() as u32,
+        };
     }
 
     /// Drops every waiting entry whose (source, destination) `dropped`
@@ -458,7 +518,12 @@ impl Scheduler {
             q.unrevealed.retain(|&(id, _)| !gone(id));
             q.heads.retain(|h| !gone(h.entry));
             q.len -= ids.len();
+            self.dsts[dst].reveal_at = match q.unrevealed.front() {
+                Some(&(_, visible_at)) => self.visible_max[dst].max(visible_at),
+                None => Ps::MAX,
+            };
             self.mark_waiting(dst);
+            self.sync_front(dst);
             for id in ids {
                 let e = &self.entries[id as usize];
                 if e.lead() > 0 {

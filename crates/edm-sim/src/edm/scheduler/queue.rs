@@ -80,9 +80,6 @@ pub(super) struct Queue {
     /// once every entry that arrived before it at this destination is visible:
     /// the original model scanned the queue up to its first invisible entry.
     pub(super) unrevealed: VecDeque<(u32, Ps)>,
-    /// The latest `visible_at` of any entry that arrived here (revealing an
-    /// entry waits for it, with the entries before).
-    pub(super) visible_max: Ps,
     /// Every revealed entry, by key (keys are unique: they contain the
     /// arrival order). A deque: entries leave mostly near the front (the best
     /// eligible) and arrive mostly near the back (new, later entries), and
@@ -99,4 +96,32 @@ pub(super) struct Head {
     pub(super) entry: u32,
     /// The entry's [`Entry::lead`].
     pub(super) lead: Ps,
+}
+
+impl Head {
+    /// No entry (an empty queue's `Front`).
+    pub(super) const NONE: Head = Head {
+        key: 0,
+        src: 0,
+        entry: NONE,
+        lead: 0,
+    };
+}
+
+/// A destination's first revealed entry (`heads[0]`, or `Head::NONE`) and
+/// how many it has revealed: a copy kept in a dense array, so that an
+/// iteration reads one line per destination.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Front {
+    pub(super) head: Head,
+    pub(super) len: u32,
+}
+
+impl Default for Front {
+    fn default() -> Self {
+        Front {
+            head: Head::NONE,
+            len: 0,
+        }
+    }
 }
