@@ -28,6 +28,7 @@ use crate::time::Ps;
 use crate::workload::{MessageSpec, Op};
 use edm_proto::message::{message_blocks, Kind};
 use edm_proto::spec::{DEFAULT_CHUNK_BYTES, RMW_RESULT_BYTES};
+use std::collections::BTreeSet;
 
 /// The ideal SRPT fabric on `fabric` (EDM's default pipeline steps).
 pub struct IdealSrpt {
@@ -115,8 +116,14 @@ impl IdealSrpt {
             remaining: messages.iter().map(|m| self.wire_ps(m)).collect(),
             path: messages.iter().map(|m| self.path_ps(m)).collect(),
             started: vec![NOT_RUNNING; if trace { messages.len() } else { 0 }],
-            pending: Vec::new(),
+            waiting: BTreeSet::new(),
             running: Vec::new(),
+            src_unfinished: vec![0; nodes],
+            dst_unfinished: vec![0; nodes],
+            active_src: 0,
+            active_dst: 0,
+            src_left: vec![0; nodes],
+            dst_left: vec![0; nodes],
             last_ps: 0,
             epoch: 0,
             src_taken: vec![0; nodes],
@@ -202,10 +209,22 @@ struct SrptSim<'a> {
     path: Vec<Ps>,
     /// Traced runs: when each running message's current stretch began.
     started: Vec<Ps>,
-    /// Issued and unfinished, in SRPT order as of the last matching.
-    pending: Vec<u32>,
-    /// The current matching.
+    /// Issued, unfinished and not in the matching, in SRPT order: their keys
+    /// (remaining, issue, index) stand still while they wait, so the order
+    /// is kept, not re-sorted at every matching.
+    waiting: BTreeSet<(Ps, Ps, u32)>,
+    /// The current matching (the messages whose remaining time falls).
     running: Vec<u32>,
+    /// Issued and unfinished messages per data source / destination, and the
+    /// ports with any: a matching is complete once every such port is taken
+    /// or has no message left further down the order.
+    src_unfinished: Vec<u32>,
+    dst_unfinished: Vec<u32>,
+    active_src: usize,
+    active_dst: usize,
+    /// Scratch of `rematch`: per port, its messages not yet passed.
+    src_left: Vec<u32>,
+    dst_left: Vec<u32>,
     /// When `remaining` was last brought up to date.
     last_ps: Ps,
     /// Matchings made so far; a port is taken in this one if its stamp is `epoch`.
@@ -239,13 +258,23 @@ impl SrptSim<'_> {
             if *r == 0 {
                 finished = true;
                 self.completions.push((i, now + self.path[i as usize]));
+                let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
+                self.src_unfinished[s as usize] -= 1;
+                self.active_src -= (self.src_unfinished[s as usize] == 0) as usize;
+                self.dst_unfinished[d as usize] -= 1;
+                self.active_dst -= (self.dst_unfinished[d as usize] == 0) as usize;
             }
         }
-        if finished {
-            let remaining = &self.remaining;
-            self.pending.retain(|&i| remaining[i as usize] > 0);
-        }
         finished
+    }
+
+    /// Counts message `i` among the unfinished of its ports.
+    fn count_issue(&mut self, i: u32) {
+        let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
+        self.active_src += (self.src_unfinished[s as usize] == 0) as usize;
+        self.src_unfinished[s as usize] += 1;
+        self.active_dst += (self.dst_unfinished[d as usize] == 0) as usize;
+        self.dst_unfinished[d as usize] += 1;
     }
 
     /// A message's place in SRPT order now.
@@ -262,8 +291,8 @@ impl SrptSim<'_> {
     /// messages' remaining times fall together, which only moves matched
     /// messages ahead of unmatched ones and leaves the greedy matching as it
     /// is. So `i` joins it if both its ports are free, and changes nothing if
-    /// each port is free or held by a message ahead of it. Else (it would
-    /// preempt) false: the caller recomputes.
+    /// each port is free or held by a message ahead of it (it waits). Else
+    /// (it would preempt) false: it waits and the caller recomputes.
     fn place_arrival(&mut self, now: Ps, i: u32) -> bool {
         let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
         let (s, d) = (s as usize, d as usize);
@@ -281,6 +310,7 @@ impl SrptSim<'_> {
             return true;
         }
         let key = self.key(i);
+        self.waiting.insert(key);
         (s_free || self.key(self.src_holder[s]) < key)
             && (d_free || self.key(self.dst_holder[d]) < key)
     }
@@ -300,12 +330,16 @@ impl SrptSim<'_> {
     }
 
     /// The greedy SRPT matching at `now`, and the event of its first finish.
+    /// The matched messages go back among the waiting with their keys of now;
+    /// the walk down the order stops once no port with a message further
+    /// down is free (the same matching as walking every message).
     fn rematch(&mut self, now: Ps) {
-        let remaining = &self.remaining;
-        // Stable and adaptive: the order changes little between matchings.
-        let messages = self.messages;
-        self.pending
-            .sort_by_key(|&i| (remaining[i as usize], messages[i as usize].issue_ps, i));
+        for k in 0..self.running.len() {
+            let i = self.running[k];
+            if self.remaining[i as usize] > 0 {
+                self.waiting.insert(self.key(i));
+            }
+        }
         self.epoch += 1;
         let epoch = self.epoch;
         let previous = if self.trace {
@@ -314,20 +348,37 @@ impl SrptSim<'_> {
             Vec::new()
         };
         self.running.clear();
+        self.src_left.copy_from_slice(&self.src_unfinished);
+        self.dst_left.copy_from_slice(&self.dst_unfinished);
+        // Ports taken, or with nothing left further down the order.
+        let (mut src_done, mut dst_done) = (0, 0);
         let mut first_finish = Ps::MAX;
-        let nodes = self.src_taken.len();
-        for k in 0..self.pending.len() {
-            let i = self.pending[k];
+        for &(remaining, _, i) in &self.waiting {
+            if src_done == self.active_src || dst_done == self.active_dst {
+                break;
+            }
             let (s, d) = IdealSrpt::ports(&self.messages[i as usize]);
             let (s, d) = (s as usize, d as usize);
-            if self.src_taken[s] == epoch || self.dst_taken[d] == epoch {
+            self.src_left[s] -= 1;
+            self.dst_left[d] -= 1;
+            let (s_taken, d_taken) = (self.src_taken[s] == epoch, self.dst_taken[d] == epoch);
+            if !s_taken && !d_taken {
+                self.src_taken[s] = epoch;
+                self.dst_taken[d] = epoch;
+                self.src_holder[s] = i;
+                self.dst_holder[d] = i;
+                self.running.push(i);
+                first_finish = first_finish.min(remaining);
+                src_done += 1;
+                dst_done += 1;
                 continue;
             }
-            self.take(s, d, i);
-            first_finish = first_finish.min(self.remaining[i as usize]);
-            if self.running.len() == nodes {
-                break; // every uplink taken
-            }
+            src_done += (!s_taken && self.src_left[s] == 0) as usize;
+            dst_done += (!d_taken && self.dst_left[d] == 0) as usize;
+        }
+        for k in 0..self.running.len() {
+            let key = self.key(self.running[k]);
+            self.waiting.remove(&key);
         }
         if self.trace {
             self.trace_changes(now, &previous);
@@ -386,8 +437,11 @@ impl Simulation for SrptSim<'_> {
             }
             Ev::Issue(i) => {
                 let finished = self.advance(now);
-                self.pending.push(i);
-                if finished || !self.place_arrival(now, i) {
+                self.count_issue(i);
+                if finished {
+                    self.waiting.insert(self.key(i));
+                    self.rematch(now);
+                } else if !self.place_arrival(now, i) {
                     self.rematch(now);
                 }
                 true
