@@ -394,32 +394,23 @@ module edm_pim_scheduler #(
     end
 
   // Per queue, the lowest lane whose candidate targets it (sel, one-hot,
-  // [d][i]; want[d][i]: lane i's candidate targets d): each lane's want
-  // against the OR of the wants below it (a mask per queue). Without
-  // REGISTERED_TREE a lane is taken when its queue inserts (ins_ok: room read
+  // [d][i]; want[d][i]: lane i's candidate targets d). Without
+  // REGISTERED_TREE: each lane's want against the OR of the lanes' below it
+  // (a mask), and a lane is taken when its queue inserts (ins_ok: room read
   // through the selected source). With REGISTERED_TREE a lane's candidate is
   // taken when no lower lane's targets the same queue (first: its equality
   // with every lower lane's, then an OR: a priority encoder, not a chain
   // through the lanes) and its pair and queue have room (fits: its queue's
   // room bits read by its destination and source), and the queue's insert
-  // follows from the lanes taken. first is the same condition as sel's for
-  // the lane's own queue, computed apart so that it drives lane_take alone:
-  // as sel's source it fanned out over N queues (three buffers on the lane
-  // pop, a lane's head -> its claim -> its FIFO's head register, at N = 32).
-  // Not a loop over the lower lanes' wants, which Yosys's frontend unrolls
-  // into N³ statements. Throughout, processes are kept small (a few per
-  // queue or per lane) and generate scopes few: Yosys's frontend takes time
-  // growing faster than linearly with a process's statements and with the
-  // number of generate scopes.
+  // follows from the lanes taken. Not a loop over the lower lanes' wants,
+  // which Yosys's frontend unrolls into N³ statements. Throughout, processes
+  // are kept small (a few per queue or per lane) and generate scopes few:
+  // Yosys's frontend takes time growing faster than linearly with a
+  // process's statements and with the number of generate scopes.
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
         want[d][i] = c_v[i] && c_dst[i] == PW'(d);
-  for (genvar d = 0; d < N; d++) begin : g_arb
-    always_comb
-      for (integer i = 0; i < N; i++)
-        sel[d][i] = want[d][i] && (want[d] & ((N'(1) << i) - N'(1))) == '0;
-  end
   // (Declared here, not in the generate blocks: Yosys's frontend does not
   // find the width of a packed array declared in one.)
   /* verilator lint_off UNUSEDSIGNAL */  // (one set or the other)
@@ -438,8 +429,17 @@ module edm_pim_scheduler #(
       end
     end
     always_comb
+      for (integer d = 0; d < N; d++)
+        for (integer i = 0; i < N; i++)
+          sel[d][i] = want[d][i] && first[i];
+    always_comb
       for (integer i = 0; i < N; i++) lane_take[i] = c_v[i] && first[i] && fits[i];
   end else begin : g_claim_mask
+    for (genvar d = 0; d < N; d++) begin : g_arb
+      always_comb
+        for (integer i = 0; i < N; i++)
+          sel[d][i] = want[d][i] && (want[d] & ((N'(1) << i) - N'(1))) == '0;
+    end
     always_comb
       for (integer i = 0; i < N; i++)
         for (integer d = 0; d < N; d++)
