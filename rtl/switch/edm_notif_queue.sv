@@ -17,7 +17,8 @@
 //   pair: its candidate (registered, one-hot over its slots, computed the
 //         cycle before from the next state) is its best entry that is valid, visible
 //         (SW_NQ_INSERT_CYCLES after its insert) and, with PAIR_ORDER, the
-//         pair's oldest; constant logic over X slots. It is eligible when the
+//         pair's oldest; constant logic over X slots (REGISTERED_TREE: its
+//         fields registered too, so the tree starts from flip-flops). It is eligible when the
 //         pair's source port and the destination port are free (registered
 //         the cycle before from src_free_next, dst_free_next): eligibility is
 //         the same for every slot of a pair.
@@ -244,7 +245,10 @@ module edm_notif_queue #(
   endfunction
 
   // Each pair's best candidate slot is registered (pick, one-hot), computed
-  // from the next state, so the request stage starts from it.
+  // from the next state, so the request stage starts from it. REGISTERED_TREE:
+  // the candidate's fields themselves are registered (pc_*, read from the
+  // next state by pick_n), so the tree's first level starts from flip-flops
+  // as the others do, not from the pick's fan-out and AND-OR over the slots.
   logic [S-1:0]          cand_n, pick_n, pick;
   logic [N-1:0]          pc_v, pc_elig;   // per pair: a candidate; eligible
   logic [N-1:0][JW-1:0]  pc_j;
@@ -252,6 +256,20 @@ module edm_notif_queue #(
   logic [N-1:0][SW-1:0]  pc_rem;
   logic [N-1:0]          pc_rres;
   logic [N-1:0][TW-1:0]  pc_stamp;
+  // The pick the fields are read by and the slots' fields it reads: pick and
+  // the registers, or (REGISTERED_TREE) pick_n and the next state; the
+  // candidate's fields so read (pc_*_f), registered with REGISTERED_TREE.
+  logic [S-1:0]          f_pick;
+  logic [S-1:0][IW-1:0]  f_msg;
+  logic [S-1:0][SW-1:0]  f_rem;
+  logic [S-1:0]          f_rres;
+  logic [S-1:0][TW-1:0]  f_stamp;
+  logic [N-1:0]          pc_v_f;
+  logic [N-1:0][JW-1:0]  pc_j_f;
+  logic [N-1:0][IW-1:0]  pc_msg_f;
+  logic [N-1:0][SW-1:0]  pc_rem_f;
+  logic [N-1:0]          pc_rres_f;
+  logic [N-1:0][TW-1:0]  pc_stamp_f;
 
   always_comb
     for (integer s = 0; s < N; s++) begin
@@ -270,24 +288,58 @@ module edm_notif_queue #(
             if (k != j && cand_n[s*XS + k]
                 && !slot_before(KEEP_PRIO ? n_prio[s] : n_older[s], j, k)) pick_n[s*XS + j] = 1'b0;
       end
-      // pick is one-hot (or zero): OR the picked slot's fields together.
-      pc_v[s] = 1'b0;
-      pc_j[s] = '0;
-      pc_msg[s] = '0;
-      pc_rem[s] = '0;
-      pc_rres[s] = 1'b0;
-      pc_stamp[s] = '0;
-      for (integer j = 0; j < XS; j++)
-        if (pick[s*XS + j]) begin
-          pc_v[s] = 1'b1;
-          pc_j[s] = pc_j[s] | JW'(j);
-          pc_msg[s] = pc_msg[s] | s_msg[s*XS + j];
-          pc_rem[s] = pc_rem[s] | s_rem[s*XS + j];
-          pc_rres[s] = pc_rres[s] | s_rres[s*XS + j];
-          pc_stamp[s] = pc_stamp[s] | s_stamp[s*XS + j];
-        end
-      pc_elig[s] = pc_v[s] && src_ok[s] && dst_ok;
     end
+
+  always_comb
+    for (integer i = 0; i < S; i++) begin
+      f_pick[i] = REGISTERED_TREE ? pick_n[i] : pick[i];
+      f_msg[i] = (REGISTERED_TREE && ins_hit[i]) ? p_msg : s_msg[i];
+      f_rem[i] = REGISTERED_TREE ? n_rem[i] : s_rem[i];
+      f_rres[i] = (REGISTERED_TREE && ins_hit[i]) ? p_rres : s_rres[i];
+      f_stamp[i] = (REGISTERED_TREE && ins_hit[i]) ? wr_stamp : s_stamp[i];
+    end
+
+  always_comb
+    for (integer s = 0; s < N; s++) begin
+      // The pick is one-hot (or zero): OR the picked slot's fields together.
+      pc_v_f[s] = 1'b0;
+      pc_j_f[s] = '0;
+      pc_msg_f[s] = '0;
+      pc_rem_f[s] = '0;
+      pc_rres_f[s] = 1'b0;
+      pc_stamp_f[s] = '0;
+      for (integer j = 0; j < XS; j++)
+        if (f_pick[s*XS + j]) begin
+          pc_v_f[s] = 1'b1;
+          pc_j_f[s] = pc_j_f[s] | JW'(j);
+          pc_msg_f[s] = pc_msg_f[s] | f_msg[s*XS + j];
+          pc_rem_f[s] = pc_rem_f[s] | f_rem[s*XS + j];
+          pc_rres_f[s] = pc_rres_f[s] | f_rres[s*XS + j];
+          pc_stamp_f[s] = pc_stamp_f[s] | f_stamp[s*XS + j];
+        end
+    end
+
+  if (REGISTERED_TREE) begin : g_leaf_regs
+    always_ff @(posedge clk) begin
+      if (!rst_n) pc_v <= '0;
+      else pc_v <= pc_v_f;
+      pc_j <= pc_j_f;
+      pc_msg <= pc_msg_f;
+      pc_rem <= pc_rem_f;
+      pc_rres <= pc_rres_f;
+      pc_stamp <= pc_stamp_f;
+    end
+  end else begin : g_leaf_comb
+    assign pc_v = pc_v_f;
+    assign pc_j = pc_j_f;
+    assign pc_msg = pc_msg_f;
+    assign pc_rem = pc_rem_f;
+    assign pc_rres = pc_rres_f;
+    assign pc_stamp = pc_stamp_f;
+  end
+
+  always_comb
+    for (integer s = 0; s < N; s++) pc_elig[s] = pc_v[s] && src_ok[s] && dst_ok;
 
   // ---------------------------------------------------------------- request: tree over the pairs
   // A tree of radix 4 over the pairs' candidates, in heap order: node i's
