@@ -100,6 +100,7 @@ module tb_compute_mem_top #(
       .cfg_timeout(cn_cfg_timeout),
       .cfg_retry(cn_cfg_retry),
       .ctl_lost(1'b0),
+      .fail_all(1'b0),
       .req_valid(cn_req_valid),
       .req_ready(cn_req_ready),
       .req_kind(cn_req_kind),
@@ -146,6 +147,7 @@ module tb_compute_mem_top #(
       .cnt_stray_grants(cn_cnt_stray_grants),
       .cnt_timeouts(cn_cnt_timeouts),
       .cnt_retries(cn_cnt_retries),
+      .cnt_failed_all(),
       .cnt_late(cn_cnt_late),
       .cnt_rx_overflow(cn_cnt_rx_overflow)
   );
