@@ -84,8 +84,9 @@
 // average, short stalls are absorbed), or matches its message but out of
 // sequence, is dropped and counted (cnt_dropped).
 // Fail all (fail_all, a level; edm_mirror's eng_fail_all: a plane dead DEAD_CYCLES):
-// while it is high every request the engine holds, or takes, finishes as
-// STATUS_TIMEOUT (cnt_failed_all) and is never sent again: its queued jobs (/N/,
+// while it is high the engine takes no request (req_ready low: the mirror
+// waits for a live plane) and every one it holds, its request FIFO's too,
+// finishes as STATUS_TIMEOUT (cnt_failed_all), never sent again: its jobs (/N/,
 // RREQ, RMWREQ, WREQ chunks not yet started) are dropped at the fetcher and
 // the emit head (s_dead), its grants are stray, its /N/ is not re-sent. A
 // read whose RRES chunk is being written finishes first (as for its timer).
@@ -139,7 +140,7 @@ module edm_compute_node #(
     input  logic [TIMER_W-1:0] cfg_retry,    // WREQ /N/ re-send after clk cycles without a grant, 0 = none
     input  logic        ctl_lost,       // a loss seen now (clk): the link down, a block toward this node
                                         // lost or corrupted (edm_rx: a /G/ rejected, cnt_ctl_missed)
-    input  logic        fail_all,       // fail everything held or taken, send none of it (clk)
+    input  logic        fail_all,       // take nothing, fail all held, send none of it (clk)
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
@@ -257,9 +258,12 @@ module edm_compute_node #(
   logic [RBUF_LOG2:0] wq_count;
   logic [TAGS_LOG2:0] tq_count;
   /* verilator lint_on UNUSEDSIGNAL */
+  // Under fail_all no request is taken: edm_mirror then waits for a live plane.
+  logic rq_wr_ready;
+  assign req_ready = rq_wr_ready && !fail_all;
   edm_fifo #(.WIDTH(REQ_W), .DEPTH_LOG2(REQ_LOG2)) req_q (
       .clk, .rst_n,
-      .wr_valid(req_valid), .wr_ready(req_ready),
+      .wr_valid(req_valid && !fail_all), .wr_ready(rq_wr_ready),
       .wr_data({req_kind, req_dst, req_raddr, req_len, req_laddr, req_rmw_op, req_arg0, req_arg1, req_tag, req_msg_id}),
       .rd_valid(rq_valid), .rd_ready(rq_pop), .rd_data(rq_data), .count(rq_count)
   );

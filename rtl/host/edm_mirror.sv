@@ -43,8 +43,8 @@
 // and a free within DEAD_CYCLES + 2 * NP * 2^TAGS_LOG2 cycles (a request and
 // an orphan per tag and plane) plus the host's back-pressure. DEAD_CYCLES
 // must exceed the longest plane_down of a cut the plane comes back from.
-// While a plane is dead, eng_fail_all[p] has its engine fail what it holds
-// or takes and send none of it (edm_compute_node fail_all): a request swept
+// While a plane is dead, eng_fail_all[p] has its engine take nothing, fail
+// what it holds and send none of it (edm_compute_node fail_all): a request swept
 // as failed is never applied if the plane comes back; the engine's failed
 // completions are its reports, or stale if the sweep was first.
 // EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
