@@ -83,6 +83,16 @@
 // local-memory write port must keep up with the link, one word per cycle on
 // average, short stalls are absorbed), or matches its message but out of
 // sequence, is dropped and counted (cnt_dropped).
+// Fail all (fail_all, a level; edm_mirror's eng_fail_all: a plane dead DEAD_CYCLES):
+// while it is high the engine takes no request (req_ready low: the mirror
+// waits for a live plane) and every one it holds, its request FIFO's too,
+// finishes as STATUS_TIMEOUT (cnt_failed_all), never sent again: its jobs (/N/,
+// RREQ, RMWREQ, WREQ chunks not yet started) are dropped at the fetcher and
+// the emit head (s_dead), its grants are stray, its /N/ is not re-sent. A
+// read whose RRES chunk is being written finishes first (as for its timer).
+// A unit already started is finished (its first blocks are on the line). A
+// slot completes only when no job of it is left (s_jobs), so none is reused
+// under a queued job. With fail_all low nothing changes (no cycle moves).
 // Completions: one per request, cpl_valid/cpl_ready, in request order per
 // destination (a finished message waits for older messages to the same
 // destination; messages to different destinations complete independently).
@@ -130,6 +140,7 @@ module edm_compute_node #(
     input  logic [TIMER_W-1:0] cfg_retry,    // WREQ /N/ re-send after clk cycles without a grant, 0 = none
     input  logic        ctl_lost,       // a loss seen now (clk): the link down, a block toward this node
                                         // lost or corrupted (edm_rx: a /G/ rejected, cnt_ctl_missed)
+    input  logic        fail_all,       // take nothing, fail all held, send none of it (clk)
     // Requests.
     input  logic        req_valid,
     output logic        req_ready,
@@ -186,6 +197,7 @@ module edm_compute_node #(
     output logic [15:0] cnt_timeouts,      // reads / RMWs finished by their timer
     output logic [15:0] cnt_late,          // good RRES chunks for no active message
     output logic [15:0] cnt_retries,       // /N/ sent again (no grant in cfg_retry cycles)
+    output logic [15:0] cnt_failed_all,    // requests failed by fail_all
     output logic [15:0] cnt_rx_overflow    // rx_clk domain: grants / blocks lost at the crossing
 );
   localparam int unsigned NS = 1 << SLOTS_LOG2;
@@ -232,6 +244,8 @@ module edm_compute_node #(
   logic [NS-1:0][RBUF_LOG2:0] s_wbusy;    // committed RRES chunks not yet written
   logic [NS-1:0][TIMER_W-1:0] s_start;
   logic [NS-1:0][NS-1:0]    s_older;    // [i][j]: j was issued before i
+  logic [NS-1:0]            s_dead;     // failed by fail_all: its queued jobs are dropped
+  logic [NS-1:0][2:0]       s_jobs;     // its jobs queued or being emitted (job and emit queues: <= 4)
   logic [IDN-1:0][7:0]      next_id;
   logic [TIMER_W-1:0]       now;
 
@@ -244,9 +258,12 @@ module edm_compute_node #(
   logic [RBUF_LOG2:0] wq_count;
   logic [TAGS_LOG2:0] tq_count;
   /* verilator lint_on UNUSEDSIGNAL */
+  // Under fail_all no request is taken: edm_mirror then waits for a live plane.
+  logic rq_wr_ready;
+  assign req_ready = rq_wr_ready && !fail_all;
   edm_fifo #(.WIDTH(REQ_W), .DEPTH_LOG2(REQ_LOG2)) req_q (
       .clk, .rst_n,
-      .wr_valid(req_valid), .wr_ready(req_ready),
+      .wr_valid(req_valid && !fail_all), .wr_ready(rq_wr_ready),
       .wr_data({req_kind, req_dst, req_raddr, req_len, req_laddr, req_rmw_op, req_arg0, req_arg1, req_tag, req_msg_id}),
       .rd_valid(rq_valid), .rd_ready(rq_pop), .rd_data(rq_data), .count(rq_count)
   );
@@ -278,7 +295,7 @@ module edm_compute_node #(
   assign i_bad  = !(q_kind == K_RREQ || q_kind == K_WREQ || q_kind == K_RMW);
   assign i_zero = q_kind == K_WREQ && q_len == 16'd0;
   assign i_ok   = rq_valid && free_any && act_cnt < (SW + 1)'(MAX_ACTIVE) && jq_wr_ready;
-  assign i_push = i_ok && !i_zero && !i_bad;
+  assign i_push = i_ok && !i_zero && !i_bad && !fail_all;
   assign rq_pop = i_ok;
 
   // ================================================================ grants (rx_clk -> clk)
@@ -384,14 +401,18 @@ module edm_compute_node #(
   assign f_end  = {{(16 - CBW){1'b0}}, f_j} == f_nw - 17'd1;
   // A chunk's job enters the emit queue with its first word's read (cut-through:
   // the unit starts as soon as that word is in, while the fetcher reads on).
-  assign lmem_rd_valid = jq_valid && f_jt == J_WD && tq_wr_ready
+  // A chunk of an aborted message not yet started is dropped here (f_skip).
+  logic f_skip;
+  assign f_skip = jq_valid && f_jt == J_WD && f_j == '0 && s_dead[f_slot];
+  assign lmem_rd_valid = jq_valid && f_jt == J_WD && tq_wr_ready && !f_skip
                       && (f_j != '0 || (bufs_used < 2'd2 && eq_wr_ready));
   assign lmem_rd_addr  = {f_addr[63:3] + 61'(f_j), 3'b000};
   assign f_fire = lmem_rd_valid && lmem_rd_ready;
   logic out_fire, unit_end;   // a block / a unit's last block leaves (unit generator)
   assign eq_wr_valid = jq_valid && (f_jt == J_WD ? f_fire && f_j == '0 : eq_valid);
-  assign jq_pop = f_jt == J_WD ? f_fire && f_end
-                               : (eq_valid ? eq_wr_valid && eq_wr_ready : unit_end);
+  logic e_skip;   // the emit head's job is an aborted message's, not started: dropped
+  assign jq_pop = f_jt == J_WD ? (f_fire && f_end) || f_skip
+                               : (eq_valid ? eq_wr_valid && eq_wr_ready : unit_end || e_skip);
 
   logic             tq_valid;
   logic [CBW:0]     tq_data;
@@ -495,7 +516,7 @@ module edm_compute_node #(
   logic [65:0] u_block;
   edm_unit_emitter #(.IDX_W(8), .LEN_W(17)) emit (
       .clk, .rst_n,
-      .unit_valid(eh_valid && !is_n), .start_ok(data_started), .block_ok(block_in), .hdr, .m_bytes(ulen + 17'd16),
+      .unit_valid(eh_valid && !is_n && !e_skip), .start_ok(data_started), .block_ok(block_in), .hdr, .m_bytes(ulen + 17'd16),
       .idx(u_i), .t_word(tw),
       .out_valid(u_valid), .out_ready, .out_block(u_block), .out_last(u_last));
 
@@ -509,12 +530,15 @@ module edm_compute_node #(
   assign n_fields  = {6'b0, e_size, s_id[e_slot], s_dst[e_slot], edm_pkg::SUB_N, edm_pkg::BT_EDM};
   assign n_payload = {edm_pkg::crc8_seq(n_seq, n_fields), n_fields};
 
-  assign out_valid = is_n ? eh_valid : u_valid;
+  // A WREQ chunk's job is dropped once its buffer is whole (no read of it
+  // outstanding), so its buffer is freed as at its unit's end.
+  assign e_skip = eh_valid && s_dead[e_slot] && u_i == '0 && (e_jt != J_WD || (!tq_valid && f_j == '0));
+  assign out_valid = !e_skip && (is_n ? eh_valid : u_valid);
   assign out_last  = is_n || u_last;
   assign out_block = is_n ? {n_payload, edm_pkg::SYNC_CTRL} : u_block;
   assign out_fire = out_valid && out_ready;
   assign unit_end = out_fire && out_last;
-  assign eq_pop   = unit_end && eq_valid;
+  assign eq_pop   = (unit_end || e_skip) && eq_valid;
   always_ff @(posedge clk) begin
     if (!rst_n) n_seq <= '0;
     else if (out_fire && is_n) n_seq <= n_seq + 8'd1;
@@ -737,6 +761,20 @@ module edm_compute_node #(
   end
   assign n_retry_push = n_retry_any && jq_wr_ready && !i_push && !(gq_valid && !g_stray);
 
+  // ================================================================ fail_all
+  // Every message not finished fails at once (s_kill), but a read whose RRES
+  // chunk is queued for the writer waits for it, as for its timer. Jobs: one
+  // in (j_slot), out at their unit's end or dropped (e_skip, f_skip).
+  logic [NS-1:0] s_kill;
+  logic [SW-1:0] j_slot;
+  always_comb
+    for (integer i = 0; i < NS; i++)
+      s_kill[i] = fail_all && s_valid[i] && !s_done[i]
+                  && (s_kind[i] == K_WREQ || (s_wbusy[i] == '0 && !(w_push && c_slot == SW'(i))));
+  assign j_slot = i_push ? free_idx : (g_push ? g_slot : n_retry_slot);
+  logic [SW:0] n_failed_all;   // failed by fail_all this cycle (held, and taken)
+  assign n_failed_all = (SW + 1)'($countones(s_kill)) + (SW + 1)'(i_ok && fail_all && !i_zero && !i_bad);
+
   // ================================================================ completions
   logic          r_any;
   logic [SW-1:0] r_slot;
@@ -748,7 +786,7 @@ module edm_compute_node #(
       blocked = 1'b0;
       for (integer j = 0; j < NS; j++)
         if (s_older[i][j] && s_valid[j] && s_dst[j] == s_dst[i]) blocked = 1'b1;
-      if (s_valid[i] && s_done[i] && !blocked) begin
+      if (s_valid[i] && s_done[i] && s_jobs[i] == '0 && !blocked) begin
         r_any = 1'b1;
         r_slot = SW'(i);
       end
@@ -786,6 +824,8 @@ module edm_compute_node #(
       s_start <= '0;
       s_lost <= '0;
       s_older <= '0;
+      s_dead <= '0;
+      s_jobs <= '0;
       next_id <= '0;
       now <= '0;
       f_j <= '0;
@@ -806,18 +846,20 @@ module edm_compute_node #(
       cnt_timeouts <= '0;
       cnt_late <= '0;
       cnt_retries <= '0;
+      cnt_failed_all <= '0;
     end else begin
       now <= now + 1'b1;
       // ---- issue
       if (i_ok) begin
         s_valid[free_idx] <= 1'b1;
-        s_done[free_idx] <= i_zero || i_bad;
+        s_done[free_idx] <= i_zero || i_bad || fail_all;
         s_sent[free_idx] <= 1'b0;
         s_kind[free_idx] <= q_kind;
         s_dst[free_idx] <= q_dst;
         s_id[free_idx] <= EXT_ID ? q_id : next_id[q_dst[ID_TABLE_LOG2-1:0]];
         s_tag[free_idx] <= q_tag;
-        s_status[free_idx] <= i_bad ? ST_ERR : ST_OK;
+        s_status[free_idx] <= i_bad ? ST_ERR : (fail_all && !i_zero ? ST_TIMEOUT : ST_OK);
+        s_dead[free_idx] <= 1'b0;
         s_len[free_idx] <= q_kind == K_RMW ? RMW_BYTES : q_len;
         s_granted[free_idx] <= '0;
         s_rcvd[free_idx] <= '0;
@@ -851,7 +893,11 @@ module edm_compute_node #(
         if (f_end) f_fb <= !f_fb;
       end
       if (lmem_rd_rsp_valid && tq_valid) arrived[tq_data[CBW]] <= arrived[tq_data[CBW]] + 1'b1;
-      bufs_used <= bufs_used + {1'b0, f_fire && f_j == '0} - {1'b0, unit_end && e_jt == J_WD};
+      bufs_used <= bufs_used + {1'b0, f_fire && f_j == '0} - {1'b0, (unit_end || e_skip) && e_jt == J_WD};
+      if (e_skip && e_jt == J_WD) arrived[e_buf] <= '0;
+      for (integer i = 0; i < NS; i++)
+        s_jobs[i] <= s_jobs[i] + 3'(jq_wr_valid && j_slot == SW'(i))
+                               - 3'((unit_end || e_skip) && e_slot == SW'(i)) - 3'(f_skip && f_slot == SW'(i));
       // ---- generator
       if (unit_end) begin
         if (e_jt == J_WD) arrived[e_buf] <= '0;
@@ -902,6 +948,13 @@ module edm_compute_node #(
         s_done[t_slot] <= 1'b1;
         s_status[t_slot] <= ST_TIMEOUT;
       end
+      // ---- fail_all (after the timer: a message failed both ways fails once)
+      for (integer i = 0; i < NS; i++)
+        if (s_kill[i]) begin
+          s_done[i] <= 1'b1;
+          s_status[i] <= ST_TIMEOUT;
+          s_dead[i] <= 1'b1;
+        end
       // ---- completions
       if (r_any && cpl_ready) s_valid[r_slot] <= 1'b0;
       // ---- counters
@@ -910,6 +963,8 @@ module edm_compute_node #(
       cnt_timeouts <= edm_pkg::sat_add(cnt_timeouts, {1'b0, t_any});
       cnt_late <= edm_pkg::sat_add(cnt_late, {1'b0, commit && !h_match});
       cnt_retries <= edm_pkg::sat_add(cnt_retries, {1'b0, n_retry_push});
+      if (17'(cnt_failed_all) + 17'(n_failed_all) > 17'hFFFF) cnt_failed_all <= '1;
+      else cnt_failed_all <= cnt_failed_all + 16'(n_failed_all);
     end
   end
 

@@ -42,9 +42,11 @@
 // failed (STATUS_TIMEOUT), so the host and edm_write_retry get an outcome
 // and a free within DEAD_CYCLES + 2 * NP * 2^TAGS_LOG2 cycles (a request and
 // an orphan per tag and plane) plus the host's back-pressure. DEAD_CYCLES
-// must exceed the longest plane_down of a cut the plane comes back from; if
-// it does come back, its engine's late completions of swept requests are
-// dropped as stale (and it may still send a write reported failed meanwhile).
+// must exceed the longest plane_down of a cut the plane comes back from.
+// While a plane is dead, eng_fail_all[p] has its engine take nothing, fail
+// what it holds and send none of it (edm_compute_node fail_all): a request swept
+// as failed is never applied if the plane comes back; the engine's failed
+// completions are its reports, or stale if the sweep was first.
 // EXT_ID: the id comes with the request (req_msg_id) instead of the counters:
 // edm_write_retry in front numbers the requests and re-sends a write with its
 // id (docs/protocol.md §4b); cpl_msg_id names the id a completion is for.
@@ -81,6 +83,7 @@ module edm_mirror #(
     input  logic [7:0]       req_tag,          // < 2^TAGS_LOG2
     /* verilator lint_on UNUSEDSIGNAL */
     input  logic [NP-1:0]    plane_down,       // known down: not waited for
+    output logic [NP-1:0]    eng_fail_all,     // plane dead: its engine fails what it holds
     // Toward each plane's engine (plane p: bit p): the request and its id.
     output logic [NP-1:0]    eng_req_valid,
     input  logic [NP-1:0]    eng_req_ready,
@@ -209,6 +212,7 @@ module edm_mirror #(
   logic [TAGS_LOG2-1:0] e_tag;
   logic [7:0]           e_status;
   logic                 e_match, e_ok, e_last, e_forward, e_take;
+  assign eng_fail_all = dead;
   assign use_k = k_req || k_orphan;
   assign r_plane = use_k ? k_plane : pick;
   assign r_tag_full = use_k ? 8'(k_tag) : eng_cpl_tag[int'(pick)*8 +: 8];

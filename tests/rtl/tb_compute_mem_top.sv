@@ -10,6 +10,7 @@ module tb_compute_mem_top #(
     input  logic rx_rst_n,
     input  logic [edm_pkg::PORT_BITS-1:0] cn_node_port,
     input  logic [19:0] cn_cfg_timeout,
+    input  logic        cn_fail_all,     // fail all held or taken (edm_mirror's dead plane)
     input  logic [19:0] cn_cfg_retry,    // WREQ /N/ re-send (0 = none; the lost-grant test sets it)
     input  logic cn_req_valid,
     output logic cn_req_ready,
@@ -57,6 +58,7 @@ module tb_compute_mem_top #(
     output logic [15:0] cn_cnt_stray_grants,
     output logic [15:0] cn_cnt_timeouts,
     output logic [15:0] cn_cnt_retries,
+    output logic [15:0] cn_cnt_failed_all,
     output logic [15:0] cn_cnt_late,
     output logic [15:0] cn_cnt_rx_overflow,
     // Memory node i (instance g_mn[i].mn): slice i of every mn_ vector
@@ -100,6 +102,7 @@ module tb_compute_mem_top #(
       .cfg_timeout(cn_cfg_timeout),
       .cfg_retry(cn_cfg_retry),
       .ctl_lost(1'b0),
+      .fail_all(cn_fail_all),
       .req_valid(cn_req_valid),
       .req_ready(cn_req_ready),
       .req_kind(cn_req_kind),
@@ -146,6 +149,7 @@ module tb_compute_mem_top #(
       .cnt_stray_grants(cn_cnt_stray_grants),
       .cnt_timeouts(cn_cnt_timeouts),
       .cnt_retries(cn_cnt_retries),
+      .cnt_failed_all(cn_cnt_failed_all),
       .cnt_late(cn_cnt_late),
       .cnt_rx_overflow(cn_cnt_rx_overflow)
   );

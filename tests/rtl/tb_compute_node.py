@@ -234,6 +234,7 @@ class Bench:
         d.cn_node_port.value = CN
         d.cn_cfg_timeout.value = self.timeout
         d.cn_cfg_retry.value = self.retry
+        d.cn_fail_all.value = 0
         for n in ("req_valid", "cpl_ready", "lmem_rd_ready", "lmem_rd_rsp_valid", "lmem_wr_ready", "in_valid",
                   "in_first", "in_last", "in_error", "in_abort", "grant_valid", "out_ready"):
             getattr(d, "cn_" + n).value = 0
@@ -730,6 +731,47 @@ async def lost_grants(dut):
     await b.run()
     b.check_final()
     assert b.expect["retries"] == 12 and b.expect["stray"] == 12, b.expect
+
+
+@cocotb.test()
+async def fail_all_sends_nothing_held(dut):
+    """fail_all (a dead plane, edm_mirror's eng_fail_all): with the link
+    stalled (out_ready low), writes, reads and RMWs queued and issued; fail_all
+    for 50 cycles takes no request and fails every one held (STATUS_TIMEOUT,
+    cnt_failed_all) and
+    takes them off the queues: once the link is back, not one block leaves
+    and the DRAM is untouched; then the engine works as before."""
+    b = await new_bench(dut, 19, p_out=0.0, p_grant=1.0, timeout=0, retry=300)
+    for i in range(8):
+        b.rand_request(dst=MNS[i % 2])
+    for _ in range(300):   # the table and request FIFO fill (the job queue is full), nothing sent
+        await b.step()
+    held = [r for r in b.by_tag.values() if not (r["kind"] == K_WREQ and r["len"] == 0)]
+    assert len(held) >= 4 and b.to_submit and not b.cn_blocks, (len(held), len(b.to_submit))
+    waiting = list(b.to_submit)   # offered under fail_all, not taken; sent once it is low
+    for r in held:
+        r["expect_status"] = protocol.STATUS_TIMEOUT
+    dram = {p: bytes(mn.dram) for p, mn in b.mns.items()}
+    b.dut.cn_fail_all.value = 1
+    for _ in range(50):
+        await b.step()
+    b.dut.cn_fail_all.value = 0
+    assert not b.by_tag, f"not completed under fail_all: {sorted(b.by_tag)}"
+    assert len(b.to_submit) == len(waiting), "a request taken under fail_all"
+    b.to_submit.clear()
+    assert int(dut.cn_cnt_failed_all.value) == len(held)
+    b.expect["timeouts"] -= len(held)   # failed by fail_all, not by the read timer (cnt_timeouts)
+    b.p_out = 1.0
+    for _ in range(2000):   # the /N/ re-send timer (300, quiet x4) has long passed
+        await b.step()
+    assert not b.cn_blocks and "first_out" not in b.stamps, "a failed request's block left"
+    assert {p: bytes(mn.dram) for p, mn in b.mns.items()} == dram
+    b.issued.clear()
+    b.to_submit.extend(waiting)
+    for i in range(6):   # and it works as before
+        b.rand_request(dst=MNS[i % 2])
+    await b.run()
+    b.check_final()
 
 
 @cocotb.test()

@@ -523,7 +523,7 @@ class Dual:
                         ("mirror_cnt_unmirrored", 2 * self.nc), ("wr_cnt_resent", self.nc),
                         ("cn_cnt_dropped", 2 * self.nc), ("cn_cnt_stray", 2 * self.nc),
                         ("cn_cnt_timeouts", 2 * self.nc), ("cn_cnt_late", 2 * self.nc),
-                        ("cn_cnt_retries", 2 * self.nc),
+                        ("cn_cnt_retries", 2 * self.nc), ("cn_cnt_failed_all", 2 * self.nc),
                         ("mn_cnt_dropped", 2 * self.nm), ("mn_cnt_stray", 2 * self.nm), ("mn_cnt_overflow", 2 * self.nm),
                         ("filter_cnt_dup", 2 * self.nm), ("filter_cnt_stale", 2 * self.nm),
                         ("filter_cnt_untracked", 2 * self.nm),
@@ -1262,3 +1262,44 @@ async def bit_errors(dut):
         await f.step()
     else:
         raise AssertionError(f"a switch plane stopped: {f.switch_state()}")
+
+
+DEAD_CYCLES = 4096   # tb_dual_fabric_top's MIRROR_DEAD_CYCLES
+
+
+@cocotb.test()
+async def dead_plane_back(dut):
+    """Issue 40's "failed and not applied" across a dead plane that comes back:
+    one plane ($EDM_DUAL_ONE_PLANE's set-up), compute node 0's plane-0 link
+    cut with writes in flight and restored 2000 cycles after its mirror found
+    the plane dead (DEAD_CYCLES) and reported what its engine held as failed.
+    The engine was told to fail all it held (edm_compute_node fail_all), so
+    no write reported failed is applied when the link is back (checked from
+    the filters' verdicts and the DRAM: check_copies, write_outcomes). With
+    fail_all tied low the engine re-sends the failed writes' /N/ once its
+    link is back and they are applied (seed 0, 2026-11-29: 2 of 76 writes)."""
+    f = Dual(dut, seed(258))
+    f.fcommits, f.allow_fail = [], True
+    f.run_switch[1] = 0
+    f.cuts.update((p, 1) for p in range(f.n))
+    f.run_limit = ONE_PLANE_LIMIT
+    await f.start(retry=300, sw_run=1)
+    for _ in range(ONE_PLANE_SETTLE):
+        await f.step()
+    cut_at = f.cycle + 600
+    back = cut_at + DEAD_CYCLES + 2000
+    await traffic(f, rounds(), events=[(cut_at, cut(f, 0, 0, True)), (back, cut(f, 0, 0, False))])
+    for _ in range(3000):   # the link guard's clean window, then the engine's /N/ re-send timer
+        await f.step()
+    await f.read_back()
+    for _ in range(300):
+        await f.step()
+    copies = f.check_copies()
+    outcomes = f.write_outcomes()
+    failed_all = f.counters()["cn_cnt_failed_all"]
+    dut._log.info(f"dead_plane_back: {copies}; writes {outcomes}; engines' fail_all: {failed_all}")
+    report(f, "dead_plane_back", [], copies=copies, write_outcomes=outcomes)
+    assert f.cycle > back + 3000
+    assert outcomes["failed_reported"] > 0, f"no write failed with its plane: {outcomes}"
+    assert outcomes["failed_applied"] == 0, f"writes reported failed were applied: {outcomes}"
+    assert copies["applied_twice"] == 0, copies

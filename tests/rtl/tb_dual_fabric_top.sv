@@ -25,6 +25,7 @@ module tb_dual_fabric_top #(
     // DEAD_CYCLES): above a restored cut's link_down (cut + a clean BER
     // window), far below cfg_give_up, so a write retried on the live plane.
     parameter int unsigned MIRROR_DEAD_CYCLES = 4096,
+    parameter bit          ENGINE_FAIL_ALL = 1'b1,  // a dead plane's engine fails what it holds (0: the mutant)
     parameter int unsigned FILTER_WINDOW_LOG2 = 4,   // edm_dup_filter's window: 2^this ids per source
     parameter int unsigned CN_SLOTS_LOG2 = 3,  // edm_compute_node's message table and request FIFO
     parameter int unsigned CN_REQ_LOG2 = 2,    // (the window must cover both: below)
@@ -95,6 +96,7 @@ module tb_dual_fabric_top #(
     output logic [NC*2*16-1:0] cn_cnt_timeouts,
     output logic [NC*2*16-1:0] cn_cnt_late,
     output logic [NC*2*16-1:0] cn_cnt_retries,
+    output logic [NC*2*16-1:0] cn_cnt_failed_all,   // requests a dead plane's engine failed
     // Memory engines (m, plane): DRAM channels, counters; the filter's per (m, plane).
     output logic [NM*2-1:0]    dram_rd_valid,
     input  logic [NM*2-1:0]    dram_rd_ready,
@@ -233,7 +235,7 @@ module tb_dual_fabric_top #(
   end
 
   for (genvar c = 0; c < NC; c++) begin : g_cn
-    logic [1:0]    eng_req_valid, eng_req_ready, eng_cpl_valid, eng_cpl_ready;
+    logic [1:0]    eng_req_valid, eng_req_ready, eng_cpl_valid, eng_cpl_ready, eng_fail_all;
     logic [7:0]    eng_msg_id;
     logic [2*3-1:0]  eng_cpl_kind;
     logic [2*PB-1:0] eng_cpl_dst;
@@ -253,7 +255,7 @@ module tb_dual_fabric_top #(
                  .TAGS_LOG2(ACKS ? 6 : 4)) mirror (
         .clk, .rst_n,
         .req_valid(q_valid), .req_ready(q_ready), .req_kind(q_kind), .req_dst(q_dst), .req_msg_id(q_id), .req_tag(q_tag),
-        .plane_down(link_down[c*2 +: 2]), .eng_req_valid, .eng_req_ready, .eng_msg_id,
+        .plane_down(link_down[c*2 +: 2]), .eng_fail_all, .eng_req_valid, .eng_req_ready, .eng_msg_id,
         .eng_cpl_valid, .eng_cpl_ready, .eng_cpl_kind, .eng_cpl_dst, .eng_cpl_msg_id, .eng_cpl_tag, .eng_cpl_status,
         .cpl_valid(m_cpl_valid), .cpl_ready(m_cpl_ready), .cpl_kind(m_cpl_kind),
         .cpl_dst(m_cpl_dst), .cpl_tag(m_cpl_tag), .cpl_status(m_cpl_status),
@@ -315,7 +317,7 @@ module tb_dual_fabric_top #(
                          .SLOTS_LOG2(CN_SLOTS_LOG2), .REQ_LOG2(CN_REQ_LOG2)) cn (
           .clk, .rst_n, .rx_clk(clk), .rx_rst_n(rst_n),
           .node_port(PB'(c)),
-          .cfg_timeout, .cfg_retry, .ctl_lost,
+          .cfg_timeout, .cfg_retry, .ctl_lost, .fail_all(ENGINE_FAIL_ALL && eng_fail_all[y]),
           .req_valid(eng_req_valid[y]), .req_ready(eng_req_ready[y]),
           .req_kind(q_kind), .req_dst(q_dst), .req_raddr(q_raddr), .req_len(q_len),
           .req_laddr(q_laddr), .req_rmw_op(q_op), .req_arg0(q_arg0), .req_arg1(q_arg1), .req_tag(q_tag),
@@ -334,7 +336,8 @@ module tb_dual_fabric_top #(
           .out_valid(e_valid[E]), .out_ready(e_ready[E]), .out_block(e_block[E*66 +: 66]), .out_last(e_last[E]),
           .cnt_dropped(cn_cnt_dropped[E*16 +: 16]), .cnt_stray_grants(cn_cnt_stray[E*16 +: 16]),
           .cnt_timeouts(cn_cnt_timeouts[E*16 +: 16]), .cnt_late(cn_cnt_late[E*16 +: 16]),
-          .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16])
+          .cnt_rx_overflow(), .cnt_retries(cn_cnt_retries[E*16 +: 16]),
+          .cnt_failed_all(cn_cnt_failed_all[E*16 +: 16])
       );
       assign cn_table[E*128 +: 128] = 128'({cn.s_valid, cn.s_done, cn.s_sent, cn.s_kind, cn.s_id});
     end

@@ -392,7 +392,7 @@ module tb_fabric_top #(
     edm_compute_node #(.MAX_CHUNK_BYTES(CHUNK_BYTES), .TIMER_W(TIMER_W), .RX_SAME_CLOCK(1), .EXT_ID(ACKS)) cn (
         .clk(hclk[c]), .rst_n, .rx_clk(hclk[c]), .rx_rst_n(rst_n),
         .node_port(PB'(c)),
-        .cfg_timeout, .cfg_retry, .ctl_lost,
+        .cfg_timeout, .cfg_retry, .ctl_lost, .fail_all(1'b0),
         .req_valid(e_req_valid), .req_ready(e_req_ready),
         .req_kind(e_req_kind), .req_dst(e_req_dst),
         .req_raddr(e_req_raddr), .req_len(e_req_len),
@@ -414,7 +414,8 @@ module tb_fabric_top #(
         .out_block(e_out_block[c*66 +: 66]), .out_last(e_out_last[c]),
         .cnt_dropped(cn_cnt_dropped[c*16 +: 16]), .cnt_stray_grants(cn_cnt_stray[c*16 +: 16]),
         .cnt_timeouts(cn_cnt_timeouts[c*16 +: 16]), .cnt_late(cn_cnt_late[c*16 +: 16]),
-        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16]), .cnt_retries(cn_cnt_retries[c*16 +: 16])
+        .cnt_rx_overflow(cn_cnt_rx_overflow[c*16 +: 16]), .cnt_retries(cn_cnt_retries[c*16 +: 16]),
+        /* verilator lint_off PINCONNECTEMPTY */ .cnt_failed_all() /* verilator lint_on PINCONNECTEMPTY */
     );
   end
 

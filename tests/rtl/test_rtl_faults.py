@@ -185,6 +185,14 @@ def test_dual_fabric_bit_errors():
     run_dual_fabric(testcase="bit_errors", env={"EDM_DUAL_BER": "1e-6", "EDM_DUAL_ROUNDS": "150"})
 
 
+def test_dual_fabric_dead_plane_back():
+    """A write reported failed with its dead plane is not applied when the
+    plane comes back (issue 40): one plane, a compute link cut for longer than
+    the mirror's DEAD_CYCLES and restored; tb_dual_fabric.dead_plane_back.
+    With the engines' fail_all tied low (ENGINE_FAIL_ALL = 0) it fails."""
+    run_dual_fabric(testcase="dead_plane_back")
+
+
 @pytest.mark.parametrize("window_log2,refused", [(4, False), (3, True)])
 def test_dual_fabric_window_covers_engines(window_log2, refused):
     """The dual top's static check (docs/faults.md §6): edm_dup_filter's window
