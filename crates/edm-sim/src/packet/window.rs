@@ -345,13 +345,13 @@ impl Transport for WindowTransport {
         }
         if self.cfg.srpt_priority {
             // pFabric hosts also send the flow with the least remaining bytes first.
-            let ready = std::mem::take(&mut self.ready[h as usize]);
-            let mut keep = VecDeque::with_capacity(ready.len());
+            // Filtered in place (order kept): no allocation per packet.
+            let mut ready = std::mem::take(&mut self.ready[h as usize]);
             let mut best: Option<(u32, u32)> = None;
-            for c in ready {
+            ready.retain(|&c| {
                 if !self.can_send(c) {
                     self.conns[c as usize].in_ready = false;
-                    continue;
+                    return false;
                 }
                 let conn = &self.conns[c as usize];
                 let next = conn.retx.unwrap_or(conn.snd_nxt);
@@ -359,9 +359,9 @@ impl Transport for WindowTransport {
                 if best.is_none_or(|(_, r)| rem < r) {
                     best = Some((c, rem));
                 }
-                keep.push_back(c);
-            }
-            self.ready[h as usize] = keep;
+                true
+            });
+            self.ready[h as usize] = ready;
             let (c, _) = best?;
             let p = self.data_packet(net, now, c);
             if !self.can_send(c) {
