@@ -353,7 +353,9 @@ impl SrptSim<'_> {
         // Ports taken, or with nothing left further down the order.
         let (mut src_done, mut dst_done) = (0, 0);
         let mut first_finish = Ps::MAX;
-        for &(remaining, _, i) in &self.waiting {
+        // Moved out while walked (no copy), so the walk can take ports.
+        let mut waiting = std::mem::take(&mut self.waiting);
+        for &(remaining, _, i) in &waiting {
             if src_done == self.active_src || dst_done == self.active_dst {
                 break;
             }
@@ -363,11 +365,7 @@ impl SrptSim<'_> {
             self.dst_left[d] -= 1;
             let (s_taken, d_taken) = (self.src_taken[s] == epoch, self.dst_taken[d] == epoch);
             if !s_taken && !d_taken {
-                self.src_taken[s] = epoch;
-                self.dst_taken[d] = epoch;
-                self.src_holder[s] = i;
-                self.dst_holder[d] = i;
-                self.running.push(i);
+                self.take(s, d, i);
                 first_finish = first_finish.min(remaining);
                 src_done += 1;
                 dst_done += 1;
@@ -376,10 +374,10 @@ impl SrptSim<'_> {
             src_done += (!s_taken && self.src_left[s] == 0) as usize;
             dst_done += (!d_taken && self.dst_left[d] == 0) as usize;
         }
-        for k in 0..self.running.len() {
-            let key = self.key(self.running[k]);
-            self.waiting.remove(&key);
+        for &i in &self.running {
+            waiting.remove(&self.key(i));
         }
+        self.waiting = waiting;
         if self.trace {
             self.trace_changes(now, &previous);
         }

@@ -404,12 +404,13 @@ impl Scheduler {
             }
         };
         let q = &mut self.queues[dst as usize];
-        if q.unrevealed.is_empty() {
-            self.dsts[dst as usize].reveal_at = self.visible_max[dst as usize].max(visible_at);
-        }
+        let first_unrevealed = q.unrevealed.is_empty();
         q.unrevealed.push_back((id, visible_at));
         q.len += 1;
         self.max_occupancy = self.max_occupancy.max(q.len);
+        if first_unrevealed {
+            self.update_reveal_at(dst as usize);
+        }
         self.mark_waiting(dst as usize);
         self.max_lead_ps = self.max_lead_ps.max(first_extra_ps);
         if first_extra_ps > 0 {
@@ -479,6 +480,14 @@ impl Scheduler {
         self.sync_front(dst);
     }
 
+    /// `dst`'s `reveal_at` from its first unrevealed entry (none: `Ps::MAX`).
+    fn update_reveal_at(&mut self, dst: usize) {
+        self.dsts[dst].reveal_at = match self.queues[dst].unrevealed.front() {
+            Some(&(_, visible_at)) => self.visible_max[dst].max(visible_at),
+            None => Ps::MAX,
+        };
+    }
+
     /// Copies `dst`'s first revealed entry and their number to `front`
     /// (after its `heads` changed). Only without per-pair FIFO, the one
     /// mode that reads it (with it the first entry is often not its pair's
@@ -518,10 +527,7 @@ impl Scheduler {
             q.unrevealed.retain(|&(id, _)| !gone(id));
             q.heads.retain(|h| !gone(h.entry));
             q.len -= ids.len();
-            self.dsts[dst].reveal_at = match q.unrevealed.front() {
-                Some(&(_, visible_at)) => self.visible_max[dst].max(visible_at),
-                None => Ps::MAX,
-            };
+            self.update_reveal_at(dst);
             self.mark_waiting(dst);
             self.sync_front(dst);
             for id in ids {
