@@ -5,6 +5,7 @@
     .venv/bin/python experiments/bench_sim.py --scale    # nodes and messages: time, memory, events/s
                                                          # (records streamed to Parquet, edm.sim.stream)
     .venv/bin/python experiments/bench_sim.py --baseline DIR   # each case also with DIR's code, in turn
+    .venv/bin/python experiments/bench_sim.py --pfabric  # Figure 8a's pfabric points at loads 0.5-0.9 instead
 
 With --baseline, DIR is another checkout whose python/edm holds its built
 extension (edm/_core.abi3.so): each case runs with it, then with this one,
@@ -40,6 +41,15 @@ CASES = {
     "micro-64B-load0.8-edm": {"protocol": "edm", "nodes": 144, "workload": "micro", "load": 0.8,
                               "messages": 1_000_000},
     "hadoop-load0.4-edm": {"protocol": "edm", "nodes": 144, "workload": "hadoop", "load": 0.4, "messages": 100_000},
+}
+
+# Figure 8a's costliest baseline (issue #43): pfabric, 64 B, every mix, at its
+# three highest loads; as `edm reproduce` runs them (python/edm/reproduce/plan.py).
+PFABRIC_CASES = {
+    f"pfabric-64B-write{ratio}-load{load}": {"protocol": "pfabric", "nodes": 144, "workload": "micro",
+                                             "message_bytes": 64, "write_ratio": ratio, "load": load,
+                                             "messages": 100_000, "warmup_fraction": 0.1, "seed": 1}
+    for ratio in (0.0, 0.5, 1.0) for load in (0.5, 0.7, 0.9)
 }
 
 
@@ -125,6 +135,7 @@ def main() -> int:
                     help="--scale: leave out runs of more messages than this")
     ap.add_argument("--baseline", metavar="DIR",
                     help="also run each case with the code of checkout DIR (its extension built), in turn")
+    ap.add_argument("--pfabric", action="store_true", help="Figure 8a's pfabric points at loads 0.5-0.9 as the cases")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
     ap.add_argument("--stream", action="store_true",
@@ -137,19 +148,21 @@ def main() -> int:
         scale_table(args.max_messages)
         return 0
     if args.case:
-        config = dict(CASES[args.case])
+        config = dict({**CASES, **PFABRIC_CASES}[args.case])
         if args.quick:
             config["messages"] //= 10
         print(json.dumps(run_case(config)))
         return 0
+    cases = PFABRIC_CASES if args.pfabric else CASES
+    flags = (" --pfabric" if args.pfabric else "") + (" --quick" if args.quick else "")
     if args.baseline:
-        return compare(args.baseline, args.quick)
-    cmd = f"{sys.executable} experiments/bench_sim.py" + (" --quick" if args.quick else "")
+        return compare(args.baseline, args.quick, cases, flags)
+    cmd = f"{sys.executable} experiments/bench_sim.py" + flags
     print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case, {load()})")
     print("| case | messages | engine s | msg/s (engine) | CPU s | msg/s (CPU) | total s | peak RSS MB "
           "| mean slowdown |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name in CASES:
+    for name in cases:
         r = case_in_process(name, args.quick)
         print(
             f"| {name} | {r['messages']} | {r['engine_seconds']:.2f} | {r['engine_messages_per_second']:,.0f} "
@@ -173,16 +186,16 @@ def case_in_process(name: str, quick: bool, python_path: str | None = None) -> d
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare(baseline: str, quick: bool) -> int:
+def compare(baseline: str, quick: bool, cases: dict, flags: str) -> int:
     """Each case with the baseline checkout's code, then with this one: CPU
     seconds of each and the speed-up; the results must be the same."""
     python_path = os.path.join(os.path.abspath(baseline), "python")
-    cmd = f"{sys.executable} experiments/bench_sim.py --baseline {baseline}" + (" --quick" if quick else "")
+    cmd = f"{sys.executable} experiments/bench_sim.py --baseline {baseline}" + flags
     print(f"# {cmd}  ({platform.processor() or platform.machine()}, one core per case, {load()})")
     print("| case | messages | CPU s before | CPU s after | speed-up | msg/s (CPU) after "
           "| peak RSS MB before | after | same mean slowdown |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for name in CASES:
+    for name in cases:
         a = case_in_process(name, quick, python_path)
         b = case_in_process(name, quick)
         print(f"| {name} | {b['messages']} | {a['cpu_seconds']:.2f} | {b['cpu_seconds']:.2f} "

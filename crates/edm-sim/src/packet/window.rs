@@ -67,6 +67,10 @@ struct Conn {
     rto_gen: u32,
     rto_armed: bool,
     in_ready: bool,
+    /// Key in its host's `SrptReady` while `in_ready` (pFabric only).
+    ready_key: ReadyKey,
+    /// Queued in its host's `srpt_stale` (pFabric only).
+    stale: bool,
     // Receiver side.
     rcv_nxt: u32,
     ooo: BTreeSet<u32>,
@@ -82,7 +86,54 @@ pub struct WindowTransport {
     /// Connection of each flow.
     flow_conn: Vec<u32>,
     acks: Vec<VecDeque<Packet>>,
+    /// Connections that may send, per host, in the order they became ready
+    /// (round robin; DCTCP).
     ready: Vec<VecDeque<u32>>,
+    /// The same for pFabric, indexed by its pick order.
+    srpt_ready: Vec<SrptReady>,
+    /// Per host: ready connections whose key or sendability may have
+    /// changed since the host's last pick (an ACK or a timeout touched
+    /// them); `next_packet` brings them up to date first.
+    srpt_stale: Vec<Vec<u32>>,
+}
+
+/// (remaining bytes of the next segment, position in ready order).
+type ReadyKey = (u32, u64);
+
+/// One host's ready connections ordered as pFabric picks them: fewest
+/// remaining bytes in the next segment first, then the earliest to become
+/// ready. The same pick as scanning the ready list in order for the first
+/// strict minimum, in O(log n) instead of O(n) per packet.
+#[derive(Debug, Default)]
+struct SrptReady {
+    set: BTreeSet<(u32, u64, u32)>,
+    next_pos: u64,
+}
+
+impl SrptReady {
+    /// `c` joins at the back of the ready order.
+    fn push_back(&mut self, c: u32, remaining: u32) -> ReadyKey {
+        let key = (remaining, self.next_pos);
+        self.next_pos += 1;
+        self.set.insert((key.0, key.1, c));
+        key
+    }
+
+    fn remove(&mut self, c: u32, key: ReadyKey) {
+        let found = self.set.remove(&(key.0, key.1, c));
+        debug_assert!(found, "connection {c} not in the ready index");
+    }
+
+    /// New remaining bytes for `c`; its place in the ready order stays.
+    fn rekey(&mut self, c: u32, key: ReadyKey, remaining: u32) -> ReadyKey {
+        self.remove(c, key);
+        self.set.insert((remaining, key.1, c));
+        (remaining, key.1)
+    }
+
+    fn first(&self) -> Option<u32> {
+        self.set.first().map(|&(_, _, c)| c)
+    }
 }
 
 impl WindowTransport {
@@ -95,6 +146,8 @@ impl WindowTransport {
             flow_conn: Vec::new(),
             acks: Vec::new(),
             ready: Vec::new(),
+            srpt_ready: Vec::new(),
+            srpt_stale: Vec::new(),
         }
     }
 
@@ -116,6 +169,8 @@ impl WindowTransport {
             rto_gen: 0,
             rto_armed: false,
             in_ready: false,
+            ready_key: (0, 0),
+            stale: false,
             rcv_nxt: 0,
             ooo: BTreeSet::new(),
             unacked: 0,
@@ -131,13 +186,70 @@ impl WindowTransport {
                 && ((c.snd_nxt - c.snd_una) as f64) < c.cwnd.floor().max(1.0))
     }
 
+    /// Bytes of the flow left from the connection's next packet on.
+    fn next_remaining(&self, c: u32) -> u32 {
+        let conn = &self.conns[c as usize];
+        conn.segs[conn.retx.unwrap_or(conn.snd_nxt) as usize].remaining
+    }
+
     fn make_ready(&mut self, now: Ps, net: &mut Net, c: u32) {
         if !self.conns[c as usize].in_ready && self.can_send(c) {
             self.conns[c as usize].in_ready = true;
             let src = self.conns[c as usize].src;
-            self.ready[src as usize].push_back(c);
+            if self.cfg.srpt_priority {
+                let rem = self.next_remaining(c);
+                self.conns[c as usize].ready_key = self.srpt_ready[src as usize].push_back(c, rem);
+            } else {
+                self.ready[src as usize].push_back(c);
+            }
             net.kick(now, src);
         }
+    }
+
+    /// pFabric: `c`'s sender state changed; if it is ready, its key and
+    /// sendability are checked at its host's next pick. (Checked then, not
+    /// now: a connection that cannot send is dropped from the ready order
+    /// only when its host next picks, as the scan this index replaced did.)
+    fn touched(&mut self, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        if self.cfg.srpt_priority && conn.in_ready && !conn.stale {
+            conn.stale = true;
+            self.srpt_stale[conn.src as usize].push(c);
+        }
+    }
+
+    /// pFabric: `c` (ready) after a change: new key, or out of the ready
+    /// order if it cannot send.
+    fn refresh(&mut self, h: u16, c: u32) {
+        let key = self.conns[c as usize].ready_key;
+        if self.can_send(c) {
+            let rem = self.next_remaining(c);
+            self.conns[c as usize].ready_key = self.srpt_ready[h as usize].rekey(c, key, rem);
+        } else {
+            self.conns[c as usize].in_ready = false;
+            self.srpt_ready[h as usize].remove(c, key);
+        }
+    }
+
+    /// pFabric's pick: the ready connection whose next packet has the
+    /// fewest remaining bytes, the earliest ready on ties.
+    fn srpt_next(&mut self, net: &mut Net, now: Ps, h: u16) -> Option<Packet> {
+        let mut stale = std::mem::take(&mut self.srpt_stale[h as usize]);
+        for &c in &stale {
+            self.conns[c as usize].stale = false;
+            if self.conns[c as usize].in_ready {
+                self.refresh(h, c);
+            }
+        }
+        stale.clear();
+        self.srpt_stale[h as usize] = stale;
+        let c = self.srpt_ready[h as usize].first()?;
+        debug_assert!(
+            self.can_send(c) && self.conns[c as usize].ready_key.0 == self.next_remaining(c)
+        );
+        let p = self.data_packet(net, now, c);
+        self.refresh(h, c);
+        Some(p)
     }
 
     fn arm_rto(&mut self, net: &mut Net, now: Ps, c: u32) {
@@ -283,6 +395,7 @@ impl WindowTransport {
                 }
             }
         }
+        self.touched(c);
         self.make_ready(now, net, c);
     }
 }
@@ -302,6 +415,8 @@ impl Transport for WindowTransport {
         self.flow_conn.clear();
         self.acks = (0..ports).map(|_| VecDeque::new()).collect();
         self.ready = (0..ports).map(|_| VecDeque::new()).collect();
+        self.srpt_ready = (0..ports).map(|_| SrptReady::default()).collect();
+        self.srpt_stale = (0..ports).map(|_| Vec::new()).collect();
     }
 
     fn on_flow(&mut self, net: &mut Net, now: Ps, flow: u32) {
@@ -336,6 +451,7 @@ impl Transport for WindowTransport {
             });
             remaining -= payload;
         }
+        self.touched(c);
         self.make_ready(now, net, c);
     }
 
@@ -345,30 +461,7 @@ impl Transport for WindowTransport {
         }
         if self.cfg.srpt_priority {
             // pFabric hosts also send the flow with the least remaining bytes first.
-            // Filtered in place (order kept): no allocation per packet.
-            let mut ready = std::mem::take(&mut self.ready[h as usize]);
-            let mut best: Option<(u32, u32)> = None;
-            ready.retain(|&c| {
-                if !self.can_send(c) {
-                    self.conns[c as usize].in_ready = false;
-                    return false;
-                }
-                let conn = &self.conns[c as usize];
-                let next = conn.retx.unwrap_or(conn.snd_nxt);
-                let rem = conn.segs[next as usize].remaining;
-                if best.is_none_or(|(_, r)| rem < r) {
-                    best = Some((c, rem));
-                }
-                true
-            });
-            self.ready[h as usize] = ready;
-            let (c, _) = best?;
-            let p = self.data_packet(net, now, c);
-            if !self.can_send(c) {
-                self.conns[c as usize].in_ready = false;
-                self.ready[h as usize].retain(|&x| x != c);
-            }
-            return Some(p);
+            return self.srpt_next(net, now, h);
         }
         while let Some(c) = self.ready[h as usize].pop_front() {
             if !self.can_send(c) {
@@ -413,6 +506,124 @@ impl Transport for WindowTransport {
         conn.retx = None;
         conn.dupacks = 0;
         conn.rto_armed = false;
+        self.touched(c);
         self.make_ready(now, net, c);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baselines::{pfabric_config, BaselineParams};
+    use crate::config::FabricConfig;
+    use crate::rng::Rng;
+
+    /// The pick the index replaced: the first strict minimum of the
+    /// remaining bytes, scanning the ready order from the front.
+    fn scan_pick(order: &VecDeque<u32>, remaining: &HashMap<u32, u32>) -> Option<u32> {
+        let mut best: Option<(u32, u32)> = None;
+        for &c in order {
+            let r = remaining[&c];
+            if best.is_none_or(|(_, b)| r < b) {
+                best = Some((c, r));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    #[test]
+    fn equal_remaining_bytes_go_to_the_earlier_ready() {
+        let mut ready = SrptReady::default();
+        // Connection ids in the opposite order to the ready order.
+        let k7 = ready.push_back(7, 100);
+        let k3 = ready.push_back(3, 100);
+        assert_eq!(ready.first(), Some(7));
+        // A new key keeps the place in the ready order.
+        let k7 = ready.rekey(7, k7, 100);
+        assert_eq!(ready.first(), Some(7));
+        let k5 = ready.push_back(5, 99);
+        assert_eq!(ready.first(), Some(5));
+        ready.remove(5, k5);
+        ready.remove(7, k7);
+        assert_eq!(ready.first(), Some(3));
+        // Back in the ready order: behind 3, though its id is lower.
+        ready.push_back(1, 100);
+        assert_eq!(ready.first(), Some(3));
+        ready.remove(3, k3);
+        assert_eq!(ready.first(), Some(1));
+    }
+
+    /// Random joins, key changes and removals, with many ties: after each,
+    /// the index picks what a scan of the ready order picks.
+    #[test]
+    fn index_agrees_with_a_scan_of_the_ready_order() {
+        let mut rng = Rng::new(43);
+        let mut ready = SrptReady::default();
+        let mut keys: HashMap<u32, ReadyKey> = HashMap::new();
+        let mut order: VecDeque<u32> = VecDeque::new();
+        let mut remaining: HashMap<u32, u32> = HashMap::new();
+        let mut picks = 0;
+        for _ in 0..20_000 {
+            let c = rng.below(40) as u32;
+            let rem = 1 + rng.below(6) as u32;
+            match (keys.get(&c).copied(), rng.below(3)) {
+                (None, _) => {
+                    keys.insert(c, ready.push_back(c, rem));
+                    order.push_back(c);
+                    remaining.insert(c, rem);
+                }
+                (Some(k), 0) => {
+                    ready.remove(c, k);
+                    keys.remove(&c);
+                    order.retain(|&x| x != c);
+                }
+                (Some(k), _) => {
+                    keys.insert(c, ready.rekey(c, k, rem));
+                    remaining.insert(c, rem);
+                }
+            }
+            let want = scan_pick(&order, &remaining);
+            assert_eq!(ready.first(), want, "ready order {order:?}");
+            picks += usize::from(want.is_some());
+        }
+        assert!(picks > 10_000);
+    }
+
+    /// Two one-packet flows of one size from one host: the first to arrive
+    /// goes first, whatever their connection ids.
+    #[test]
+    fn pfabric_sends_equal_flows_in_ready_order() {
+        let fabric = FabricConfig {
+            nodes: 4,
+            ..FabricConfig::default()
+        };
+        let mut t = WindowTransport::new(
+            "pfabric",
+            pfabric_config(&fabric, &BaselineParams::default()),
+        );
+        let cfg = t.cfg.net.clone();
+        let mut net = Net::new(&fabric, &cfg, &[]);
+        t.reset(net.ports);
+        for (dst, msg) in [(2, 0), (1, 1), (3, 2)] {
+            net.flows.push(Flow {
+                src: 0,
+                dst,
+                bytes: if msg == 2 { 40 } else { 64 },
+                msg,
+                role: FlowRole::Write,
+                start_ps: 0,
+            });
+        }
+        t.on_flow(&mut net, 0, 0);
+        t.on_flow(&mut net, 0, 1);
+        let first = t.next_packet(&mut net, 0, 0).unwrap();
+        assert_eq!(first.aux2, 0, "the earlier-ready flow first");
+        // A shorter flow overtakes the one still waiting.
+        t.on_flow(&mut net, 0, 2);
+        let order: Vec<u64> = (0..2)
+            .map(|_| t.next_packet(&mut net, 0, 0).unwrap().aux2)
+            .collect();
+        assert_eq!(order, [2, 1]);
+        assert!(t.next_packet(&mut net, 0, 0).is_none());
     }
 }
