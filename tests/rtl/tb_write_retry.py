@@ -203,47 +203,34 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                 if r["kind"] == K_RMW and d in TRACKED and int(dut.RMW_RETRY.value):
                     rmws[(d, r["id"])] = dict(req=r, t0=None, t=None, sends=1, engine=True, free=None)
                 eng_pending.append((t + rng.randint(3, 40), r, False))
-            elif r["kind"] == K_RMW:
-                # An RMW re-send: a kept RMW, whole, after a TIMEOUT, no sooner than the timeout.
-                w = rmws.get((r["dst"], r["id"]))
-                assert w is not None, f"cycle {t}: an RMW from nowhere: {r}"
-                want = dict(w["req"])
-                if tag_base:
-                    want["tag"] = tag_base + (r["dst"] * slots + r["id"] % slots)
-                assert r == want, f"cycle {t}: RMW re-send {r} differs from the RMW {want}"
-                assert not w["engine"] and w["t"] is not None, f"cycle {t}: re-send of an RMW the engine has: {r}"
-                assert t - w["t"] >= ack_timeout, f"cycle {t}: RMW re-sent {t - w['t']} cycles after its TIMEOUT"
-                assert rmw_retry, "RMW re-sent with the retry off"
-                if wait_free:
-                    assert w["free"] is not None and w["free"] < t, f"cycle {t}: RMW re-sent before its free"
-                w["free"] = None
-                w["offered"] = None
-                w["sends"] += 1
-                w["engine"] = True
-                rmw_stats["resent"] += 1
-                eng_pending.append((t + rng.randint(3, 40), r, True))
             else:
-                # A re-send: a kept write, whole, due and not resolved.
-                w = writes.get((r["dst"], r["id"]))
+                # A re-send: a kept write or RMW, whole, due and not resolved.
+                rmw = r["kind"] == K_RMW
+                w = (rmws if rmw else writes).get((r["dst"], r["id"]))
                 assert w is not None, f"cycle {t}: a request from nowhere: {r}"
                 want = dict(w["req"])
                 if tag_base:
                     want["tag"] = tag_base + (r["dst"] * slots + r["id"] % slots)
-                assert r == want, f"cycle {t}: re-send {r} differs from the write {want}"
-                assert not w["engine"], f"cycle {t}: re-send of a write the engine still has: {r}"
-                # Its /A/ may come while it is offered (an offer stands), not before.
-                assert w["acked"] is None or w["offered"] <= w["acked"], \
-                    f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}, offered from {w['offered']}"
+                assert r == want, f"cycle {t}: re-send {r} differs from the request {want}"
+                assert not w["engine"], f"cycle {t}: re-send of a request the engine still has: {r}"
+                if rmw:   # after a TIMEOUT (its give-up is judged at its completion)
+                    assert rmw_retry, "RMW re-sent with the retry off"
+                    assert t - w["t"] >= ack_timeout, f"cycle {t}: RMW re-sent {t - w['t']} cycles after its TIMEOUT"
+                    rmw_stats["resent"] += 1
+                else:
+                    # Its /A/ may come while it is offered (an offer stands), not before.
+                    assert w["acked"] is None or w["offered"] <= w["acked"], \
+                        f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}, offered from {w['offered']}"
+                    assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
+                    assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
+                    assert ack_timeout != 0, "re-sent with the retry off"
+                    resends += 1
                 w["offered"] = None
-                assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
-                assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
-                assert ack_timeout != 0, "re-sent with the retry off"
                 if wait_free:
                     assert w["free"] is not None and w["free"] < t, f"cycle {t}: re-sent before its last send was free"
                 w["free"] = None
                 w["sends"] += 1
                 w["engine"] = True
-                resends += 1
                 eng_pending.append((t + rng.randint(3, 40), r, True))
         if offer is not None and int(dut.eng_cpl_ready.value) and offer[0]["kind"] == K_RMW:
             r, resend = offer
