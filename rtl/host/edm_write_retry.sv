@@ -181,13 +181,15 @@ module edm_write_retry #(
   logic [NS-1:0][1:0]         s_state;
   logic [NS-1:0]              s_acked;
   logic [NS-1:0]              s_busy;    // WAIT_FREE: its last send not yet free
-  logic [NS-1:0]              s_rmw;     // an RMW (RMW_RETRY), not a write
+  logic [NS-1:0]              s_rmw_q;   // an RMW, not a write (as stored)
+  logic [NS-1:0]              s_rmw;     // ... read through RMW_RETRY, so 0 drops its state
   logic [NS-1:0][3:0]         s_op;
   logic [NS-1:0][63:0]        s_arg0, s_arg1;
   logic [NS-1:0][7:0]         s_id, s_tag;
   logic [NS-1:0][63:0]        s_raddr, s_laddr;
   logic [NS-1:0][15:0]        s_len;
   logic [NS-1:0][TIMER_W-1:0] s_t, s_t0;
+  assign s_rmw = RMW_RETRY ? s_rmw_q : '0;
   logic [ND-1:0][7:0]         next_id;
 
   // ---- the /A/: every entry it names, at once
@@ -346,7 +348,7 @@ module edm_write_retry #(
         next_id[q_d] <= next_id[q_d] + 8'd1;
         if (q_tracked && (q_write || q_rmw)) begin
           s_state[q_x] <= ISSUED;
-          s_rmw[q_x] <= q_rmw;
+          s_rmw_q[q_x] <= q_rmw;
           s_op[q_x] <= in_req_rmw_op;
           s_arg0[q_x] <= in_req_arg0;
           s_arg1[q_x] <= in_req_arg1;
