@@ -1317,3 +1317,5 @@ async def dead_plane_back(dut):
     assert copies["applied_twice"] == 0, copies
     if f.ack_timeout:   # every RMW's outcome is its true one (failed only if not applied)
         assert copies["rmw_applied_reported_failed"] == 0, f"RMWs reported failed were applied: {copies}"
+        rmw_resent = f.counters()["wr_cnt_rmw"][0::3]   # per compute node: {re-sent, given up, unknown}
+        assert sum(rmw_resent) > 0, f"no RMW re-sent: the case did not lose an RMW's answer ({rmw_resent})"
