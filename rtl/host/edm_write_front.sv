@@ -23,7 +23,8 @@ module edm_write_front #(
     parameter int unsigned DST_LOG2 = 2,       // destinations tracked: ports 0 .. 2^DST_LOG2-1
     parameter int unsigned TIMER_W = 20,
     parameter int unsigned RESEND_TAG_BASE = 0,  // edm_write_retry's
-    parameter bit          WAIT_FREE = 1'b0      // edm_write_retry's
+    parameter bit          WAIT_FREE = 1'b0,     // edm_write_retry's
+    parameter bit          RMW_RETRY = 1'b1      // edm_write_retry's: an RMW timed out is re-sent
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -95,7 +96,7 @@ module edm_write_front #(
   if (ACKS) begin : g_acks
     /* verilator lint_off PINCONNECTEMPTY */   // counters the hosts do not read
     edm_write_retry #(.DST_LOG2(DST_LOG2), .TIMER_W(TIMER_W), .RESEND_TAG_BASE(RESEND_TAG_BASE),
-                      .WAIT_FREE(WAIT_FREE)) retry (
+                      .WAIT_FREE(WAIT_FREE), .RMW_RETRY(RMW_RETRY)) retry (
         .clk, .rst_n, .cfg_ack_timeout, .cfg_give_up,
         .in_req_valid, .in_req_ready, .in_req_kind, .in_req_dst, .in_req_raddr, .in_req_len, .in_req_laddr,
         .in_req_rmw_op, .in_req_arg0, .in_req_arg1, .in_req_tag,
@@ -106,7 +107,8 @@ module edm_write_front #(
         .cpl_valid, .cpl_ready, .cpl_kind, .cpl_dst, .cpl_msg_id, .cpl_tag, .cpl_status,
         .free_valid, .free_dst, .free_msg_id,
         .ack_valid, .ack_peer, .ack_base, .ack_map,
-        .cnt_resent, .cnt_gave_up, .cnt_untracked());
+        .cnt_resent, .cnt_gave_up, .cnt_untracked(), .cnt_rmw_resent(), .cnt_rmw_gave_up(),
+        .cnt_rmw_unknown());
     // The posted completion of a write: the host's completion, taken.
     edm_write_outcome #(.DST_LOG2(DST_LOG2), .TIMER_W(TIMER_W)) outcome (
         .clk, .rst_n, .cfg_give_up,

@@ -5,6 +5,25 @@
 // cycles after its posted completion (the engine's completion: its last
 // byte sent) or after its last re-send's.
 //
+// An RMW (RMW_RETRY) is kept the same way from its request to the host's
+// completion, and given to the engine again, whole and with the same id, when
+// its completion is STATUS_TIMEOUT (no plane brought its answer: the engine's
+// timer, or edm_mirror's dead plane): its only outcome is its answer, and the
+// memory node's edm_dup_filter answers a second copy with the first copy's
+// kept result (out_replay) without applying it again, or applies it if no
+// copy had arrived. Such a failed completion is taken here; the host gets one
+// completion per RMW, with its own tag: the first that is not a TIMEOUT
+// (the answer, or an error the node sent), a re-send's answer that is not OK
+// nor a TIMEOUT as STATUS_DENIED (the node kept no result any more: outcome
+// unknown, cnt_rmw_unknown), or a TIMEOUT that comes cfg_give_up or more after
+// the first (cnt_rmw_gave_up; it may have been applied). Rule 2 keeps the
+// result while the RMW waits (it is answered only at the host's completion),
+// rule 1 (its slot) keeps its id inside the node's window. Why here, not in
+// a module beside: the job is one, a request re-sent with its id until its
+// outcome is known, and an RMW needs every part a write has (the ids, the
+// slots of rule 1, the rings of rule 2, the scan, the standing offer, the
+// mirror's free); a second module would have to share them all.
+//
 // Why beside the engine, not in it: the engine already sends a request with
 // a given id (EXT_ID, as for the dual switch's edm_mirror) and completes it
 // with its posted completion; a re-send is such a request again, so the
@@ -14,8 +33,9 @@
 // destination's next id (a counter per tracked destination, ports
 // 0 .. 2^DST_LOG2-1; others take the counter of their low bits and are not
 // kept: cnt_untracked). Re-sends go first. Completions: the engine's
-// (eng_cpl_*) pass to the host (cpl_*) unchanged, except a re-send's, which
-// is taken here: the host sees one completion per request, the posted one.
+// (eng_cpl_*) pass to the host (cpl_*) unchanged, except a write re-send's
+// and an RMW's TIMEOUT, taken here: the host sees one completion per
+// request, a write's posted one, an RMW's answer (below).
 //
 // The retry buffer: per tracked destination 2^SLOTS_LOG2 entries, slot = id
 // mod 2^SLOTS_LOG2, holding the write's id, remote and local address (the
@@ -28,7 +48,10 @@
 // (its map matched against all entries at once); a POSTED entry whose
 // cfg_give_up (from t0, 0 = never) has passed is freed (edm_write_outcome
 // reports it failed at the same count). Zero-length writes send nothing and
-// get no /A/: not kept.
+// get no /A/: not kept. An RMW entry (s_rmw, also its op and operands) is
+// ISSUED or RESENT while the engine has it, POSTED from a TIMEOUT to its
+// re-send (t0: its first TIMEOUT, t: its last); no /A/ names it, and its
+// give-up is judged at its completion, never by the scan.
 //
 // Activation rules (docs/protocol.md §4b bounds 1 and 2), holding the request
 // at the head (and every request behind it):
@@ -47,7 +70,8 @@
 // offered stays offered (r_mid) even if its /A/ comes meanwhile (it is then
 // sent and its completion taken here, the entry freed).
 // Re-send timing: a round-robin scan looks at one entry per cycle and stops
-// at a POSTED one due (now - t >= cfg_ack_timeout, 0 = never) until the
+// at a POSTED one due (now - t >= cfg_ack_timeout, 0 = never: no write nor
+// RMW is re-sent) until the
 // engine takes it; so a write is re-sent within cfg_ack_timeout + the
 // entries' count cycles (plus the engine's back-pressure) of its posted
 // completion.
@@ -67,7 +91,10 @@ module edm_write_retry #(
     // last send is finished (edm_mirror: the planes that took it all
     // reported), not at its completion: a plane still holding the write would
     // otherwise get a second message with the same id.
-    parameter bit          WAIT_FREE = 1'b0
+    parameter bit          WAIT_FREE = 1'b0,
+    // 1: an RMW whose completion is STATUS_TIMEOUT is re-sent (above); 0: its
+    // failure goes to the host (nothing kept for RMWs beyond rule 2).
+    parameter bit          RMW_RETRY = 1'b1
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -126,7 +153,10 @@ module edm_write_retry #(
     // Status.
     output logic [15:0] cnt_resent,     // writes given to the engine again
     output logic [15:0] cnt_gave_up,    // writes dropped from the buffer unacknowledged
-    output logic [15:0] cnt_untracked   // writes to untracked destinations (not kept)
+    output logic [15:0] cnt_untracked,  // writes to untracked destinations (not kept)
+    output logic [15:0] cnt_rmw_resent,   // RMWs given to the engine again
+    output logic [15:0] cnt_rmw_gave_up,  // RMWs completed TIMEOUT past their give-up (outcome unknown)
+    output logic [15:0] cnt_rmw_unknown   // RMW re-sends the node no longer had a result for (DENIED)
 );
   localparam int unsigned PB = edm_pkg::PORT_BITS;
   localparam int unsigned MW = edm_pkg::ACK_MAP_W;
@@ -151,10 +181,15 @@ module edm_write_retry #(
   logic [NS-1:0][1:0]         s_state;
   logic [NS-1:0]              s_acked;
   logic [NS-1:0]              s_busy;    // WAIT_FREE: its last send not yet free
+  logic [NS-1:0]              s_rmw_q;   // an RMW, not a write (as stored)
+  logic [NS-1:0]              s_rmw;     // ... read through RMW_RETRY, so 0 drops its state
+  logic [NS-1:0][3:0]         s_op;
+  logic [NS-1:0][63:0]        s_arg0, s_arg1;
   logic [NS-1:0][7:0]         s_id, s_tag;
   logic [NS-1:0][63:0]        s_raddr, s_laddr;
   logic [NS-1:0][15:0]        s_len;
   logic [NS-1:0][TIMER_W-1:0] s_t, s_t0;
+  assign s_rmw = RMW_RETRY ? s_rmw_q : '0;
   logic [ND-1:0][7:0]         next_id;
 
   // ---- the /A/: every entry it names, at once
@@ -164,22 +199,30 @@ module edm_write_retry #(
       logic [7:0] d;
       d = s_id[x] - ack_base;
       a_hit[x] = ack_valid && 32'(ack_peer) < ND && ack_peer[DST_LOG2-1:0] == DST_LOG2'(x >> SW)
-               && s_state[x] != FREE && d < 8'(MW) && ack_map[d[$clog2(MW)-1:0]];
+               && s_state[x] != FREE && !s_rmw[x] && d < 8'(MW) && ack_map[d[$clog2(MW)-1:0]];
     end
 
-  // ---- the engine's completion: a kept write's?
-  logic          c_tracked, c_kept, c_resent, c_take;
+  // ---- the engine's completion: a kept write's, or a kept RMW's?
+  logic          c_tracked, c_mine, c_kept, c_resent, c_take, c_rmw, c_again, c_late, c_unknown;
   logic [XW-1:0] c_x;
   assign c_tracked = 32'(eng_cpl_dst) < ND;
   assign c_x = {eng_cpl_dst[DST_LOG2-1:0], eng_cpl_msg_id[SW-1:0]};
-  assign c_kept = eng_cpl_valid && c_tracked && eng_cpl_kind == K_WREQ && s_id[c_x] == eng_cpl_msg_id
+  assign c_mine = eng_cpl_valid && c_tracked && s_id[c_x] == eng_cpl_msg_id
                   && (s_state[c_x] == ISSUED || s_state[c_x] == RESENT);
+  assign c_kept = c_mine && eng_cpl_kind == K_WREQ && !s_rmw[c_x];
   assign c_resent = c_kept && s_state[c_x] == RESENT;
-  assign cpl_valid = eng_cpl_valid && !c_resent;
-  assign eng_cpl_ready = c_resent || cpl_ready;
+  // An RMW's TIMEOUT: re-sent (taken here) unless its give-up has passed (or re-sends are off).
+  assign c_rmw = c_mine && eng_cpl_kind == K_RMW && s_rmw[c_x];
+  assign c_late = s_state[c_x] == RESENT && cfg_give_up != '0 && now - s_t0[c_x] >= cfg_give_up;
+  assign c_again = c_rmw && eng_cpl_status == edm_pkg::STATUS_TIMEOUT && !c_late && cfg_ack_timeout != '0;
+  assign c_unknown = c_rmw && s_state[c_x] == RESENT && eng_cpl_status != edm_pkg::STATUS_OK
+                     && eng_cpl_status != edm_pkg::STATUS_TIMEOUT;
+  assign cpl_valid = eng_cpl_valid && !c_resent && !c_again;
+  assign eng_cpl_ready = c_resent || c_again || cpl_ready;
   assign c_take = eng_cpl_valid && eng_cpl_ready;
-  assign {cpl_kind, cpl_dst, cpl_msg_id, cpl_tag, cpl_status} =
-         {eng_cpl_kind, eng_cpl_dst, eng_cpl_msg_id, eng_cpl_tag, eng_cpl_status};
+  assign {cpl_kind, cpl_dst, cpl_msg_id} = {eng_cpl_kind, eng_cpl_dst, eng_cpl_msg_id};
+  assign cpl_tag = c_rmw ? s_tag[c_x] : eng_cpl_tag;   // a re-send's tag is the retry's
+  assign cpl_status = c_unknown ? edm_pkg::STATUS_DENIED : eng_cpl_status;
 
   // ---- the re-send scan
   logic [XW-1:0] r_x;
@@ -190,9 +233,9 @@ module edm_write_retry #(
   assign f_hit = WAIT_FREE && free_valid && 32'(free_dst) < ND && s_id[f_x] == free_msg_id && s_state[f_x] != FREE;
   assign r_cand = s_state[r_x] == POSTED && !s_busy[r_x] && !a_hit[r_x] && cfg_ack_timeout != '0
                   && now - s_t[r_x] >= cfg_ack_timeout
-                  && !(cfg_give_up != '0 && now - s_t0[r_x] >= cfg_give_up);
+                  && (s_rmw[r_x] || !(cfg_give_up != '0 && now - s_t0[r_x] >= cfg_give_up));
   assign r_due = r_mid || (!q_mid && r_cand);
-  assign r_give_up = !r_mid && s_state[r_x] == POSTED && !a_hit[r_x] && cfg_give_up != '0
+  assign r_give_up = !r_mid && s_state[r_x] == POSTED && !s_rmw[r_x] && !a_hit[r_x] && cfg_give_up != '0
                      && now - s_t0[r_x] >= cfg_give_up;
   assign r_fire = r_due && out_req_ready;
 
@@ -205,7 +248,7 @@ module edm_write_retry #(
 
   // ---- the host's request at the head
   logic [DST_LOG2-1:0] q_d;
-  logic          q_tracked, q_write, q_hold, q_fire;
+  logic          q_tracked, q_write, q_rmw, q_hold, q_fire;
   logic [XW-1:0] q_x;
   logic [7:0]    q_id;
   assign q_d = in_req_dst[DST_LOG2-1:0];
@@ -213,6 +256,7 @@ module edm_write_retry #(
   assign q_id = next_id[q_d];
   assign q_x = {q_d, q_id[SW-1:0]};
   assign q_write = in_req_kind == K_WREQ && in_req_len != '0;
+  assign q_rmw = RMW_RETRY && in_req_kind == K_RMW;
   // (An untracked port shares the counter of its low bits, so the slot rule too.)
   assign q_hold = s_state[q_x] != FREE
                   || (q_tracked && in_req_kind == K_RMW && m_count[q_d] == (RW + 1)'(RMW_RING));
@@ -222,14 +266,14 @@ module edm_write_retry #(
   assign out_req_valid = r_due || (in_req_valid && !q_hold);
   always_comb begin
     if (r_due) begin
-      out_req_kind = K_WREQ;
+      out_req_kind = s_rmw[r_x] ? K_RMW : K_WREQ;
       out_req_dst = PB'(r_x[XW-1:SW]);
       out_req_raddr = s_raddr[r_x];
       out_req_len = s_len[r_x];
       out_req_laddr = s_laddr[r_x];
-      out_req_rmw_op = '0;
-      out_req_arg0 = '0;
-      out_req_arg1 = '0;
+      out_req_rmw_op = s_rmw[r_x] ? s_op[r_x] : '0;
+      out_req_arg0 = s_rmw[r_x] ? s_arg0[r_x] : '0;
+      out_req_arg1 = s_rmw[r_x] ? s_arg1[r_x] : '0;
       out_req_tag = RESEND_TAG_BASE == 0 ? s_tag[r_x] : 8'(RESEND_TAG_BASE) + 8'(r_x);
       out_req_msg_id = s_id[r_x];
     end else begin
@@ -262,6 +306,9 @@ module edm_write_retry #(
       cnt_resent <= '0;
       cnt_gave_up <= '0;
       cnt_untracked <= '0;
+      cnt_rmw_resent <= '0;
+      cnt_rmw_gave_up <= '0;
+      cnt_rmw_unknown <= '0;
     end else begin
       now <= now + 1'b1;
       // The scan stays on an entry due until the engine takes it.
@@ -283,6 +330,12 @@ module edm_write_retry #(
         s_t[c_x] <= now;
         if (s_state[c_x] == ISSUED) s_t0[c_x] <= now;
       end
+      // The engine's completion of a kept RMW: a TIMEOUT waits for its re-send; else it is done.
+      if (c_take && c_rmw) begin
+        s_state[c_x] <= c_again ? POSTED : FREE;
+        s_t[c_x] <= now;
+        if (s_state[c_x] == ISSUED) s_t0[c_x] <= now;
+      end
       if (f_hit) s_busy[f_x] <= 1'b0;
       if (r_fire) begin
         s_state[r_x] <= RESENT;
@@ -290,11 +343,15 @@ module edm_write_retry #(
         s_busy[r_x] <= WAIT_FREE;
       end
       if (r_give_up) s_state[r_x] <= FREE;
-      // A new request: a write is kept; every request takes its destination's next id.
+      // A new request: a write or RMW is kept; every request takes its destination's next id.
       if (q_fire) begin
         next_id[q_d] <= next_id[q_d] + 8'd1;
-        if (q_tracked && q_write) begin
+        if (q_tracked && (q_write || q_rmw)) begin
           s_state[q_x] <= ISSUED;
+          s_rmw_q[q_x] <= q_rmw;
+          s_op[q_x] <= in_req_rmw_op;
+          s_arg0[q_x] <= in_req_arg0;
+          s_arg1[q_x] <= in_req_arg1;
           s_acked[q_x] <= 1'b0;
           s_busy[q_x] <= WAIT_FREE;
           s_id[q_x] <= q_id;
@@ -312,7 +369,7 @@ module edm_write_retry #(
         push = q_fire && q_tracked && in_req_kind == K_RMW && q_d == DST_LOG2'(d);
         pop = m_count[d] != '0 && m_answered[d][m_head[d]];
         for (integer k = 0; k < RMW_RING; k++)
-          if (c_take && c_tracked && eng_cpl_kind == K_RMW && eng_cpl_dst[DST_LOG2-1:0] == DST_LOG2'(d)
+          if (c_take && !c_again && c_tracked && eng_cpl_kind == K_RMW && eng_cpl_dst[DST_LOG2-1:0] == DST_LOG2'(d)
               && m_id[d][k] == eng_cpl_msg_id && {1'b0, RW'(k) - m_head[d]} < m_count[d])
             m_answered[d][k] <= 1'b1;
         if (push) begin
@@ -322,9 +379,13 @@ module edm_write_retry #(
         if (pop) m_head[d] <= m_head[d] + 1'b1;
         m_count[d] <= m_count[d] + (RW + 1)'(push) - (RW + 1)'(pop);
       end
-      cnt_resent <= edm_pkg::sat_add(cnt_resent, {1'b0, r_fire});
+      cnt_resent <= edm_pkg::sat_add(cnt_resent, {1'b0, r_fire && !s_rmw[r_x]});
       cnt_gave_up <= edm_pkg::sat_add(cnt_gave_up, {1'b0, r_give_up});
       cnt_untracked <= edm_pkg::sat_add(cnt_untracked, {1'b0, q_fire && !q_tracked && q_write});
+      cnt_rmw_resent <= edm_pkg::sat_add(cnt_rmw_resent, {1'b0, r_fire && s_rmw[r_x]});
+      cnt_rmw_gave_up <= edm_pkg::sat_add(cnt_rmw_gave_up,
+                                          {1'b0, c_take && c_rmw && eng_cpl_status == edm_pkg::STATUS_TIMEOUT && c_late});
+      cnt_rmw_unknown <= edm_pkg::sat_add(cnt_rmw_unknown, {1'b0, c_take && c_unknown});
     end
   end
 endmodule

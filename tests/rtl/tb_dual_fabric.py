@@ -70,6 +70,7 @@ LBASE = 0x0000_0040_0000_0000
 LSIZE = 1 << 18
 K_RREQ, K_WREQ, K_RMW = protocol.KIND_RREQ, protocol.KIND_WREQ, protocol.KIND_RMWREQ
 OK = protocol.STATUS_OK
+UNKNOWN = protocol.STATUS_DENIED   # ACKS: an RMW re-sent whose result the memory node no longer kept
 CUT = ((1 << 66) - 1) & ~0b10   # payload garbled, sync header invalid (01 -> 00, 10 -> 11)
 TAGS = 16                        # edm_mirror's TAGS_LOG2 = 4
 CHUNK = protocol.DEFAULT_CHUNK_BYTES
@@ -527,6 +528,7 @@ class Dual:
                         ("mn_cnt_dropped", 2 * self.nm), ("mn_cnt_stray", 2 * self.nm), ("mn_cnt_overflow", 2 * self.nm),
                         ("filter_cnt_dup", 2 * self.nm), ("filter_cnt_stale", 2 * self.nm),
                         ("filter_cnt_untracked", 2 * self.nm),
+                        ("wr_cnt_rmw", 3 * self.nc),   # per compute node: RMWs re-sent, given up, unknown
                         ("h_cnt_corrupted", 2 * self.n), ("sw_cnt_dropped", 2 * self.n),
                         ("sw_cnt_lost_grants", 2 * self.n), ("sw_cnt_unknown", 2 * self.n)):
             v = int(getattr(d, name).value)
@@ -626,7 +628,9 @@ class Dual:
         older than the window), the memory replayed from the applied ones. Counts
         (returned): chunks and RMWs applied twice, refused (copies arrived, all
         marked: a first copy refused), lost on the wire (no copy arrived intact);
-        RMWs answered OK, applied but reported failed; reads failed; the largest
+        RMWs answered OK, applied but reported failed, reported unknown (ACKS:
+        STATUS_DENIED, a re-send finding its result gone; not failures, and of
+        those the applied ones); reads failed; the largest
         id lag of a first copy (how far its source's newest id at the filter was
         ahead of it) and of any copy. Asserts every OK fetch-and-add's old value
         against the applied order, every OK read, and the DRAM (bytes and word
@@ -653,7 +657,8 @@ class Dual:
                 if kind == K_RMW:
                     applied_rmw.setdefault((m, r["off"]), []).append((cyc, y, r))
         out = dict(applied_twice=0, refused_first=0, refused_first_writes=0, lost_on_wire=0, lost_on_wire_writes=0,
-                   rmw_ok=0, rmw_applied_reported_failed=0, reads_failed=0, rmw_failed=0,
+                   rmw_ok=0, rmw_applied_reported_failed=0, reads_failed=0, rmw_failed=0, rmw_unknown=0,
+                   rmw_unknown_applied=0,
                    stale_marks=0, lag_first=lag_first, lag_any=lag_any)
         words = [0] * self.nm
         for r in self.writes + [q for v in self.faa.values() for q in v]:
@@ -694,6 +699,9 @@ class Dual:
                     got = int.from_bytes(r["got"], "little")
                     assert got == r["sum_before"], \
                         f"fetch-and-add of compute node {r['c']}: old {got:#x}, applied order gives {r['sum_before']:#x}"
+                elif r["status"] == UNKNOWN and self.ack_timeout:
+                    out["rmw_unknown"] += 1
+                    out["rmw_unknown_applied"] += "sum_before" in r
                 else:
                     out["rmw_failed"] += 1
                     out["rmw_applied_reported_failed"] += "sum_before" in r
@@ -1277,7 +1285,11 @@ async def dead_plane_back(dut):
     no write reported failed is applied when the link is back (checked from
     the filters' verdicts and the DRAM: check_copies, write_outcomes). With
     fail_all tied low the engine re-sends the failed writes' /N/ once its
-    link is back and they are applied (seed 0, 2026-11-29: 2 of 76 writes)."""
+    link is back and they are applied (seed 0, 2026-11-29: 2 of 76 writes).
+    With write acknowledgements ($EDM_DUAL_ACKS, ACKS = 1) an RMW whose answer
+    was lost is re-sent (edm_write_retry, same id) once the link is back, and
+    the filter's kept result answers it: no RMW is reported failed though
+    applied (with RMW_RETRY = 0, the mutant, seed 0 reports one)."""
     f = Dual(dut, seed(258))
     f.fcommits, f.allow_fail = [], True
     f.run_switch[1] = 0
@@ -1303,3 +1315,7 @@ async def dead_plane_back(dut):
     assert outcomes["failed_reported"] > 0, f"no write failed with its plane: {outcomes}"
     assert outcomes["failed_applied"] == 0, f"writes reported failed were applied: {outcomes}"
     assert copies["applied_twice"] == 0, copies
+    if f.ack_timeout:   # every RMW's outcome is its true one (failed only if not applied)
+        assert copies["rmw_applied_reported_failed"] == 0, f"RMWs reported failed were applied: {copies}"
+        rmw_resent = f.counters()["wr_cnt_rmw"][0::3]   # per compute node: {re-sent, given up, unknown}
+        assert sum(rmw_resent) > 0, f"no RMW re-sent: the case did not lose an RMW's answer ({rmw_resent})"

@@ -35,7 +35,8 @@ module tb_dual_fabric_top #(
     // /A/, edm_mirror merges both planes' and each compute host has an
     // edm_write_retry in front of its mirror (which takes its ids: EXT_ID) and
     // an edm_write_outcome.
-    parameter bit          ACKS = 1'b0
+    parameter bit          ACKS = 1'b0,
+    parameter bit          RMW_RETRY = 1'b1   // ACKS: an RMW timed out is re-sent (0: the mutant)
 ) (
     input  logic clk,
     input  logic rst_n,
@@ -72,6 +73,8 @@ module tb_dual_fabric_top #(
     output logic [NC*16-1:0]   wr_cnt_resent,
     output logic [NC*16-1:0]   wr_cnt_gave_up,    // ACKS: writes the retry stopped re-sending (diagnosis)
     output logic [NC*16-1:0]   wo_cnt_stray,      // ACKS: /A/ ids the outcome matched to no write (diagnosis)
+    // ACKS: per compute host {RMWs unknown (re-send DENIED), given up, re-sent} (edm_write_retry).
+    output logic [NC*48-1:0]   wr_cnt_rmw,
     // ACKS, diagnosis (compute host c: [c*128 +: 128]): the retry's entry states (2 bits
     // each), its entries waiting for the mirror's free, and {q_hold, r_due, q_valid, q_ready}.
     output logic [NC*128-1:0]  wr_state,
@@ -273,7 +276,7 @@ module tb_dual_fabric_top #(
     // the mirror takes, and edm_write_outcome; else a wire).
     /* verilator lint_off PINCONNECTEMPTY */
     edm_write_front #(.ACKS(ACKS), .DST_LOG2($clog2(N)), .TIMER_W(TIMER_W), .RESEND_TAG_BASE(32),
-                      .WAIT_FREE(1'b1)) front (
+                      .WAIT_FREE(1'b1), .RMW_RETRY(RMW_RETRY)) front (
         .clk, .rst_n, .cfg_ack_timeout, .cfg_give_up,
         .in_req_valid(req_valid[c]), .in_req_ready(req_ready[c]),
         .in_req_kind(req_kind[c*3 +: 3]), .in_req_dst(req_dst[c*PB +: PB]),
@@ -300,8 +303,11 @@ module tb_dual_fabric_top #(
       assign wr_state[c*128 +: 128] = 128'({front.g_acks.retry.r_due, front.g_acks.retry.q_hold, q_valid, q_ready,
                                             28'(front.g_acks.retry.m_count), 32'(front.g_acks.retry.s_busy),
                                             64'(front.g_acks.retry.s_state)});
+      assign wr_cnt_rmw[c*48 +: 48] = {front.g_acks.retry.cnt_rmw_unknown, front.g_acks.retry.cnt_rmw_gave_up,
+                                       front.g_acks.retry.cnt_rmw_resent};
     end else begin : g_no_retry_state
       assign wr_state[c*128 +: 128] = '0;
+      assign wr_cnt_rmw[c*48 +: 48] = '0;
     end
     for (genvar y = 0; y < 2; y++) begin : g_engine
       localparam int unsigned E = c * 2 + y;   // this engine, and its link

@@ -24,6 +24,19 @@ it arrived); every write to the dead node was re-sent
 and given up; the counters agree. `writes_stay_lost_without_retry` runs the
 same with cfg_ack_timeout = 0 and checks that writes are lost: the checks
 above can fail.
+
+RMWs (RMW_RETRY): the engine completes an RMW STATUS_TIMEOUT now and then
+(always to the dead node), a re-send's sometimes STATUS_ERROR (the memory
+node's filter denying a second copy whose result it no longer keeps). Checked:
+a TIMEOUT of a tracked RMW is taken here and the RMW re-sent whole (op,
+operands, addresses, same id) no sooner than cfg_ack_timeout after it (and,
+WAIT_FREE, after its free), until a TIMEOUT comes cfg_give_up or more after
+its first: then the host gets that TIMEOUT; a re-send's other failure reaches
+the host as STATUS_DENIED (outcome unknown); the host gets exactly one
+completion per RMW, with its own tag; bound 2 counts an RMW answered only
+then, bound 1 holds for a kept RMW as for a write; the RMW counters agree.
+With cfg_ack_timeout = 0 (`writes_stay_lost_without_retry`) every TIMEOUT
+reaches the host.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ DEAD = 3              # loses every copy until DEAD_UNTIL
 DEAD_UNTIL = 6000
 UNTRACKED = 9
 K_RREQ, K_WREQ, K_RMW = 1, 2, 3   # edm_pkg::KIND_*
+ST_OK, ST_TIMEOUT, ST_ERROR, ST_DENIED = 0, 1, 2, 3   # edm_pkg::STATUS_*
 
 
 async def run(dut, ack_timeout: int, cycles: int, stream: str):
@@ -47,6 +61,7 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
     slots = 1 << int(dut.SLOTS_LOG2.value)
     tag_base = int(dut.RESEND_TAG_BASE.value)   # a re-send's tag: its own (0) or base + its entry
     wait_free = int(dut.WAIT_FREE.value)        # a re-send only after free_* named the last send
+    rmw_retry = int(dut.RMW_RETRY.value) and ack_timeout != 0   # an RMW timed out is re-sent
     frees_due = []                              # (cycle, dst, id, write or None): free_* to drive
     await clock_and_reset(dut, cfg_ack_timeout=ack_timeout, cfg_give_up=GIVE_UP, in_req_valid=0, in_req_kind=0,
                           in_req_dst=0, in_req_raddr=0, in_req_len=0, in_req_laddr=0, in_req_rmw_op=0,
@@ -60,6 +75,8 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
     eng_pending = []     # (due cycle, request as the engine took it, resend?)
     eng_ready = []       # completions to offer: (kind, dst, id, tag, resend?)
     writes = {}          # (dst, id) -> the write's record while it matters
+    rmws = {}            # (dst, id) -> a kept RMW's record until the host has its completion
+    rmw_stats = dict(resent=0, gave_up=0, unknown=0, done=0, ok_after_resend=0, host_timeouts=0)
     done_writes = []
     acks_due = []        # (cycle, dst, id)
     rmw_log = {d: [] for d in TRACKED}   # per destination: [id, answered] in issue order
@@ -75,26 +92,37 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
             dst = rng.choices(TRACKED + [UNTRACKED], [30, 30, 30, 6 if t < DEAD_UNTIL else 10, 4])[0]
             kind = rng.choices([K_WREQ, K_RREQ, K_RMW], [70, 15, 15])[0]
             length = rng.choice([0, 8, 64, 256]) if kind != K_RMW else 8
+            rmw = kind == K_RMW
             host_q.append(dict(kind=kind, dst=dst, raddr=rng.getrandbits(40) << 3, len=length,
-                               laddr=rng.getrandbits(40) << 3, tag=tag))
+                               laddr=rng.getrandbits(40) << 3, tag=tag, op=rng.randint(1, 3) if rmw else 0,
+                               arg0=rng.getrandbits(64) if rmw else 0, arg1=rng.getrandbits(64) if rmw else 0))
         head = host_q[0] if host_q else None
         dut.in_req_valid.value = head is not None
         if head is not None:
             dut.in_req_kind.value, dut.in_req_dst.value = head["kind"], head["dst"]
             dut.in_req_raddr.value, dut.in_req_len.value = head["raddr"], head["len"]
             dut.in_req_laddr.value, dut.in_req_tag.value = head["laddr"], head["tag"]
+            dut.in_req_rmw_op.value, dut.in_req_arg0.value, dut.in_req_arg1.value = head["op"], head["arg0"], head["arg1"]
         out_ready = rng.random() < 0.7
         dut.out_req_ready.value = int(out_ready)
         # ---- the engine's completions
         for p in [p for p in eng_pending if p[0] <= t]:
             eng_pending.remove(p)
-            eng_ready.append(p[1:])
+            r, resend = p[1:]
+            if r["kind"] == K_RMW:   # its answer lost (TIMEOUT), or a re-send's denied (ERROR), or an error
+                x = rng.random()
+                if r["dst"] == DEAD and t < DEAD_UNTIL or x < 0.3:
+                    r = dict(r, status=ST_TIMEOUT)
+                elif x < 0.4:
+                    r = dict(r, status=ST_ERROR if resend or x < 0.33 else ST_OK)
+            eng_ready.append((r, resend))
         offer = eng_ready[0] if eng_ready else None
         dut.eng_cpl_valid.value = offer is not None
         if offer is not None:
             r, _ = offer
             dut.eng_cpl_kind.value, dut.eng_cpl_dst.value = r["kind"], r["dst"]
-            dut.eng_cpl_msg_id.value, dut.eng_cpl_tag.value, dut.eng_cpl_status.value = r["id"], r["tag"], 0
+            dut.eng_cpl_msg_id.value, dut.eng_cpl_tag.value = r["id"], r["tag"]
+            dut.eng_cpl_status.value = r.get("status", ST_OK)
         cpl_ready = rng.random() < 0.8
         dut.cpl_ready.value = int(cpl_ready)
         # ---- the memory nodes' /A/: one a cycle, the ids of one node within 16 of the first
@@ -128,12 +156,13 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
             now_offer = dict(kind=int(dut.out_req_kind.value), dst=int(dut.out_req_dst.value),
                              raddr=int(dut.out_req_raddr.value), len=int(dut.out_req_len.value),
                              laddr=int(dut.out_req_laddr.value), tag=int(dut.out_req_tag.value),
-                             id=int(dut.out_req_msg_id.value))
+                             id=int(dut.out_req_msg_id.value), op=int(dut.out_req_rmw_op.value),
+                             arg0=int(dut.out_req_arg0.value), arg1=int(dut.out_req_arg1.value))
         assert standing is None or now_offer == standing, \
             f"cycle {t}: offered {standing}, then {now_offer} before it was taken"
         standing = now_offer if now_offer is not None and not out_ready else None
         if now_offer is not None and not q_fire:   # a re-send offered: since when
-            w = writes.get((now_offer["dst"], now_offer["id"]))
+            w = (rmws if now_offer["kind"] == K_RMW else writes).get((now_offer["dst"], now_offer["id"]))
             if w is not None and w.get("offered") is None:
                 w["offered"] = t
         if q_fire:
@@ -142,7 +171,8 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
             r = dict(kind=int(dut.out_req_kind.value), dst=int(dut.out_req_dst.value),
                      raddr=int(dut.out_req_raddr.value), len=int(dut.out_req_len.value),
                      laddr=int(dut.out_req_laddr.value), tag=int(dut.out_req_tag.value),
-                     id=int(dut.out_req_msg_id.value))
+                     id=int(dut.out_req_msg_id.value), op=int(dut.out_req_rmw_op.value),
+                     arg0=int(dut.out_req_arg0.value), arg1=int(dut.out_req_arg1.value))
             if q_fire:
                 host_q.pop(0)
                 n_requests += 1
@@ -151,11 +181,15 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                 c = d % len(TRACKED)
                 assert r["id"] == next_id[c], f"cycle {t}: id {r['id']} to {d}, expected {next_id[c]}"
                 next_id[c] = (next_id[c] + 1) % 256
-                # Bound 1: every unresolved write sharing d's counter is fewer than `slots` ids behind.
+                # Bound 1: every unresolved write sharing d's counter is fewer than `slots` ids behind,
+                # and every RMW kept (the node's window still holds its id).
                 for (wd, wi), w in writes.items():
                     if wd == c and w["acked"] is None and (w["t0"] is None or t - w["t0"] < GIVE_UP):
                         assert (r["id"] - wi) % 256 < slots, \
                             f"cycle {t}: id {r['id']} to {d} leaves with write {wi} unresolved"
+                for (wd, wi) in rmws:
+                    assert wd != c or (r["id"] - wi) % 256 < slots, \
+                        f"cycle {t}: id {r['id']} to {d} leaves with RMW {wi} unanswered"
                 if d in TRACKED and r["kind"] == K_RMW:   # bound 2
                     log = rmw_log[d]
                     while log and log[0][1]:
@@ -166,31 +200,79 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                 if r["kind"] == K_WREQ and r["len"] and d in TRACKED:
                     writes[(d, r["id"])] = dict(req=r, t0=None, t=None, acked=None, sends=1, engine=True,
                                                    arrived=0, free=None)
+                if r["kind"] == K_RMW and d in TRACKED and int(dut.RMW_RETRY.value):
+                    rmws[(d, r["id"])] = dict(req=r, t0=None, t=None, sends=1, engine=True, free=None)
                 eng_pending.append((t + rng.randint(3, 40), r, False))
             else:
-                # A re-send: a kept write, whole, due and not resolved.
-                w = writes.get((r["dst"], r["id"]))
+                # A re-send: a kept write or RMW, whole, due and not resolved.
+                rmw = r["kind"] == K_RMW
+                w = (rmws if rmw else writes).get((r["dst"], r["id"]))
                 assert w is not None, f"cycle {t}: a request from nowhere: {r}"
                 want = dict(w["req"])
                 if tag_base:
                     want["tag"] = tag_base + (r["dst"] * slots + r["id"] % slots)
-                assert r == want, f"cycle {t}: re-send {r} differs from the write {want}"
-                assert not w["engine"], f"cycle {t}: re-send of a write the engine still has: {r}"
-                # Its /A/ may come while it is offered (an offer stands), not before.
-                assert w["acked"] is None or w["offered"] <= w["acked"], \
-                    f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}, offered from {w['offered']}"
+                assert r == want, f"cycle {t}: re-send {r} differs from the request {want}"
+                assert not w["engine"], f"cycle {t}: re-send of a request the engine still has: {r}"
+                if rmw:   # after a TIMEOUT (its give-up is judged at its completion)
+                    assert rmw_retry, "RMW re-sent with the retry off"
+                    assert t - w["t"] >= ack_timeout, f"cycle {t}: RMW re-sent {t - w['t']} cycles after its TIMEOUT"
+                    rmw_stats["resent"] += 1
+                else:
+                    # Its /A/ may come while it is offered (an offer stands), not before.
+                    assert w["acked"] is None or w["offered"] <= w["acked"], \
+                        f"cycle {t}: re-send of write {r} acknowledged at {w['acked']}, offered from {w['offered']}"
+                    assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
+                    assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
+                    assert ack_timeout != 0, "re-sent with the retry off"
+                    resends += 1
                 w["offered"] = None
-                assert t - w["t"] >= ack_timeout, f"cycle {t}: re-sent {t - w['t']} cycles after posted"
-                assert t - w["t0"] < GIVE_UP, f"cycle {t}: re-sent after its give-up"
-                assert ack_timeout != 0, "re-sent with the retry off"
                 if wait_free:
                     assert w["free"] is not None and w["free"] < t, f"cycle {t}: re-sent before its last send was free"
                 w["free"] = None
                 w["sends"] += 1
                 w["engine"] = True
-                resends += 1
                 eng_pending.append((t + rng.randint(3, 40), r, True))
-        if offer is not None and int(dut.eng_cpl_ready.value):
+        if offer is not None and int(dut.eng_cpl_ready.value) and offer[0]["kind"] == K_RMW:
+            r, resend = offer
+            eng_ready.pop(0)
+            host_sees = int(dut.cpl_valid.value) and cpl_ready
+            rm = rmws.get((r["dst"], r["id"]))
+            status = r.get("status", ST_OK)
+            mine = rm if rm is not None and rm["engine"] and rm["req"]["raddr"] == r["raddr"] else None
+            again = (rmw_retry and mine is not None and status == ST_TIMEOUT
+                     and not (resend and t - mine["t0"] >= GIVE_UP))
+            if again:   # taken here, re-sent later
+                assert not int(dut.cpl_valid.value), f"cycle {t}: an RMW's TIMEOUT reaches the host: {r}"
+                mine["engine"] = False
+                mine["t"] = t
+                if mine["t0"] is None:
+                    mine["t0"] = t
+            else:
+                assert host_sees, f"cycle {t}: the engine's RMW completion taken, the host's not given: {r}"
+                own = mine["req"]["tag"] if mine is not None else r["tag"]
+                want = ST_DENIED if resend and status not in (ST_OK, ST_TIMEOUT) else status
+                key = (r["kind"], r["dst"], r["id"], own)
+                got = (int(dut.cpl_kind.value), int(dut.cpl_dst.value), int(dut.cpl_msg_id.value),
+                       int(dut.cpl_tag.value))
+                assert got == key and int(dut.cpl_status.value) == want, \
+                    f"cycle {t}: host completion {got} status {int(dut.cpl_status.value)}, want {key} status {want}"
+                host_cpl.remove(key)
+                host_got += 1
+                rmw_stats["host_timeouts"] += want == ST_TIMEOUT
+                if r["dst"] in TRACKED:   # answered: bound 2's ring lets it go
+                    for e in rmw_log[r["dst"]]:
+                        if e[0] == r["id"]:
+                            e[1] = True
+                if mine is not None:
+                    del rmws[(r["dst"], r["id"])]
+                    rmw_stats["done"] += 1
+                    rmw_stats["gave_up"] += status == ST_TIMEOUT
+                    rmw_stats["unknown"] += want == ST_DENIED
+                    rmw_stats["ok_after_resend"] += resend and status == ST_OK
+            if wait_free:
+                frees_due.append((t + (rng.randint(0, 50) if rng.random() < 0.8 else rng.randint(100, 400)),
+                                  r["dst"], r["id"], mine if again else None))
+        elif offer is not None and int(dut.eng_cpl_ready.value):
             r, resend = offer
             eng_ready.pop(0)
             host_sees = int(dut.cpl_valid.value) and cpl_ready
@@ -203,10 +285,6 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
                                int(dut.cpl_tag.value))
                 host_cpl.remove(key)
                 host_got += 1
-            if r["kind"] == K_RMW and r["dst"] in TRACKED:
-                for e in rmw_log[r["dst"]]:
-                    if e[0] == r["id"]:
-                        e[1] = True
             w = writes.get((r["dst"], r["id"])) if r["kind"] == K_WREQ else None
             if wait_free:   # free a while after the completion
                 mine = w if w is not None and w["req"]["raddr"] == r["raddr"] else None
@@ -236,11 +314,12 @@ async def run(dut, ack_timeout: int, cycles: int, stream: str):
         await FallingEdge(dut.clk)
     done_writes += writes.values()
     return dict(done=done_writes, resends=resends, host_cpl=host_cpl, host_got=host_got,
-                n_requests=n_requests, host_q=host_q)
+                n_requests=n_requests, host_q=host_q, rmws=rmws, rmw=rmw_stats)
 
 
 def _counters(dut):
-    return {n: int(getattr(dut, f"cnt_{n}").value) for n in ("resent", "gave_up", "untracked")}
+    return {n: int(getattr(dut, f"cnt_{n}").value)
+            for n in ("resent", "gave_up", "untracked", "rmw_resent", "rmw_gave_up", "rmw_unknown")}
 
 
 @cocotb.test()
@@ -267,6 +346,12 @@ async def writes_are_resent_until_acknowledged(dut):
     # An /A/ racing the give-up (within its last 60 cycles) may find the entry gone.
     assert c["resent"] == out["resends"] and len(gave_up) <= c["gave_up"] <= len(gave_up) + len(late)
     assert len(gave_up) >= 5 and out["resends"] > 200 and len(live) > 400
+    # RMWs: every kept one completed once to the host; the counters agree with the model.
+    rm = out["rmw"]
+    dut._log.info(f"RMWs: {rm}")
+    assert not out["rmws"], f"RMWs never completed: {list(out['rmws'].values())[:3]}"
+    assert (c["rmw_resent"], c["rmw_gave_up"], c["rmw_unknown"]) == (rm["resent"], rm["gave_up"], rm["unknown"]), (c, rm)
+    assert rm["resent"] > 100 and rm["gave_up"] >= 2 and rm["unknown"] >= 3 and rm["ok_after_resend"] > 20, rm
 
 
 @cocotb.test()
@@ -276,4 +361,6 @@ async def writes_stay_lost_without_retry(dut):
     out = await run(dut, 0, 4000, "write_retry_off")
     unacked = [w for w in out["done"] if w["acked"] is None]
     assert out["resends"] == 0 and _counters(dut)["resent"] == 0
+    # ... and no RMW is re-sent: its TIMEOUT reaches the host.
+    assert out["rmw"]["resent"] == _counters(dut)["rmw_resent"] == 0 and out["rmw"]["host_timeouts"] >= 2, out["rmw"]
     assert len(unacked) >= 5, f"only {len(unacked)} writes unacknowledged without retry"

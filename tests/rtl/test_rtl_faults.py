@@ -187,10 +187,14 @@ def test_dual_fabric_bit_errors():
 
 def test_dual_fabric_dead_plane_back():
     """A write reported failed with its dead plane is not applied when the
-    plane comes back (issue 40): one plane, a compute link cut for longer than
-    the mirror's DEAD_CYCLES and restored; tb_dual_fabric.dead_plane_back.
-    With the engines' fail_all tied low (ENGINE_FAIL_ALL = 0) it fails."""
-    run_dual_fabric(testcase="dead_plane_back")
+    plane comes back, and an RMW whose answer was lost gets its true outcome
+    (issue 40): one plane, a compute link cut for longer than the mirror's
+    DEAD_CYCLES and restored, write acknowledgements on (ACKS = 1: the RMW is
+    re-sent with its id and answered with the filter's kept result);
+    tb_dual_fabric.dead_plane_back. With the engines' fail_all tied low
+    (ENGINE_FAIL_ALL = 0) a failed write is applied; with RMW_RETRY = 0 an RMW
+    is reported failed though applied."""
+    run_dual_fabric(testcase="dead_plane_back", parameters={"ACKS": 1}, env={"EDM_DUAL_ACKS": "600"})
 
 
 @pytest.mark.parametrize("window_log2,refused", [(4, False), (3, True)])
