@@ -38,9 +38,10 @@ test: setup
 	cargo test --workspace --exclude edm-py
 	$(PY) -m pytest -q -n auto --maxprocesses 4 --dist loadgroup --durations=30
 
-# Every linter, failing on any finding: clippy (warnings are errors), ruff
+# Every linter, failing on any finding: rustfmt's check, clippy (warnings are errors), ruff
 # (pyproject.toml's rules) and Verilator's -Wall lint of every RTL top.
 lint: setup
+	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -q -- -D warnings
 	$(VENV)/bin/ruff check python tests experiments
 	$(PY) -m pytest -q tests/rtl/test_rtl_common.py -k lint

@@ -233,7 +233,10 @@ pub const fn space_address(asid: u16, vaddr: u64) -> Option<u64> {
 
 /// The (address space, address inside it) a request's address word names.
 pub const fn split_space_address(addr: u64) -> (u16, u64) {
-    (get(addr, ADDR_ASID_LSB, ADDR_ASID_W) as u16, addr & (SPACE_BYTES - 1))
+    (
+        get(addr, ADDR_ASID_LSB, ADDR_ASID_W) as u16,
+        addr & (SPACE_BYTES - 1),
+    )
 }
 
 impl Message {

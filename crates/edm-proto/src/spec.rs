@@ -444,10 +444,23 @@ mod tests {
 
     #[test]
     fn iteration_cycles_are_3_or_the_stages_plus_one_per_radix_4_level() {
-        for (ports, levels) in [(2, 1), (4, 1), (5, 2), (16, 2), (17, 3), (64, 3), (144, 4), (512, 5)] {
+        for (ports, levels) in [
+            (2, 1),
+            (4, 1),
+            (5, 2),
+            (16, 2),
+            (17, 3),
+            (64, 3),
+            (144, 4),
+            (512, 5),
+        ] {
             assert_eq!(sw_pim_tree_levels(ports), levels, "{ports} ports");
             assert_eq!(sw_pim_iter_cycles(ports, true), levels + 3, "{ports} ports");
-            assert_eq!(sw_pim_iter_cycles(ports, false), SW_PIM_ITER_CYCLES, "{ports} ports");
+            assert_eq!(
+                sw_pim_iter_cycles(ports, false),
+                SW_PIM_ITER_CYCLES,
+                "{ports} ports"
+            );
         }
     }
 

@@ -16,7 +16,10 @@ pub const APP_CDFS: &[(&str, &str)] = &[
 
 /// An application's size-CDF file as shipped (None: not an application).
 pub fn app_cdf_text(app: &str) -> Option<&'static str> {
-    APP_CDFS.iter().find(|(name, _)| *name == app).map(|(_, text)| *text)
+    APP_CDFS
+        .iter()
+        .find(|(name, _)| *name == app)
+        .map(|(_, text)| *text)
 }
 
 /// What a message does. Sizes are the bytes written (WREQ) or read (RREQ); an

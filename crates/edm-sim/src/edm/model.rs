@@ -166,7 +166,10 @@ impl Edm {
     /// One iteration of the switch scheduler: its RTL's cycles (3, or with the
     /// registered request tree a level per cycle at this port count).
     pub(super) fn iteration_ps(&self) -> Ps {
-        sw_pim_iter_cycles(self.fabric.nodes as u32, self.fabric.scheduler_registered_tree) as Ps
+        sw_pim_iter_cycles(
+            self.fabric.nodes as u32,
+            self.fabric.scheduler_registered_tree,
+        ) as Ps
             * self.fabric.scheduler_cycle_ps
     }
 

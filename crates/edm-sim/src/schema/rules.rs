@@ -110,7 +110,10 @@ impl RunConfig {
                 (e.batch_bytes > 0, "batching (batch_bytes > 0)"),
                 (e.egress_feedback, "egress_feedback"),
                 (self.ideal.mode != "off", "an ideal fabric (ideal_fabric)"),
-                (self.protocol == "ideal-srpt", "protocol 'ideal-srpt' (no memory node)"),
+                (
+                    self.protocol == "ideal-srpt",
+                    "protocol 'ideal-srpt' (no memory node)",
+                ),
             ];
             if let Some((_, what)) = refused.iter().find(|(on, _)| *on) {
                 return refuse("protection", format!("is not modelled with {what}"));

@@ -223,7 +223,10 @@ fn a_port_whose_link_is_down_is_never_granted() {
     s.set_link_up(1, false);
     let msgs = |it: Iteration| it.grants.iter().map(|g| g.msg).collect::<Vec<_>>();
     assert_eq!(msgs(s.iterate(0)), vec![3]);
-    assert!(s.iterate(100_000).grants.is_empty(), "only port 1's entries are left");
+    assert!(
+        s.iterate(100_000).grants.is_empty(),
+        "only port 1's entries are left"
+    );
     s.set_link_up(1, true);
     let mut got = msgs(s.iterate(200_000));
     got.sort();
