@@ -99,7 +99,7 @@ class Bench:
         self.n = int(dut.N.value)
         self.x = int(dut.X.value)
         self.depth = int(dut.DEPTH.value)
-        self.registered = int(dut.REGISTERED_TREE.value)   # room a cycle old; X + 1 slots per pair
+        self.registered = int(dut.REGISTERED_TREE.value)   # inserts per pair (two writers); X + 1 slots per pair
         self.stamp_w = int(dut.STAMP_W.value)
         self.hold_tree = bool(int(dut.HOLD_TREE.value))
         self.model = Model(self.n, self.x + self.registered, self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))

@@ -407,13 +407,13 @@ async def policy_across_and_within_pairs(dut):
 
 @cocotb.test()
 async def pair_fills_back_to_back(dut):
-    """Five notifications of one pair, four in one cycle (lanes 0-3) and one a
-    cycle later (lane 0, so it claims the queue before lanes 1-3): inserted a
-    cycle each while the pair has room. The exact rule stops at X = 3; with
-    REGISTERED_TREE the room is a cycle old (the insert of the cycle before not
-    counted), so back to back the pair takes X + 1 = 4 and the fifth waits in
-    its lane until a grant ends one (the old rule there: the fourth refused,
-    occupancy and grants off the model)."""
+    """Five notifications of one pair. Without REGISTERED_TREE four in one
+    cycle (lanes 0-3) and one a cycle later (lane 0, so it claims the queue
+    before lanes 1-3): inserted a cycle each while the pair has room, X = 3.
+    With REGISTERED_TREE its two writers (lanes 0 and 1) two a cycle: each
+    sees the pair as it was at the cycle's start, so the pair takes X + 1 = 4
+    and the fifth waits in its lane until a grant ends one (the one-writer
+    rule there: the fourth refused, occupancy and grants off the model)."""
     b = Bench(dut)
     await b.start()
     size = 4 * b.chunk
