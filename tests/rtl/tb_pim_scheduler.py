@@ -471,7 +471,8 @@ async def random_streams_match_the_model(dut):
             await b.step([])
         lanes = [(s, d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), "WREQ") for s in range(b.n)
                  if s != d and b.pair_len(s, d) < b.x]
-        burst = rng.sample(lanes, len(lanes))[:b.depth - b.queued[d]]
+        # (REGISTERED_TREE: one place left for lane d's.)
+        burst = rng.sample(lanes, len(lanes))[:b.depth - b.queued[d] - b.registered]
         if b.registered:   # lane s carries (s, d), lane d a second notification of one pair
             placed: list = [None] * b.n
             for x in burst:
