@@ -30,20 +30,25 @@
 //         (else in cycle t). With HOLD, a second tree finds the best candidate
 //         whatever the ports (the priority hold compares the request with it).
 //
-// Insert: at most one per cycle, registered (p_), written the next cycle into
-// the lowest free slot of its pair with the stamp given then (wr_stamp).
-// room / pair_room leave the pending insert its slot; the queue also holds at
-// most DEPTH entries (room). Grant update (g_hit): the slot g_j of pair g_src
-// is removed (g_last) or keeps g_rem_next bytes.
+// Insert (REGISTERED_TREE = 0): at most one per cycle, registered (p_),
+// written the next cycle into the lowest free slot of its pair with the stamp
+// given then (wr_stamp). room / pair_room leave the pending insert its slot;
+// the queue also holds at most DEPTH entries (room). Grant update (g_hit): the
+// slot g_j of pair g_src is removed (g_last) or keeps g_rem_next bytes.
 //
-// REGISTERED_TREE: the room is a cycle old, so that no register's next value
-// depends on this cycle's insert (the scheduler's insert loop, a lane's
-// FIFO head -> its claim -> ins_v / ins_src -> room, would otherwise close
-// through one register): pair s accepts while it holds fewer than X entries
-// and the queue while it holds fewer than DEPTH, the pending insert NOT
-// counted. Each pair has XS = X + 1 slots and the queue DEPTH + 1 entries,
-// the extra one for that pending insert: never refused where the exact rule
-// accepts; one entry more only when a pair (queue) fills back to back.
+// Insert (REGISTERED_TREE = 1): per pair. The scheduler's lane i carries only
+// pairs with source i or destination i, so pair s of this queue (destination
+// q_lane) has two writers: lane s (sins_v[s]) and lane q_lane (ins_v with
+// ins_src = s). Every pair may take both in one cycle, registered (pa_v, p_)
+// and written the next cycle into its two lowest free slots, the lower lane
+// first (older); an insert's stamp is {wr_stamp's top TW - PW bits (the
+// inserting cycles before it); its lane}, unique. Room per pair, from
+// flip-flops only (no register's next value depends on this cycle's insert,
+// and no lane's insert on another lane's): pair_room[s] while its stored
+// entries plus its pending inserts (those registered the cycle before) are
+// fewer than X. A writer of this cycle does not see the other writer of the
+// same cycle, so a pair holds at most X - 1 + 2 = X + 1 entries: XS = X + 1
+// slots. The queue holds at most N·(X + 1): DEPTH is not used (room is 1).
 module edm_notif_queue #(
     parameter int unsigned N = 4,            // notification lanes = ports = pairs
     parameter int unsigned X = 3,            // slots per source-destination pair
@@ -64,8 +69,18 @@ module edm_notif_queue #(
     input  logic [edm_pkg::NG_ID_W-1:0]       ins_msg,
     input  logic [edm_pkg::NG_SIZE_W-1:0]     ins_size,
     input  logic                              ins_rres,
-    // The arrival stamp of the insert written this cycle (the insert of the cycle before).
+    // The arrival stamp of the insert written this cycle (the insert of the
+    // cycle before; REGISTERED_TREE: its top STAMP_W - log2 N bits, the lane below).
     input  logic [STAMP_W-1:0]                wr_stamp,
+    // REGISTERED_TREE (tie to 0 otherwise): pair s takes lane s's candidate
+    // this cycle; every lane's candidate's fields of the cycle before (the
+    // scheduler's registers), read when the insert is written; this queue's
+    // own lane (its destination port), whose candidates come through ins_*.
+    input  logic [N-1:0]                      sins_v,
+    input  logic [N*edm_pkg::NG_ID_W-1:0]     lw_msg,
+    input  logic [N*edm_pkg::NG_SIZE_W-1:0]   lw_size,
+    input  logic [N-1:0]                      lw_rres,
+    input  logic [$clog2(N)-1:0]              q_lane,
     // Request: the best eligible entry, the ports being free as given in
     // the cycle before (src_free_next, dst_free_next: free next cycle).
     input  logic [N-1:0]                      src_free_next,
@@ -97,7 +112,7 @@ module edm_notif_queue #(
   localparam int unsigned TW = STAMP_W;
   localparam int unsigned XS = X + (REGISTERED_TREE ? 1 : 0);  // slots per pair (see "Insert")
   localparam int unsigned JW = (XS > 1) ? $clog2(XS) : 1;
-  localparam int unsigned DS = DEPTH + (REGISTERED_TREE ? 1 : 0);  // entries at most
+  localparam int unsigned DS = REGISTERED_TREE ? N * XS : DEPTH;  // entries at most (see "Insert")
   localparam int unsigned S = N * XS;                  // slots, slot s*XS + j = pair s, j
   localparam int unsigned CW = $clog2(DS + 1);         // a count of entries
   // An insert is registered (p_), written into its slot the next cycle, and
@@ -122,7 +137,7 @@ module edm_notif_queue #(
   endfunction
 
   // ---------------------------------------------------------------- state
-  logic [S-1:0]             s_valid;
+  logic [S-1:0]             s_valid, n_valid;
   logic [S-1:0][AW-1:0]     s_age;
   logic [S-1:0][IW-1:0]     s_msg;
   logic [S-1:0][SW-1:0]     s_rem;
@@ -144,7 +159,9 @@ module edm_notif_queue #(
   logic                     stored_any;         // an entry stored
   /* verilator lint_on UNUSEDSIGNAL */
 
-  // The pending insert.
+  // The pending insert(s): p_ (ins_*), and with REGISTERED_TREE per pair s
+  // lane s's (pa_v; its fields on lw_* this cycle).
+  logic [N-1:0]     pa_v;
   logic             p_v;
   logic [PW-1:0]    p_src;
   logic [IW-1:0]    p_msg;
@@ -152,20 +169,52 @@ module edm_notif_queue #(
   logic             p_rres;
 
   // Room for an insert this cycle: the pending insert's slot left to it.
-  // REGISTERED_TREE: a cycle old (see "Insert"): from the next state alone,
-  // two of the pair's XS slots free and the count at most DS - 2, whatever
-  // is inserted this cycle (it is the pending insert then, and has the
-  // second slot), so ins_v / ins_src reach no room register.
+  // REGISTERED_TREE (see "Insert"): per pair, its stored entries and pending
+  // inserts fewer than X, a register: its next value counts the next state's
+  // entries and this cycle's inserts (they are the pending ones next cycle),
+  // so a lane's pop starts from it. This cycle's inserts arrive late (a
+  // lane's take): they select at the end among the next state's room for 0,
+  // 1 or 2 inserts (computed beside them). The queue's room is not used.
+  localparam int unsigned UW = $clog2(XS + 1);        // a pair's entries
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
+  logic [N-1:0][UW-1:0] used_n;                       // per pair: entries in the next state
+  logic [N-1:0]         room_n0, room_n1, room_n2;    // used_n < X, X - 1, X - 2
+  logic [N-1:0]         ins_a, ins_b;                 // this cycle's inserts: lane s's, ins_*'s
+  logic [N-1:0]         pb_hit;                       // registered: ins_v && ins_src == s
+  logic [N-1:0]         a_first;                      // registered: s < q_lane (lane s's insert is the older)
+  /* verilator lint_on UNUSEDSIGNAL */
   if (REGISTERED_TREE) begin : g_room_reg
+    always_comb
+      for (integer s = 0; s < N; s++) begin
+        used_n[s] = '0;
+        for (integer j = 0; j < XS; j++) used_n[s] = used_n[s] + UW'(n_valid[s*XS + j]);
+        room_n0[s] = 32'(used_n[s]) < X;
+        room_n1[s] = 32'(used_n[s]) + 1 < X;
+        room_n2[s] = 32'(used_n[s]) + 2 < X;
+        ins_a[s] = sins_v[s];
+        ins_b[s] = ins_v && ins_src == PW'(s);
+      end
     always_ff @(posedge clk)
       if (!rst_n) begin
-        pair_room <= (XS > 0) ? '1 : '0;
-        room <= DEPTH > 0;
-      end else begin
-        pair_room <= two_free_n;
-        room <= 32'(n_count) + 2 <= DS;
-      end
+        pair_room <= (X > 0) ? '1 : '0;
+        pb_hit <= '0;
+      end else
+        for (integer s = 0; s < N; s++) begin
+          pair_room[s] <= (ins_a[s] && ins_b[s]) ? room_n2[s] : (ins_a[s] || ins_b[s]) ? room_n1[s] : room_n0[s];
+          pb_hit[s] <= ins_v && ins_src == PW'(s);
+        end
+    always_ff @(posedge clk)   // (q_lane is a constant: through reset too)
+      for (integer s = 0; s < N; s++) a_first[s] <= PW'(s) < q_lane;
+    assign room = 1'b1;
   end else begin : g_room_comb
+    assign used_n = '0;
+    assign room_n0 = '0;
+    assign room_n1 = '0;
+    assign room_n2 = '0;
+    assign ins_a = '0;
+    assign ins_b = '0;
+    assign pb_hit = '0;
+    assign a_first = '0;
     always_comb
       for (integer s = 0; s < N; s++)
         pair_room[s] = (p_v && p_src == PW'(s)) ? two_free[s] : one_free[s];
@@ -173,28 +222,73 @@ module edm_notif_queue #(
   end
 
   // ---------------------------------------------------------------- slot updates
-  logic [S-1:0]     ins_hit, g_slot, n_valid, low_free;
+  // Per pair the writes of this cycle: w1 (the older, or the only one) into
+  // its lowest free slot, w2 (REGISTERED_TREE: the younger of two) into the
+  // next; per slot the write's fields (i_*).
+  logic [S-1:0]     ins_hit, ins_hit1, ins_hit2, g_slot, low_free, low_free2;
+  logic [S-1:0]     free_below1, free_below2;   // a free slot below it in its pair; two
   logic [S-1:0][SW-1:0] n_rem;
+  logic [N-1:0]     wa, wb, w1_v, w2_v, w1_a;   // lane s's / ins_*'s write; w1 is lane s's
+  logic [N-1:0][IW-1:0] w1_msg, w2_msg;
+  logic [N-1:0][SW-1:0] w1_size, w2_size;
+  logic [N-1:0]     w1_rres, w2_rres;
+  logic [N-1:0][TW-1:0] w1_stamp, w2_stamp;
+  logic [S-1:0][IW-1:0] i_msg;
+  logic [S-1:0]     i_rres;
+  logic [S-1:0][TW-1:0] i_stamp;
+  /* verilator lint_off UNUSEDSIGNAL */  // (the unused mode's comparisons)
   logic [XS-1:0]     ins_lt, g_lt, g_eq;   // the insert's / the granted entry's bytes vs its pair's slot k
   logic             ins_lt_g;             // the insert is shorter than the granted entry
+  logic [N-1:0][XS-1:0] w1_lt, w2_lt;     // per pair: w1's / w2's bytes below slot k's
+  logic [N-1:0]     w1_lt_g, w2_lt_g, w12_le;  // ... below the granted entry's; w1's <= w2's
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [XS-1:0][SW-1:0] p_pair_rem, g_pair_rem;
 
   always_comb begin
-    // The lowest free slot of each pair.
+    // The two lowest free slots of each pair.
     for (integer s = 0; s < N; s++)
       for (integer j = 0; j < XS; j++) begin
-        low_free[s*XS + j] = !s_valid[s*XS + j];
+        free_below1[s*XS + j] = 1'b0;
+        free_below2[s*XS + j] = 1'b0;
         for (integer k = 0; k < j; k++)
-          if (!s_valid[s*XS + k]) low_free[s*XS + j] = 1'b0;
+          if (!s_valid[s*XS + k]) begin
+            if (free_below1[s*XS + j]) free_below2[s*XS + j] = 1'b1;
+            free_below1[s*XS + j] = 1'b1;
+          end
+        low_free[s*XS + j] = !s_valid[s*XS + j] && !free_below1[s*XS + j];
+        low_free2[s*XS + j] = !s_valid[s*XS + j] && free_below1[s*XS + j] && !free_below2[s*XS + j];
       end
+    for (integer s = 0; s < N; s++) begin
+      wa[s] = REGISTERED_TREE && pa_v[s];
+      wb[s] = REGISTERED_TREE ? pb_hit[s] : p_v && p_src == PW'(s);
+      w1_v[s] = wa[s] || wb[s];
+      w2_v[s] = wa[s] && wb[s];
+      // Both: the lower lane's first (lane s, or the queue's own lane).
+      w1_a[s] = wa[s] && (!wb[s] || a_first[s]);
+      w1_msg[s] = w1_a[s] ? lw_msg[s*IW +: IW] : p_msg;
+      w2_msg[s] = w1_a[s] ? p_msg : lw_msg[s*IW +: IW];
+      w1_size[s] = w1_a[s] ? lw_size[s*SW +: SW] : p_size;
+      w2_size[s] = w1_a[s] ? p_size : lw_size[s*SW +: SW];
+      w1_rres[s] = w1_a[s] ? lw_rres[s] : p_rres;
+      w2_rres[s] = w1_a[s] ? p_rres : lw_rres[s];
+      w1_stamp[s] = REGISTERED_TREE ? {wr_stamp[TW-1:PW], w1_a[s] ? PW'(s) : q_lane} : wr_stamp;
+      w2_stamp[s] = {wr_stamp[TW-1:PW], w1_a[s] ? q_lane : PW'(s)};
+    end
     for (integer i = 0; i < S; i++) begin
-      ins_hit[i] = p_v && p_src == PW'(i / XS) && low_free[i];
+      ins_hit1[i] = w1_v[i / XS] && low_free[i];
+      ins_hit2[i] = w2_v[i / XS] && low_free2[i];
+      ins_hit[i] = ins_hit1[i] || ins_hit2[i];
+      i_msg[i] = ins_hit2[i] ? w2_msg[i / XS] : w1_msg[i / XS];
+      i_rres[i] = ins_hit2[i] ? w2_rres[i / XS] : w1_rres[i / XS];
+      i_stamp[i] = ins_hit2[i] ? w2_stamp[i / XS] : w1_stamp[i / XS];
       g_slot[i] = g_hit && g_src == PW'(i / XS) && g_j == JW'(i % XS);
       n_valid[i] = ins_hit[i] || (s_valid[i] && !(g_slot[i] && g_last));
-      n_rem[i] = ins_hit[i] ? p_size : (g_slot[i] ? g_rem_next : s_rem[i]);
+      n_rem[i] = ins_hit1[i] ? w1_size[i / XS] : ins_hit2[i] ? w2_size[i / XS]
+               : (g_slot[i] ? g_rem_next : s_rem[i]);
     end
     // SRPT without pair order: the changed keys against their pair's others,
-    // the pair's bytes selected by the (registered) source first.
+    // the pair's bytes selected by the (registered) source first (the one
+    // insert); REGISTERED_TREE: every pair's writes against its own slots.
     for (integer k = 0; k < XS; k++) begin
       p_pair_rem[k] = s_rem[32'(p_src) * XS + k];
       g_pair_rem[k] = s_rem[32'(g_src) * XS + k];
@@ -203,22 +297,38 @@ module edm_notif_queue #(
       g_eq[k] = g_rem_next == g_pair_rem[k];
     end
     ins_lt_g = p_size < g_rem_next;
+    for (integer s = 0; s < N; s++) begin
+      for (integer k = 0; k < XS; k++) begin
+        w1_lt[s][k] = REGISTERED_TREE ? w1_size[s] < s_rem[s*XS + k] : ins_lt[k];
+        w2_lt[s][k] = REGISTERED_TREE && w2_size[s] < s_rem[s*XS + k];
+      end
+      w1_lt_g[s] = REGISTERED_TREE ? w1_size[s] < g_rem_next : ins_lt_g;
+      w2_lt_g[s] = REGISTERED_TREE && w2_size[s] < g_rem_next;
+      w12_le[s] = REGISTERED_TREE && w1_size[s] <= w2_size[s];
+    end
   end
 
   always_comb
     for (integer s = 0; s < N; s++)
       for (integer j = 0; j < XS; j++)
         for (integer k = 0; k < XS; k++) begin
-          // A new entry is younger than every stored one.
+          // A new entry is younger than every stored one (of two new ones, w1 is the older).
           if (j >= k) n_older[s][j*XS + k] = 1'b0;
+          else if (ins_hit[s*XS + j] && ins_hit[s*XS + k]) n_older[s][j*XS + k] = ins_hit1[s*XS + j];
           else if (ins_hit[s*XS + j]) n_older[s][j*XS + k] = 1'b0;
           else if (ins_hit[s*XS + k]) n_older[s][j*XS + k] = 1'b1;
           else n_older[s][j*XS + k] = older_q[s][j*XS + k];
           // Only a changed key needs its comparisons redone; ties go to the
           // older entry (an insert is the youngest: first only when shorter).
           if (j >= k || !KEEP_PRIO) n_prio[s][j*XS + k] = 1'b0;
-          else if (ins_hit[s*XS + j]) n_prio[s][j*XS + k] = g_slot[s*XS + k] ? ins_lt_g : ins_lt[k];
-          else if (ins_hit[s*XS + k]) n_prio[s][j*XS + k] = !(g_slot[s*XS + j] ? ins_lt_g : ins_lt[j]);
+          else if (ins_hit[s*XS + j] && ins_hit[s*XS + k])
+            n_prio[s][j*XS + k] = ins_hit1[s*XS + j] ? w12_le[s] : !w12_le[s];
+          else if (ins_hit[s*XS + j])
+            n_prio[s][j*XS + k] = ins_hit1[s*XS + j] ? (g_slot[s*XS + k] ? w1_lt_g[s] : w1_lt[s][k])
+                                                     : (g_slot[s*XS + k] ? w2_lt_g[s] : w2_lt[s][k]);
+          else if (ins_hit[s*XS + k])
+            n_prio[s][j*XS + k] = !(ins_hit1[s*XS + k] ? (g_slot[s*XS + j] ? w1_lt_g[s] : w1_lt[s][j])
+                                                       : (g_slot[s*XS + j] ? w2_lt_g[s] : w2_lt[s][j]));
           else if (g_slot[s*XS + j]) n_prio[s][j*XS + k] = g_lt[k] || (g_eq[k] && older_q[s][j*XS + k]);
           else if (g_slot[s*XS + k]) n_prio[s][j*XS + k] = !(g_lt[j] || (g_eq[j] && !older_q[s][j*XS + k]));
           else n_prio[s][j*XS + k] = prio_q[s][j*XS + k];
@@ -293,10 +403,10 @@ module edm_notif_queue #(
   always_comb
     for (integer i = 0; i < S; i++) begin
       f_pick[i] = REGISTERED_TREE ? pick_n[i] : pick[i];
-      f_msg[i] = (REGISTERED_TREE && ins_hit[i]) ? p_msg : s_msg[i];
+      f_msg[i] = (REGISTERED_TREE && ins_hit[i]) ? i_msg[i] : s_msg[i];
       f_rem[i] = REGISTERED_TREE ? n_rem[i] : s_rem[i];
-      f_rres[i] = (REGISTERED_TREE && ins_hit[i]) ? p_rres : s_rres[i];
-      f_stamp[i] = (REGISTERED_TREE && ins_hit[i]) ? wr_stamp : s_stamp[i];
+      f_rres[i] = (REGISTERED_TREE && ins_hit[i]) ? i_rres[i] : s_rres[i];
+      f_stamp[i] = (REGISTERED_TREE && ins_hit[i]) ? i_stamp[i] : s_stamp[i];
     end
 
   always_comb
@@ -455,6 +565,7 @@ module edm_notif_queue #(
       s_valid <= '0;
       pick <= '0;
       p_v <= 1'b0;
+      pa_v <= '0;
       one_free <= '1;
       two_free <= (XS > 1) ? '1 : '0;
       count <= '0;
@@ -466,6 +577,7 @@ module edm_notif_queue #(
       dst_ok <= 1'b0;
     end else begin
       p_v <= ins_v;
+      pa_v <= REGISTERED_TREE ? sins_v : '0;
       s_valid <= n_valid;
       pick <= pick_n;
       one_free <= one_free_n;
@@ -492,9 +604,9 @@ module edm_notif_queue #(
       s_rem[i] <= n_rem[i];
       if (ins_hit[i]) begin
         s_age[i] <= '0;
-        s_msg[i] <= p_msg;
-        s_rres[i] <= p_rres;
-        s_stamp[i] <= wr_stamp;
+        s_msg[i] <= i_msg[i];
+        s_rres[i] <= i_rres[i];
+        s_stamp[i] <= i_stamp[i];
       end else if (s_age[i] != VIS) begin
         s_age[i] <= s_age[i] + 1'b1;
       end
@@ -504,7 +616,7 @@ module edm_notif_queue #(
   // nonempty: REGISTERED_TREE: the stored entries' register OR the pending
   // insert, so this cycle's insert (ins_v) reaches only p_v.
   if (REGISTERED_TREE) begin : g_nonempty_reg
-    assign nonempty = stored_any || p_v;
+    assign nonempty = stored_any || p_v || pa_v != '0;
   end else begin : g_nonempty_comb
     assign nonempty = nonempty_q;
   end

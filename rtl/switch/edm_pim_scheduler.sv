@@ -12,19 +12,24 @@
 //
 // Notifications: up to N per cycle, one per lane (lane i's fields are bits
 // [i*W +: W] of the flat vectors), taken when notif_valid and notif_ready
-// (= the lane's FIFO has room; a registered condition). Each queue inserts one
-// notification per cycle, as the paper's ordered lists: the lowest lane
-// whose candidate (its FIFO's head, or the arriving notification when the FIFO
-// is empty; with REGISTERED_TREE only the head, so an arrival waits a cycle,
-// SW_NQ_LANE_CYCLES_REGISTERED) targets it claims it (a priority encoder over the lanes' equal
-// destinations), and the candidate is inserted if its pair
-// has a free slot (X) and the queue holds fewer than DEPTH; the others wait in
-// their lanes' FIFOs (in order). With REGISTERED_TREE the room is a cycle old:
-// the pair holds fewer than X and the queue fewer than DEPTH entries not
-// counting one inserted the cycle before (X + 1 slots per pair, DEPTH + 1
-// entries: the same capacity, one more in a back-to-back fill). Insertion is the arrival as the reference model sees
-// it (inserts of one cycle ordered by lane); an entry inserted in cycle c joins
-// the iterations that start from cycle c + SW_NQ_INSERT_CYCLES on.
+// (= the lane's FIFO has room; a registered condition). Without
+// REGISTERED_TREE each queue inserts one notification per cycle, as the
+// paper's ordered lists: the lowest lane whose candidate (its FIFO's head, or
+// the arriving notification when the FIFO is empty) targets it claims it, and
+// the candidate is inserted if its pair has a free slot (X) and the queue
+// holds fewer than DEPTH; the others wait in their lanes' FIFOs (in order).
+// With REGISTERED_TREE the insert is per pair, with no claim across lanes.
+// Precondition: lane i carries only pairs with source i or destination i
+// (edm_switch's lanes do: a /N/ (i, d), an RREQ's notification (m, i));
+// a candidate that breaks it is dropped and sets lane_foreign. Only a FIFO's
+// head is a candidate (an arrival waits a cycle, SW_NQ_LANE_CYCLES_REGISTERED);
+// it is inserted when its pair's stored and pending entries are fewer than X
+// (flip-flops of its queue, selected by its own head), so pair (s, d) may take
+// lane s's and lane d's in one cycle (X + 1 slots per pair; a queue holds at
+// most N·(X + 1), DEPTH is not used). Insertion is the arrival as the
+// reference model sees it (inserts of one cycle ordered by lane); an entry
+// inserted in cycle c joins the iterations that start from cycle c +
+// SW_NQ_INSERT_CYCLES on.
 //
 // Iterations: an iteration may start in any cycle at least ITER cycles after
 // the previous start (PIPELINED: every cycle), and starts if a notification is
@@ -131,7 +136,7 @@ module edm_pim_scheduler #(
     output logic [N*edm_pkg::NG_ID_W-1:0]    grant_msg_id,
     output logic [N*edm_pkg::NG_SIZE_W-1:0]  grant_bytes,
     output logic [N-1:0]                     grant_last,   // the chunk that completes its message
-    output logic [$clog2(N*(DEPTH + (REGISTERED_TREE ? 1 : 0))+1)-1:0] occupancy,    // notifications queued (REGISTERED_TREE: ITER - 2 cycles ago)
+    output logic [$clog2(N*(REGISTERED_TREE ? N*(X + 1) : DEPTH)+1)-1:0] occupancy,  // notifications queued (REGISTERED_TREE: ITER - 2 cycles ago)
     // PARK_DST, for the switch's age rule on parked ports (edm_switch): per
     // destination d, the circuits granted into it and not released
     // (park_cnt), the source it is parked to (park_src), and a grant into it
@@ -141,7 +146,11 @@ module edm_pim_scheduler #(
     output logic [N-1:0]                     dst_park_new_src,
     // Per destination d, the sources with an entry in its queue (bit d*N + s;
     // not the notifications still in the lanes' FIFOs).
-    output logic [N*N-1:0]                   dst_src_waiting
+    output logic [N*N-1:0]                   dst_src_waiting,
+    // REGISTERED_TREE: a lane's candidate had neither its source nor its
+    // destination equal to the lane (a broken precondition, see "Notifications"
+    // above): it was dropped. Sticky until reset; 0 without REGISTERED_TREE.
+    output logic                             lane_foreign
 );
   // Greatest common divisor, for the port hold counters' time unit.
   function automatic integer gcd(input integer a, input integer b);
@@ -161,11 +170,10 @@ module edm_pim_scheduler #(
   localparam int unsigned PW = $clog2(N);
   localparam int unsigned IW = edm_pkg::NG_ID_W;
   localparam int unsigned SW = edm_pkg::NG_SIZE_W;
-  // REGISTERED_TREE: a queue stores up to DEPTH + 1 entries in X + 1 slots
-  // per pair (edm_notif_queue's room rule keeps the extra one for the insert
-  // registered the cycle before, which the room does not count).
+  // REGISTERED_TREE: X + 1 slots per pair (two writers a cycle, see
+  // edm_notif_queue's "Insert"), up to N·(X + 1) entries per queue.
   localparam int unsigned XS = X + (REGISTERED_TREE ? 1 : 0);
-  localparam int unsigned M = N * (DEPTH + (REGISTERED_TREE ? 1 : 0));  // entries in all
+  localparam int unsigned M = N * (REGISTERED_TREE ? N * XS : DEPTH);  // entries in all
   localparam int unsigned LW = $clog2(M + 1);        // a count of slots
   localparam int unsigned JW = (XS > 1) ? $clog2(XS) : 1;
   // A stamp: {insert cycles before, lane} (REGISTERED_TREE), or the inserts before.
@@ -294,7 +302,9 @@ module edm_pim_scheduler #(
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
   logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of the insert written this cycle
+  /* verilator lint_on UNUSEDSIGNAL */
   // Cycles with an insert before last cycle (REGISTERED_TREE), or inserts.
   logic [STAMP_W-1:0]    stamp_base;
   logic [N-1:0][TW-1:0]  q_wr_stamp;           // by queue: the stamp of last cycle's insert
@@ -344,8 +354,9 @@ module edm_pim_scheduler #(
   // ---------------------------------------------------------------- notification lanes
   // Each lane has a small FIFO (STAGE_LOG2); its candidate is the FIFO's head,
   // or the arriving notification when the FIFO is empty (no added cycle). Each
-  // queue inserts one candidate per cycle, the lowest lane's, if it has room;
-  // a candidate not inserted waits in its lane's FIFO.
+  // queue inserts one candidate per cycle, the lowest lane's, if it has room
+  // (REGISTERED_TREE: per pair, see below); a candidate not inserted waits in
+  // its lane's FIFO.
   localparam int unsigned NOTIF_W = 2 * PW + IW + SW + 1;
   logic [N-1:0][NOTIF_W-1:0] lane_in, st_head;
   logic [N-1:0]          st_valid, st_ready, st_push, st_pop;
@@ -360,7 +371,9 @@ module edm_pim_scheduler #(
   /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [NW-1:0]         taken_q;       // inserted last cycle (lane_take_q), counted
   /* verilator lint_on UNUSEDSIGNAL */
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0]          q_room;        // by destination
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [N-1:0][N-1:0]   q_pair_room;   // [d][s]: pair s -> d has a free slot
   logic [N-1:0]          ins_ok;        // by destination: its selected candidate is inserted
   logic [N-1:0]          q_nonempty;    // by destination
@@ -382,7 +395,7 @@ module edm_pim_scheduler #(
   end
 
   // With REGISTERED_TREE only the FIFO's head (a register) is a candidate:
-  // the claim starts from flip-flops, and whether a lane's candidate is taken
+  // the insert starts from flip-flops, and whether a lane's candidate is taken
   // does not decide whether its FIFO stores the arriving one (every arrival
   // is written), at the price of a cycle from arrival to insert
   // (edm_pkg::SW_NQ_LANE_CYCLES_REGISTERED).
@@ -393,20 +406,24 @@ module edm_pim_scheduler #(
           (REGISTERED_TREE || st_valid[i]) ? st_head[i] : lane_in[i];
     end
 
-  // Per queue, the lowest lane whose candidate targets it (sel, one-hot,
-  // [d][i]; want[d][i]: lane i's candidate targets d). Without
-  // REGISTERED_TREE: each lane's want against the OR of the lanes' below it
-  // (a mask), and a lane is taken when its queue inserts (ins_ok: room read
-  // through the selected source). With REGISTERED_TREE a lane's candidate is
-  // taken when no lower lane's targets the same queue (first: its equality
-  // with every lower lane's, then an OR: a priority encoder, not a chain
-  // through the lanes) and its pair and queue have room (fits: its queue's
-  // room bits read by its destination and source), and the queue's insert
-  // follows from the lanes taken. Not a loop over the lower lanes' wants,
-  // which Yosys's frontend unrolls into N³ statements. Throughout, processes
-  // are kept small (a few per queue or per lane) and generate scopes few:
-  // Yosys's frontend takes time growing faster than linearly with a
-  // process's statements and with the number of generate scopes.
+  // Without REGISTERED_TREE, per queue the lowest lane whose candidate
+  // targets it (sel, one-hot, [d][i]; want[d][i]: lane i's candidate targets
+  // d): each lane's want against the OR of the lanes' below it (a mask), and
+  // a lane is taken when its queue inserts (ins_ok: room read through the
+  // selected source). Not a loop over the lower lanes' wants, which Yosys's
+  // frontend unrolls into N³ statements.
+  // With REGISTERED_TREE an insert per pair, no claim: lane i carries only
+  // pairs (i, d) or (s, i) (the precondition), so pair (s, d) has two
+  // writers, lanes s and d, and takes both in a cycle (edm_notif_queue,
+  // "Insert"). Lane i's candidate is taken when its pair has room (fits: its
+  // pair's room bit, a function of the queue's flip-flops, selected by the
+  // candidate's destination (source lane) or source (destination lane)):
+  // its own head and registers, never another lane's head. A candidate with
+  // neither is dropped and flagged (lane_foreign).
+  // Throughout, processes are kept small (a few per queue or per lane) and
+  // generate scopes few: Yosys's frontend takes time growing faster than
+  // linearly with a process's statements and with the number of generate
+  // scopes.
   always_comb
     for (integer d = 0; d < N; d++)
       for (integer i = 0; i < N; i++)
@@ -414,27 +431,29 @@ module edm_pim_scheduler #(
   // (Declared here, not in the generate blocks: Yosys's frontend does not
   // find the width of a packed array declared in one.)
   /* verilator lint_off UNUSEDSIGNAL */  // (one set or the other)
-  logic [N-1:0]          first, fits;
+  logic [N-1:0]          is_src, is_dst, foreign, fits;   // lane i's candidate: (i, d), (s, i), neither
   logic [N-1:0][N-1:0]   sel_by_lane;   // [i][d] = sel[d][i]
   /* verilator lint_on UNUSEDSIGNAL */
-  if (REGISTERED_TREE) begin : g_claim_first
-    for (genvar i = 0; i < N; i++) begin : g_claim
+  if (REGISTERED_TREE) begin : g_insert_per_pair
+    for (genvar i = 0; i < N; i++) begin : g_lane
       always_comb begin
-        first[i] = 1'b1;
-        for (integer k = 0; k < i; k++)
-          if (c_v[k] && c_dst[k] == c_dst[i]) first[i] = 1'b0;
+        is_src[i] = c_src[i] == PW'(i);
+        is_dst[i] = c_dst[i] == PW'(i) && !is_src[i];
+        foreign[i] = c_v[i] && !is_src[i] && !is_dst[i];
         fits[i] = 1'b0;
-        for (integer d = 0; d < N; d++)
-          if (want[d][i] && q_room[d] && q_pair_room[d][c_src[i]]) fits[i] = 1'b1;
+        for (integer k = 0; k < N; k++)
+          if ((is_src[i] && c_dst[i] == PW'(k) && q_pair_room[k][i])
+              || (is_dst[i] && c_src[i] == PW'(k) && q_pair_room[i][k])) fits[i] = 1'b1;
       end
     end
+    assign sel = '0;
     always_comb
-      for (integer d = 0; d < N; d++)
-        for (integer i = 0; i < N; i++)
-          sel[d][i] = want[d][i] && first[i];
-    always_comb
-      for (integer i = 0; i < N; i++) lane_take[i] = c_v[i] && first[i] && fits[i];
+      for (integer i = 0; i < N; i++) lane_take[i] = c_v[i] && fits[i];
   end else begin : g_claim_mask
+    assign is_src = '0;
+    assign is_dst = '0;
+    assign foreign = '0;
+    assign fits = '0;
     for (genvar d = 0; d < N; d++) begin : g_arb
       always_comb
         for (integer i = 0; i < N; i++)
@@ -450,7 +469,7 @@ module edm_pim_scheduler #(
 
   always_comb begin
     for (integer i = 0; i < N; i++) begin
-      st_pop[i] = st_valid[i] && lane_take[i];
+      st_pop[i] = st_valid[i] && (lane_take[i] || foreign[i]);
       // The arriving notification waits unless it was inserted at once
       // (never, with REGISTERED_TREE).
       notif_ready[i] = st_ready[i];
@@ -475,19 +494,37 @@ module edm_pim_scheduler #(
   logic [N-1:0]          g_last;
 
 
+  // REGISTERED_TREE: every lane's candidate's fields, registered each cycle
+  // (the queues write a pair's insert from lane s the cycle after it is taken).
+  logic [N*IW-1:0]       lw_msg;
+  logic [N*SW-1:0]       lw_size;
+  logic [N-1:0]          lw_rres;
+  if (REGISTERED_TREE) begin : g_lane_fields
+    always_ff @(posedge clk)
+      for (integer i = 0; i < N; i++) begin
+        lw_msg[i*IW +: IW] <= c_msg[i];
+        lw_size[i*SW +: SW] <= c_size[i];
+        lw_rres[i] <= c_rres[i];
+      end
+  end else begin : g_no_lane_fields
+    assign lw_msg = '0;
+    assign lw_size = '0;
+    assign lw_rres = '0;
+  end
+
   for (genvar d = 0; d < N; d++) begin : g_queue
-    // The inserted candidate: the one lane (if any) that won this queue,
-    // its fields ORed through the one-hot selection; inserted when its pair
-    // and the queue have room (else it waits in its lane, and the queue
-    // takes no other lane's this cycle).
+    // Without REGISTERED_TREE the inserted candidate is the one lane (if
+    // any) that won this queue, its fields ORed through the one-hot
+    // selection; inserted when its pair and the queue have room (else it
+    // waits in its lane, and the queue takes no other lane's this cycle).
+    // With REGISTERED_TREE: lane d's candidate, of pair (its source, d), if
+    // taken; and pair s takes lane s's (sins_v) if taken and of pair (s, d).
     logic             ins_v;
     logic [PW-1:0]    ins_lane, ins_src;
     logic [IW-1:0]    ins_msg;
     logic [SW-1:0]    ins_size;
     logic             ins_rres;
-    /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE)
-    logic [N-1:0]     ins_fits;            // lane i won this queue and its pair has room
-    /* verilator lint_on UNUSEDSIGNAL */
+    logic [N-1:0]     sins_v;
     always_comb begin
       ins_lane = '0;
       ins_src = '0;
@@ -502,11 +539,15 @@ module edm_pim_scheduler #(
           ins_size = ins_size | c_size[i];
           ins_rres = ins_rres | c_rres[i];
         end
-      // REGISTERED_TREE: the same decision as the taken lanes' (sel[d][i]
-      // and lane i's fits read through d), from this queue's room alone, so
-      // no path runs from one queue's room into another queue's insert.
-      for (integer i = 0; i < N; i++) ins_fits[i] = sel[d][i] && q_pair_room[d][c_src[i]];
-      ins_ok[d] = REGISTERED_TREE ? q_room[d] && ins_fits != '0
+      for (integer s = 0; s < N; s++)
+        sins_v[s] = REGISTERED_TREE && lane_take[s] && is_src[s] && c_dst[s] == PW'(d);
+      if (REGISTERED_TREE) begin
+        ins_src = c_src[d];
+        ins_msg = c_msg[d];
+        ins_size = c_size[d];
+        ins_rres = c_rres[d];
+      end
+      ins_ok[d] = REGISTERED_TREE ? lane_take[d] && is_dst[d]
                                   : q_room[d] && want[d] != '0 && q_pair_room[d][ins_src];
       ins_v = ins_ok[d];
     end
@@ -515,6 +556,7 @@ module edm_pim_scheduler #(
         .clk, .rst_n,
         .room(q_room[d]), .pair_room(q_pair_room[d]), .ins_v, .ins_src, .ins_msg,
         .ins_size, .ins_rres, .wr_stamp(q_wr_stamp[d]),
+        .sins_v, .lw_msg, .lw_size, .lw_rres, .q_lane(PW'(d)),
         .src_free_next(q_src_ok[d]), .dst_free_next(dst_free_next[d]), .nonempty(q_nonempty[d]),
         .rq_v(q_v[d]), .rq_j(q_j[d]), .rq_src(q_src[d]), .rq_msg(q_msg[d]), .rq_rem(q_rem[d]),
         .rq_rres(q_rres[d]), .rq_stamp(q_stamp[d]), .rq_best_rem(q_best_rem[d]),
@@ -538,7 +580,7 @@ module edm_pim_scheduler #(
   /* verilator lint_on UNUSEDSIGNAL */
   if (REGISTERED_TREE) begin : g_stamp_lane
     always_comb
-      for (integer d = 0; d < N; d++) q_wr_stamp[d] = {stamp_base, wr_lane[d]};
+      for (integer d = 0; d < N; d++) q_wr_stamp[d] = {stamp_base, PW'(0)};   // (the lane: the queue's)
   end else begin : g_stamp_count
     always_comb begin
       for (integer i = 0; i < N; i++) lanes_below[i] = (i > 0) ? NW'(lane_take_q[(i + N - 1) % N]) : '0;
@@ -688,6 +730,7 @@ module edm_pim_scheduler #(
   always_ff @(posedge clk) begin
     if (!rst_n) begin
       lane_take_q <= '0;
+      lane_foreign <= 1'b0;
       stamp_base <= '0;
       st_any <= 1'b0;
       src_hold <= '0;
@@ -704,6 +747,7 @@ module edm_pim_scheduler #(
       grant_valid <= '0;
     end else begin
       lane_take_q <= lane_take;
+      lane_foreign <= lane_foreign || foreign != '0;
       stamp_base <= stamp_base + (REGISTERED_TREE ? STAMP_W'(lane_take_q != '0) : STAMP_W'(taken_q));
       st_any <= 1'b0;
       for (integer i = 0; i < N; i++)

@@ -574,7 +574,7 @@ module edm_switch #(
       .dst_release(z_release), .src_pause(z_pause_src), .dst_pause(z_pause_dst),
       .link_up(port_link_up),
       .grant_valid(g_valid), .grant_src(g_src), .grant_dst(g_dst), .grant_msg_id(g_id),
-      .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(),
+      .grant_bytes(g_bytes), .grant_last(g_last), .occupancy(), .lane_foreign(),
       .dst_park_cnt(sc_park_cnt), .dst_park_src(sc_park_src), .dst_park_new_src(sc_park_new_src),
       .dst_src_waiting(sc_src_waiting));
   /* verilator lint_on PINCONNECTEMPTY */

@@ -14,10 +14,12 @@ id, bytes, kind, stamp) and, with HOLD_TREE, the best visible candidate
 whatever the ports (priority hold's view). The ports are given a cycle ahead
 (src_free_next, dst_free_next), as the scheduler does. Then it applies the
 cycle's insert and grant update (a chunk of an entry, or its end).
-With REGISTERED_TREE the room is a cycle old: the insert registered the cycle
-before (pending) is not counted, and the queue has X + 1 slots per pair and
-DEPTH + 1 entries for it (room: fewer than DEPTH stored; pair_room: fewer
-than X), so a pair filled back to back takes X + 1 and the queue DEPTH + 1.
+With REGISTERED_TREE the insert is per pair: pair s has two writers, lane s
+(sins_v[s], its fields on lw_* the cycle after) and the queue's own lane
+(ins_*, Q_LANE), written in lane order, each stamped {inserting cycles; lane};
+pair_room[s]: its entries and pending inserts fewer than X (a writer does not
+see the other writer of its cycle, so a pair takes at most X + 1, in X + 1
+slots); room is always 1 (DEPTH unused).
 
 Directed tests exercise each operation back to back: inserts every cycle into
 one pair and then the others until the pair and the queue refuse; a key update
@@ -44,11 +46,14 @@ SIZE_W = protocol.NG_SIZE_W
 VISIBLE_AFTER = protocol.SW_NQ_INSERT_CYCLES  # cycles from insert to first request
 
 
+Q_LANE = 1   # REGISTERED_TREE: the queue's own lane (its destination port)
+
+
 class Model:
     def __init__(self, n: int, x: int, depth: int, srpt: bool, pair_order: bool):
         self.n, self.x, self.depth, self.srpt, self.pair_order = n, x, depth, srpt, pair_order
         self.slots: list[list[dict | None]] = [[None] * x for _ in range(n)]
-        self.pending: dict | None = None
+        self.pending: list[dict] = []   # inserts decided this cycle, oldest first
         self.order = 0
 
     def key(self, e: dict):
@@ -74,17 +79,18 @@ class Model:
         elig = [sj for sj in cand if dst_free and src_free >> sj[0] & 1]
         return min(elig, key=rank, default=None), best
 
-    def insert(self, cycle: int, src: int, msg: int, size: int, rres: int) -> None:
+    def insert(self, cycle: int, src: int, msg: int, size: int, rres: int, order: int | None = None) -> None:
         """An insert decided this cycle: it takes its slot (the lowest free one
         of its pair then) at the next clock edge, as the RTL writes it from a register."""
-        self.pending = {"src": src, "msg": msg, "rem": size, "rres": rres, "order": self.order, "cycle": cycle}
-        self.order += 1
+        if order is None:
+            order, self.order = self.order, self.order + 1
+        self.pending.append({"src": src, "msg": msg, "rem": size, "rres": rres, "order": order, "cycle": cycle})
 
     def place_pending(self) -> None:
-        if self.pending is not None:
-            pair = self.slots[self.pending["src"]]
-            pair[pair.index(None)] = self.pending
-            self.pending = None
+        for p in sorted(self.pending, key=lambda e: e["order"]):
+            pair = self.slots[p["src"]]
+            pair[pair.index(None)] = p
+        self.pending = []
 
 
 class Bench:
@@ -93,43 +99,54 @@ class Bench:
         self.n = int(dut.N.value)
         self.x = int(dut.X.value)
         self.depth = int(dut.DEPTH.value)
-        self.registered = int(dut.REGISTERED_TREE.value)   # room a cycle old; X + 1 slots per pair
+        self.registered = int(dut.REGISTERED_TREE.value)   # inserts per pair (two writers); X + 1 slots per pair
         self.stamp_w = int(dut.STAMP_W.value)
         self.hold_tree = bool(int(dut.HOLD_TREE.value))
         self.model = Model(self.n, self.x + self.registered, self.depth, bool(int(dut.SRPT.value)), bool(int(dut.PAIR_ORDER.value)))
         self.cycle = 0
         self.ports = (0, False)   # (source ports, destination port) free this cycle
         self.grants = self.inserts = self.removals = self.refusals = 0
+        self.pw = max(1, (self.n - 1).bit_length())
+        self.insert_cycles = 0    # registered: cycles that inserted (the stamps' upper bits)
+        self.lane_fields = [(0, 0, 0)] * self.n   # registered: lw_* as driven next cycle
 
     async def start(self):
         await clock_and_reset(self.dut, ins_v=0, ins_src=0, ins_msg=0, ins_size=0, ins_rres=0, wr_stamp=0,
+                              sins_v=0, lw_msg=0, lw_size=0, lw_rres=0, q_lane=Q_LANE,
                               src_free_next=0, dst_free_next=0, g_hit=0, g_src=0, g_j=0, g_last=0, g_rem_next=0)
 
     def pair_free(self, s: int) -> int:
-        """Slots an insert into pair s may still take (the pending insert has
-        one; registered: one is always kept for it, pending or not)."""
-        p = self.model.pending
+        """Inserts pair s may still take (the pending inserts have their
+        slots; registered: its entries and pending inserts below X)."""
+        pend = sum(p["src"] == s for p in self.model.pending)
         if self.registered:
-            return self.model.slots[s].count(None) - 1
-        return self.model.slots[s].count(None) - (p is not None and p["src"] == s)
+            return self.x - len(self.model.slots[s]) + self.model.slots[s].count(None) - pend
+        return self.model.slots[s].count(None) - pend
 
     def room(self) -> bool:
-        """Fewer than DEPTH entries, counting the pending insert (registered: not counting it)."""
-        pending = self.model.pending is not None and not self.registered
-        return self.model.count() + pending < self.depth
+        """Fewer than DEPTH entries, counting the pending insert (registered: always)."""
+        return bool(self.registered) or self.model.count() + len(self.model.pending) < self.depth
 
     def in_range(self) -> bool:
         """A new arrival keeps every live entry's stamp within the exact range."""
         live = [e["order"] for _, _, e in self.model.entries()]
-        return not live or self.model.order - min(live) < (1 << (self.stamp_w - 1)) - 1
+        nxt = (self.insert_cycles + 1) << self.pw if self.registered else self.model.order
+        return not live or nxt - min(live) < (1 << (self.stamp_w - 1)) - 1
 
     async def step(self, ins=None, src_free: int | None = None, dst_free: bool = True,
-                   grant: tuple[int, int, int] | None = None):
-        """One cycle. ins: (src, msg, size, rres) to insert (if there is room);
+                   grant: tuple[int, int, int] | None = None, sins: dict | None = None):
+        """One cycle. ins: (src, msg, size, rres) to insert (if there is room;
+        registered: from the queue's own lane, or from lane src if src is
+        Q_LANE); sins (registered): {pair s: (msg, size, rres)} from lane s;
         grant: (pair, slot, bytes) granted (the whole rest ends the entry);
         src_free, dst_free: the ports free in the next cycle."""
         dut, n = self.dut, self.n
         src_free = (1 << n) - 1 if src_free is None else src_free
+        sins = dict(sins or {})
+        if self.registered and ins is not None and ins[0] == Q_LANE:
+            if Q_LANE not in sins:
+                sins[Q_LANE] = ins[1:]
+            ins = None
         room = self.room()
         pair_room = sum((self.pair_free(s) > 0) << s for s in range(n))
         take = ins is not None and room and pair_room >> ins[0] & 1 and self.in_range()
@@ -141,8 +158,20 @@ class Bench:
             dut.ins_rres.value = r
             self.refusals += not take
         dut.ins_v.value = int(take)
+        stake = {s: f for s, f in sins.items() if pair_room >> s & 1 and self.in_range()}
+        self.refusals += len(sins) - len(stake)
+        dut.sins_v.value = sum(1 << s for s in stake)
+        msg = size = rres = 0
+        for s, (m, b, r) in enumerate(self.lane_fields):
+            msg |= m << (s * ID_W)
+            size |= b << (s * SIZE_W)
+            rres |= r << s
+        dut.lw_msg.value, dut.lw_size.value, dut.lw_rres.value = msg, size, rres
         p = self.model.pending
-        dut.wr_stamp.value = p["order"] % (1 << self.stamp_w) if p else 0
+        if self.registered:
+            dut.wr_stamp.value = (p[0]["order"] >> self.pw << self.pw) % (1 << self.stamp_w) if p else 0
+        else:
+            dut.wr_stamp.value = p[0]["order"] % (1 << self.stamp_w) if p else 0
         dut.src_free_next.value = src_free
         dut.dst_free_next.value = int(dst_free)
         last = False
@@ -163,7 +192,7 @@ class Bench:
         assert int(dut.room.value) == room, f"cycle {c}: room"
         assert int(dut.pair_room.value) == pair_room, f"cycle {c}: pair_room {int(dut.pair_room.value):b}"
         entries = self.model.entries()
-        assert int(dut.nonempty.value) == (p is not None or bool(entries)), f"cycle {c}: nonempty"
+        assert int(dut.nonempty.value) == (bool(p) or bool(entries)), f"cycle {c}: nonempty"
         waiting = sum({1 << s for s, _, _ in entries})
         assert int(dut.src_waiting.value) == waiting, f"cycle {c}: src_waiting"
         win, best = self.model.request(c, *self.ports)
@@ -182,7 +211,15 @@ class Bench:
         # The clock edge: last cycle's insert takes its slot, this cycle's is
         # registered, then the grant update.
         self.model.place_pending()
-        if take:
+        if self.registered:
+            # Lane order within the cycle: stamps {inserting cycles; lane}.
+            new = ([(Q_LANE, ins)] if take else []) + [(s, (s, *f)) for s, f in stake.items()]
+            for lane, x in sorted(new):
+                self.model.insert(c, *x, order=(self.insert_cycles << self.pw) + lane)
+            self.insert_cycles += bool(new)
+            self.inserts += len(new)
+            self.lane_fields = [stake.get(s, (0, 0, 0)) for s in range(n)]
+        elif take:
             self.model.insert(c, *ins)
             self.inserts += 1
         if grant is not None:
@@ -209,16 +246,28 @@ def notif(rng: random.Random, b: Bench, size: int | None = None, src: int | None
 async def inserts_back_to_back_fill_and_refuse(dut):
     """An insert every cycle into pair 0 until it is full (pair_room drops,
     the next insert is refused), then into the other pairs until the queue
-    holds DEPTH (room drops). With REGISTERED_TREE the room is a cycle old and
-    the pending insert not counted, so back to back the pair takes X + 1 and
-    the queue DEPTH + 1 (the exact rule, or X slots, refuses the last)."""
+    holds DEPTH (room drops). With REGISTERED_TREE one writer fills a pair to
+    X exactly (its pending inserts counted); its two writers in the same
+    cycles (lane s and the queue's own lane) to X + 1 when X is odd (each
+    sees the pair as it was at the cycle's start), and the queue to
+    N·(X + 1) less the pairs of one writer (its own lane's pair)."""
     b = Bench(dut)
     rng = seeded_random(1)
     await b.start()
     while b.pair_free(0) > 0:
         await b.step(notif(rng, b, src=0), src_free=0)
     await b.step(notif(rng, b, src=0), src_free=0)
-    assert b.refusals == 1 and b.inserts == b.x + b.registered, (b.refusals, b.inserts)
+    assert b.refusals == 1 and b.inserts == b.x, (b.refusals, b.inserts)
+    if b.registered:
+        for s in range(1, b.n):
+            while b.pair_free(s) > 0:
+                await b.step(notif(rng, b, src=s) if s != Q_LANE else None, src_free=0,
+                             sins={s: notif(rng, b, src=s)[1:]})
+        for _ in range(VISIBLE_AFTER + 1):
+            await b.step()
+        full = b.x + sum(b.x + b.x % 2 if s != Q_LANE else b.x for s in range(1, b.n))
+        assert b.inserts == full and max(len([e for e in p if e]) for p in b.model.slots) <= b.x + 1, b.inserts
+        return
     s = 1
     while b.room() and b.in_range():
         if b.pair_free(s) == 0:
@@ -313,7 +362,9 @@ async def random_operations_match_the_model(dut):
             win, _ = b.model.request(b.cycle, (1 << b.n) - 1, True)
             s, j = win if win is not None and r < 0.4 else rng.choice(live)
             grant = (s, j, rng.choice([16, 64, 256, 1 << 16]))
-        await b.step(ins, src_free=rng.randrange(1 << b.n), dst_free=rng.random() < 0.9, grant=grant)
+        # REGISTERED_TREE: inserts from the pairs' own lanes too, some into the same pair.
+        sins = {s: notif(rng, b, src=s)[1:] for s in range(b.n) if rng.random() < 0.15} if b.registered else None
+        await b.step(ins, src_free=rng.randrange(1 << b.n), dst_free=rng.random() < 0.9, grant=grant, sins=sins)
     dut._log.info(f"{b.inserts} inserts, {b.grants} grant updates, {b.removals} removals; "
                   f"arrival stamps wrapped {b.model.order >> b.stamp_w} times")
     assert b.inserts > 500 and b.removals > 300

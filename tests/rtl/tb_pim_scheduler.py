@@ -13,13 +13,15 @@ it (nor, pipelined, while the iteration that matched it is in flight), nor
 one whose link was down (link_up) when its iteration started;
 notif_ready is exactly "the lane's FIFO has room", and each queue inserts one
 notification per cycle, the lowest lane's candidate (FIFO head, else the
-arriving one; with REGISTERED_TREE only the head, so an arrival waits a cycle in
-its lane's FIFO), when it has a free slot (the bench keeps the lane FIFOs itself;
-with REGISTERED_TREE the room is a cycle old: the queue's and the pair's
-counts leave out the notification inserted into it the cycle before, so a
-pair filled back to back holds X + 1 and a queue DEPTH + 1);
-occupancy counts queued entries (with REGISTERED_TREE those of ITER - 2 cycles
-before: its count is pipelined a tree level per cycle).
+arriving one), when it has a free slot (the bench keeps the lane FIFOs
+itself). With REGISTERED_TREE the insert is per pair: only a FIFO's head is a
+candidate (an arrival waits a cycle in its lane's FIFO), lane i carries only
+pairs (i, d) or (s, i) (the bench's traffic keeps that precondition and
+asserts it), and every head whose pair held fewer than X entries at the
+cycle's start is inserted, several per queue and two per pair in one cycle
+(lane order = notify order), so a pair holds at most X + 1. occupancy counts
+queued entries (with REGISTERED_TREE those of ITER - 2 cycles before: its
+count is pipelined a tree level per cycle).
 """
 
 from __future__ import annotations
@@ -94,6 +96,9 @@ class Bench:
         self.link_hist: list[int] = []                  # link_up as driven in each cycle
         self.last_inserts: set[tuple[int, int]] = set()  # (src, dst) inserted the cycle before
         self.max_pair_len = 0
+        self.pair_doubles = 0                           # cycles in which a pair took two inserts
+        self.queue_multis = 0                           # cycles in which a queue took several
+        self.insert_log: list[list[tuple[int, int, int]]] = []   # per cycle: (src, dst, msg) inserted
 
     async def start(self):
         await clock_and_reset(self.dut, notif_valid=0, notif_src=0, notif_dst=0, notif_msg_id=0,
@@ -141,6 +146,7 @@ class Bench:
         self.link_hist.append(self.link_up)
         await ReadOnly()
         ready = int(dut.notif_ready.value)
+        assert int(dut.lane_foreign.value) == 0, f"cycle {self.cycle}: lane_foreign"
         self.occ_hist.append(sum(self.queued))
         assert int(dut.occupancy.value) == self.occ_hist[0], \
             f"cycle {self.cycle}: occupancy {int(dut.occupancy.value)}, queued {self.occ_lag} cycles before {self.occ_hist[0]}"
@@ -152,27 +158,34 @@ class Bench:
                  for i in range(n)]
         won = set()
         inserts = set()
+        logged: list[tuple[int, int, int]] = []
+        start_len: dict[tuple[int, int], int] = {}     # REGISTERED_TREE: pair lengths at the cycle's start
         any_inserted = False
         for i, c in enumerate(cands):
-            # The lowest lane with a candidate for a queue claims it; the
-            # candidate is inserted if the queue and its pair have room.
-            inserted = False
-            if c is not None and c[1] not in won:
+            inserted = ok = False
+            if c is not None and self.registered:
+                # An insert per pair: its room from the cycle's start (the
+                # other writer of this cycle not counted).
+                s, d = c[0], c[1]
+                assert i in (s, d), f"test bug: lane {i} carries {s}->{d} (REGISTERED_TREE's precondition)"
+                ok = start_len.setdefault((s, d), self.pair_len(s, d)) < self.x
+            elif c is not None and c[1] not in won:
+                # The lowest lane with a candidate for a queue claims it; the
+                # candidate is inserted if the queue and its pair have room.
                 won.add(c[1])
+                ok = self.queued[c[1]] < self.depth and self.pair_len(c[0], c[1]) < self.x
+            if ok:
                 s, d, m, b, kind = c
-                # REGISTERED_TREE: room a cycle old, last cycle's insert not counted.
-                pend_q = self.registered and any(dd == d for _, dd in self.last_inserts)
-                pend_pair = self.registered and (s, d) in self.last_inserts
-                if self.queued[d] - pend_q < self.depth and self.pair_len(s, d) - pend_pair < self.x:
-                    self.model.notify(s, d, m, b, kind)
-                    self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle, self.order])
-                    self.live_orders[self.order] = 1
-                    self.order += 1
-                    self.queued[d] += 1
-                    self.notified_bytes += b
-                    self.max_pair_len = max(self.max_pair_len, self.pair_len(s, d))
-                    inserts.add((s, d))
-                    inserted = any_inserted = True
+                self.model.notify(s, d, m, b, kind)
+                self.pairs.setdefault((s, d), deque()).append([m, b, kind, self.cycle, self.order])
+                self.live_orders[self.order] = 1
+                self.order += 1
+                self.queued[d] += 1
+                self.notified_bytes += b
+                self.max_pair_len = max(self.max_pair_len, self.pair_len(s, d))
+                inserts.add((s, d))
+                logged.append((s, d, m))
+                inserted = any_inserted = True
             x = lanes[i]
             staged = bool(self.stage[i])
             if x is not None:
@@ -188,6 +201,9 @@ class Bench:
                 self.stage[i].append(x)
         self.multi_per_dst += max(this_cycle) > 1
         self.last_inserts = inserts
+        self.insert_log.append(logged)
+        self.pair_doubles += len(inserts) < len(logged)
+        self.queue_multis += len({d for _, d, _ in logged}) < len(logged)
         self.insert_cycles += any_inserted
         if TRACE:
             self.dut._log.info(f"cycle {self.cycle}: notified {[x for x in lanes if x]} ready {ready:b}")
@@ -305,7 +321,8 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
                          any_lane: bool = False, fill: bool = False):
     """`cycles` cycles of random notifications, offered at `load` times what a
     port can carry, only where the queue has room (unless `fill`). Lane i
-    carries source i, or (any_lane) any source."""
+    carries source i, or (any_lane) any source (REGISTERED_TREE: any pair
+    with source i or destination i)."""
     if not hasattr(b, "service"):
         b.service = service_cycles(b, seeded_random(0))
     rate = min(1.0, load / b.service)
@@ -320,6 +337,11 @@ async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float,
             d = rng.choice(hot) if hot and rng.random() < 0.8 else other(rng, b.n, s)
             if d == s:
                 d = other(rng, b.n, s)
+            if b.registered and i not in (s, d):    # lane i carries (i, d) or (s, i)
+                if rng.random() < 0.5:
+                    s, d = i, (d if d != i else other(rng, b.n, i))
+                else:
+                    s, d = (s if s != i else other(rng, b.n, i)), i
             if not fill and not b.room(d, count[d], s, pair_count.get((s, d), 0)):
                 continue
             count[d] += 1
@@ -385,21 +407,56 @@ async def policy_across_and_within_pairs(dut):
 
 @cocotb.test()
 async def pair_fills_back_to_back(dut):
-    """Five notifications of one pair, four in one cycle (lanes 0-3) and one a
-    cycle later (lane 0, so it claims the queue before lanes 1-3): inserted a
-    cycle each while the pair has room. The exact rule stops at X = 3; with
-    REGISTERED_TREE the room is a cycle old (the insert of the cycle before not
-    counted), so back to back the pair takes X + 1 = 4 and the fifth waits in
-    its lane until a grant ends one (the old rule there: the fourth refused,
-    occupancy and grants off the model)."""
+    """Five notifications of one pair. Without REGISTERED_TREE four in one
+    cycle (lanes 0-3) and one a cycle later (lane 0, so it claims the queue
+    before lanes 1-3): inserted a cycle each while the pair has room, X = 3.
+    With REGISTERED_TREE its two writers (lanes 0 and 1) two a cycle: each
+    sees the pair as it was at the cycle's start, so the pair takes X + 1 = 4
+    and the fifth waits in its lane until a grant ends one (the one-writer
+    rule there: the fourth refused, occupancy and grants off the model)."""
     b = Bench(dut)
     await b.start()
     size = 4 * b.chunk
-    await b.step([(0, 1, 30 + i, size, "WREQ") for i in range(min(4, b.n))])
-    await b.step([(0, 1, 40, size, "WREQ")])
+    if b.registered:
+        # Lanes 0 (the source's) and 1 (the destination's) carry pair 0 -> 1,
+        # two a cycle: each cycle's two heads are inserted together while the
+        # pair held fewer than X at the cycle's start (0, then 2): X + 1 = 4.
+        await b.step([(0, 1, 30, size, "WREQ"), (0, 1, 31, size, "WREQ")])
+        await b.step([(0, 1, 32, size, "WREQ"), (0, 1, 33, size, "WREQ")])
+        await b.step([(0, 1, 40, size, "WREQ")])
+    else:
+        await b.step([(0, 1, 30 + i, size, "WREQ") for i in range(min(4, b.n))])
+        await b.step([(0, 1, 40, size, "WREQ")])
     for _ in range(6):
         await b.step([])
     assert b.max_pair_len == min(5, b.x + b.registered), b.max_pair_len
+    assert b.pair_doubles == (2 if b.registered else 0), b.pair_doubles
+    await b.drain()
+
+
+@cocotb.test()
+async def several_lanes_to_one_pair_and_one_queue(dut):
+    """Four notifications to queue 1 in one cycle, two of them of pair
+    0 -> 1 (lane 0, its source's, and lane 1, its destination's); the next
+    cycle two of pair 2 -> 1 (lanes 1 and 2: the destination's lane the
+    lower). With REGISTERED_TREE each cycle's heads are inserted in one cycle
+    (per pair, in lane order); without, one per queue per cycle, the lowest
+    lane first. The grants match the model either way."""
+    b = Bench(dut)
+    await b.start()
+    first = [(0, 1, 50, 300, "WREQ"), (0, 1, 51, 64, "WREQ"), (2, 1, 52, 200, "RRES"), (3, 1, 53, 100, "WREQ")]
+    await b.step(first[:b.n])
+    await b.step([None, (2, 1, 54, 64, "WREQ"), (2, 1, 55, 32, "WREQ")])
+    for _ in range(6):
+        await b.step([])
+    log = [c for c in b.insert_log if c]
+    if b.registered:
+        assert log[:2] == [[(s, d, m) for s, d, m, _, _ in first[:b.n]], [(2, 1, 54), (2, 1, 55)]], log
+        assert b.pair_doubles == 2 and b.queue_multis == 2, (b.pair_doubles, b.queue_multis)
+    else:
+        assert all(len({d for _, d, _ in c}) == len(c) for c in log), log
+        assert sorted(m for c in log for _, _, m in c) == [50, 51, 52, 53, 54, 55][:b.n + 2], log
+        assert log[:2] == [[(0, 1, 50)], [(0, 1, 51)]], log
     await b.drain()
 
 
@@ -414,7 +471,16 @@ async def random_streams_match_the_model(dut):
             await b.step([])
         lanes = [(s, d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), "WREQ") for s in range(b.n)
                  if s != d and b.pair_len(s, d) < b.x]
-        await b.step(rng.sample(lanes, len(lanes))[:b.depth - b.queued[d]])
+        # (REGISTERED_TREE: one place left for lane d's.)
+        burst = rng.sample(lanes, len(lanes))[:b.depth - b.queued[d] - b.registered]
+        if b.registered:   # lane s carries (s, d), lane d a second notification of one pair
+            placed: list = [None] * b.n
+            for x in burst:
+                placed[x[0]] = x
+            if burst and b.room(d, len(burst), burst[0][0], 1):
+                placed[d] = (burst[0][0], d, rng.randrange(1 << ID_W), random_size(rng, b.chunk), "WREQ")
+            burst = placed
+        await b.step(burst)
         await random_traffic(b, rng, rng.randrange(1, 30), 0.1)
     await random_traffic(b, rng, 1500, 0.5)                    # moderate load, lane = source
     await random_traffic(b, rng, 1500, 0.8, any_lane=True)     # several lanes per source and queue
@@ -427,8 +493,11 @@ async def random_streams_match_the_model(dut):
     await random_traffic(b, rng, 300, 0.5)
     await b.drain()
     dut._log.info(f"{b.grants} grants, {b.granted_bytes} bytes over {b.cycle} cycles; "
-                  f"{b.multi_per_dst} cycles with several lanes to one queue")
+                  f"{b.multi_per_dst} cycles with several lanes to one queue; inserts: "
+                  f"{b.queue_multis} cycles with several into one queue, {b.pair_doubles} with two into one pair")
     assert b.grants > 500 and b.multi_per_dst > 80
+    if b.registered:
+        assert b.queue_multis > 50 and b.pair_doubles > 5, (b.queue_multis, b.pair_doubles)
 
 
 @cocotb.test()

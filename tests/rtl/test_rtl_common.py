@@ -146,7 +146,7 @@ def test_compute_node_with_mem_nodes():
 # One destination's queue (N pairs of X slots) against a Python model, operation by
 # operation; the STAMP_W = 4 cases run the arrival stamps around their wrap many times.
 # REGISTERED_TREE = 1 (at N = 4 the tree is its root alone, so the request is as
-# timed without it): room and pair_room registered from the next state.
+# timed without it): inserts per pair from two writers, pair_room a register.
 @pytest.mark.parametrize("srpt,pair_order,x,depth,stamp_w,tree",
                          [(1, 1, 3, 12, 16, 0), (0, 1, 2, 6, 16, 0), (1, 0, 3, 8, 16, 0), (1, 0, 2, 8, 4, 0),
                           (0, 0, 3, 10, 4, 0), (1, 0, 3, 8, 16, 1), (0, 1, 2, 6, 16, 1)])
