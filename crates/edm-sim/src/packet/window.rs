@@ -514,7 +514,6 @@ impl Transport for WindowTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::baselines::{pfabric_config, BaselineParams};
     use crate::config::FabricConfig;
     use crate::rng::Rng;
 
@@ -597,10 +596,23 @@ mod tests {
             nodes: 4,
             ..FabricConfig::default()
         };
-        let mut t = WindowTransport::new(
-            "pfabric",
-            pfabric_config(&fabric, &BaselineParams::default()),
-        );
+        // pFabric's shape (crate::baselines::pfabric_config, which this
+        // module may not import: baselines sits above packet): a fixed
+        // window, one connection per flow, SRPT at the hosts and the switch.
+        let config = WindowConfig {
+            net: PacketConfig {
+                discipline: Discipline::Priority,
+                ..PacketConfig::raw_ethernet()
+            },
+            law: WindowLaw::Fixed,
+            init_cwnd: 8.0,
+            max_cwnd: 8.0,
+            rto_ps: 1_000_000,
+            ack_every: 1,
+            per_flow: true,
+            srpt_priority: true,
+        };
+        let mut t = WindowTransport::new("pfabric", config);
         let cfg = t.cfg.net.clone();
         let mut net = Net::new(&fabric, &cfg, &[]);
         t.reset(net.ports);
