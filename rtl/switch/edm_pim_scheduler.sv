@@ -305,8 +305,11 @@ module edm_pim_scheduler #(
   /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of the insert written this cycle
   /* verilator lint_on UNUSEDSIGNAL */
-  // Cycles with an insert before last cycle (REGISTERED_TREE), or inserts.
+  // Inserts before last cycle's (without REGISTERED_TREE; with it the per-queue
+  // copies in g_stamp_lane count the cycles with an insert instead).
+  /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [STAMP_W-1:0]    stamp_base;
+  /* verilator lint_on UNUSEDSIGNAL */
   logic [N-1:0][TW-1:0]  q_wr_stamp;           // by queue: the stamp of last cycle's insert
   /* verilator lint_off UNUSEDSIGNAL */  // (its last bit; all of it at RL = 1)
   logic [RL-1:0]         start_q;              // start, delayed: [k] = k + 1 cycles ago
@@ -578,9 +581,26 @@ module edm_pim_scheduler #(
   logic [N-1:0][NW-1:0]  lanes_below;
   logic [N-1:0][TW-1:0]  lane_stamp;
   /* verilator lint_on UNUSEDSIGNAL */
+  /* verilator lint_off UNUSEDSIGNAL */  // (with REGISTERED_TREE only)
+  logic [N-1:0][STAMP_W-1:0] base_copy, base_next;
+  /* verilator lint_on UNUSEDSIGNAL */
   if (REGISTERED_TREE) begin : g_stamp_lane
+    // The cycles with an insert before last cycle's, a copy per queue, each with its
+    // successor kept beside it: one register would drive every queue's slots
+    // (N²·2(X + 1) loads; at N = 32 its fan-out and the increment behind it
+    // were the longest path), and the increment runs register to register,
+    // the cycle's insert bit only selecting.
+    always_ff @(posedge clk)
+      if (!rst_n) begin
+        base_copy <= '0;
+        for (integer d = 0; d < N; d++) base_next[d] <= STAMP_W'(1);
+      end else if (lane_take_q != '0)
+        for (integer d = 0; d < N; d++) begin
+          base_copy[d] <= base_next[d];
+          base_next[d] <= base_next[d] + STAMP_W'(1);
+        end
     always_comb
-      for (integer d = 0; d < N; d++) q_wr_stamp[d] = {stamp_base, PW'(0)};   // (the lane: the queue's)
+      for (integer d = 0; d < N; d++) q_wr_stamp[d] = {base_copy[d], PW'(0)};   // (the lane: the queue's)
   end else begin : g_stamp_count
     always_comb begin
       for (integer i = 0; i < N; i++) lanes_below[i] = (i > 0) ? NW'(lane_take_q[(i + N - 1) % N]) : '0;
@@ -748,7 +768,7 @@ module edm_pim_scheduler #(
     end else begin
       lane_take_q <= lane_take;
       lane_foreign <= lane_foreign || foreign != '0;
-      stamp_base <= stamp_base + (REGISTERED_TREE ? STAMP_W'(lane_take_q != '0) : STAMP_W'(taken_q));
+      stamp_base <= stamp_base + STAMP_W'(taken_q);
       st_any <= 1'b0;
       for (integer i = 0; i < N; i++)
         if (st_push[i] || st_count[i] > (STAGE_LOG2 + 1)'(1) || (st_count[i] == (STAGE_LOG2 + 1)'(1) && !st_pop[i]))
