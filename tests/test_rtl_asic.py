@@ -269,7 +269,10 @@ class TestRealRuns:
         """The hierarchical flow (each module mapped once) against the flattened one. Flat
         optimization merges registers that several instances hold alike (each queue's copy of
         the free sources: N·(N-1) more flip-flops hierarchically) and maps across module
-        boundaries: measured at N = 4, +0.5 % area, +12 flip-flops, the path 6.5 % shorter."""
+        boundaries: measured at N = 4, +0.5 % area, +12 flip-flops, the path 6.5 % shorter
+        (2026-11-28); +4.0 % area once the queue gained the registered tree's per-pair insert
+        (2026-11-29: 4 037 cells per queue mapped alone against 3 872 before, the flat netlist
+        smaller than before), so the area bound is 5 %."""
         out = {}
         for flag in ([], ["--flat"]):
             path = tmp_path / f"asic{len(flag)}.json"
@@ -278,7 +281,7 @@ class TestRealRuns:
         hier, flat = out[False]["rows"][0], out[True]["rows"][0]
         assert out[True]["flow"] == "flat" and flat["flow"] == "flat" and hier["flow"] == "hierarchical"
         assert len(flat["modules"]) == 1 and len(hier["modules"]) >= 3
-        assert hier["cell_area_um2"] == pytest.approx(flat["cell_area_um2"], rel=0.03)
+        assert hier["cell_area_um2"] == pytest.approx(flat["cell_area_um2"], rel=0.05)
         assert 0 <= hier["state_bits"] - flat["state_bits"] <= 0.01 * flat["state_bits"]
         assert hier["memory_bits"] == flat["memory_bits"]
         assert hier["critical_path_ns"] == pytest.approx(flat["critical_path_ns"], rel=0.15)
