@@ -126,9 +126,10 @@ WRAPPER = make_wrapper(SCHEDULER, 8, """\
       .grant_bytes (out_d[2*N + 2*N*PW + N*IDW +: N*SZW]),
       .grant_last  (out_d[2*N + 2*N*PW + N*(IDW + SZW) +: N]),
       .occupancy   (out_d[3*N + 2*N*PW + N*(IDW + SZW) +: OCC]),
-      // For the switch's age rule only (unused here: not part of the figures).
+      // For the switch's age rule only, and the registered tree's check of its
+      // lanes' precondition (unused here: not part of the figures).
       /* verilator lint_off PINCONNECTEMPTY */
-      .dst_park_cnt(), .dst_park_src(), .dst_park_new_src(), .dst_src_waiting()
+      .dst_park_cnt(), .dst_park_src(), .dst_park_new_src(), .dst_src_waiting(), .lane_foreign()
       /* verilator lint_on PINCONNECTEMPTY */""")
 
 SWITCH_WRAPPER = make_wrapper(SWITCH, 12, """\
