@@ -183,11 +183,7 @@ module edm_write_retry #(
   logic [NS-1:0]              s_busy;    // WAIT_FREE: its last send not yet free
   logic [NS-1:0]              s_rmw_q;   // an RMW, not a write (as stored)
   logic [NS-1:0]              s_rmw;     // ... read through RMW_RETRY, so 0 drops its state
-  logic [NS-1:0][3:0]         s_op;
-  logic [NS-1:0][63:0]        s_arg0, s_arg1;
   logic [NS-1:0][7:0]         s_id, s_tag;
-  logic [NS-1:0][63:0]        s_raddr, s_laddr;
-  logic [NS-1:0][15:0]        s_len;
   logic [NS-1:0][TIMER_W-1:0] s_t, s_t0;
   assign s_rmw = RMW_RETRY ? s_rmw_q : '0;
   logic [ND-1:0][7:0]         next_id;
@@ -263,17 +259,40 @@ module edm_write_retry #(
   assign in_req_ready = out_req_ready && !r_due && !q_hold;
   assign q_fire = in_req_valid && in_req_ready;
 
+  // The fields only a re-send reads (at the scan's r_x): remote and local
+  // address and length, and with RMW_RETRY an RMW's op and operands. One
+  // write (a new request's slot) and one read a cycle: a RAM (LUT RAM on an
+  // FPGA), not NS multiplexed registers. Low bits first, so that without
+  // RMW_RETRY the width cast keeps the write's fields.
+  localparam int unsigned FIELDS_W = 64 + 64 + 16;            // raddr, laddr, len
+  localparam int unsigned PAYLOAD_W = FIELDS_W + (RMW_RETRY ? 4 + 64 + 64 : 0);   // + op, arg0, arg1
+  logic [PAYLOAD_W-1:0] s_payload [NS];
+  logic [PAYLOAD_W-1:0] q_payload, r_payload;
+  logic [3:0]           r_op;
+  logic [63:0]          r_arg0, r_arg1;
+  assign q_payload = PAYLOAD_W'({in_req_arg1, in_req_arg0, in_req_rmw_op, in_req_len, in_req_laddr, in_req_raddr});
+  assign r_payload = s_payload[r_x];
+  if (RMW_RETRY) begin : g_rmw_fields
+    assign r_op = r_payload[FIELDS_W+3:FIELDS_W];
+    assign r_arg0 = r_payload[FIELDS_W+67:FIELDS_W+4];
+    assign r_arg1 = r_payload[FIELDS_W+131:FIELDS_W+68];
+  end else begin : g_no_rmw_fields
+    assign r_op = '0;
+    assign r_arg0 = '0;
+    assign r_arg1 = '0;
+  end
+
   assign out_req_valid = r_due || (in_req_valid && !q_hold);
   always_comb begin
     if (r_due) begin
       out_req_kind = s_rmw[r_x] ? K_RMW : K_WREQ;
       out_req_dst = PB'(r_x[XW-1:SW]);
-      out_req_raddr = s_raddr[r_x];
-      out_req_len = s_len[r_x];
-      out_req_laddr = s_laddr[r_x];
-      out_req_rmw_op = s_rmw[r_x] ? s_op[r_x] : '0;
-      out_req_arg0 = s_rmw[r_x] ? s_arg0[r_x] : '0;
-      out_req_arg1 = s_rmw[r_x] ? s_arg1[r_x] : '0;
+      out_req_raddr = r_payload[63:0];
+      out_req_laddr = r_payload[127:64];
+      out_req_len = r_payload[143:128];
+      out_req_rmw_op = s_rmw[r_x] ? r_op : '0;
+      out_req_arg0 = s_rmw[r_x] ? r_arg0 : '0;
+      out_req_arg1 = s_rmw[r_x] ? r_arg1 : '0;
       out_req_tag = RESEND_TAG_BASE == 0 ? s_tag[r_x] : 8'(RESEND_TAG_BASE) + 8'(r_x);
       out_req_msg_id = s_id[r_x];
     end else begin
@@ -349,16 +368,10 @@ module edm_write_retry #(
         if (q_tracked && (q_write || q_rmw)) begin
           s_state[q_x] <= ISSUED;
           s_rmw_q[q_x] <= q_rmw;
-          s_op[q_x] <= in_req_rmw_op;
-          s_arg0[q_x] <= in_req_arg0;
-          s_arg1[q_x] <= in_req_arg1;
           s_acked[q_x] <= 1'b0;
           s_busy[q_x] <= WAIT_FREE;
           s_id[q_x] <= q_id;
           s_tag[q_x] <= in_req_tag;
-          s_raddr[q_x] <= in_req_raddr;
-          s_laddr[q_x] <= in_req_laddr;
-          s_len[q_x] <= in_req_len;
         end
       end
       // RMW rings.
@@ -388,4 +401,8 @@ module edm_write_retry #(
       cnt_rmw_unknown <= edm_pkg::sat_add(cnt_rmw_unknown, {1'b0, c_take && c_unknown});
     end
   end
+
+  // No reset: an entry's fields are read only while its state is not FREE.
+  always_ff @(posedge clk)
+    if (rst_n && q_fire && q_tracked && (q_write || q_rmw)) s_payload[q_x] <= q_payload;
 endmodule
