@@ -17,8 +17,11 @@ again with its id until acknowledged, or reported failed after give_up_ns.
 Prints a markdown table; seeded. The JSON rows carry `writes`,
 `writes_lost` (neither applied nor reported: target 0),
 `writes_applied_twice`, `writes_unresolved` (targets 0), `writes_failed`
-(reported) and `ack_bytes_per_write` (/A/ wire bytes per write on each of
-the two links an /A/ crosses).
+(reported), `ack_bytes_per_write` (/A/ wire bytes per write on each of
+the two links an /A/ crosses) and `ack_share_of_write_wire` (issue 40's
+measure: /A/ wire bytes over the write stream's, i.e. each write's /N/ and
+data units with framing as its requester sends them; beside it
+`ack_share_of_write_blocks`, /A/ blocks over the data blocks alone).
 """
 
 from __future__ import annotations
@@ -82,6 +85,11 @@ def point(base: dict, ber: float, planes: int) -> tuple[dict, float]:
         "ack_bytes_per_write": s["acks_sent"] * BLOCK_WIRE_BYTES / max(writes, 1),
         # /A/ blocks against the writes' data blocks (on the links they share).
         "ack_share_of_write_blocks": s["acks_sent"] / max(data_blocks, 1),
+        # Issue 40's measure: /A/ wire bytes against the write stream's wire
+        # bytes, every block a write's requester sends for it: its /N/ and its
+        # data units with their framing (the first copy of each; a /G/ is the
+        # switch's block, not the stream's). Every block is 66 bits on the line.
+        "ack_share_of_write_wire": s["acks_sent"] / max(writes + data_blocks, 1),
         "response_data_dropped": s["response_data_dropped"],
         "notify_retries": s["notify_retries"],
         "chunk_retries": s["chunk_retries"],
@@ -144,6 +152,8 @@ def main() -> None:
                 "writes re-sent": row["write_retries"],
                 "/A/ sent (lost)": f"{row['acks_sent']} ({row['acks_lost']})",
                 "/A/ bytes per write": f"{row['ack_bytes_per_write']:.2f}",
+                "/A/ share of write wire bytes (data blocks)":
+                    f"{100 * row['ack_share_of_write_wire']:.2f} % ({100 * row['ack_share_of_write_blocks']:.2f} %)",
                 "control / data units dropped": f"{row['control_corrupted']} / {row['data_corrupted']}",
                 "undetected": row["undetected"],
                 "responses asked again": row["response_data_dropped"],

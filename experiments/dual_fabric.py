@@ -33,8 +33,9 @@ records refused first copies instead of failing on them.
     .venv/bin/python experiments/dual_fabric.py --ber 1e-6 --seeds 3 [--burst 8] [--retry 300]
 
 --acks [T] builds the top with write acknowledgements (ACKS = 1: the memory
-nodes send /A/, each compute host re-sends a write T cycles, default 600,
-after its posted completion without one; docs/protocol.md §4b) and, for
+nodes send /A/, each compute host re-sends a write T cycles, default 1500,
+after its posted completion without one: above an /A/'s longest wait for its
+pair and node slots; docs/protocol.md §4b) and, for
 --two-cuts and --ber, prints each seed's writes by outcome: acknowledged,
 failed and reported (and of those, applied whole anyway), lost unseen (not
 in memory whole though acknowledged, or without --acks completed OK),
@@ -84,8 +85,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=1500, help="with --ber: cfg_timeout cycles")
     parser.add_argument("--mirror-wait", type=int, help="with --ber: tb_dual_fabric_top MIRROR_WAIT_CYCLES")
     parser.add_argument("--count-only", action="store_true", help="with --ber: count first copies refused")
-    parser.add_argument("--acks", type=int, nargs="?", const=600, metavar="T",
-                        help="write acknowledgements (ACKS = 1), a write re-sent T cycles (600) without /A/")
+    parser.add_argument("--acks", type=int, nargs="?", const=1500, metavar="T",
+                        help="write acknowledgements (ACKS = 1), a write re-sent T cycles (1500) without /A/")
     parser.add_argument("--one-plane", action="store_true", help="with --ber: plane 1 stopped from the start")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds FIRST .. FIRST + N - 1")
     parser.add_argument("--json", type=Path, help="append each run's summary (one JSON line) to this file")

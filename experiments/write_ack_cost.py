@@ -5,8 +5,8 @@ EDM's Figure 8b points (mean slowdown per application).
     .venv/bin/python experiments/write_ack_cost.py                      # latencies alone only
     .venv/bin/python experiments/write_ack_cost.py --fig8b-messages 20000 --seeds 1
 
-The /A/ bandwidth is in `experiments/ber_sweep.py` (`ack_bytes_per_write`,
-`ack_share_of_write_blocks`). The Figure 8b points are the plan's (protocol
+The /A/ bandwidth is in `experiments/ber_sweep.py` (`ack_share_of_write_wire`,
+issue 40's measure, `ack_share_of_write_blocks`, `ack_bytes_per_write`). The Figure 8b points are the plan's (protocol
 `edm`, 144 nodes, application load 0.5, write ratio 0.5) with fewer
 messages; run the same command on a build without /A/ to compare. Seeded.
 """

@@ -164,7 +164,10 @@ package edm_pkg;
   localparam int unsigned ACK_MAP_LSB = 34;
   localparam int unsigned ACK_MAP_W = 16;
   // At most one /A/ per ACK_GAP_BLOCKS blocks of a memory node's uplink.
-  localparam int unsigned ACK_GAP_BLOCKS = 64;
+  localparam int unsigned ACK_GAP_BLOCKS = 96;
+  // A pair's (requester, memory node) /A/ at least ACK_PAIR_GAP_BLOCKS after
+  // its previous one unless that one was full (docs/protocol.md §4b).
+  localparam int unsigned ACK_PAIR_GAP_BLOCKS = 512;
   // Write outcome bounds (spec.rs, docs/protocol.md §4b): ids unresolved per
   // pair, the duplicate record's window and RMW results per source.
   localparam int unsigned RETRY_UNRESOLVED = 64;

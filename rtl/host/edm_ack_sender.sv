@@ -15,10 +15,14 @@
 //
 // Pacing: at most one /A/ per ACK_GAP_BLOCKS blocks of the uplink (tick: the
 // link took a block; one per clock at a memory node), so /A/ take at most
-// 1/ACK_GAP_BLOCKS of it; the first /A/ after a quiet spell leaves at once.
-// Under load an open /A/ gathers the writes applied while it waits for its
-// slot. Order: the spill queue first (its /A/ are the older), then the open
-// /A/ round robin from the source after the last one sent, so none starves.
+// 1/ACK_GAP_BLOCKS of it; and a source's open /A/ leaves at least
+// ACK_PAIR_GAP_BLOCKS ticks after its previous open /A/ if that one carried
+// two ids or more and was not full (all ACK_MAP_W ids): a source writing
+// steadily is acknowledged in groups. The first /A/ after a quiet spell (of
+// the node and of the source) leaves at once. A waiting open /A/ gathers the
+// writes applied meanwhile. A spilled /A/ waits only for the node's slot. Order: the spill queue first
+// (its /A/ are the older), then the open /A/ not held, round robin from the
+// source after the last one sent, so none starves.
 //
 // Numbering: the /A/ carries the link's next control number in its CRC-8
 // (docs/protocol.md §5a). A memory node's uplink sends no /N/ or /G/, so this
@@ -28,11 +32,12 @@
 // second edge (the open /A/, then the output register): 2 cycles unloaded.
 //
 // Signal prefixes: e_ the open /A/ per source, sp_ the spill queue, o_ the
-// output register, g_ the pacing.
+// output register, g_ the node's pacing, h_ the per-source hold.
 module edm_ack_sender #(
     parameter int unsigned SRC_LOG2 = 2,     // sources tracked: ports 0 .. 2^SRC_LOG2-1
     parameter int unsigned SPILL_LOG2 = 2,   // closed /A/ waiting for their slot
-    parameter int unsigned GAP_BLOCKS = edm_pkg::ACK_GAP_BLOCKS
+    parameter int unsigned GAP_BLOCKS = edm_pkg::ACK_GAP_BLOCKS,
+    parameter int unsigned PAIR_GAP_BLOCKS = edm_pkg::ACK_PAIR_GAP_BLOCKS
 ) (
     input  logic        clk,
     input  logic        rst_n,
@@ -54,10 +59,14 @@ module edm_ack_sender #(
   localparam int unsigned MW = edm_pkg::ACK_MAP_W;
   localparam int unsigned PB = edm_pkg::PORT_BITS;
   localparam int unsigned GW = $clog2(GAP_BLOCKS + 1);
+  localparam int unsigned HW = $clog2(PAIR_GAP_BLOCKS + 1);
   // A spilled /A/: {source, base, map}.
   localparam int unsigned SPW = SRC_LOG2 + 8 + MW;
   if (GAP_BLOCKS < 2) begin : g_gap_too_small
     $error("edm_ack_sender: GAP_BLOCKS must be at least 2");
+  end
+  if (PAIR_GAP_BLOCKS < GAP_BLOCKS) begin : g_pair_gap_too_small
+    $error("edm_ack_sender: PAIR_GAP_BLOCKS must be at least GAP_BLOCKS");
   end
 
   // ---- the open /A/ per source
@@ -95,17 +104,24 @@ module edm_ack_sender #(
   logic [GW-1:0]       g_wait;   // ticks before the next /A/ may be loaded
   logic [SRC_LOG2-1:0] g_rr;     // the source after the last open /A/ sent
   logic                load;
-  assign load = !out_valid && g_wait == '0 && (sp_valid || e_valid != '0);
+  // h_wait[s]: ticks before source s's open /A/ may be loaded.
+  logic [S-1:0][HW-1:0] h_wait;
+  logic [S-1:0]         h_ready;  // open and not held
+  always_comb
+    for (integer k = 0; k < S; k++) h_ready[k] = e_valid[k] && h_wait[k] == '0;
+  assign load = !out_valid && g_wait == '0 && (sp_valid || h_ready != '0);
   assign sp_pop = load && sp_valid;
   always_comb begin
     t_src = g_rr;
     for (integer k = S - 1; k >= 0; k--)
-      if (e_valid[SRC_LOG2'(32'(g_rr) + k)]) t_src = SRC_LOG2'(32'(g_rr) + k);
+      if (h_ready[SRC_LOG2'(32'(g_rr) + k)]) t_src = SRC_LOG2'(32'(g_rr) + k);
   end
   assign take_open = load && !sp_valid;
 
   // The /A/ block: /N/'s layout, the map in NG_SIZE's place, the link's number.
   logic [7:0]          o_seq;
+  logic [SRC_LOG2-1:0] o_src;    // the output's source
+  logic                o_hold;   // the output is an open /A/ not full: holds its source
   logic [SRC_LOG2-1:0] n_src;
   logic [7:0]          n_base;
   logic [MW-1:0]       n_map;
@@ -122,6 +138,9 @@ module edm_ack_sender #(
       e_map <= '0;
       g_wait <= '0;
       g_rr <= '0;
+      h_wait <= '0;
+      o_src <= '0;
+      o_hold <= 1'b0;
       o_seq <= '0;
       out_valid <= 1'b0;
       out_block <= '0;
@@ -139,6 +158,19 @@ module edm_ack_sender #(
       // is loaded then and taken at t + GAP_BLOCKS at the earliest.
       if (out_valid && out_ready) g_wait <= GW'(GAP_BLOCKS - 2);
       else if (tick && g_wait != '0) g_wait <= g_wait - 1'b1;
+      // As g_wait: an open /A/ not full taken at edge t holds its source
+      // until t + PAIR_GAP_BLOCKS - 1 (taken at t + PAIR_GAP_BLOCKS at the
+      // earliest).
+      for (integer k = 0; k < S; k++)
+        if (out_valid && out_ready && o_hold && o_src == SRC_LOG2'(k))
+          h_wait[k] <= HW'(PAIR_GAP_BLOCKS - 2);
+        else if (tick && h_wait[k] != '0) h_wait[k] <= h_wait[k] - 1'b1;
+      if (load) begin
+        o_src <= n_src;
+        // Held after an /A/ of two ids or more (the source is streaming),
+        // not after a full one.
+        o_hold <= take_open && e_map[t_src] != '1 && (e_map[t_src] & (e_map[t_src] - 1'b1)) != '0;
+      end
       if (take_open) begin
         e_valid[t_src] <= 1'b0;
         g_rr <= t_src + 1'b1;

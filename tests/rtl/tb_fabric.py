@@ -1100,8 +1100,11 @@ async def lost_grant(dut):
 
 
 # -------------------------------------------------------------------- write outcomes
-GIVE_UP = 3000   # cycles from a write's posted completion to its failure (7.7 us)
-ACK_TIMEOUT = 600   # cycles from a write's posted completion without /A/ to its re-send (1.5 us)
+GIVE_UP = 6000   # cycles from a write's posted completion to its failure (15 us)
+# Cycles from a write's posted completion without /A/ to its re-send (3.8 us): above the
+# round trip plus an /A/'s longest wait, its pair slot (ACK_PAIR_GAP_BLOCKS) and the node
+# slots of 4 requesters and 4 spilled /A/ (docs/protocol.md §4b).
+ACK_TIMEOUT = 1500
 
 
 def resent(f):

@@ -194,7 +194,7 @@ def test_dual_fabric_dead_plane_back():
     tb_dual_fabric.dead_plane_back. With the engines' fail_all tied low
     (ENGINE_FAIL_ALL = 0) a failed write is applied; with RMW_RETRY = 0 an RMW
     is reported failed though applied."""
-    run_dual_fabric(testcase="dead_plane_back", parameters={"ACKS": 1}, env={"EDM_DUAL_ACKS": "600"})
+    run_dual_fabric(testcase="dead_plane_back", parameters={"ACKS": 1}, env={"EDM_DUAL_ACKS": "1500"})
 
 
 @pytest.mark.parametrize("window_log2,refused", [(4, False), (3, True)])
@@ -217,7 +217,7 @@ def test_dual_fabric_write_retry():
     only before a write's last chunk (the memory node acknowledges at the last
     chunk: docs/protocol.md §4b). tb_dual_fabric.bit_errors with $EDM_DUAL_ACKS."""
     run_dual_fabric(testcase="bit_errors", parameters={"ACKS": 1},
-                    env={"EDM_DUAL_ACKS": "600", "EDM_DUAL_BER": "4e-5"})
+                    env={"EDM_DUAL_ACKS": "1500", "EDM_DUAL_BER": "4e-5"})
 
 
 def test_dual_fabric_two_cuts_writes_acknowledged():
@@ -228,7 +228,7 @@ def test_dual_fabric_two_cuts_writes_acknowledged():
     checked against the copies applied (docs/faults.md §6;
     experiments/dual_fabric.py --two-cuts --acks runs more seeds)."""
     run_dual_fabric(testcase=TWO_CUTS_TEST, parameters={"ACKS": 1},
-                    env={"EDM_DUAL_ACKS": "600", "EDM_DUAL_SECOND_CUT": "2400"}, seed=0)
+                    env={"EDM_DUAL_ACKS": "1500", "EDM_DUAL_SECOND_CUT": "2400"}, seed=0)
 
 
 class TestFaultsFabric:

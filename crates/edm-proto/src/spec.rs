@@ -190,8 +190,13 @@ spec! {
     ACK_MAP_W: u32 = 16;
     /// A memory node starts at most one /A/ per ACK_GAP_BLOCKS blocks of its
     /// uplink (an ack waiting for its slot takes the ids applied meanwhile):
-    /// acks take at most 1/64 of the line, 1.6 %.
-    ACK_GAP_BLOCKS: u32 = 64;
+    /// acks take at most 1/96 of the line, 1.04 %.
+    ACK_GAP_BLOCKS: u32 = 96;
+    /// ... and a pair's (requester, memory node) /A/ starts at least
+    /// ACK_PAIR_GAP_BLOCKS after its previous one unless that one was full:
+    /// a pair writing steadily is acknowledged in groups; the first /A/ after
+    /// a quiet spell leaves at once (docs/protocol.md §4b).
+    ACK_PAIR_GAP_BLOCKS: u32 = 512;
     /// Write outcome (docs/protocol.md §4b): per (requester, memory node) at
     /// most RETRY_UNRESOLVED ids are unresolved (a write not yet acknowledged,
     /// a read or RMW not yet answered, none failed yet): the requester's retry
@@ -513,6 +518,8 @@ mod tests {
         // X active RMWs of a pair never wait for a result slot.
         const { assert!(DUP_RMW_RESULTS > DEFAULT_MAX_ACTIVE_NOTIFS) };
         assert!(DUP_WINDOW_IDS.is_power_of_two() && ACK_GAP_BLOCKS > 0);
+        // A pair's /A/ are never closer than its node's.
+        const { assert!(ACK_PAIR_GAP_BLOCKS >= ACK_GAP_BLOCKS) };
     }
 
     #[test]

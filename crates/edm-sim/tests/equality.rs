@@ -321,12 +321,14 @@ const EXPECTED_RUNS: &[u64] = &[
     0x550dae3ec9caef06,
     0x3c1bb2200ad6491f,
     // EDM's rules (re-made 2026-11-25: pipelined matching masks a port
-    // while the iteration that matched it is in flight, as the RTL does).
-    0xb147c9aa5bae84a9,
-    0xa9c9421224fc232a,
+    // while the iteration that matched it is in flight, as the RTL does;
+    // all but the third re-made 2026-11-29: a pair's /A/ held to its pair
+    // slot, ACK_GAP_BLOCKS 64 -> 96, docs/protocol.md §4b; acks off kept).
+    0xf96d076b0e802f1f,
+    0x8e957ba3e10ce026,
     0xaffb7d92c8b34b5d,
-    0x487466961eff0d31,
-    0x0d7ee49956d31d5c,
+    0xd6f882fc69481640,
+    0x06d7fb2a1e8699fb,
 ];
 
 /// Checks `got` against `expected` case by case (or prints `got` with

@@ -923,6 +923,79 @@ fn without_faults_an_acknowledgement_follows_its_write_in_closed_form() {
 }
 
 #[test]
+fn a_pair_writing_steadily_is_acknowledged_in_groups_in_closed_form() {
+    // One pair, 64-byte writes every T = 40 blocks, nothing else: write k is
+    // ready for its /A/ at r_k = r_0 + kT. The first /A/ leaves at r_0 (a
+    // quiet node and pair); the second at the node's slot r_0 + G with the
+    // writes ready by then (G/T = 2.4: two, so the pair is held); every later
+    // one a pair slot H after the one before: L_j = r_0 + G + (j - 1)H, each
+    // with the H/T = 12.8 writes ready in between (fewer than a full map).
+    // Write k's /A/ is the first L_j at or after r_k.
+    use edm_proto::spec::{ACK_GAP_BLOCKS, ACK_PAIR_GAP_BLOCKS};
+    // (X raised so the requester's notifications do not bunch the writes.)
+    let cfg = EdmConfig {
+        max_active_notifs: 16,
+        ..EdmConfig::edm_rules()
+    };
+    let fabric = FabricConfig {
+        nodes: NODES,
+        ..FabricConfig::default()
+    };
+    let block = fabric.block_ps();
+    let (t, g, h) = (
+        40 * block,
+        ACK_GAP_BLOCKS as u64 * block,
+        ACK_PAIR_GAP_BLOCKS as u64 * block,
+    );
+    let writes = 100u64;
+    let msgs: Vec<_> = (0..writes)
+        .map(|k| MessageSpec {
+            op: Op::Write,
+            requester: 1,
+            memory: 2,
+            size: 64,
+            issue_ps: 1000 + k * t,
+            addr: 64 * k,
+            fence: false,
+        })
+        .collect();
+    let out = Edm::new(fabric.clone(), cfg.clone()).run(Feed::Open(&msgs), &mut |_, _| {});
+    let gen_req = fabric.cycles(cfg.steps.gen_req);
+    let after_leave = 2 * (fabric.block_ps() + fabric.hop_ps())
+        + fabric.cycles(cfg.steps.sw_forward + cfg.steps.proc_response);
+    let ready: Vec<u64> = out
+        .records
+        .iter()
+        .map(|r| r.complete_ps.unwrap() + gen_req)
+        .collect();
+    // The premise: the writes reach memory T apart.
+    assert!(ready.windows(2).all(|w| w[1] - w[0] == t), "{ready:?}");
+    let leave = |r: u64| {
+        if r == ready[0] {
+            return r;
+        }
+        let mut l = ready[0] + g;
+        while l < r {
+            l += h;
+        }
+        l
+    };
+    for (k, r) in out.records.iter().enumerate() {
+        assert_eq!(
+            r.acked_ps.unwrap(),
+            leave(ready[k]) + after_leave,
+            "write {k}"
+        );
+    }
+    let span = ready[writes as usize - 1] - ready[0] - g;
+    let expected = 2 + span.div_ceil(h);
+    assert_eq!(out.totals.edm().acks_sent, expected);
+    // A hundred writes in 10 /A/ where one per write left a node's slot
+    // allowed it before (ACK_GAP_BLOCKS > T would have sent 100 / 2.4).
+    assert!(expected * 8 < writes);
+}
+
+#[test]
 fn with_the_protocol_every_write_is_resolved_through_cuts_and_switch_failures() {
     // Link cuts and a switch down and back with one plane, a switch lost
     // for good with two: every write acknowledged (reported failed only

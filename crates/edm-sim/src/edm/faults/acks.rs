@@ -4,8 +4,11 @@
 //! and whether it arrives.
 //!
 //! Invariants: a pair's /A/ carries at most `ACK_MAP_W` writes and only
-//! writes ready by when it leaves; a node's /A/ starts at least
-//! `ACK_GAP_BLOCKS` blocks apart.
+//! writes ready by when it leaves; a node's /A/ start at least
+//! `ACK_GAP_BLOCKS` blocks apart, a pair's at least `ACK_PAIR_GAP_BLOCKS`
+//! after its previous one if that one carried two writes or more, not a full
+//! map; the first /A/ of a pair (and of a node) after a quiet spell leaves
+//! when its write is ready.
 use crate::time::Ps;
 use edm_proto::spec::ACK_MAP_W;
 
@@ -36,20 +39,26 @@ impl Acks {
 
     /// A write of pair `pair` is acknowledged by memory node `node`, ready
     /// at `ready`: it joins the pair's /A/ not yet sent, or starts a new one
-    /// (its node's uplink then busy `gap` after it): Some(its start) if new.
+    /// (its node's uplink then busy `gap` after it, the pair `pair_gap`
+    /// after it): Some(its start) if new.
     pub(in crate::edm) fn join(
         &mut self,
         pair: usize,
         node: u16,
         ready: Ps,
-        gap: Ps,
+        (gap, pair_gap): (Ps, Ps),
     ) -> Option<Ps> {
-        let joins = self.leave[pair] != NEVER
-            && ready <= self.leave[pair]
-            && self.members[pair] < ACK_MAP_W;
+        let previous = self.leave[pair];
+        let joins = previous != NEVER && ready <= previous && self.members[pair] < ACK_MAP_W;
         let started = (!joins).then(|| {
             let node = node as usize;
-            let leave = ready.max(self.free[node]);
+            // A pair's /A/ waits for its pair's slot when the one before
+            // carried two writes or more (the pair streams), not when it was
+            // full (docs/protocol.md §4b): a pair writing faster than a map
+            // per slot builds no backlog, a sparse one is not delayed.
+            let held = previous != NEVER && (2..ACK_MAP_W).contains(&self.members[pair]);
+            let pair_free = if held { previous + pair_gap } else { 0 };
+            let leave = ready.max(self.free[node]).max(pair_free);
             self.free[node] = leave + gap;
             self.leave[pair] = leave;
             self.members[pair] = 0;

@@ -1,6 +1,7 @@
 //! Every write gets an outcome (docs/protocol.md §4b): its memory node
 //! acknowledges it with an /A/ control block (aggregated per pair, at most
-//! one per `ACK_GAP_BLOCKS` of the node's uplink), its requester keeps it
+//! one per `ACK_GAP_BLOCKS` of the node's uplink, a streaming pair's one per
+//! `ACK_PAIR_GAP_BLOCKS`), its requester keeps it
 //! in its retry buffer until then and sends it again, same id, when no /A/
 //! came a retry timeout after its data; not acknowledged `give_up_ns` after
 //! its issue, it is reported failed.
@@ -17,7 +18,7 @@ use crate::edm::sim::Sim;
 use crate::edm::units::{Ev, Unit};
 use crate::time::Ps;
 use crate::workload::Op;
-use edm_proto::spec::ACK_GAP_BLOCKS;
+use edm_proto::spec::{ACK_GAP_BLOCKS, ACK_PAIR_GAP_BLOCKS};
 
 impl Sim<'_> {
     /// Write `unit.msg`'s data is in memory at `applied` (`first`: for the
@@ -36,8 +37,12 @@ impl Sim<'_> {
             }
         }
         let ready = applied + self.edm.c(self.edm.cfg.steps.gen_req);
-        let gap = ACK_GAP_BLOCKS as Ps * self.edm.fabric.block_ps();
-        if let Some(leave) = self.acks.join(pair, m.memory, ready, gap) {
+        let block = self.edm.fabric.block_ps();
+        let gaps = (
+            ACK_GAP_BLOCKS as Ps * block,
+            ACK_PAIR_GAP_BLOCKS as Ps * block,
+        );
+        if let Some(leave) = self.acks.join(pair, m.memory, ready, gaps) {
             self.counters.acks_sent += 1;
             if self.lossy {
                 let ok = self.ack_crosses(leave, unit);
