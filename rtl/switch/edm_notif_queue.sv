@@ -57,6 +57,9 @@ module edm_notif_queue #(
     parameter bit          PAIR_ORDER = 1'b1,  // only a pair's oldest entry may be granted
     parameter bit          HOLD_TREE = 1'b1,   // build the best-candidate tree (priority hold)
     parameter bit          REGISTERED_TREE = 1'b0,  // 1: a register per tree level (see "Request")
+    // 1: src_free_next is already the registered src_ok (the scheduler keeps one
+    // copy per source for all its queues, not one per queue behind an N fan-out).
+    parameter bit          SRC_OK_REGISTERED = 1'b0,
     parameter int unsigned STAMP_W = 16      // arrival stamp bits
 ) (
     input  logic                              clk,
@@ -82,7 +85,8 @@ module edm_notif_queue #(
     input  logic [N-1:0]                      lw_rres,
     input  logic [$clog2(N)-1:0]              q_lane,
     // Request: the best eligible entry, the ports being free as given in
-    // the cycle before (src_free_next, dst_free_next: free next cycle).
+    // the cycle before (src_free_next, dst_free_next: free next cycle;
+    // SRC_OK_REGISTERED: src_free_next registered outside, free this cycle).
     input  logic [N-1:0]                      src_free_next,
     input  logic                              dst_free_next,
     output logic                              nonempty,    // an entry or a pending insert
@@ -146,7 +150,11 @@ module edm_notif_queue #(
   // Per pair, over its slots (index j*XS + k; only j < k stored): j arrived
   // before k; j ranks before k (KEEP_PRIO).
   logic [N-1:0][XS*XS-1:0]    older_q, prio_q, n_older, n_prio;
-  logic [N-1:0]             src_ok;             // registered ports
+  logic [N-1:0]             src_ok;             // registered ports (here or, SRC_OK_REGISTERED, outside)
+  /* verilator lint_off UNUSEDSIGNAL */  // (without SRC_OK_REGISTERED only)
+  logic [N-1:0]             src_ok_q;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign src_ok = SRC_OK_REGISTERED ? src_free_next : src_ok_q;
   logic                     dst_ok;
   /* verilator lint_off UNUSEDSIGNAL */  // (read without REGISTERED_TREE only)
   logic [N-1:0]             one_free, two_free;  // per pair
@@ -573,7 +581,7 @@ module edm_notif_queue #(
       q_two <= DEPTH > 1;
       nonempty_q <= 1'b0;
       stored_any <= 1'b0;
-      src_ok <= '0;
+      src_ok_q <= '0;
       dst_ok <= 1'b0;
     end else begin
       p_v <= ins_v;
@@ -587,7 +595,7 @@ module edm_notif_queue #(
       q_two <= 32'(n_count) + 2 <= DEPTH;
       nonempty_q <= ins_v || n_valid != '0;
       stored_any <= n_valid != '0;
-      src_ok <= src_free_next;
+      src_ok_q <= src_free_next;
       dst_ok <= dst_free_next;
     end
     // REGISTERED_TREE: loaded every cycle, p_v alone qualifying them, so

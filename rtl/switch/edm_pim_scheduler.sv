@@ -300,7 +300,7 @@ module edm_pim_scheduler #(
   // PARK_DST: circuits granted into each destination and not released, and their source.
   logic [N-1:0][PARK_W-1:0] park_cnt, park_cnt_n;
   logic [N-1:0][PW-1:0]  park_src, park_src_n;
-  logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle
+  logic [N-1:0][N-1:0]   q_src_ok;             // [d][s]: source s's port is free for queue d next cycle (REGISTERED_TREE: this cycle)
   logic [IWW-1:0]        iter_wait;            // cycles before the next iteration may start
   /* verilator lint_off UNUSEDSIGNAL */  // (without REGISTERED_TREE only)
   logic [N-1:0][PW-1:0]  wr_lane;              // by queue: the lane of the insert written this cycle
@@ -555,7 +555,8 @@ module edm_pim_scheduler #(
       ins_v = ins_ok[d];
     end
     edm_notif_queue #(.N(N), .X(X), .DEPTH(DEPTH), .SRPT(SRPT), .PAIR_ORDER(PAIR_ORDER),
-                      .HOLD_TREE(SRPT && HOLD > 0), .REGISTERED_TREE(REGISTERED_TREE), .STAMP_W(TW)) u_q (
+                      .HOLD_TREE(SRPT && HOLD > 0), .REGISTERED_TREE(REGISTERED_TREE),
+                      .SRC_OK_REGISTERED(REGISTERED_TREE), .STAMP_W(TW)) u_q (
         .clk, .rst_n,
         .room(q_room[d]), .pair_room(q_pair_room[d]), .ins_v, .ins_src, .ins_msg,
         .ins_size, .ins_rres, .wr_stamp(q_wr_stamp[d]),
@@ -695,11 +696,28 @@ module edm_pim_scheduler #(
   end
 
   // ---------------------------------------------------------------- stage 3: grant
+  // REGISTERED_TREE: the accepted sources also one-hot (acc_src_1h[d][s],
+  // decoded from cmp_src before the register), so that a source's match is
+  // an AND and its grant an OR-tree: the binary acc_src decoded after its
+  // register was the longest path at N = 16 and 32 (into the grant's message
+  // id and into every queue's src_ok). The binary copy stays for the queues'
+  // grant (g_src), the parking and the iterations in flight. Without
+  // REGISTERED_TREE the decode of acc_src (as before: no flip-flop more).
+  logic [N-1:0][N-1:0]   acc_src_1h;   // [d][s]: destination d's accepted request is from source s
   logic [N-1:0][N-1:0]   g_match;      // [s][d]: destination d's accepted request is source s's
+  if (REGISTERED_TREE) begin : g_acc_src_1h
+    always_ff @(posedge clk)
+      for (integer d = 0; d < N; d++)
+        for (integer s = 0; s < N; s++) acc_src_1h[d][s] <= cmp_src[d] == PW'(s);
+  end else begin : g_acc_src_dec
+    always_comb
+      for (integer d = 0; d < N; d++)
+        for (integer s = 0; s < N; s++) acc_src_1h[d][s] = acc_src[d] == PW'(s);
+  end
   always_comb
     for (integer s = 0; s < N; s++)
       for (integer d = 0; d < N; d++)
-        g_match[s][d] = acc_by_d[d] && acc_src[d] == PW'(s);
+        g_match[s][d] = acc_by_d[d] && acc_src_1h[d][s];
   for (genvar s = 0; s < N; s++) begin : g_by_src
     always_comb begin
       g_v[s] = g_match[s] != '0;
@@ -722,10 +740,38 @@ module edm_pim_scheduler #(
       removed[d] = acc_by_d[d] && g_last[d];
     end
 
+  // The granted chunk's fields by source. REGISTERED_TREE: one-hot AND-OR
+  // multiplexers on g_match (a source has one destination at most; zeros
+  // when not granted, where nothing reads them); else indexed by g_d.
+  logic [N-1:0][IW-1:0]  gs_msg;
+  logic [N-1:0][SW-1:0]  gs_bytes;
+  logic [N-1:0]          gs_last;
+  logic [N-1:0][CW-1:0]  gs_hold;
+  always_comb
+    for (integer s = 0; s < N; s++)
+      if (REGISTERED_TREE) begin
+        gs_msg[s] = '0;
+        gs_bytes[s] = '0;
+        gs_last[s] = 1'b0;
+        gs_hold[s] = '0;
+        for (integer d = 0; d < N; d++)
+          if (g_match[s][d]) begin
+            gs_msg[s] = gs_msg[s] | acc_msg[d];
+            gs_bytes[s] = gs_bytes[s] | g_bytes[d];
+            gs_last[s] = gs_last[s] | g_last[d];
+            gs_hold[s] = gs_hold[s] | g_hold[d];
+          end
+      end else begin
+        gs_msg[s] = acc_msg[g_d[s]];
+        gs_bytes[s] = g_bytes[g_d[s]];
+        gs_last[s] = g_last[g_d[s]];
+        gs_hold[s] = g_hold[g_d[s]];
+      end
+
   // Ports: hold for the chunk's wire time, count down a cycle at a time.
   always_comb begin
     for (integer s = 0; s < N; s++)
-      src_hold_n[s] = g_v[s] ? g_hold[g_d[s]] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
+      src_hold_n[s] = g_v[s] ? gs_hold[s] : (src_hold[s] > CU_C ? src_hold[s] - CU_C : '0);
     for (integer d = 0; d < N; d++)
       dst_hold_n[d] = acc_by_d[d] ? g_hold[d] : (dst_hold[d] > CU_C ? dst_hold[d] - CU_C : '0);
     // = (hold_n == 0), without waiting for hold_n.
@@ -739,11 +785,56 @@ module edm_pim_scheduler #(
     end
   end
 
-  for (genvar d = 0; d < N; d++) begin : g_src_ok
-    always_comb
+  // The parked source, one-hot beside park_src under REGISTERED_TREE (from
+  // acc_src_1h, no compare on the way into the N² src_ok bits); else decoded.
+  /* verilator lint_off UNUSEDSIGNAL */  // (with PARK_DST only)
+  logic [N-1:0][N-1:0]   park_src_1h, park_src_1h_n;   // [d][s]
+  /* verilator lint_on UNUSEDSIGNAL */
+  always_comb
+    for (integer d = 0; d < N; d++)
       for (integer s = 0; s < N; s++)
-        q_src_ok[d][s] = src_free_next[s] && link_up[s]
-            && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_n[d] == PW'(s))));
+        park_src_1h_n[d][s] = REGISTERED_TREE ? (acc_by_d[d] ? acc_src_1h[d][s] : park_src_1h[d][s])
+                                              : park_src_n[d] == PW'(s);
+  if (REGISTERED_TREE && PARK_DST) begin : g_park_src_1h
+    always_ff @(posedge clk) park_src_1h <= park_src_1h_n;
+  end else begin : g_no_park_src_1h
+    assign park_src_1h = '0;
+  end
+
+  // The sources free for each queue's next request. REGISTERED_TREE: registered
+  // here, once per source (src_free_q) and, with PARK_DST, per queue its parking
+  // term (park_ok_q), so that the grant's OR-trees end at one flip-flop per
+  // source, not at the N queues' copies (N² loads, the longest path at N = 32);
+  // the N-fold fan-out of a source's bit then starts from its flip-flop. Else
+  // each queue registers its row.
+  // (Declared here, not in the generate block: Yosys cannot size a
+  // two-dimensional signal declared in one.)
+  /* verilator lint_off UNUSEDSIGNAL */  // (src_free_q: with REGISTERED_TREE; park_ok_q: and PARK_DST)
+  logic [N-1:0]          src_free_q;   // source s's port is free this cycle (and its link up)
+  logic [N-1:0][N-1:0]   park_ok_q;    // [d][s]: destination d's parking admits source s
+  /* verilator lint_on UNUSEDSIGNAL */
+  if (REGISTERED_TREE) begin : g_src_ok_reg
+    always_ff @(posedge clk)
+      if (!rst_n) begin
+        src_free_q <= '0;
+        park_ok_q <= '0;
+      end else
+        for (integer s = 0; s < N; s++) begin
+          src_free_q[s] <= src_free_next[s] && link_up[s];
+          for (integer d = 0; d < N; d++)
+            park_ok_q[d][s] <= PARK_DST && !src_pause[s] && (park_cnt_n[d] == '0 || park_src_1h_n[d][s]);
+        end
+    always_comb
+      for (integer d = 0; d < N; d++)
+        for (integer s = 0; s < N; s++) q_src_ok[d][s] = src_free_q[s] && (!PARK_DST || park_ok_q[d][s]);
+  end else begin : g_src_ok
+    assign src_free_q = '0;
+    assign park_ok_q = '0;
+    always_comb
+      for (integer d = 0; d < N; d++)
+        for (integer s = 0; s < N; s++)
+          q_src_ok[d][s] = src_free_next[s] && link_up[s]
+              && (!PARK_DST || (!src_pause[s] && (park_cnt_n[d] == '0 || park_src_1h_n[d][s])));
   end
 
   // ---------------------------------------------------------------- registers
@@ -821,9 +912,9 @@ module edm_pim_scheduler #(
     acc_rem_next <= cmp_rem_next;
     for (integer s = 0; s < N; s++) begin
       grant_dst[s*PW +: PW] <= g_d[s];
-      grant_msg_id[s*IW +: IW] <= acc_msg[g_d[s]];
-      grant_bytes[s*SW +: SW] <= g_bytes[g_d[s]];
-      grant_last[s] <= g_last[g_d[s]];
+      grant_msg_id[s*IW +: IW] <= gs_msg[s];
+      grant_bytes[s*SW +: SW] <= gs_bytes[s];
+      grant_last[s] <= gs_last[s];
     end
   end
 
