@@ -169,7 +169,6 @@ def test_ordered_list(depth, key_w, data_w, id_w):
 # N, policy, line rate (block ps), chunk bytes, queue depth: each against edm.sim.Scheduler,
 # under the paper's rules and under EDM's (no pair order, pipelined matching, hold k = 2),
 # X = 3 slots per source-destination pair. N = 32 is slow (minutes each): -m slow.
-# Beyond N = 8 the random phases run N = 8's lane-cycles (tb_pim_scheduler.span).
 PIM_CASES = {(4, 1): (640, 256, 8), (4, 0): (2560, 64, 8), (8, 1): (640, 128, 12), (8, 0): (6400, 256, 16),
              (16, 1): (640, 256, 8), (16, 0): (2560, 128, 6), (32, 1): (640, 256, 24), (32, 0): (2560, 128, 12)}
 
