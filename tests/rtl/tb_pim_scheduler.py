@@ -317,16 +317,6 @@ def service_cycles(b: Bench, rng: random.Random) -> float:
     return total / 2000
 
 
-def span(b: Bench, cycles: int) -> int:
-    """A random phase's length: `cycles` up to N = 8; beyond, as many
-    lane-cycles as at N = 8 (cycles x 8 / N). A cycle offers every lane's
-    notifications, so each phase (its load, hot spots, overload, sparse
-    restarts) still sees as many notifications as N = 8's, at least twice
-    N = 4's, and every check runs on each of them; N = 16 takes half the
-    cycles (make test's time)."""
-    return cycles if b.n <= 8 else max(1, cycles * 8 // b.n)
-
-
 async def random_traffic(b: Bench, rng: random.Random, cycles: int, load: float, hot: list[int] | None = None,
                          any_lane: bool = False, fill: bool = False):
     """`cycles` cycles of random notifications, offered at `load` times what a
@@ -492,15 +482,15 @@ async def random_streams_match_the_model(dut):
             burst = placed
         await b.step(burst)
         await random_traffic(b, rng, rng.randrange(1, 30), 0.1)
-    await random_traffic(b, rng, span(b, 1500), 0.5)                    # moderate load, lane = source
-    await random_traffic(b, rng, span(b, 1500), 0.8, any_lane=True)     # several lanes per source and queue
-    await random_traffic(b, rng, span(b, 800), 0.6, hot=[0, b.n - 1])    # incast to two destinations
-    await random_traffic(b, rng, span(b, 1000), 3.0)                    # overload: queues fill up
-    await random_traffic(b, rng, span(b, 600), 0.03)                    # sparse: the grid restarts
+    await random_traffic(b, rng, 1500, 0.5)                    # moderate load, lane = source
+    await random_traffic(b, rng, 1500, 0.8, any_lane=True)     # several lanes per source and queue
+    await random_traffic(b, rng, 800, 0.6, hot=[0, b.n - 1])    # incast to two destinations
+    await random_traffic(b, rng, 1000, 3.0)                    # overload: queues fill up
+    await random_traffic(b, rng, 600, 0.03)                    # sparse: the grid restarts
     # The largest size (16-bit counters) on fast links; long on slow ones.
     huge = (1 << SIZE_W) - 1 if b.block_ps <= protocol.BLOCK_PS_100G else 100 * b.chunk
     await b.step([(0, 1, 255, huge, "RRES")])
-    await random_traffic(b, rng, span(b, 300), 0.5)
+    await random_traffic(b, rng, 300, 0.5)
     await b.drain()
     dut._log.info(f"{b.grants} grants, {b.granted_bytes} bytes over {b.cycle} cycles; "
                   f"{b.multi_per_dst} cycles with several lanes to one queue; inserts: "
@@ -578,8 +568,8 @@ async def full_queues_refuse_and_recover(dut):
     b = Bench(dut)
     rng = seeded_random(7 + b.n)
     await b.start()
-    await random_traffic(b, rng, span(b, 600), 50.0, hot=[1], any_lane=True, fill=True)
-    await random_traffic(b, rng, span(b, 400), 50.0, fill=True)
+    await random_traffic(b, rng, 600, 50.0, hot=[1], any_lane=True, fill=True)
+    await random_traffic(b, rng, 400, 50.0, fill=True)
     await b.drain()
     assert b.refused > 50, b.refused
 
