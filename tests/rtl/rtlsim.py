@@ -289,12 +289,13 @@ def build_model(runner, lock, toplevel: str, parameters: dict, build_dir: Path, 
     import cocotb  # noqa: PLC0415 (loaded by the runner already)
 
     sources = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
+    verilator = shutil.which("verilator") or ""
     key = repr((toplevel, sorted((k, str(v)) for k, v in parameters.items()), build_args, waves, sources,
-                cocotb.__version__, shutil.which("verilator")))
+                cocotb.__version__, verilator, verilator and os.stat(verilator).st_mtime_ns))
     stamp = build_dir / "edm_model_key"
     if shared:
         fcntl.flock(lock, fcntl.LOCK_SH)
-        if stamp.is_file() and stamp.read_text() == key:
+        if stamp.is_file() and stamp.read_text() == key and (build_dir / toplevel).is_file():
             return
     while True:
         fcntl.flock(lock, fcntl.LOCK_EX)

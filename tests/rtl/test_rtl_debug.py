@@ -113,16 +113,17 @@ class _Builds:
     def __init__(self):
         self.builds = 0
 
-    def build(self, **_):
+    def build(self, build_dir, hdl_toplevel, **_):
         self.builds += 1
+        (build_dir / hdl_toplevel).write_text("")  # the model's executable
 
 
 def test_runs_of_one_model_share_it_and_a_build_waits_for_them(tmp_path):
     """A second run of a built model runs it as it is, beside the first
     (both hold its lock shared: side by side under pytest -n); a build, which
     holds it alone, cannot start while one runs; other parameters under the
-    same name, or a changed source, build it again (flock descriptions of one
-    file conflict as two processes' would)."""
+    same name, a changed source or a lost executable build it again (flock
+    descriptions of one file conflict as two processes' would)."""
     runner = _Builds()
     source = tmp_path / "top.sv"
     source.write_text("module top; endmodule")
@@ -142,3 +143,8 @@ def test_runs_of_one_model_share_it_and_a_build_waits_for_them(tmp_path):
         build_model(runner, lock, "top", {"N": 8}, tmp_path, ["-O2"], [source], False, shared=False)
         with open(lock_file, "w") as run, pytest.raises(BlockingIOError):
             fcntl.flock(run, fcntl.LOCK_SH | fcntl.LOCK_NB)  # unshared: a traced or non-pytest run
+    assert runner.builds == 4
+    (tmp_path / "top").unlink()   # a folder whose executable is gone is built again
+    with open(lock_file, "w") as lock:
+        build_model(runner, lock, "top", {"N": 8}, tmp_path, ["-O2"], [source], False)
+    assert runner.builds == 5
