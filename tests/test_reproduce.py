@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from edm.cli import main
 from edm.reproduce import ABLATION, APP_CURVES, APPS, BG_FRAMES, BG_LOADS, CURVES, RATIOS, Plan
 from edm.reproduce.plan import LEVERS, ablation_variants, variant
@@ -28,6 +30,7 @@ def test_ablation_variants_move_one_lever_between_edms_rules_and_the_papers():
     assert variant({"protocol": "edm-paper"}) == "edm-paper" and variant({"protocol": "pfabric"}) is None
 
 
+@pytest.mark.long  # 40 s (tests/conftest.py: started first)
 def test_quick_reproduction_writes_a_report_and_reruns_from_stored_results(tmp_path, capsys, monkeypatch):
     out = tmp_path / "repro"
     assert main(["reproduce", "--quick", "--quiet", "--workers", "2", "--out", str(out)]) == 0

@@ -233,6 +233,7 @@ def test_a_missing_sta_exits_2(monkeypatch, capsys):
 
 @needs_tools
 @pytest.mark.usefixtures("yosys")  # tests/conftest.py: YoWASP's cache warmed once
+@pytest.mark.long  # 75 s (tests/conftest.py: started first)
 class TestRealRuns:
     """Real Yosys + OpenSTA runs; one class, so one worker: the hierarchical N = 4 run
     (cached in .build/rtl_asic) is shared, never written by two workers at once."""

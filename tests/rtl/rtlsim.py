@@ -8,6 +8,7 @@ run_bench() is the one way to run one, from the pytest files and from
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shlex
 import shutil
@@ -230,24 +231,22 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
     print(f"rtl bench {testbench} on {toplevel}: seed {seed} (EDM_SEED)", flush=True)
     runner = get_runner("verilator")
     runner.env.update(compiler_cache())  # build() lays the process environment over these
-    # Tests that share a model (same name) take turns under pytest -n: the first
-    # builds it, the next reuses it (Verilator skips identical inputs), and no
-    # build rewrites a model while another test is running it.
+    # Tests that share a model (same name) run it side by side under pytest -n,
+    # and no build rewrites a model while a test runs it: a build holds the
+    # model's lock alone (the first builds, the next finds it current:
+    # Verilator skips identical inputs), a run under pytest holds it shared
+    # with other runs (a traced run alone: its waveform file is the bench's).
+    build_args = (["-Wno-fatal", "-O2"] + (["--trace-fst", "--trace-structs"] if waves else [])
+                  # cocotb 1.9's runner adds --trace (VCD) for waves; --trace-fst after it makes the trace FST.
+                  # The sources go in as paths relative to the build folder (build_args, which the
+                  # runner passes as they are; verilog_sources it makes absolute): Verilator writes
+                  # the paths into the model's C++, which is then the same in every checkout and
+                  # compiles once per machine (compiler_cache).
+                  + [os.path.relpath(f, build_dir) for f in files])
     with open(build_dir.with_name(build_dir.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        runner.build(
-            hdl_toplevel=toplevel,
-            parameters=parameters,
-            build_dir=build_dir,
-            # cocotb 1.9's runner adds --trace (VCD) for waves; --trace-fst after it makes the trace FST.
-            # The sources go in as paths relative to the build folder (build_args, which the
-            # runner passes as they are; verilog_sources it makes absolute): Verilator writes
-            # the paths into the model's C++, which is then the same in every checkout and
-            # compiles once per machine (compiler_cache).
-            build_args=["-Wno-fatal", "-O2"] + (["--trace-fst", "--trace-structs"] if waves else [])
-            + [os.path.relpath(f, build_dir) for f in files],
-            waves=waves,
-        )
+        # Side by side only under pytest, where each run's results file is its test's.
+        build_model(runner, lock, toplevel, parameters, build_dir, build_args, files, waves,
+                    shared=not waves and "PYTEST_CURRENT_TEST" in os.environ)
         failure = None
         try:
             runner.test(
@@ -277,6 +276,38 @@ def simulate(toplevel: str, files: list[Path], testbench: str, parameters: dict 
     if failure is not None:
         raise failure
     return failed
+
+
+def build_model(runner, lock, toplevel: str, parameters: dict, build_dir: Path, build_args: list[str],
+                files: list[Path], waves: bool, shared: bool = True) -> None:
+    """Returns holding `lock` shared (`shared`; else alone) with the model of
+    these inputs built in `build_dir`. A model whose key (its inputs and the
+    sources' bytes, written by its build) is these inputs' is run as it is;
+    else it is built holding the lock alone. flock's switch from exclusive to
+    shared is not atomic: a build of another model under the same name may
+    slip in between, so the key is checked again under the shared lock."""
+    import cocotb  # noqa: PLC0415 (loaded by the runner already)
+
+    sources = hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()
+    verilator = shutil.which("verilator") or ""
+    key = repr((toplevel, sorted((k, str(v)) for k, v in parameters.items()), build_args, waves, sources,
+                cocotb.__version__, verilator, verilator and os.stat(verilator).st_mtime_ns))
+    stamp = build_dir / "edm_model_key"
+    if shared:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if stamp.is_file() and stamp.read_text() == key and (build_dir / toplevel).is_file():
+            return
+    while True:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp.unlink(missing_ok=True)  # a build that fails half way leaves no key behind
+        runner.build(hdl_toplevel=toplevel, parameters=parameters, build_dir=build_dir, build_args=build_args,
+                     waves=waves)
+        stamp.write_text(key)
+        if not shared:
+            return
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        if stamp.read_text() == key:
+            return
 
 
 def compiler_cache() -> dict[str, str]:

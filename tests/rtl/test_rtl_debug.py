@@ -3,13 +3,14 @@ waveform. On the cheapest bench, tb_fifo (a 2-deep FIFO, seconds a run)."""
 
 from __future__ import annotations
 
+import fcntl
 import re
 from pathlib import Path
 
 import pytest
 
 import fsthier
-from rtlsim import BENCHES, ROOT, TESTS, WAVES, compiler_cache, failed_cases, replay_command, run_bench
+from rtlsim import BENCHES, ROOT, TESTS, WAVES, build_model, compiler_cache, failed_cases, replay_command, run_bench
 
 # The model test_rtl_common.test_fifo[1-0] builds: the digest runs reuse it.
 FIFO = {"DEPTH_LOG2": 1, "REG_HEAD": 0}
@@ -104,3 +105,46 @@ def test_save_files_name_signals_of_their_top(bench):
 def test_every_bench_is_registered():
     """`edm rtl test` and the pytest files find a bench only through rtlsim.BENCHES."""
     assert {p.stem for p in TESTS.glob("tb_*.py")} == set(BENCHES)
+
+
+class _Builds:
+    """A runner that only counts its builds (build_model's lock protocol alone)."""
+
+    def __init__(self):
+        self.builds = 0
+
+    def build(self, build_dir, hdl_toplevel, **_):
+        self.builds += 1
+        (build_dir / hdl_toplevel).write_text("")  # the model's executable
+
+
+def test_runs_of_one_model_share_it_and_a_build_waits_for_them(tmp_path):
+    """A second run of a built model runs it as it is, beside the first
+    (both hold its lock shared: side by side under pytest -n); a build, which
+    holds it alone, cannot start while one runs; other parameters under the
+    same name, a changed source or a lost executable build it again (flock
+    descriptions of one file conflict as two processes' would)."""
+    runner = _Builds()
+    source = tmp_path / "top.sv"
+    source.write_text("module top; endmodule")
+    lock_file = tmp_path / "m.lock"
+    with open(lock_file, "w") as run_a, open(lock_file, "w") as run_b:
+        build_model(runner, run_a, "top", {"N": 4}, tmp_path, ["-O2"], [source], False)
+        build_model(runner, run_b, "top", {"N": 4}, tmp_path, ["-O2"], [source], False)  # beside run_a
+        assert runner.builds == 1
+        with open(lock_file, "w") as build, pytest.raises(BlockingIOError):
+            fcntl.flock(build, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    for parameters, text in (({"N": 8}, "module top; endmodule"), ({"N": 8}, "module top; wire w; endmodule")):
+        source.write_text(text)
+        with open(lock_file, "w") as lock:
+            build_model(runner, lock, "top", parameters, tmp_path, ["-O2"], [source], False)
+    assert runner.builds == 3
+    with open(lock_file, "w") as lock:
+        build_model(runner, lock, "top", {"N": 8}, tmp_path, ["-O2"], [source], False, shared=False)
+        with open(lock_file, "w") as run, pytest.raises(BlockingIOError):
+            fcntl.flock(run, fcntl.LOCK_SH | fcntl.LOCK_NB)  # unshared: a traced or non-pytest run
+    assert runner.builds == 4
+    (tmp_path / "top").unlink()   # a folder whose executable is gone is built again
+    with open(lock_file, "w") as lock:
+        build_model(runner, lock, "top", {"N": 8}, tmp_path, ["-O2"], [source], False)
+    assert runner.builds == 5
